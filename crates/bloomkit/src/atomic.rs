@@ -1,0 +1,395 @@
+//! [`AtomicBloomFilter`]: the blocked layout, shared between threads without a lock.
+
+use std::fmt;
+use std::hash::Hash;
+use std::io::{Read, Write};
+use std::sync::atomic::Ordering;
+
+use crate::bits::{AtomicLineArray, LINE_WORDS};
+use crate::blocked::{
+    blocked_params, blocked_plan, line_contains, line_index, line_mask, lines_estimated_count,
+    lines_fp_rate,
+};
+use crate::error::{Error, Result};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::sizing::LINE_BITS;
+use crate::{BlockedBloomFilter, Filter};
+
+/// A blocked Bloom filter that many threads insert into at once, through `&self`.
+///
+/// The layout, sizing and probes are exactly [`BlockedBloomFilter`]'s: the two convert into
+/// each other with identical bits ([`from_blocked`](Self::from_blocked),
+/// [`to_blocked`](Self::to_blocked)), and share a
+/// file format (an atomic filter is stored as a blocked one). Inserts set bits with atomic
+/// `fetch_or`, skipping words whose bits are already set (no write, so no cache-line
+/// contention, on the common path of a well-filled filter). There is no lock, and queries never
+/// wait.
+///
+/// Unlike the others, it keeps no insert counter: one shared counter would be written by
+/// every insert on every core, and serialise them. [`item_count`](Self::item_count) is the
+/// fill-based estimate instead.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use bloomkit::AtomicBloomFilter;
+///
+/// let f = Arc::new(AtomicBloomFilter::new(100_000, 0.01)?);
+/// let handles: Vec<_> = (0..4u64)
+///     .map(|t| {
+///         let f = Arc::clone(&f);
+///         std::thread::spawn(move || {
+///             for i in 0..1000u64 { f.insert(&(t * 1000 + i)); }
+///         })
+///     })
+///     .collect();
+/// for h in handles { h.join().unwrap(); }
+/// assert!((0..4000u64).all(|i| f.contains(&i)));
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+pub struct AtomicBloomFilter {
+    lines: AtomicLineArray,
+    num_hashes: u32,
+    seed: u64,
+}
+
+impl AtomicBloomFilter {
+    /// A filter sized as [`BlockedBloomFilter::new`] sizes one. `items = 0` is treated as 1.
+    ///
+    /// # Errors
+    ///
+    /// As [`BlockedBloomFilter::new`].
+    pub fn new(items: u64, fp_rate: f64) -> Result<Self> {
+        Self::new_with_seed(items, fp_rate, DEFAULT_SEED)
+    }
+
+    /// [`AtomicBloomFilter::new`] with a hash seed other than the default.
+    pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
+        let (num_bits, num_hashes) = blocked_plan(items, fp_rate)?;
+        Self::with_params_and_seed(num_bits, num_hashes, seed)
+    }
+
+    /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`
+    /// probes.
+    ///
+    /// # Errors
+    ///
+    /// As [`BlockedBloomFilter::with_params`].
+    pub fn with_params(num_bits: u64, num_hashes: u32) -> Result<Self> {
+        Self::with_params_and_seed(num_bits, num_hashes, DEFAULT_SEED)
+    }
+
+    /// [`AtomicBloomFilter::with_params`] with a hash seed other than the default.
+    pub fn with_params_and_seed(num_bits: u64, num_hashes: u32, seed: u64) -> Result<Self> {
+        let num_lines = blocked_params(num_bits, num_hashes)?;
+        Ok(AtomicBloomFilter {
+            lines: AtomicLineArray::zeroed(num_lines)?,
+            num_hashes,
+            seed,
+        })
+    }
+
+    /// Adds `key`; returns `true` if this call set any bit. Safe to call from many threads
+    /// at once.
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.insert_hash(hash_with_seed(key, self.seed))
+    }
+
+    /// Adds a key by its precomputed hash.
+    #[inline]
+    pub fn insert_hash(&self, hash: u64) -> bool {
+        let mask = line_mask(hash, self.num_hashes);
+        let line = self.lines.line(line_index(hash, self.lines.len()));
+        let mut changed = false;
+        for (word, m) in line.0.iter().zip(mask) {
+            // Read first: most words of a loaded filter already hold their bits, and a plain
+            // load leaves the cache line shared where a fetch_or would take it exclusive.
+            if m != 0 && word.load(Ordering::Relaxed) & m != m {
+                let before = word.fetch_or(m, Ordering::Relaxed);
+                changed |= before & m != m;
+            }
+        }
+        changed
+    }
+
+    /// `false` if `key` is definitely absent; `true` if it may be present. A key whose insert
+    /// has returned, on any thread, is found.
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(hash_with_seed(key, self.seed))
+    }
+
+    /// [`contains`](Self::contains) by a precomputed hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let line = self.lines.line(line_index(hash, self.lines.len())).load();
+        line_contains(&line, &line_mask(hash, self.num_hashes))
+    }
+
+    /// Bits in the filter (a multiple of 512).
+    pub fn num_bits(&self) -> u64 {
+        self.lines.len() as u64 * LINE_BITS
+    }
+
+    /// Probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.num_hashes
+    }
+
+    /// The hash seed keys are hashed with.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The fill-based [`estimated_count`](Self::estimated_count) (see the type's docs for why
+    /// there is no exact counter).
+    pub fn item_count(&self) -> u64 {
+        self.estimated_count()
+    }
+
+    /// Bits set to one (a snapshot while inserts run).
+    pub fn count_ones(&self) -> u64 {
+        self.lines.count_ones()
+    }
+
+    /// The fraction of bits set, from 0 to 1.
+    pub fn fill_ratio(&self) -> f64 {
+        self.count_ones() as f64 / self.num_bits() as f64
+    }
+
+    /// The number of distinct keys inserted, estimated from the fill of each line.
+    pub fn estimated_count(&self) -> u64 {
+        lines_estimated_count(
+            (0..self.lines.len()).map(|i| self.lines.line(i).load()),
+            self.num_hashes,
+        )
+    }
+
+    /// The false-positive rate a query for an absent key risks now.
+    pub fn estimated_fp_rate(&self) -> f64 {
+        lines_fp_rate(
+            (0..self.lines.len()).map(|i| self.lines.line(i).load()),
+            self.num_hashes,
+        )
+    }
+
+    /// Bytes of memory the filter holds.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.lines.memory_bytes()
+    }
+
+    fn check_compatible(&self, other: &Self) -> Result<()> {
+        Error::check_same("number of bits", self.num_bits(), other.num_bits())?;
+        Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
+        Error::check_same("hash seed", self.seed, other.seed)
+    }
+
+    /// Adds every key of `other` (bitwise OR, word by word atomically), while other threads
+    /// may go on inserting into either.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Incompatible`] unless both have the same bits, probes and seed.
+    pub fn union(&self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        self.lines.combine_with(&other.lines, true);
+        Ok(())
+    }
+
+    /// Keeps only the bits both filters set (bitwise AND, word by word atomically).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Incompatible`] as for [`union`](Self::union).
+    pub fn intersect(&self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        self.lines.combine_with(&other.lines, false);
+        Ok(())
+    }
+
+    /// A [`BlockedBloomFilter`] with the same bits (a snapshot, if inserts are running).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfMemory`] if the copy cannot be allocated.
+    pub fn to_blocked(&self) -> Result<BlockedBloomFilter> {
+        Ok(BlockedBloomFilter::from_parts(
+            self.lines.to_line_array()?,
+            self.num_hashes,
+            self.seed,
+            self.estimated_count(),
+        ))
+    }
+
+    /// An atomic filter with the same bits as `filter`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfMemory`] if the copy cannot be allocated.
+    pub fn from_blocked(filter: &BlockedBloomFilter) -> Result<Self> {
+        Ok(AtomicBloomFilter {
+            lines: AtomicLineArray::from_line_array(filter.lines())?,
+            num_hashes: filter.num_hashes(),
+            seed: filter.seed(),
+        })
+    }
+
+    /// The filter in bloomkit's file format, as a blocked filter (`docs/FORMAT.md`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        format::to_bytes(self)
+    }
+
+    /// Writes the filter in bloomkit's file format, as a blocked filter.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] from the writer.
+    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
+        format::write_to(self, writer)
+    }
+
+    /// Reads a blocked filter (as written by either type) from `bytes`, which must hold
+    /// exactly one.
+    ///
+    /// # Errors
+    ///
+    /// As [`BlockedBloomFilter::from_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        format::from_bytes(bytes)
+    }
+
+    /// Reads one blocked filter from `reader`, consuming exactly its bytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`BlockedBloomFilter::read_from`].
+    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
+        format::read_from(reader)
+    }
+}
+
+impl Clone for AtomicBloomFilter {
+    /// A snapshot of the bits (taken word by word while inserts may run).
+    fn clone(&self) -> Self {
+        AtomicBloomFilter {
+            lines: self.lines.snapshot(),
+            num_hashes: self.num_hashes,
+            seed: self.seed,
+        }
+    }
+}
+
+impl PartialEq for AtomicBloomFilter {
+    /// Equal when they have the same parameters and, at the moment of comparison, the same
+    /// bits.
+    fn eq(&self, other: &Self) -> bool {
+        self.num_hashes == other.num_hashes
+            && self.seed == other.seed
+            && self.lines.len() == other.lines.len()
+            && self.lines.words().eq(other.lines.words())
+    }
+}
+
+impl fmt::Debug for AtomicBloomFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AtomicBloomFilter")
+            .field("num_bits", &self.num_bits())
+            .field("num_hashes", &self.num_hashes)
+            .field("seed", &self.seed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Filter for AtomicBloomFilter {
+    fn contains_hash(&self, hash: u64) -> bool {
+        AtomicBloomFilter::contains_hash(self, hash)
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    fn kind(&self) -> FilterKind {
+        FilterKind::Blocked
+    }
+    fn memory_bytes(&self) -> usize {
+        AtomicBloomFilter::memory_bytes(self)
+    }
+}
+
+impl Persist for AtomicBloomFilter {
+    const KIND: FilterKind = FilterKind::Blocked;
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn item_count(&self) -> u64 {
+        self.estimated_count()
+    }
+
+    fn params(&self) -> Vec<u8> {
+        format::encode_bits_and_hashes(self.num_bits(), self.num_hashes)
+    }
+
+    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
+        self.lines.words()
+    }
+
+    fn payload_words_len(&self) -> u64 {
+        self.lines.len() as u64 * LINE_WORDS as u64
+    }
+
+    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
+        let blocked = BlockedBloomFilter::decode(header, payload)?;
+        AtomicBloomFilter::from_blocked(&blocked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_bits_as_blocked() {
+        let mut blocked = BlockedBloomFilter::new(10_000, 0.01).unwrap();
+        let atomic = AtomicBloomFilter::new(10_000, 0.01).unwrap();
+        for i in 0..5_000u32 {
+            assert_eq!(blocked.insert(&i), atomic.insert(&i));
+        }
+        assert_eq!(atomic.to_blocked().unwrap(), blocked);
+        assert_eq!(AtomicBloomFilter::from_blocked(&blocked).unwrap(), atomic);
+        // And the same bytes on disk, but for the item count field (an estimate here).
+        let a = atomic.to_bytes();
+        let b = blocked.to_bytes();
+        assert_eq!(a.len(), b.len());
+        assert_eq!(a[..24], b[..24]);
+        assert_eq!(a[32..a.len() - 8], b[32..b.len() - 8]);
+    }
+
+    #[test]
+    fn send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<AtomicBloomFilter>();
+        assert_send_sync::<BlockedBloomFilter>();
+        assert_send_sync::<crate::BloomFilter>();
+    }
+
+    #[test]
+    fn union_and_intersect_through_shared_refs() {
+        let a = AtomicBloomFilter::new(1000, 0.01).unwrap();
+        let b = AtomicBloomFilter::new(1000, 0.01).unwrap();
+        a.insert("a");
+        b.insert("b");
+        b.insert("both");
+        a.insert("both");
+        let c = a.clone();
+        a.union(&b).unwrap();
+        assert!(a.contains("a") && a.contains("b"));
+        c.intersect(&b).unwrap();
+        assert!(c.contains("both"));
+        let other = AtomicBloomFilter::new(50_000, 0.01).unwrap();
+        assert!(a.union(&other).is_err());
+    }
+}

@@ -1,0 +1,488 @@
+//! [`BlockedBloomFilter`]: every probe of a key inside one 64-byte cache line.
+
+use std::fmt;
+use std::hash::Hash;
+use std::io::{Read, Write};
+
+use crate::bits::{Line, LineArray, LINE_WORDS};
+use crate::error::{Error, Result};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::sizing::{self, LINE_BITS};
+use crate::Filter;
+
+/// Which line a key's probes fall in: multiply-high of the whole 64-bit hash, so filters of
+/// more than 2^32 lines (256 GiB) still reach every line.
+#[inline]
+pub(crate) fn line_index(hash: u64, num_lines: usize) -> usize {
+    ((hash as u128 * num_lines as u128) >> 64) as usize
+}
+
+/// The bits a key sets in its line, as eight words.
+///
+/// The probes come from the low 32 bits of the hash (the line came mostly from the high
+/// bits): each probe is the top 9 bits of a 32-bit value that is multiplied by an odd
+/// constant between probes, as RocksDB's FastLocalBloom does. Building the whole mask first
+/// makes insert and query branch-free: eight ORs, or eight AND-NOTs.
+#[inline]
+pub(crate) fn line_mask(hash: u64, num_hashes: u32) -> [u64; LINE_WORDS] {
+    let mut mask = [0u64; LINE_WORDS];
+    let mut a = hash as u32;
+    for _ in 0..num_hashes {
+        let bit = a >> 23;
+        mask[(bit >> 6) as usize] |= 1u64 << (bit & 63);
+        a = a.wrapping_mul(0x9e37_79b9);
+    }
+    mask
+}
+
+/// Whether a line holds every bit of a mask.
+#[inline]
+pub(crate) fn line_contains(line: &Line, mask: &[u64; LINE_WORDS]) -> bool {
+    let mut missing = 0;
+    for (word, m) in line.0.iter().zip(mask) {
+        missing |= m & !word;
+    }
+    missing == 0
+}
+
+/// The rate a query for an absent key risks now: the mean over lines of (ones/512)^k, which
+/// is exact for this filter's bits (a query picks a line at random, then k bits in it).
+pub(crate) fn lines_fp_rate(lines: impl Iterator<Item = Line>, num_hashes: u32) -> f64 {
+    let mut sum = 0.0;
+    let mut n = 0u64;
+    for line in lines {
+        let ones: u32 = line.0.iter().map(|w| w.count_ones()).sum();
+        sum += (ones as f64 / LINE_BITS as f64).powi(num_hashes as i32);
+        n += 1;
+    }
+    if n == 0 {
+        1.0
+    } else {
+        sum / n as f64
+    }
+}
+
+/// Distinct keys, estimated line by line (Swamidass & Baldi per line, summed): loads differ
+/// from line to line, so one global fill would undercount.
+pub(crate) fn lines_estimated_count(lines: impl Iterator<Item = Line>, num_hashes: u32) -> u64 {
+    let mut total = 0.0;
+    for line in lines {
+        let ones: u32 = line.0.iter().map(|w| w.count_ones()).sum();
+        total += sizing::estimated_count(ones as u64, LINE_BITS, num_hashes) as f64;
+    }
+    total.round() as u64
+}
+
+/// Checked sizes for the blocked layouts: the number of lines and of probes.
+pub(crate) fn blocked_params(num_bits: u64, num_hashes: u32) -> Result<u64> {
+    if num_bits == 0 {
+        return Err(Error::ZeroBits);
+    }
+    sizing::check_num_hashes(num_hashes)?;
+    Ok(num_bits.div_ceil(LINE_BITS))
+}
+
+/// The planned size of a blocked filter for `items` keys at `fp_rate`: bits and probes.
+pub(crate) fn blocked_plan(items: u64, fp_rate: f64) -> Result<(u64, u32)> {
+    sizing::check_reachable(items, fp_rate)?;
+    let num_bits = sizing::blocked_num_bits(items, fp_rate)?;
+    Ok((num_bits, sizing::blocked_num_hashes(items, num_bits)))
+}
+
+/// A blocked Bloom filter: the key's hash picks one 512-bit, cache-aligned line, and all k
+/// probes fall inside it.
+///
+/// One cache miss per query instead of up to k, so on filters larger than the cache it is
+/// several times faster than [`crate::BloomFilter`], for about 5% more memory at 1% (the
+/// loads of lines vary, and overloaded lines cost more than underloaded ones save).
+/// [`new`](Self::new) sizes it so that its *achieved* rate meets the target, with the probe
+/// count that is best for a 512-bit line (6 at 1%, where the classic formula says 7).
+///
+/// This is RocksDB's FastLocalBloom layout, with a line chosen from all 64 bits of the hash.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::BlockedBloomFilter;
+///
+/// let mut f = BlockedBloomFilter::new(1_000_000, 0.01)?;
+/// assert_eq!(f.num_hashes(), 6);
+/// let bits_per_key = f.num_bits() as f64 / 1e6;
+/// assert!(bits_per_key < 10.2, "{bits_per_key}");
+/// f.insert("apple");
+/// assert!(f.contains("apple"));
+/// assert!(!f.contains("pear"));
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct BlockedBloomFilter {
+    lines: LineArray,
+    num_hashes: u32,
+    seed: u64,
+    item_count: u64,
+}
+
+impl BlockedBloomFilter {
+    /// A filter sized so that its predicted rate with `items` keys is at most `fp_rate`
+    /// ([`sizing::blocked_num_bits`]), with the probe count best for its lines
+    /// ([`sizing::blocked_num_hashes`]). `items = 0` is treated as 1.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::FpRateTooSmall`];
+    /// [`Error::TooLarge`] or [`Error::OutOfMemory`] if the filter does not fit.
+    pub fn new(items: u64, fp_rate: f64) -> Result<Self> {
+        Self::new_with_seed(items, fp_rate, DEFAULT_SEED)
+    }
+
+    /// [`BlockedBloomFilter::new`] with a hash seed other than the default.
+    pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
+        let (num_bits, num_hashes) = blocked_plan(items, fp_rate)?;
+        Self::with_params_and_seed(num_bits, num_hashes, seed)
+    }
+
+    /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`
+    /// probes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
+    /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or [`Error::OutOfMemory`].
+    pub fn with_params(num_bits: u64, num_hashes: u32) -> Result<Self> {
+        Self::with_params_and_seed(num_bits, num_hashes, DEFAULT_SEED)
+    }
+
+    /// [`BlockedBloomFilter::with_params`] with a hash seed other than the default.
+    pub fn with_params_and_seed(num_bits: u64, num_hashes: u32, seed: u64) -> Result<Self> {
+        let num_lines = blocked_params(num_bits, num_hashes)?;
+        Ok(BlockedBloomFilter {
+            lines: LineArray::zeroed(num_lines)?,
+            num_hashes,
+            seed,
+            item_count: 0,
+        })
+    }
+
+    pub(crate) fn from_parts(lines: LineArray, num_hashes: u32, seed: u64, items: u64) -> Self {
+        BlockedBloomFilter {
+            lines,
+            num_hashes,
+            seed,
+            item_count: items,
+        }
+    }
+
+    pub(crate) fn lines(&self) -> &LineArray {
+        &self.lines
+    }
+
+    /// Adds `key`; returns `true` if any bit changed, that is, if the key was definitely not
+    /// in the filter before.
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+        self.insert_hash(hash_with_seed(key, self.seed))
+    }
+
+    /// Adds a key by its precomputed hash ([`crate::hash`], or [`crate::hash_with_seed`] with
+    /// this filter's [`seed`](Self::seed)).
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
+        let mask = line_mask(hash, self.num_hashes);
+        let index = line_index(hash, self.lines.len());
+        let line = self.lines.line_mut(index);
+        let mut new_bits = 0;
+        for (word, m) in line.0.iter_mut().zip(mask) {
+            new_bits |= m & !*word;
+            *word |= m;
+        }
+        let changed = new_bits != 0;
+        self.item_count += changed as u64;
+        changed
+    }
+
+    /// `false` if `key` is definitely absent; `true` if it may be present.
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(hash_with_seed(key, self.seed))
+    }
+
+    /// [`contains`](Self::contains) by a precomputed hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let line = self.lines.line(line_index(hash, self.lines.len()));
+        line_contains(line, &line_mask(hash, self.num_hashes))
+    }
+
+    /// Bits in the filter (a multiple of 512).
+    pub fn num_bits(&self) -> u64 {
+        self.lines.len() as u64 * LINE_BITS
+    }
+
+    /// Probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.num_hashes
+    }
+
+    /// The hash seed keys are hashed with.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// How many inserts changed the filter: keys seen for the first time, less the few that
+    /// were already false positives. After [`union`](Self::union) or
+    /// [`intersect`](Self::intersect), the fill-based [`estimated_count`](Self::estimated_count).
+    pub fn item_count(&self) -> u64 {
+        self.item_count
+    }
+
+    /// Bits set to one.
+    pub fn count_ones(&self) -> u64 {
+        self.lines.count_ones()
+    }
+
+    /// The fraction of bits set, from 0 to 1.
+    pub fn fill_ratio(&self) -> f64 {
+        self.count_ones() as f64 / self.num_bits() as f64
+    }
+
+    /// The number of distinct keys inserted, estimated from the fill of each line.
+    ///
+    /// ```
+    /// let mut f = bloomkit::BlockedBloomFilter::new(10_000, 0.01)?;
+    /// for i in 0..5_000u32 { f.insert(&i); }
+    /// let est = f.estimated_count();
+    /// assert!(est.abs_diff(5_000) < 100, "{est}");
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn estimated_count(&self) -> u64 {
+        lines_estimated_count(self.lines.lines().iter().copied(), self.num_hashes)
+    }
+
+    /// The false-positive rate a query for an absent key risks now: the mean over lines of
+    /// (ones in the line / 512)^k.
+    pub fn estimated_fp_rate(&self) -> f64 {
+        lines_fp_rate(self.lines.lines().iter().copied(), self.num_hashes)
+    }
+
+    /// Bytes of memory the filter holds.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.lines.memory_bytes()
+    }
+
+    fn check_compatible(&self, other: &Self) -> Result<()> {
+        Error::check_same("number of bits", self.num_bits(), other.num_bits())?;
+        Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
+        Error::check_same("hash seed", self.seed, other.seed)
+    }
+
+    /// Adds every key of `other` (bitwise OR).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Incompatible`] unless both have the same bits, probes and seed; this filter is
+    /// then unchanged.
+    pub fn union(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        self.lines.union_with(&other.lines);
+        self.item_count = self.estimated_count();
+        Ok(())
+    }
+
+    /// Keeps only the bits both filters set (bitwise AND): every key both held still answers
+    /// "maybe".
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Incompatible`] as for [`union`](Self::union).
+    pub fn intersect(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        self.lines.intersect_with(&other.lines);
+        self.item_count = self.estimated_count();
+        Ok(())
+    }
+
+    /// The filter in bloomkit's file format (see `docs/FORMAT.md`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        format::to_bytes(self)
+    }
+
+    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] from the writer.
+    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
+        format::write_to(self, writer)
+    }
+
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
+    ///
+    /// # Errors
+    ///
+    /// An error, never a panic, for anything but a valid blocked filter; nothing is allocated
+    /// beyond what `bytes` can hold. See [`crate::BloomFilter::from_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        format::from_bytes(bytes)
+    }
+
+    /// Reads one filter from `reader`, consuming exactly its bytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader.
+    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
+        format::read_from(reader)
+    }
+}
+
+impl PartialEq for BlockedBloomFilter {
+    /// Equal when they have the same parameters and the same bits; the item count, a
+    /// statistic, is not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.num_hashes == other.num_hashes && self.seed == other.seed && self.lines == other.lines
+    }
+}
+
+impl Eq for BlockedBloomFilter {}
+
+impl fmt::Debug for BlockedBloomFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockedBloomFilter")
+            .field("num_bits", &self.num_bits())
+            .field("num_hashes", &self.num_hashes)
+            .field("seed", &self.seed)
+            .field("item_count", &self.item_count)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Filter for BlockedBloomFilter {
+    fn contains_hash(&self, hash: u64) -> bool {
+        BlockedBloomFilter::contains_hash(self, hash)
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    fn kind(&self) -> FilterKind {
+        FilterKind::Blocked
+    }
+    fn memory_bytes(&self) -> usize {
+        BlockedBloomFilter::memory_bytes(self)
+    }
+}
+
+impl Persist for BlockedBloomFilter {
+    const KIND: FilterKind = FilterKind::Blocked;
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn item_count(&self) -> u64 {
+        self.item_count
+    }
+
+    fn params(&self) -> Vec<u8> {
+        format::encode_bits_and_hashes(self.num_bits(), self.num_hashes)
+    }
+
+    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
+        self.lines.words()
+    }
+
+    fn payload_words_len(&self) -> u64 {
+        self.lines.len() as u64 * LINE_WORDS as u64
+    }
+
+    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
+        let (num_bits, num_hashes) = format::decode_bits_and_hashes(header, LINE_BITS)?;
+        let num_lines = num_bits / LINE_BITS;
+        let mut lines: Vec<Line> = Vec::new();
+        // Chunks hold whole lines: the payload is a multiple of 64 bytes and chunks are 8 KiB.
+        payload.read_words(num_lines * LINE_WORDS as u64, |chunk| {
+            format::grow_toward(&mut lines, chunk.len() / LINE_WORDS, num_lines)?;
+            lines.extend(chunk.chunks_exact(LINE_WORDS).map(|w| {
+                let mut line = Line::default();
+                line.0.copy_from_slice(w);
+                line
+            }));
+            Ok(())
+        })?;
+        Ok(BlockedBloomFilter::from_parts(
+            LineArray::from_lines(lines),
+            num_hashes,
+            header.seed,
+            header.item_count,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mask_has_at_most_k_bits_and_is_deterministic() {
+        for h in [0u64, 1, u64::MAX, 0xdead_beef_0bad_f00d] {
+            for k in 1..=64 {
+                let m = line_mask(h, k);
+                let ones: u32 = m.iter().map(|w| w.count_ones()).sum();
+                assert!(ones >= 1 && ones <= k);
+                assert_eq!(m, line_mask(h, k));
+            }
+        }
+        // Distinct probes for a typical hash.
+        let ones: u32 = line_mask(crate::hash("x"), 8)
+            .iter()
+            .map(|w| w.count_ones())
+            .sum();
+        assert!(ones >= 7);
+    }
+
+    #[test]
+    fn line_index_in_range() {
+        for n in [1usize, 2, 3, 1000, usize::MAX] {
+            for h in [0u64, 1, u64::MAX, 1 << 63] {
+                assert!(line_index(h, n) < n);
+            }
+        }
+    }
+
+    #[test]
+    fn sized_for_its_achieved_rate() {
+        let f = BlockedBloomFilter::new(1_000_000, 0.01).unwrap();
+        let predicted = sizing::blocked_fp_rate(1_000_000, f.num_bits(), f.num_hashes());
+        assert!(predicted <= 0.01);
+        assert!(f.num_bits() > sizing::optimal_num_bits(1_000_000, 0.01).unwrap());
+    }
+
+    #[test]
+    fn bad_params_are_errors() {
+        assert!(matches!(
+            BlockedBloomFilter::with_params(0, 3),
+            Err(Error::ZeroBits)
+        ));
+        assert!(matches!(
+            BlockedBloomFilter::with_params(512, 0),
+            Err(Error::InvalidNumHashes { .. })
+        ));
+        assert!(BlockedBloomFilter::new(10, f64::NAN).is_err());
+        let f = BlockedBloomFilter::with_params(1, 3).unwrap();
+        assert_eq!(f.num_bits(), 512);
+    }
+
+    #[test]
+    fn estimates_track_the_contents() {
+        let mut f = BlockedBloomFilter::new(100_000, 0.01).unwrap();
+        assert_eq!(f.estimated_count(), 0);
+        assert_eq!(f.estimated_fp_rate(), 0.0);
+        for i in 0..100_000u64 {
+            f.insert(&i);
+        }
+        let est = f.estimated_count();
+        assert!(est.abs_diff(100_000) < 2_000, "{est}");
+        let rate = f.estimated_fp_rate();
+        assert!((0.007..0.012).contains(&rate), "{rate}");
+    }
+}

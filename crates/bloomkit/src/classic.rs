@@ -1,0 +1,478 @@
+//! [`BloomFilter`]: the classic layout, k probes anywhere in one bit array.
+
+use std::fmt;
+use std::hash::Hash;
+use std::io::{Read, Write};
+
+use crate::bits::BitArray;
+use crate::error::{Error, Result};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::sizing;
+use crate::Filter;
+
+/// A classic Bloom filter: one bit array, k probes per key anywhere in it.
+///
+/// The most accurate Bloom layout for its size (9.59 bits per key at 1%), at the cost of up to
+/// k cache misses per query on a large filter; [`crate::BlockedBloomFilter`] trades a little
+/// memory for one miss.
+///
+/// The k probes come from the key's one 64-bit hash by enhanced double hashing, and each is
+/// mapped to a bit with a multiply-high range reduction over all 64 bits, so filters far past
+/// 2^32 bits reach every bit.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::BloomFilter;
+///
+/// let mut f = BloomFilter::new(1_000_000, 0.01)?;
+/// assert_eq!(f.num_hashes(), 7);
+/// assert_eq!(f.num_bits(), 9_585_088); // 9,585,059 rounded up to whole 64-bit words
+/// assert!(f.insert("apple"));
+/// assert!(f.contains("apple"));
+/// assert!(!f.contains("pear"));
+///
+/// // Hash once, probe many filters.
+/// let h = bloomkit::hash("apple");
+/// assert!(f.contains_hash(h));
+///
+/// // Store and load.
+/// let g = BloomFilter::from_bytes(&f.to_bytes())?;
+/// assert_eq!(f, g);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct BloomFilter {
+    bits: BitArray,
+    num_bits: u64,
+    num_hashes: u32,
+    seed: u64,
+    item_count: u64,
+}
+
+/// The k probe positions of a key: enhanced double hashing (Dillinger & Manolios) over the
+/// 64-bit space, each value mapped to `[0, num_bits)` by multiply-high.
+#[inline]
+fn probes(hash: u64, num_bits: u64, num_hashes: u32) -> impl Iterator<Item = u64> {
+    // The second hash must look independent of the first: remix the rotated hash (a
+    // bijection, so no information is lost, but its top bits depend on all of `hash`).
+    let mut h2 = hash.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15;
+    h2 = (h2 ^ (h2 >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h2 ^= h2 >> 32;
+    let mut h1 = hash;
+    (0..num_hashes as u64).map(move |i| {
+        let bit = ((h1 as u128 * num_bits as u128) >> 64) as u64;
+        h1 = h1.wrapping_add(h2);
+        // The "enhanced" term: without it, a key whose h2 is a small multiple of 2^64/m
+        // would probe the same few bits over and over.
+        h2 = h2.wrapping_add(i);
+        bit
+    })
+}
+
+impl BloomFilter {
+    /// A filter sized to hold `items` keys at a false-positive rate of `fp_rate`: the textbook
+    /// ⌈−n·ln p / (ln 2)²⌉ bits (rounded up to whole 64-bit words) and (m/n)·ln 2 probes.
+    /// `items = 0` is treated as 1.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::FpRateTooSmall`] if the
+    /// rate needs more than [`sizing::MAX_NUM_HASHES`] probes; [`Error::TooLarge`] or
+    /// [`Error::OutOfMemory`] if the filter does not fit.
+    pub fn new(items: u64, fp_rate: f64) -> Result<Self> {
+        Self::new_with_seed(items, fp_rate, DEFAULT_SEED)
+    }
+
+    /// [`BloomFilter::new`] with a hash seed other than the default. Probe it with hashes
+    /// from [`crate::hash_with_seed`] and the same seed.
+    pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
+        let num_bits = sizing::optimal_num_bits(items, fp_rate)?;
+        sizing::check_reachable(items, fp_rate)?;
+        let num_hashes = sizing::optimal_num_hashes(items, num_bits);
+        Self::with_params_and_seed(num_bits, num_hashes, seed)
+    }
+
+    /// A filter of `num_bits` bits (rounded up to whole 64-bit words) and `num_hashes`
+    /// probes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
+    /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or [`Error::OutOfMemory`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::BloomFilter::with_params(1000, 5)?;
+    /// assert_eq!(f.num_bits(), 1024);
+    /// assert!(bloomkit::BloomFilter::with_params(0, 5).is_err());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn with_params(num_bits: u64, num_hashes: u32) -> Result<Self> {
+        Self::with_params_and_seed(num_bits, num_hashes, DEFAULT_SEED)
+    }
+
+    /// [`BloomFilter::with_params`] with a hash seed other than the default.
+    pub fn with_params_and_seed(num_bits: u64, num_hashes: u32, seed: u64) -> Result<Self> {
+        if num_bits == 0 {
+            return Err(Error::ZeroBits);
+        }
+        sizing::check_num_hashes(num_hashes)?;
+        let num_words = num_bits.div_ceil(64);
+        let bits = BitArray::zeroed(num_words)?;
+        Ok(BloomFilter {
+            bits,
+            num_bits: num_words * 64,
+            num_hashes,
+            seed,
+            item_count: 0,
+        })
+    }
+
+    /// Adds `key`; returns `true` if any bit changed, that is, if the key was definitely not
+    /// in the filter before.
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+        self.insert_hash(hash_with_seed(key, self.seed))
+    }
+
+    /// Adds a key by its precomputed hash ([`crate::hash`], or [`crate::hash_with_seed`] with
+    /// this filter's [`seed`](Self::seed)).
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
+        let mut changed = false;
+        for bit in probes(hash, self.num_bits, self.num_hashes) {
+            changed |= self.bits.set(bit);
+        }
+        self.item_count += changed as u64;
+        changed
+    }
+
+    /// `false` if `key` is definitely absent; `true` if it may be present.
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(hash_with_seed(key, self.seed))
+    }
+
+    /// [`contains`](Self::contains) by a precomputed hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        probes(hash, self.num_bits, self.num_hashes).all(|bit| self.bits.get(bit))
+    }
+
+    /// Bits in the filter (a multiple of 64).
+    pub fn num_bits(&self) -> u64 {
+        self.num_bits
+    }
+
+    /// Probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.num_hashes
+    }
+
+    /// The hash seed keys are hashed with.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// How many inserts changed the filter: keys seen for the first time, less the few that
+    /// were already false positives. After [`union`](Self::union) or
+    /// [`intersect`](Self::intersect), the fill-based [`estimated_count`](Self::estimated_count).
+    pub fn item_count(&self) -> u64 {
+        self.item_count
+    }
+
+    /// Bits set to one.
+    pub fn count_ones(&self) -> u64 {
+        self.bits.count_ones()
+    }
+
+    /// The fraction of bits set, from 0 to 1.
+    pub fn fill_ratio(&self) -> f64 {
+        self.count_ones() as f64 / self.num_bits as f64
+    }
+
+    /// The number of distinct keys inserted, estimated from the fill (Swamidass & Baldi).
+    ///
+    /// ```
+    /// let mut f = bloomkit::BloomFilter::new(10_000, 0.01)?;
+    /// for i in 0..5_000u32 { f.insert(&i); }
+    /// let est = f.estimated_count();
+    /// assert!(est.abs_diff(5_000) < 100, "{est}");
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn estimated_count(&self) -> u64 {
+        sizing::estimated_count(self.count_ones(), self.num_bits, self.num_hashes)
+    }
+
+    /// The false-positive rate a query for an absent key risks now, from the fill: (X/m)^k.
+    pub fn estimated_fp_rate(&self) -> f64 {
+        sizing::estimated_fp_rate(self.count_ones(), self.num_bits, self.num_hashes)
+    }
+
+    /// Bytes of memory the filter holds.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.bits.memory_bytes()
+    }
+
+    fn check_compatible(&self, other: &Self) -> Result<()> {
+        Error::check_same("number of bits", self.num_bits, other.num_bits)?;
+        Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
+        Error::check_same("hash seed", self.seed, other.seed)
+    }
+
+    /// Adds every key of `other` (bitwise OR): afterwards this filter answers "maybe" for every
+    /// key either filter held.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Incompatible`] unless both have the same bits, probes and seed; this filter is
+    /// then unchanged.
+    pub fn union(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        self.bits.union_with(&other.bits);
+        self.item_count = self.estimated_count();
+        Ok(())
+    }
+
+    /// Keeps only the bits both filters set (bitwise AND): afterwards this filter answers
+    /// "maybe" for every key both held (and, as a Bloom filter of the intersection, a few more
+    /// false positives than one built from it directly).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Incompatible`] as for [`union`](Self::union).
+    pub fn intersect(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        self.bits.intersect_with(&other.bits);
+        self.item_count = self.estimated_count();
+        Ok(())
+    }
+
+    /// The filter in bloomkit's file format (see `docs/FORMAT.md`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        format::to_bytes(self)
+    }
+
+    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] from the writer.
+    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
+        format::write_to(self, writer)
+    }
+
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
+    ///
+    /// # Errors
+    ///
+    /// An error, never a panic, for anything but a valid classic filter: [`Error::BadMagic`],
+    /// [`Error::Truncated`], [`Error::ChecksumMismatch`], [`Error::WrongKind`],
+    /// [`Error::UnsupportedVersion`], [`Error::Corrupt`] and so on. Nothing is allocated
+    /// beyond what `bytes` can hold.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        format::from_bytes(bytes)
+    }
+
+    /// Reads one filter from `reader`, consuming exactly its bytes. Wrap a file in a
+    /// `BufReader`.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader. Memory grows
+    /// only as payload actually arrives.
+    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
+        format::read_from(reader)
+    }
+}
+
+impl PartialEq for BloomFilter {
+    /// Equal when they have the same parameters and the same bits, so answer every query
+    /// alike; the item count, a statistic, is not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.num_bits == other.num_bits
+            && self.num_hashes == other.num_hashes
+            && self.seed == other.seed
+            && self.bits == other.bits
+    }
+}
+
+impl Eq for BloomFilter {}
+
+impl fmt::Debug for BloomFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Millions of words help nobody; show the shape.
+        f.debug_struct("BloomFilter")
+            .field("num_bits", &self.num_bits)
+            .field("num_hashes", &self.num_hashes)
+            .field("seed", &self.seed)
+            .field("item_count", &self.item_count)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Filter for BloomFilter {
+    fn contains_hash(&self, hash: u64) -> bool {
+        BloomFilter::contains_hash(self, hash)
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    fn kind(&self) -> FilterKind {
+        FilterKind::Classic
+    }
+    fn memory_bytes(&self) -> usize {
+        BloomFilter::memory_bytes(self)
+    }
+}
+
+impl Persist for BloomFilter {
+    const KIND: FilterKind = FilterKind::Classic;
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn item_count(&self) -> u64 {
+        self.item_count
+    }
+
+    fn params(&self) -> Vec<u8> {
+        format::encode_bits_and_hashes(self.num_bits, self.num_hashes)
+    }
+
+    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
+        self.bits.words().iter().copied()
+    }
+
+    fn payload_words_len(&self) -> u64 {
+        self.num_bits / 64
+    }
+
+    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
+        let (num_bits, num_hashes) = format::decode_bits_and_hashes(header, 64)?;
+        let num_words = num_bits / 64;
+        let mut words: Vec<u64> = Vec::new();
+        payload.read_words(num_words, |chunk| {
+            format::grow_toward(&mut words, chunk.len(), num_words)?;
+            words.extend_from_slice(chunk);
+            Ok(())
+        })?;
+        Ok(BloomFilter {
+            bits: BitArray::from_words(words),
+            num_bits,
+            num_hashes,
+            seed: header.seed,
+            item_count: header.item_count,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn textbook_size() {
+        let f = BloomFilter::new(1_000_000, 0.01).unwrap();
+        assert_eq!(f.num_bits(), 9_585_059_u64.div_ceil(64) * 64);
+        assert_eq!(f.num_hashes(), 7);
+        let f = BloomFilter::new(0, 0.01).unwrap();
+        assert_eq!(f.num_bits(), 64);
+    }
+
+    #[test]
+    fn probes_stay_in_range_and_spread() {
+        for &m in &[1u64, 63, 64, 1000, 1 << 40, u64::MAX] {
+            for h in [0u64, 1, u64::MAX, 0x1234_5678_9abc_def0] {
+                for bit in probes(h, m, 64) {
+                    assert!(bit < m);
+                }
+            }
+        }
+        // Enough distinct positions, even for degenerate hashes.
+        for h in [0u64, u64::MAX, 1 << 32] {
+            let mut seen: Vec<u64> = probes(h, 1 << 20, 10).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            assert!(seen.len() >= 9, "{h:#x}: {seen:?}");
+        }
+    }
+
+    #[test]
+    fn reaches_bits_past_2_pow_32() {
+        // The top probe range must be reachable in a filter over 2^32 bits; checked on the
+        // probe function so the test needs no 1 GiB allocation.
+        let m = 1u64 << 36;
+        let high = (0..10_000u64)
+            .flat_map(|i| probes(crate::hash(&i), m, 7))
+            .filter(|&b| b >= 1 << 35)
+            .count();
+        assert!(high > 30_000, "{high}");
+    }
+
+    #[test]
+    fn tiny_rates_are_refused_not_absurd() {
+        assert!(matches!(
+            BloomFilter::new(10, 1e-30),
+            Err(Error::FpRateTooSmall { .. })
+        ));
+        assert!(BloomFilter::new(10, 1e-15).is_ok());
+    }
+
+    #[test]
+    fn bad_params_are_errors() {
+        assert!(matches!(
+            BloomFilter::with_params(0, 3),
+            Err(Error::ZeroBits)
+        ));
+        assert!(matches!(
+            BloomFilter::with_params(64, 0),
+            Err(Error::InvalidNumHashes { .. })
+        ));
+        assert!(matches!(
+            BloomFilter::with_params(64, 65),
+            Err(Error::InvalidNumHashes { .. })
+        ));
+        assert!(matches!(
+            BloomFilter::with_params(u64::MAX, 3),
+            Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
+        ));
+    }
+
+    #[test]
+    fn insert_reports_change_and_counts() {
+        let mut f = BloomFilter::new(100, 0.01).unwrap();
+        assert!(f.insert("a"));
+        assert!(!f.insert("a"));
+        assert_eq!(f.item_count(), 1);
+        assert!(f.count_ones() > 0 && f.count_ones() <= 7);
+    }
+
+    #[test]
+    fn union_and_intersect_check_parameters() {
+        let mut a = BloomFilter::new(100, 0.01).unwrap();
+        let b = BloomFilter::new(1000, 0.01).unwrap();
+        let c = BloomFilter::new_with_seed(100, 0.01, 7).unwrap();
+        a.insert("x");
+        let before = a.clone();
+        assert!(matches!(
+            a.union(&b),
+            Err(Error::Incompatible {
+                parameter: "number of bits",
+                ..
+            })
+        ));
+        assert!(matches!(
+            a.intersect(&c),
+            Err(Error::Incompatible {
+                parameter: "hash seed",
+                ..
+            })
+        ));
+        assert_eq!(a, before);
+    }
+}

@@ -1,0 +1,272 @@
+//! The one error type of the crate.
+//!
+//! Every message says what was expected, what was found, and what to do about it, so a
+//! binary can print it as one line and a user can act on it without reading the source.
+
+use std::fmt;
+use std::io;
+
+use crate::FilterKind;
+
+/// A specialised `Result` whose error is [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in bloomkit.
+///
+/// The enum is `#[non_exhaustive]`: later versions add variants, so match with a
+/// wildcard arm.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The false-positive rate is not a number strictly between 0 and 1.
+    InvalidFpRate {
+        /// The rate that was given.
+        fp_rate: f64,
+    },
+    /// The false-positive rate is so small that the filter would need more hash probes than
+    /// a 64-bit key hash can usefully feed.
+    FpRateTooSmall {
+        /// The rate that was given.
+        fp_rate: f64,
+        /// The probes it would need.
+        num_hashes: u64,
+    },
+    /// A filter of zero bits was requested.
+    ZeroBits,
+    /// The number of hash probes is zero or above [`crate::sizing::MAX_NUM_HASHES`].
+    InvalidNumHashes {
+        /// The count that was given.
+        num_hashes: u32,
+    },
+    /// The filter would be larger than this machine can address.
+    TooLarge {
+        /// What was asked for, in bits (saturated at `u64::MAX`).
+        num_bits: u64,
+    },
+    /// The allocator refused the memory for the filter.
+    OutOfMemory {
+        /// How many bytes were requested.
+        bytes: u64,
+    },
+    /// Two filters cannot be combined (union or intersection) because a parameter differs.
+    Incompatible {
+        /// Which parameter differs: "kind", "number of bits", "number of hashes", "hash
+        /// algorithm" or "hash seed".
+        parameter: &'static str,
+        /// Its value in the filter being changed.
+        left: String,
+        /// Its value in the other filter.
+        right: String,
+    },
+    /// The bytes do not start with bloomkit's magic number: not a bloomkit filter.
+    BadMagic,
+    /// The data was written in a format version this build does not read.
+    UnsupportedVersion {
+        /// The version found in the data.
+        found: u16,
+        /// The newest version this build reads.
+        supported: u16,
+    },
+    /// The data holds a different kind of filter than the type it is read into.
+    WrongKind {
+        /// The kind the reading type holds.
+        expected: FilterKind,
+        /// The kind code found in the data.
+        found: u16,
+    },
+    /// The data holds a kind of filter this build does not know.
+    UnknownKind {
+        /// The kind code found in the data.
+        found: u16,
+    },
+    /// The data names a hash algorithm this build does not know.
+    UnknownHashAlgorithm {
+        /// The algorithm code found in the data.
+        found: u16,
+    },
+    /// The data ends before the filter does.
+    Truncated,
+    /// The checksum at the end of the data does not match its contents.
+    ChecksumMismatch {
+        /// The checksum stored in the data.
+        stored: u64,
+        /// The checksum computed over the data that was read.
+        computed: u64,
+    },
+    /// The data is internally inconsistent (its header disagrees with itself or its payload).
+    Corrupt {
+        /// What is wrong, in words.
+        reason: String,
+    },
+    /// An I/O error from the reader or writer.
+    Io(io::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidFpRate { fp_rate } => write!(
+                f,
+                "invalid false-positive rate {fp_rate}: it must be a number strictly between 0 \
+                 and 1, such as 0.01 for 1%"
+            ),
+            Error::FpRateTooSmall {
+                fp_rate,
+                num_hashes,
+            } => write!(
+                f,
+                "false-positive rate {fp_rate} is too small: it would need {num_hashes} hash \
+                 probes, more than the {} a 64-bit key hash can usefully feed; choose a rate of \
+                 1e-15 or more",
+                crate::sizing::MAX_NUM_HASHES
+            ),
+            Error::ZeroBits => write!(f, "a filter needs at least one bit; ask for more bits"),
+            Error::InvalidNumHashes { num_hashes } => write!(
+                f,
+                "invalid number of hashes {num_hashes}: it must be between 1 and {}",
+                crate::sizing::MAX_NUM_HASHES
+            ),
+            Error::TooLarge { num_bits } => write!(
+                f,
+                "a filter of {num_bits} bits is larger than this machine can address; plan for \
+                 fewer items or a higher false-positive rate"
+            ),
+            Error::OutOfMemory { bytes } => write!(
+                f,
+                "could not allocate {bytes} bytes for the filter; plan for fewer items or a \
+                 higher false-positive rate, or free memory"
+            ),
+            Error::Incompatible {
+                parameter,
+                left,
+                right,
+            } => write!(
+                f,
+                "filters differ in {parameter} ({left} vs {right}); only filters built with the \
+                 same kind, size, number of hashes and hash seed can be combined"
+            ),
+            Error::BadMagic => write!(
+                f,
+                "not a bloomkit filter: the data does not start with the bloomkit magic number"
+            ),
+            Error::UnsupportedVersion { found, supported } => write!(
+                f,
+                "filter format version {found} is not supported (this build reads versions up \
+                 to {supported}); upgrade bloomkit to read it"
+            ),
+            Error::WrongKind { expected, found } => {
+                let found_name = FilterKind::from_code(*found)
+                    .map(|k| k.to_string())
+                    .unwrap_or_else(|| format!("unknown kind {found}"));
+                write!(
+                    f,
+                    "the data holds a {found_name} filter, not a {expected} filter; read it with \
+                     the matching type, or with AnyFilter"
+                )
+            }
+            Error::UnknownKind { found } => write!(
+                f,
+                "unknown filter kind {found} in the filter header; the file is corrupt or from a \
+                 newer bloomkit, so upgrade bloomkit to read it"
+            ),
+            Error::UnknownHashAlgorithm { found } => write!(
+                f,
+                "unknown hash algorithm {found} in the filter header; the file is corrupt or \
+                 from a newer bloomkit, so upgrade bloomkit to read it"
+            ),
+            Error::Truncated => write!(
+                f,
+                "the filter data ends early: it is truncated (an interrupted copy or download?)"
+            ),
+            Error::ChecksumMismatch { stored, computed } => write!(
+                f,
+                "checksum mismatch (stored {stored:#018x}, computed {computed:#018x}): the filter \
+                 data is corrupt; restore it from a good copy or rebuild it"
+            ),
+            Error::Corrupt { reason } => {
+                write!(
+                    f,
+                    "corrupt filter data: {reason}; restore it from a good copy or rebuild it"
+                )
+            }
+            Error::Io(e) => write!(f, "I/O error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        // A short read is a property of the data, not of the device: name it as such.
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            Error::Truncated
+        } else {
+            Error::Io(e)
+        }
+    }
+}
+
+impl Error {
+    pub(crate) fn corrupt(reason: impl Into<String>) -> Self {
+        Error::Corrupt {
+            reason: reason.into(),
+        }
+    }
+
+    /// `Ok` if a parameter of two filters to be combined is the same, else
+    /// [`Error::Incompatible`] naming it.
+    pub(crate) fn check_same<T: PartialEq + fmt::Display>(
+        parameter: &'static str,
+        left: T,
+        right: T,
+    ) -> Result<()> {
+        if left == right {
+            Ok(())
+        } else {
+            Err(Error::Incompatible {
+                parameter,
+                left: left.to_string(),
+                right: right.to_string(),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eof_is_truncation() {
+        let e: Error = io::Error::new(io::ErrorKind::UnexpectedEof, "eof").into();
+        assert!(matches!(e, Error::Truncated));
+        let e: Error = io::Error::new(io::ErrorKind::PermissionDenied, "no").into();
+        assert!(matches!(e, Error::Io(_)));
+    }
+
+    #[test]
+    fn messages_say_how_to_fix() {
+        let msg = Error::InvalidFpRate { fp_rate: 2.0 }.to_string();
+        assert!(msg.contains("between 0 and 1"), "{msg}");
+        let msg = Error::WrongKind {
+            expected: FilterKind::Classic,
+            found: FilterKind::Blocked.code(),
+        }
+        .to_string();
+        assert!(msg.contains("blocked") && msg.contains("classic"), "{msg}");
+        let msg = Error::UnsupportedVersion {
+            found: 9,
+            supported: 1,
+        }
+        .to_string();
+        assert!(msg.contains("upgrade"), "{msg}");
+    }
+}

@@ -1,0 +1,507 @@
+//! The file format shared by every filter kind: header, versions, checksum.
+//!
+//! `docs/FORMAT.md` describes it byte by byte; in short, all integers little-endian:
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 8 | magic `89 42 4B 46 0D 0A 1A 0A` (`\x89BKF\r\n\x1a\n`) |
+//! | 8 | 2 | format version (1) |
+//! | 10 | 2 | filter kind ([`FilterKind::code`]) |
+//! | 12 | 2 | hash algorithm (1: XXH3-64 over the stable feed of [`crate::hash`]) |
+//! | 14 | 2 | flags, zero (reserved) |
+//! | 16 | 8 | hash seed |
+//! | 24 | 8 | item count |
+//! | 32 | 4 | parameter length P (at most 1024) |
+//! | 36 | P | kind-specific parameters |
+//! | 36+P | 8 | payload length L |
+//! | 44+P | L | payload |
+//! | 44+P+L | 8 | checksum: XXH3-64, seed 0, of every byte before it |
+//!
+//! Reading is defensive: the header is checked field by field, the payload length must be the
+//! one the parameters imply, and the payload is read in bounded chunks into storage that grows
+//! only as data actually arrives. A header that claims 2^60 bits in a 100-byte file is an
+//! error before anything is allocated, and a stream that claims more than it delivers fails
+//! with [`Error::Truncated`] having allocated at most twice what it delivered.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+
+use xxhash_rust::xxh3::Xxh3Default;
+
+use crate::error::{Error, Result};
+
+/// The eight bytes every bloomkit filter file starts with.
+///
+/// Like PNG's, the magic catches the usual mangling: the high first byte fails a 7-bit
+/// channel, `\r\n` fails a newline conversion, and `\x1a` stops a DOS `type`.
+pub const MAGIC: [u8; 8] = *b"\x89BKF\r\n\x1a\n";
+
+/// The newest format version this build writes and reads.
+pub const FORMAT_VERSION: u16 = 1;
+
+/// The code of the only hash algorithm so far: XXH3-64 over bloomkit's stable feed.
+pub(crate) const HASH_XXH3_STABLE: u16 = 1;
+
+/// Parameters are a handful of integers; anything longer is corrupt, and the bound keeps a
+/// hostile header from making us allocate.
+const MAX_PARAMS_LEN: u32 = 1024;
+
+/// Words read per chunk of payload: 8 KiB, a whole number of 64-byte lines.
+const CHUNK_WORDS: usize = 1024;
+
+/// Which kind of filter a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FilterKind {
+    /// [`crate::BloomFilter`]: the classic layout.
+    Classic,
+    /// [`crate::BlockedBloomFilter`], and [`crate::AtomicBloomFilter`], which has the same
+    /// bits and is stored the same way.
+    Blocked,
+}
+
+impl FilterKind {
+    /// The kind's code in the file header.
+    pub fn code(self) -> u16 {
+        match self {
+            FilterKind::Classic => 1,
+            FilterKind::Blocked => 2,
+        }
+    }
+
+    /// The kind with this header code, if there is one.
+    pub fn from_code(code: u16) -> Option<Self> {
+        match code {
+            1 => Some(FilterKind::Classic),
+            2 => Some(FilterKind::Blocked),
+            _ => None,
+        }
+    }
+
+    /// The kind's lower-case name, as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FilterKind::Classic => "classic",
+            FilterKind::Blocked => "blocked",
+        }
+    }
+}
+
+impl fmt::Display for FilterKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The decoded fixed part of a file, before the payload.
+#[derive(Debug)]
+pub(crate) struct Header {
+    pub(crate) kind: u16,
+    pub(crate) seed: u64,
+    pub(crate) item_count: u64,
+    pub(crate) params: Vec<u8>,
+    pub(crate) payload_len: u64,
+}
+
+impl Header {
+    /// A reader over the kind-specific parameters.
+    pub(crate) fn params(&self) -> Params<'_> {
+        Params { rest: &self.params }
+    }
+
+    /// Fails unless the payload length is `expected` bytes.
+    pub(crate) fn expect_payload_len(&self, expected: u64) -> Result<()> {
+        if self.payload_len == expected {
+            Ok(())
+        } else {
+            Err(Error::corrupt(format!(
+                "the header declares a payload of {} bytes but the parameters need {expected}",
+                self.payload_len
+            )))
+        }
+    }
+}
+
+/// Reads kind-specific parameters in order.
+pub(crate) struct Params<'a> {
+    rest: &'a [u8],
+}
+
+impl Params<'_> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N]> {
+        if self.rest.len() < N {
+            return Err(Error::corrupt("the filter parameters are too short"));
+        }
+        let (head, rest) = self.rest.split_at(N);
+        self.rest = rest;
+        let mut out = [0; N];
+        out.copy_from_slice(head);
+        Ok(out)
+    }
+
+    pub(crate) fn u64(&mut self) -> Result<u64> {
+        self.take().map(u64::from_le_bytes)
+    }
+
+    pub(crate) fn u32(&mut self) -> Result<u32> {
+        self.take().map(u32::from_le_bytes)
+    }
+
+    /// Fails if parameters are left over: a longer list is a format this build does not know.
+    pub(crate) fn finish(self) -> Result<()> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::corrupt("the filter parameters are too long"))
+        }
+    }
+}
+
+/// What a filter type provides to be stored in the shared format.
+pub(crate) trait Persist: Sized {
+    /// The kind written in the header and required when reading.
+    const KIND: FilterKind;
+    fn seed(&self) -> u64;
+    fn item_count(&self) -> u64;
+    /// The kind-specific parameters, little-endian.
+    fn params(&self) -> Vec<u8>;
+    /// The payload as 64-bit words (written little-endian).
+    fn payload_words(&self) -> impl Iterator<Item = u64> + '_;
+    fn payload_words_len(&self) -> u64;
+    /// Builds the filter from a header already checked to be of `KIND`, reading the payload
+    /// from `payload`.
+    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self>;
+}
+
+/// A writer that feeds everything it writes to the checksum.
+struct ChecksumWriter<W> {
+    inner: W,
+    checksum: Xxh3Default,
+}
+
+impl<W: Write> ChecksumWriter<W> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.checksum.update(bytes);
+        self.inner.write_all(bytes)
+    }
+}
+
+/// Writes `filter` in the shared format.
+pub(crate) fn write_to<F: Persist, W: Write>(filter: &F, writer: W) -> Result<()> {
+    let params = filter.params();
+    debug_assert!(params.len() as u32 <= MAX_PARAMS_LEN);
+    let mut w = ChecksumWriter {
+        inner: writer,
+        checksum: Xxh3Default::new(),
+    };
+    let mut head = Vec::with_capacity(44 + params.len());
+    head.extend_from_slice(&MAGIC);
+    head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    head.extend_from_slice(&F::KIND.code().to_le_bytes());
+    head.extend_from_slice(&HASH_XXH3_STABLE.to_le_bytes());
+    head.extend_from_slice(&0u16.to_le_bytes());
+    head.extend_from_slice(&filter.seed().to_le_bytes());
+    head.extend_from_slice(&filter.item_count().to_le_bytes());
+    head.extend_from_slice(&(params.len() as u32).to_le_bytes());
+    head.extend_from_slice(&params);
+    head.extend_from_slice(&(filter.payload_words_len() * 8).to_le_bytes());
+    w.put(&head)?;
+    let mut buf = Vec::with_capacity(CHUNK_WORDS * 8);
+    for word in filter.payload_words() {
+        buf.extend_from_slice(&word.to_le_bytes());
+        if buf.len() == buf.capacity() {
+            w.put(&buf)?;
+            buf.clear();
+        }
+    }
+    w.put(&buf)?;
+    let checksum = w.checksum.digest();
+    w.inner.write_all(&checksum.to_le_bytes())?;
+    w.inner.flush()?;
+    Ok(())
+}
+
+/// The size in bytes of `filter` in the shared format.
+pub(crate) fn encoded_len<F: Persist>(filter: &F) -> usize {
+    44 + filter.params().len() + filter.payload_words_len() as usize * 8 + 8
+}
+
+/// `filter` in the shared format, as a vector of bytes.
+pub(crate) fn to_bytes<F: Persist>(filter: &F) -> Vec<u8> {
+    let mut out = Vec::with_capacity(encoded_len(filter));
+    // Writing to a Vec cannot fail.
+    let _ = write_to(filter, &mut out);
+    out
+}
+
+/// A reader of the shared format that checks as it goes and checksums what it reads.
+pub(crate) struct FormatReader<R> {
+    inner: R,
+    checksum: Xxh3Default,
+    /// Bytes the source still holds, when that is known (a slice); lets an impossible
+    /// payload length fail before anything is read or allocated.
+    remaining: Option<u64>,
+}
+
+impl<R: Read> FormatReader<R> {
+    pub(crate) fn new(inner: R, remaining: Option<u64>) -> Self {
+        FormatReader {
+            inner,
+            checksum: Xxh3Default::new(),
+            remaining,
+        }
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.inner.read_exact(buf)?;
+        self.checksum.update(buf);
+        if let Some(r) = self.remaining.as_mut() {
+            *r = r.saturating_sub(buf.len() as u64);
+        }
+        Ok(())
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let mut buf = [0; N];
+        self.read_exact(&mut buf)?;
+        Ok(buf)
+    }
+
+    /// Reads and checks the header, up to the start of the payload.
+    pub(crate) fn header(&mut self) -> Result<Header> {
+        // Read the magic on its own, so that an empty or foreign file says "not a filter"
+        // rather than "truncated".
+        let mut magic = [0u8; 8];
+        let mut got = 0;
+        while got < magic.len() {
+            match self.inner.read(&mut magic[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if magic[..got] != MAGIC[..got] || got == 0 {
+            return Err(Error::BadMagic);
+        }
+        if got < magic.len() {
+            return Err(Error::Truncated);
+        }
+        self.checksum.update(&magic);
+        if let Some(r) = self.remaining.as_mut() {
+            *r = r.saturating_sub(8);
+        }
+
+        let version = u16::from_le_bytes(self.array()?);
+        if version == 0 || version > FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion {
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        let kind = u16::from_le_bytes(self.array()?);
+        let hash_algorithm = u16::from_le_bytes(self.array()?);
+        if hash_algorithm != HASH_XXH3_STABLE {
+            return Err(Error::UnknownHashAlgorithm {
+                found: hash_algorithm,
+            });
+        }
+        let flags = u16::from_le_bytes(self.array()?);
+        if flags != 0 {
+            return Err(Error::corrupt(format!(
+                "reserved header flags are set ({flags:#06x})"
+            )));
+        }
+        let seed = u64::from_le_bytes(self.array()?);
+        let item_count = u64::from_le_bytes(self.array()?);
+        let params_len = u32::from_le_bytes(self.array()?);
+        if params_len > MAX_PARAMS_LEN {
+            return Err(Error::corrupt(format!(
+                "the header declares {params_len} bytes of parameters (at most \
+                 {MAX_PARAMS_LEN} are valid)"
+            )));
+        }
+        let mut params = vec![0; params_len as usize];
+        self.read_exact(&mut params)?;
+        let payload_len = u64::from_le_bytes(self.array()?);
+        if let Some(remaining) = self.remaining {
+            // The payload and the checksum after it must both be there.
+            if payload_len.saturating_add(8) > remaining {
+                return Err(Error::Truncated);
+            }
+        }
+        Ok(Header {
+            kind,
+            seed,
+            item_count,
+            params,
+            payload_len,
+        })
+    }
+
+    /// Reads `num_words` little-endian words of payload, handing them to `sink` in chunks of
+    /// at most 1024 words (whole 64-byte lines).
+    pub(crate) fn read_words(
+        &mut self,
+        num_words: u64,
+        mut sink: impl FnMut(&[u64]) -> Result<()>,
+    ) -> Result<()> {
+        let mut bytes = vec![0u8; CHUNK_WORDS * 8];
+        let mut words = Vec::with_capacity(CHUNK_WORDS);
+        let mut left = num_words;
+        while left > 0 {
+            let n = left.min(CHUNK_WORDS as u64) as usize;
+            let chunk = &mut bytes[..n * 8];
+            self.inner.read_exact(chunk)?;
+            self.checksum.update(chunk);
+            words.clear();
+            words.extend(
+                chunk
+                    .chunks_exact(8)
+                    .map(|b| u64::from_le_bytes(b.try_into().expect("8-byte chunk"))),
+            );
+            sink(&words)?;
+            left -= n as u64;
+        }
+        if let Some(r) = self.remaining.as_mut() {
+            *r = r.saturating_sub(num_words * 8);
+        }
+        Ok(())
+    }
+
+    /// Reads the checksum and compares it with what was read; returns how many bytes the
+    /// source still holds, when known.
+    pub(crate) fn finish(mut self) -> Result<Option<u64>> {
+        let computed = self.checksum.digest();
+        let mut stored = [0u8; 8];
+        self.inner.read_exact(&mut stored)?;
+        let stored = u64::from_le_bytes(stored);
+        if stored != computed {
+            return Err(Error::ChecksumMismatch { stored, computed });
+        }
+        Ok(self.remaining.map(|r| r.saturating_sub(8)))
+    }
+}
+
+/// Reads one filter of type `F` from `reader`, consuming exactly its bytes.
+pub(crate) fn read_from<F: Persist, R: Read>(reader: R) -> Result<F> {
+    let mut r = FormatReader::new(reader, None);
+    let header = r.header()?;
+    let filter = decode_checked::<F, R>(&header, &mut r)?;
+    r.finish()?;
+    Ok(filter)
+}
+
+/// Reads a filter of type `F` from `bytes`, which must hold exactly one filter.
+pub(crate) fn from_bytes<F: Persist>(bytes: &[u8]) -> Result<F> {
+    let mut r = FormatReader::new(bytes, Some(bytes.len() as u64));
+    let header = r.header()?;
+    let filter = decode_checked::<F, &[u8]>(&header, &mut r)?;
+    expect_end(r.finish()?)?;
+    Ok(filter)
+}
+
+/// Fails if bytes follow the filter: a from_bytes caller handed us something else too.
+pub(crate) fn expect_end(remaining: Option<u64>) -> Result<()> {
+    match remaining {
+        Some(extra) if extra > 0 => Err(Error::corrupt(format!(
+            "{extra} unexpected bytes follow the filter"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn decode_checked<F: Persist, R: Read>(header: &Header, r: &mut FormatReader<R>) -> Result<F> {
+    if header.kind != F::KIND.code() {
+        return Err(Error::WrongKind {
+            expected: F::KIND,
+            found: header.kind,
+        });
+    }
+    F::decode(header, r)
+}
+
+/// The parameters of the Bloom kinds: number of bits (u64), then number of hashes (u32).
+pub(crate) fn encode_bits_and_hashes(num_bits: u64, num_hashes: u32) -> Vec<u8> {
+    let mut params = Vec::with_capacity(12);
+    params.extend_from_slice(&num_bits.to_le_bytes());
+    params.extend_from_slice(&num_hashes.to_le_bytes());
+    params
+}
+
+/// Decodes and checks [`encode_bits_and_hashes`]'s parameters: the bits a non-zero multiple
+/// of `granularity`, the hashes in range, the payload exactly the bits.
+pub(crate) fn decode_bits_and_hashes(header: &Header, granularity: u64) -> Result<(u64, u32)> {
+    let mut params = header.params();
+    let num_bits = params.u64()?;
+    let num_hashes = params.u32()?;
+    params.finish()?;
+    if num_bits == 0 || num_bits % granularity != 0 {
+        return Err(Error::corrupt(format!(
+            "the header's number of bits {num_bits} is not a positive multiple of {granularity}"
+        )));
+    }
+    if crate::sizing::check_num_hashes(num_hashes).is_err() {
+        return Err(Error::corrupt(format!(
+            "the header's number of hashes {num_hashes} is out of range"
+        )));
+    }
+    header.expect_payload_len(num_bits / 8)?;
+    Ok((num_bits, num_hashes))
+}
+
+/// Grows `v` so that `additional` more elements fit, toward an expected final length of
+/// `total`: doubling (so reading is linear), but never past `total` (so the final capacity is
+/// exact and `memory_bytes` tells the truth), and only as data actually arrives.
+pub(crate) fn grow_toward<T>(v: &mut Vec<T>, additional: usize, total: u64) -> Result<()> {
+    let needed = v.len() + additional;
+    if needed <= v.capacity() {
+        return Ok(());
+    }
+    let total = usize::try_from(total).unwrap_or(usize::MAX).max(needed);
+    let target = needed.max(v.capacity().saturating_mul(2)).min(total);
+    v.try_reserve_exact(target - v.len())
+        .map_err(|_| Error::OutOfMemory {
+            bytes: (target * std::mem::size_of::<T>()) as u64,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_codes_round_trip() {
+        for kind in [FilterKind::Classic, FilterKind::Blocked] {
+            assert_eq!(FilterKind::from_code(kind.code()), Some(kind));
+        }
+        assert_eq!(FilterKind::from_code(0), None);
+        assert_eq!(FilterKind::from_code(999), None);
+    }
+
+    #[test]
+    fn growth_is_bounded_by_the_total() {
+        let mut v: Vec<u64> = Vec::new();
+        for _ in 0..10 {
+            grow_toward(&mut v, 3, 30).unwrap();
+            v.extend([1, 2, 3]);
+        }
+        assert_eq!(v.len(), 30);
+        assert_eq!(v.capacity(), 30);
+    }
+
+    #[test]
+    fn empty_and_foreign_input_is_bad_magic() {
+        for input in [
+            &b""[..],
+            b"hello world, this is text",
+            b"\x89PNG\r\n\x1a\n0000",
+        ] {
+            let mut r = FormatReader::new(input, Some(input.len() as u64));
+            assert!(matches!(r.header(), Err(Error::BadMagic)), "{input:?}");
+        }
+        // A prefix of the magic is a truncated filter, not a foreign file.
+        let mut r = FormatReader::new(&MAGIC[..5], Some(5));
+        assert!(matches!(r.header(), Err(Error::Truncated)));
+    }
+}

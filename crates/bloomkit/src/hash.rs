@@ -1,0 +1,285 @@
+//! The stable key hash.
+//!
+//! A filter that is written to disk is only useful if the same key hashes to the same value
+//! when it is read back: on another machine, another Rust version, another bloomkit version.
+//! `std`'s `DefaultHasher` promises none of that, so bloomkit pins its own:
+//!
+//! * **Algorithm:** XXH3-64 (`xxhash-rust`), fast on short keys and well studied.
+//! * **Seed:** [`DEFAULT_SEED`] unless a filter is built with another one; the seed is stored
+//!   in every filter file.
+//! * **Feed:** the bytes a key's [`Hash`] implementation writes, with every integer written
+//!   little-endian and every `usize`/`isize` (lengths, mostly) widened to 64 bits, so 32-bit
+//!   and big-endian machines produce the same bytes as 64-bit little-endian ones.
+//!
+//! One key therefore has one 64-bit hash, and that hash can be computed once and used to probe
+//! many filters ([`crate::BloomFilter::contains_hash`] and friends), as a storage engine that
+//! checks one key against many files wants to.
+//!
+//! Golden vectors in this module's tests pin all of the above: a change that alters any hash
+//! fails them.
+
+use std::hash::{Hash, Hasher};
+
+use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
+
+/// The seed every filter uses unless it is built with another one.
+///
+/// It is the ASCII bytes of "bloomkit" read as a little-endian integer: an arbitrary but
+/// fixed choice, never to be changed (stored filters depend on it).
+pub const DEFAULT_SEED: u64 = u64::from_le_bytes(*b"bloomkit");
+
+/// The stable 64-bit hash of `key` under [`DEFAULT_SEED`]: what every filter with the
+/// default seed derives its probes from.
+///
+/// # Examples
+///
+/// ```
+/// let h = bloomkit::hash("apple");
+/// assert_eq!(h, bloomkit::hash("apple"));
+/// assert_ne!(h, bloomkit::hash("pear"));
+/// // A str hashes like its bytes, so keys read as raw bytes match keys given as text.
+/// assert_eq!(h, bloomkit::hash_bytes(b"apple"));
+/// ```
+#[inline]
+pub fn hash<T: Hash + ?Sized>(key: &T) -> u64 {
+    hash_with_seed(key, DEFAULT_SEED)
+}
+
+/// The stable 64-bit hash of `key` under `seed`.
+///
+/// A filter built with a seed other than the default must be probed with hashes made by this
+/// function and that seed (see each filter's `seed()`).
+#[inline]
+pub fn hash_with_seed<T: Hash + ?Sized>(key: &T, seed: u64) -> u64 {
+    let mut hasher = StableHasher::with_seed(seed);
+    key.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The hash of a byte string, under [`DEFAULT_SEED`], exactly as [`hash`] hashes a `str`
+/// holding the same bytes.
+///
+/// Use it for keys that arrive as raw bytes (lines of a file, network messages) that may or
+/// may not be valid UTF-8: a key inserted as `"apple"` and queried as `b"apple"` through this
+/// function is found. (`hash(&b"apple"[..])` differs: a slice's `Hash` writes its length.)
+#[inline]
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    hash_bytes_with_seed(bytes, DEFAULT_SEED)
+}
+
+/// [`hash_bytes`] under `seed`.
+#[inline]
+pub fn hash_bytes_with_seed(bytes: &[u8], seed: u64) -> u64 {
+    let mut hasher = StableHasher::with_seed(seed);
+    // What `impl Hash for str` writes: the bytes, then a 0xff terminator (which no UTF-8
+    // text contains, so "ab","c" and "a","bc" differ in a tuple).
+    hasher.write(bytes);
+    hasher.write_u8(0xff);
+    hasher.finish()
+}
+
+/// Keys up to this many bytes are hashed in one call from a stack buffer; longer ones stream.
+const INLINE_BYTES: usize = 128;
+
+/// The [`Hasher`] behind [`hash`]: XXH3-64 over the platform-independent byte feed.
+///
+/// Most keys are short, so the hasher collects the feed in a stack buffer and hashes it in one
+/// call to XXH3's one-shot function at `finish`; only a feed longer than 128 bytes switches to
+/// XXH3's streaming state (on the heap, since it is large). Both routes give the same value:
+/// XXH3 streaming equals XXH3 one-shot over the same bytes.
+///
+/// # Examples
+///
+/// ```
+/// use std::hash::{Hash, Hasher};
+/// use bloomkit::{StableHasher, DEFAULT_SEED};
+///
+/// let mut h = StableHasher::with_seed(DEFAULT_SEED);
+/// (42u32, "x").hash(&mut h);
+/// assert_eq!(h.finish(), bloomkit::hash(&(42u32, "x")));
+/// ```
+#[derive(Clone)]
+pub struct StableHasher {
+    seed: u64,
+    len: usize,
+    buf: [u8; INLINE_BYTES],
+    stream: Option<Box<Xxh3>>,
+}
+
+impl std::fmt::Debug for StableHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StableHasher")
+            .field("seed", &self.seed)
+            .field("streaming", &self.stream.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl StableHasher {
+    /// A hasher with the given seed.
+    #[inline]
+    pub fn with_seed(seed: u64) -> Self {
+        StableHasher {
+            seed,
+            len: 0,
+            buf: [0; INLINE_BYTES],
+            stream: None,
+        }
+    }
+}
+
+impl Default for StableHasher {
+    /// A hasher with [`DEFAULT_SEED`].
+    fn default() -> Self {
+        StableHasher::with_seed(DEFAULT_SEED)
+    }
+}
+
+impl Hasher for StableHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        if let Some(stream) = self.stream.as_mut() {
+            stream.update(bytes);
+            return;
+        }
+        let end = self.len + bytes.len();
+        if end <= INLINE_BYTES {
+            self.buf[self.len..end].copy_from_slice(bytes);
+            self.len = end;
+        } else {
+            // The feed outgrew the buffer: move what we have into a streaming state.
+            let mut stream = Box::new(Xxh3::with_seed(self.seed));
+            stream.update(&self.buf[..self.len]);
+            stream.update(bytes);
+            self.stream = Some(stream);
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        match &self.stream {
+            Some(stream) => stream.digest(),
+            None => xxh3_64_with_seed(&self.buf[..self.len], self.seed),
+        }
+    }
+
+    // Integers are written little-endian whatever the platform (the defaults use native
+    // order), and pointer-sized ones as 64 bits (the defaults use the platform's width).
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.write(&[i]);
+    }
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.write(&(i as u64).to_le_bytes());
+    }
+    #[inline]
+    fn write_i8(&mut self, i: i8) {
+        self.write_u8(i as u8);
+    }
+    #[inline]
+    fn write_i16(&mut self, i: i16) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_i32(&mut self, i: i32) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_i64(&mut self, i: i64) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_i128(&mut self, i: i128) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_isize(&mut self, i: isize) {
+        self.write(&(i as i64).to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Golden vectors: these values are stored in users' filter files. If this test fails,
+    /// the change broke every stored filter; revert it rather than update the numbers.
+    /// (The string and integer cases were checked against the reference C implementation of
+    /// XXH3 when they were recorded.)
+    #[test]
+    fn golden_vectors() {
+        assert_eq!(DEFAULT_SEED, 0x7469_6b6d_6f6f_6c62);
+        let cases: &[(u64, u64)] = &[
+            (hash(""), 0x716b_9aa7_5523_90db),
+            (hash("apple"), 0xeaea_c75c_5b91_4c47),
+            (
+                hash("the quick brown fox jumps over the lazy dog"),
+                0x4d01_10cd_1f0a_7a90,
+            ),
+            (hash(&0u64), 0x1b41_d1e5_cd11_1e5a),
+            (hash(&42u64), 0x5f23_9f8b_6ee3_7ed4),
+            (hash(&-1i32), 0xf18d_4395_c46d_1901),
+            (hash(&7usize), 0x81a4_518c_62e2_d089),
+            (hash(&(1u8, "a", [2u16, 3])), 0xfed6_50d0_f1e3_b3b8),
+            (hash(&vec![1u32, 2, 3]), 0x101b_dcb2_852b_ec6a),
+            (hash(&"x".repeat(1000)), 0x5727_a62e_5518_aa2f),
+            (hash_with_seed("apple", 0), 0x4e34_6f37_4e35_6905),
+            (hash_bytes(&[0xff, 0x00, 0x80]), 0xc5c9_5b84_d46a_e246),
+        ];
+        let got: Vec<String> = cases.iter().map(|(h, _)| format!("{h:#018x}")).collect();
+        let want: Vec<String> = cases.iter().map(|(_, w)| format!("{w:#018x}")).collect();
+        assert_eq!(got, want);
+    }
+
+    /// The feed is what the docs promise: integers little-endian, usize as u64, str as its
+    /// bytes plus 0xff, all hashed by plain XXH3-64 with the seed.
+    #[test]
+    fn feed_is_the_documented_bytes() {
+        let s = DEFAULT_SEED;
+        assert_eq!(hash(&0x0102_0304u32), xxh3_64_with_seed(&[4, 3, 2, 1], s));
+        assert_eq!(hash(&5usize), xxh3_64_with_seed(&5u64.to_le_bytes(), s));
+        assert_eq!(hash(&-2isize), xxh3_64_with_seed(&(-2i64).to_le_bytes(), s));
+        assert_eq!(hash("ab"), xxh3_64_with_seed(b"ab\xff", s));
+        assert_eq!(hash_bytes(b"ab"), hash("ab"));
+        // A slice writes its length (as u64) first.
+        let mut feed = 2u64.to_le_bytes().to_vec();
+        feed.extend_from_slice(&[9, 8]);
+        assert_eq!(hash(&[9u8, 8][..]), xxh3_64_with_seed(&feed, s));
+    }
+
+    /// The inline and streaming routes agree at every length around the switch-over.
+    #[test]
+    fn inline_and_streaming_agree() {
+        let data: Vec<u8> = (0..700u32).map(|i| (i * 31 % 251) as u8).collect();
+        for len in 0..data.len() {
+            let want = xxh3_64_with_seed(&data[..len], 99);
+            // One write.
+            let mut h = StableHasher::with_seed(99);
+            h.write(&data[..len]);
+            assert_eq!(h.finish(), want, "len {len}");
+            // Many small writes, crossing the buffer boundary mid-write.
+            let mut h = StableHasher::with_seed(99);
+            for chunk in data[..len].chunks(7) {
+                h.write(chunk);
+            }
+            assert_eq!(h.finish(), want, "len {len} chunked");
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Approximate membership filters: structures that answer "definitely not" or "maybe" for a
+//! key in a few bits per key, whatever the key's size.
+//!
+//! Put one in front of something expensive (a disk read, a database query, a network hop):
+//! a "no" is always right and costs a few nanoseconds; a "maybe" is wrong at a rate you
+//! choose, 1% for about 10 bits per key.
+//!
+//! # Choosing a filter
+//!
+//! | type | layout | bits/key at 1% | use it when |
+//! |---|---|---|---|
+//! | [`BlockedBloomFilter`] | every probe in one 64-byte line | ≈10.0 | the default: one cache miss per query |
+//! | [`BloomFilter`] | probes anywhere | 9.59 | memory matters more than speed, or the filter fits in cache |
+//! | [`AtomicBloomFilter`] | blocked, atomic words | ≈10.0 | many threads insert at once, without a lock |
+//!
+//! All three answer the same questions with the same API, merge with filters of the same
+//! parameters ([`BloomFilter::union`], [`BloomFilter::intersect`]), and store in one file
+//! format. `bloomkit demo` prints their measured rates and speeds on your machine.
+//!
+//! # Overview of types and modules
+//!
+//! * [`BloomFilter`], [`BlockedBloomFilter`], [`AtomicBloomFilter`]: the filters, one per
+//!   file (`classic.rs`, `blocked.rs`, `atomic.rs`).
+//! * [`Filter`]: the small trait they share, for code generic over the kind.
+//! * [`AnyFilter`]: a filter of whatever kind a file holds.
+//! * [`hash`], [`hash_bytes`], [`StableHasher`]: the stable 64-bit key hash. Hash a key once and
+//!   probe many filters with it (`contains_hash`), as a storage engine checking one key
+//!   against many files does. Pinned by golden vectors: it never changes.
+//! * [`sizing`]: the math, as public functions: bits and probes for a target rate, the
+//!   predicted rate of a given size, estimates from the fill.
+//! * [`format`]: the versioned, checksummed file format every filter is stored in
+//!   (`docs/FORMAT.md` has it byte by byte). Reading never panics and never allocates more than
+//!   the input can justify.
+//! * [`Error`]: the one error type; its messages say how to fix the problem.
+//!
+//! The raw bit arrays (`bits.rs`) are private: the filters own their bits.
+//!
+//! # Examples
+//!
+//! ```
+//! use bloomkit::{BlockedBloomFilter, BloomFilter};
+//!
+//! // Plan for a million keys at 1%.
+//! let mut seen = BlockedBloomFilter::new(1_000_000, 0.01)?;
+//! seen.insert("alice");
+//! seen.insert(&42u64);
+//! assert!(seen.contains("alice"));
+//! assert!(!seen.contains("bob"));
+//!
+//! // One hash, many filters: compute it once.
+//! let mut today = BloomFilter::new(1_000, 0.01)?;
+//! let h = bloomkit::hash("alice");
+//! today.insert_hash(h);
+//! assert!(today.contains_hash(h) && seen.contains_hash(h));
+//!
+//! // Store and load; the file format is stable across versions and platforms.
+//! let bytes = seen.to_bytes();
+//! let loaded = BlockedBloomFilter::from_bytes(&bytes)?;
+//! assert!(loaded.contains("alice"));
+//! # Ok::<(), bloomkit::Error>(())
+//! ```
+//!
+//! The measured rate matches the prediction (this runs as a test):
+//!
+//! ```
+//! use bloomkit::BlockedBloomFilter;
+//!
+//! let mut f = BlockedBloomFilter::new(100_000, 0.01)?;
+//! for i in 0..100_000u64 { f.insert(&i); }
+//! let false_positives = (100_000..1_100_000u64).filter(|i| f.contains(i)).count();
+//! let rate = false_positives as f64 / 1e6;
+//! assert!(rate > 0.008 && rate <= 0.011, "{rate}");
+//! # Ok::<(), bloomkit::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod any;
+mod atomic;
+mod bits;
+mod blocked;
+mod classic;
+mod error;
+pub mod format;
+mod hash;
+pub mod sizing;
+
+pub use crate::any::AnyFilter;
+pub use crate::atomic::AtomicBloomFilter;
+pub use crate::blocked::BlockedBloomFilter;
+pub use crate::classic::BloomFilter;
+pub use crate::error::{Error, Result};
+pub use crate::format::FilterKind;
+pub use crate::hash::{
+    hash, hash_bytes, hash_bytes_with_seed, hash_with_seed, StableHasher, DEFAULT_SEED,
+};
+
+use std::hash::Hash;
+
+/// What every filter answers: the query side, shared by all kinds.
+///
+/// Inserting differs by kind (`&mut self` for most, `&self` for [`AtomicBloomFilter`]), so it
+/// stays on the types.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::{BloomFilter, BlockedBloomFilter, Filter};
+///
+/// fn any_absent(filters: &[&dyn Filter], key: &str) -> bool {
+///     filters.iter().any(|f| !f.contains_hash(bloomkit::hash_with_seed(key, f.seed())))
+/// }
+/// let mut a = BloomFilter::new(100, 0.01)?;
+/// let b = BlockedBloomFilter::new(100, 0.01)?;
+/// a.insert("k");
+/// assert!(any_absent(&[&a, &b], "k"));
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+pub trait Filter {
+    /// `false` if the key with this hash is definitely absent; `true` if it may be present.
+    fn contains_hash(&self, hash: u64) -> bool;
+
+    /// The hash seed keys are hashed with ([`hash_with_seed`]).
+    fn seed(&self) -> u64;
+
+    /// The filter's kind, as stored in its file header.
+    fn kind(&self) -> FilterKind;
+
+    /// Bytes of memory the filter holds.
+    fn memory_bytes(&self) -> usize;
+
+    /// `false` if `key` is definitely absent; `true` if it may be present.
+    fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool
+    where
+        Self: Sized,
+    {
+        self.contains_hash(hash_with_seed(key, self.seed()))
+    }
+}

@@ -1,0 +1,425 @@
+//! The sizing math: how many bits and probes a filter needs, and what false-positive rate a
+//! given size delivers.
+//!
+//! Notation: `n` items, `m` bits, `k` hash probes, `p` the false-positive rate (the chance
+//! that a query for an absent key answers "maybe").
+//!
+//! * Classic Bloom filter: a bit stays zero with probability e^(−kn/m), so
+//!   p ≈ (1 − e^(−kn/m))^k, minimised at k = (m/n)·ln 2, which gives m = −n·ln p / (ln 2)²:
+//!   1.44·log2(1/p) bits per key.
+//! * Blocked Bloom filter: all k probes of a key fall in one 512-bit line, so a line's load
+//!   varies (Poisson, mean L = 512·n/m) and the rate is the classic rate *inside a line*,
+//!   averaged over that load. An overloaded line costs more than an underloaded one saves, so
+//!   a blocked filter needs a little more memory than a classic one for the same rate, and its
+//!   best k is lower.
+//!
+//! The anchors in this module's examples are the textbook figures: a change that moves them is
+//! a bug.
+
+use crate::error::{Error, Result};
+
+/// The most hash probes any filter accepts.
+///
+/// Every probe of a key is derived from one 64-bit hash, and two keys whose hashes collide are
+/// indistinguishable, which floors the false-positive rate near n/2^64 whatever k is. At 64
+/// probes a classic filter's rate is already about 2^−64, so more buys nothing.
+pub const MAX_NUM_HASHES: u32 = 64;
+
+/// Bits in one line of a blocked filter: one 64-byte cache line.
+pub const LINE_BITS: u64 = 512;
+
+/// Checks that `fp_rate` is a usable target rate: a number strictly between 0 and 1.
+pub(crate) fn check_fp_rate(fp_rate: f64) -> Result<()> {
+    if fp_rate > 0.0 && fp_rate < 1.0 {
+        Ok(())
+    } else {
+        // NaN fails both comparisons and lands here too.
+        Err(Error::InvalidFpRate { fp_rate })
+    }
+}
+
+/// Checks that a rate is reachable with at most [`MAX_NUM_HASHES`] probes: the classic
+/// optimum is log2(1/p) probes, so rates below about 2^−64 are refused, whatever the layout.
+pub(crate) fn check_reachable(items: u64, fp_rate: f64) -> Result<()> {
+    let num_bits = optimal_num_bits(items, fp_rate)?;
+    let ideal = (num_bits as f64 / items.max(1) as f64 * std::f64::consts::LN_2).round();
+    if ideal > MAX_NUM_HASHES as f64 {
+        return Err(Error::FpRateTooSmall {
+            fp_rate,
+            num_hashes: ideal as u64,
+        });
+    }
+    Ok(())
+}
+
+/// Checks a probe count against `1..=MAX_NUM_HASHES`.
+pub(crate) fn check_num_hashes(num_hashes: u32) -> Result<()> {
+    if (1..=MAX_NUM_HASHES).contains(&num_hashes) {
+        Ok(())
+    } else {
+        Err(Error::InvalidNumHashes { num_hashes })
+    }
+}
+
+/// The number of bits a classic Bloom filter needs to hold `items` keys at rate `fp_rate`:
+/// ⌈−n·ln p / (ln 2)²⌉. `items = 0` is treated as 1.
+///
+/// # Errors
+///
+/// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::TooLarge`] if the answer does
+/// not fit in a `u64`.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::sizing::optimal_num_bits;
+/// assert_eq!(optimal_num_bits(1_000_000, 0.01)?, 9_585_059);
+/// // 0.1% costs 14.4 bits per key; 10% costs 4.8.
+/// assert_eq!((optimal_num_bits(1_000_000, 0.001)? as f64 / 1e6 * 10.0).round() / 10.0, 14.4);
+/// assert_eq!((optimal_num_bits(1_000_000, 0.1)? as f64 / 1e6 * 10.0).round() / 10.0, 4.8);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+pub fn optimal_num_bits(items: u64, fp_rate: f64) -> Result<u64> {
+    check_fp_rate(fp_rate)?;
+    let n = items.max(1) as f64;
+    let ln2 = std::f64::consts::LN_2;
+    let bits = (-n * fp_rate.ln() / (ln2 * ln2)).ceil();
+    // 2^64 is exactly representable; anything at or past it does not fit.
+    if bits >= 18_446_744_073_709_551_616.0 {
+        return Err(Error::TooLarge { num_bits: u64::MAX });
+    }
+    Ok((bits as u64).max(1))
+}
+
+/// The number of probes that minimises a classic filter's rate: (m/n)·ln 2, rounded, within
+/// `1..=MAX_NUM_HASHES`. `items = 0` is treated as 1.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::sizing::{optimal_num_bits, optimal_num_hashes};
+/// let n = 1_000_000;
+/// assert_eq!(optimal_num_hashes(n, optimal_num_bits(n, 0.01)?), 7);
+/// assert_eq!(optimal_num_hashes(n, optimal_num_bits(n, 0.001)?), 10);
+/// assert_eq!(optimal_num_hashes(n, optimal_num_bits(n, 0.1)?), 3);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+pub fn optimal_num_hashes(items: u64, num_bits: u64) -> u32 {
+    let k = (num_bits as f64 / items.max(1) as f64 * std::f64::consts::LN_2).round();
+    k.clamp(1.0, MAX_NUM_HASHES as f64) as u32
+}
+
+/// The predicted false-positive rate of a classic filter of `num_bits` bits and `num_hashes`
+/// probes holding `items` keys: (1 − e^(−kn/m))^k.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::sizing::classic_fp_rate;
+/// let p = classic_fp_rate(1_000_000, 9_585_059, 7);
+/// assert!((p - 0.01).abs() < 0.0005);
+/// // Holding twice the planned keys, the same filter answers "maybe" 15% of the time.
+/// let p2 = classic_fp_rate(2_000_000, 9_585_059, 7);
+/// assert!((p2 - 0.15).abs() < 0.01, "{p2}");
+/// ```
+pub fn classic_fp_rate(items: u64, num_bits: u64, num_hashes: u32) -> f64 {
+    if num_bits == 0 {
+        return 1.0;
+    }
+    let k = num_hashes as f64;
+    (1.0 - (-k * items as f64 / num_bits as f64).exp()).powf(k)
+}
+
+/// The rate inside one 512-bit line holding `load` keys of `k` probes each, probes falling
+/// independently: (1 − (1 − 1/512)^(k·load))^k.
+fn line_fp_rate(load: f64, k: f64) -> f64 {
+    let bit_zero = (1.0 - 1.0 / LINE_BITS as f64).powf(k * load);
+    (1.0 - bit_zero).powf(k)
+}
+
+/// The predicted false-positive rate of a blocked filter (512-bit lines) of `num_bits` bits
+/// and `num_hashes` probes holding `items` keys.
+///
+/// Keys land on lines at random, so a line's load is Poisson with mean L = 512·n/m; the rate
+/// is the in-line rate averaged over that distribution. This is the exact form of the
+/// cache-local approximation ½·[F(512, L+√L, k) + F(512, L−√L, k)] (which averages over one
+/// standard deviation either side); the two agree within 0.5% at 10 bits per key, and the sum
+/// stays right where the approximation does not (fewer than one key per line).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::sizing::blocked_fp_rate;
+/// // RocksDB's FastLocalBloom at 10 bits/key and 6 probes: about 0.955%.
+/// let p = blocked_fp_rate(1_000_000, 10_000_000, 6);
+/// assert!((p - 0.00955).abs() < 0.00005, "{p}");
+/// ```
+pub fn blocked_fp_rate(items: u64, num_bits: u64, num_hashes: u32) -> f64 {
+    let lines = (num_bits / LINE_BITS).max(1) as f64;
+    let mean = items as f64 / lines;
+    let k = num_hashes as f64;
+    if mean == 0.0 {
+        return 0.0;
+    }
+    let sd = mean.sqrt();
+    // Past a few hundred keys per line the filter is saturated and the spread irrelevant.
+    if mean > 100_000.0 {
+        return line_fp_rate(mean, k);
+    }
+    // Sum the Poisson terms within 12 standard deviations of the mean (the rest weigh less
+    // than 1e-30), in log space so that e^(−L) cannot underflow for large L.
+    let lo = (mean - 12.0 * sd - 10.0).max(0.0).floor() as u64;
+    let hi = (mean + 12.0 * sd + 10.0).ceil() as u64;
+    let ln_mean = mean.ln();
+    // ln P(lo) = −L + lo·ln L − ln(lo!)
+    let mut ln_fact = 0.0;
+    for i in 2..=lo {
+        ln_fact += (i as f64).ln();
+    }
+    let mut ln_pmf = -mean + lo as f64 * ln_mean - ln_fact;
+    let mut total = 0.0;
+    for j in lo..=hi {
+        total += ln_pmf.exp() * line_fp_rate(j as f64, k);
+        ln_pmf += ln_mean - ((j + 1) as f64).ln();
+    }
+    total.min(1.0)
+}
+
+/// The number of probes a blocked filter of this many items and bits should use: the fewest
+/// whose predicted rate is within 1% (relative) of the best any probe count achieves.
+///
+/// Near the optimum the rate is flat in k (at 10 bits per key, 6 and 7 probes differ by
+/// 0.05%), while every probe costs time, so the fewest near-best probes is the better trade.
+/// The result is lower than the classic (m/n)·ln 2 at high bits per key, because extra probes
+/// pile into already loaded lines.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::sizing::blocked_num_hashes;
+/// assert_eq!(blocked_num_hashes(1_000, 10_240), 6);   // 10 bits/key (the classic k is 7)
+/// assert!(blocked_num_hashes(1_000, 16_384) <= 9);    // 16 bits/key (the classic k is 11)
+/// ```
+pub fn blocked_num_hashes(items: u64, num_bits: u64) -> u32 {
+    let rates: Vec<f64> = {
+        let mut rates = vec![blocked_fp_rate(items, num_bits, 1)];
+        for k in 2..=MAX_NUM_HASHES {
+            let rate = blocked_fp_rate(items, num_bits, k);
+            rates.push(rate);
+            // The rate is unimodal in k: once it rises, it keeps rising.
+            if rate > rates[rates.len() - 2] {
+                break;
+            }
+        }
+        rates
+    };
+    let best = rates.iter().copied().fold(f64::INFINITY, f64::min);
+    let k = rates.iter().position(|&r| r <= best * 1.01).unwrap_or(0);
+    k as u32 + 1
+}
+
+/// The number of bits (a whole number of 512-bit lines) a blocked filter needs so that its
+/// predicted rate, with the best number of probes, is at most `fp_rate` for `items` keys.
+/// `items = 0` is treated as 1.
+///
+/// # Errors
+///
+/// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::TooLarge`] if the answer does
+/// not fit in a `u64`.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::sizing::{blocked_num_bits, optimal_num_bits};
+/// let blocked = blocked_num_bits(1_000_000, 0.01)?;
+/// assert_eq!(blocked % 512, 0);
+/// // About 10 bits per key for 1%, a little more than the classic 9.59.
+/// let bits_per_key = blocked as f64 / 1e6;
+/// assert!(bits_per_key > 9.6 && bits_per_key < 10.2, "{bits_per_key}");
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+pub fn blocked_num_bits(items: u64, fp_rate: f64) -> Result<u64> {
+    check_fp_rate(fp_rate)?;
+    let items = items.max(1);
+    let max_lines = u64::MAX / LINE_BITS;
+    let meets = |lines: u64| {
+        let bits = lines * LINE_BITS;
+        blocked_fp_rate(items, bits, blocked_num_hashes(items, bits)) <= fp_rate
+    };
+    // Start from the classic size (a lower bound: blocking only costs) and double until met.
+    let classic = optimal_num_bits(items, fp_rate)?;
+    let mut lo = (classic / LINE_BITS).max(1);
+    if meets(lo) {
+        // Tiny filters (one line) can meet the target at the classic size already.
+        return Ok(lo * LINE_BITS);
+    }
+    let mut hi = lo;
+    loop {
+        if hi >= max_lines {
+            return Err(Error::TooLarge { num_bits: u64::MAX });
+        }
+        hi = hi.saturating_mul(2).min(max_lines);
+        if meets(hi) {
+            break;
+        }
+        lo = hi;
+    }
+    // Invariant: `lo` lines miss the target, `hi` lines meet it.
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if meets(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi * LINE_BITS)
+}
+
+/// Bits spent per key: `num_bits / items` (`items = 0` is treated as 1).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(bloomkit::sizing::bits_per_key(9_585_059, 1_000_000), 9.585059);
+/// ```
+pub fn bits_per_key(num_bits: u64, items: u64) -> f64 {
+    num_bits as f64 / items.max(1) as f64
+}
+
+/// The number of distinct keys a filter holds, estimated from its fill (Swamidass & Baldi):
+/// n* = −(m/k)·ln(1 − X/m) for X set bits.
+///
+/// A full filter (X = m) has no finite estimate; it is reported as if one bit were still
+/// zero, the smallest count consistent with the fill.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::sizing::estimated_count;
+/// // An empty filter holds nothing; half the bits set with k = 7 means about m·ln2/7 keys.
+/// assert_eq!(estimated_count(0, 1000, 7), 0);
+/// assert_eq!(estimated_count(500, 1000, 7), 99);
+/// ```
+pub fn estimated_count(set_bits: u64, num_bits: u64, num_hashes: u32) -> u64 {
+    if num_bits == 0 || num_hashes == 0 {
+        return 0;
+    }
+    let m = num_bits as f64;
+    let x = set_bits.min(num_bits.saturating_sub(1)) as f64;
+    let n = -(m / num_hashes as f64) * (1.0 - x / m).ln();
+    n.round() as u64
+}
+
+/// The false-positive rate a classic filter risks now, from its fill: (X/m)^k.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(bloomkit::sizing::estimated_fp_rate(500, 1000, 2), 0.25);
+/// ```
+pub fn estimated_fp_rate(set_bits: u64, num_bits: u64, num_hashes: u32) -> f64 {
+    if num_bits == 0 {
+        return 1.0;
+    }
+    (set_bits as f64 / num_bits as f64).powi(num_hashes as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn textbook_anchors() {
+        assert_eq!(optimal_num_bits(1_000_000, 0.01).unwrap(), 9_585_059);
+        assert_eq!(optimal_num_hashes(1_000_000, 9_585_059), 7);
+        let m = optimal_num_bits(1_000_000, 0.001).unwrap();
+        assert_eq!(optimal_num_hashes(1_000_000, m), 10);
+        assert!((bits_per_key(m, 1_000_000) - 14.38).abs() < 0.01);
+    }
+
+    #[test]
+    fn bad_rates_are_errors() {
+        for p in [
+            0.0,
+            1.0,
+            -0.5,
+            1.5,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            assert!(matches!(
+                optimal_num_bits(10, p),
+                Err(Error::InvalidFpRate { .. })
+            ));
+            assert!(matches!(
+                blocked_num_bits(10, p),
+                Err(Error::InvalidFpRate { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn huge_requests_are_errors_not_panics() {
+        assert!(matches!(
+            optimal_num_bits(u64::MAX, 0.01),
+            Err(Error::TooLarge { .. })
+        ));
+        assert!(matches!(
+            blocked_num_bits(u64::MAX, 0.01),
+            Err(Error::TooLarge { .. })
+        ));
+        // Extreme but valid: still terminates with an answer.
+        assert!(optimal_num_bits(0, f64::MIN_POSITIVE).is_ok());
+    }
+
+    #[test]
+    fn zero_items_is_one() {
+        assert_eq!(
+            optimal_num_bits(0, 0.01).unwrap(),
+            optimal_num_bits(1, 0.01).unwrap()
+        );
+        assert_eq!(
+            blocked_num_bits(0, 0.01).unwrap(),
+            blocked_num_bits(1, 0.01).unwrap()
+        );
+    }
+
+    #[test]
+    fn blocked_sizing_meets_its_target_at_many_rates() {
+        for &p in &[0.5, 0.1, 0.03, 0.01, 0.001, 1e-4, 1e-6] {
+            for &n in &[1u64, 10, 1000, 1_000_000] {
+                let m = blocked_num_bits(n, p).unwrap();
+                let k = blocked_num_hashes(n, m);
+                let rate = blocked_fp_rate(n, m, k);
+                assert!(rate <= p, "n={n} p={p}: {rate}");
+                if m > LINE_BITS {
+                    // One line fewer would miss: the size is the smallest that works.
+                    let smaller = m - LINE_BITS;
+                    let k2 = blocked_num_hashes(n, smaller);
+                    assert!(blocked_fp_rate(n, smaller, k2) > p, "n={n} p={p}");
+                }
+                // Blocking never beats the classic layout.
+                assert!(m + LINE_BITS >= optimal_num_bits(n, p).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn blocked_rate_matches_the_sigma_approximation_near_ten_bits_per_key() {
+        let f = |load: f64, k: f64| (1.0 - (-k * load / 512.0).exp()).powf(k);
+        let l: f64 = 51.2;
+        let approx = 0.5 * (f(l + l.sqrt(), 6.0) + f(l - l.sqrt(), 6.0));
+        let exact = blocked_fp_rate(1_000_000, 10_000_000, 6);
+        assert!((exact / approx - 1.0).abs() < 0.005, "{exact} vs {approx}");
+    }
+
+    #[test]
+    fn estimates_are_finite_at_the_edges() {
+        assert!(estimated_count(1000, 1000, 7) > 0);
+        assert_eq!(estimated_count(0, 0, 7), 0);
+        assert_eq!(estimated_fp_rate(1000, 1000, 7), 1.0);
+        assert_eq!(classic_fp_rate(10, 0, 7), 1.0);
+    }
+}

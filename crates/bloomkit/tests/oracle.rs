@@ -1,0 +1,131 @@
+//! Property tests against a `HashSet` oracle: whatever the keys, a filter never forgets one,
+//! through union, intersection, serialization and conversion.
+
+use std::collections::HashSet;
+
+use bloomkit::{AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter};
+use proptest::prelude::*;
+
+/// Keys of mixed shapes: short, long (past the hasher's inline buffer), empty, non-ASCII.
+fn keys() -> impl Strategy<Value = Vec<String>> {
+    prop::collection::vec(".{0,200}", 0..300)
+}
+
+/// Planned capacities from tiny (so filters saturate) to comfortable, and rates across the
+/// useful range.
+fn plan() -> impl Strategy<Value = (u64, f64)> {
+    (
+        0u64..2000,
+        prop::sample::select(vec![0.5, 0.1, 0.01, 0.001, 1e-6]),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn classic_has_no_false_negatives((n, p) in plan(), keys in keys()) {
+        let mut f = BloomFilter::new(n, p).unwrap();
+        let oracle: HashSet<&String> = keys.iter().collect();
+        for k in &keys {
+            f.insert(k);
+        }
+        for k in &oracle {
+            prop_assert!(f.contains(*k));
+            prop_assert!(f.contains(k.as_str()));
+            prop_assert!(f.contains_hash(bloomkit::hash_bytes(k.as_bytes())));
+        }
+        let g = BloomFilter::from_bytes(&f.to_bytes()).unwrap();
+        prop_assert_eq!(&g, &f);
+        prop_assert_eq!(g.item_count(), f.item_count());
+        for k in &oracle {
+            prop_assert!(g.contains(*k));
+        }
+    }
+
+    #[test]
+    fn blocked_has_no_false_negatives((n, p) in plan(), keys in keys()) {
+        let mut f = BlockedBloomFilter::new(n, p).unwrap();
+        for k in &keys {
+            f.insert(k);
+        }
+        let mut streamed = Vec::new();
+        f.write_to(&mut streamed).unwrap();
+        let g = BlockedBloomFilter::read_from(&streamed[..]).unwrap();
+        prop_assert_eq!(&g, &f);
+        for k in &keys {
+            prop_assert!(f.contains(k));
+            prop_assert!(g.contains(k));
+        }
+    }
+
+    #[test]
+    fn atomic_has_no_false_negatives_and_matches_blocked((n, p) in plan(), keys in keys()) {
+        let atomic = AtomicBloomFilter::new(n, p).unwrap();
+        let mut blocked = BlockedBloomFilter::new(n, p).unwrap();
+        for k in &keys {
+            prop_assert_eq!(atomic.insert(k), blocked.insert(k));
+        }
+        for k in &keys {
+            prop_assert!(atomic.contains(k));
+        }
+        prop_assert_eq!(atomic.to_blocked().unwrap(), blocked.clone());
+        let back = AtomicBloomFilter::from_bytes(&blocked.to_bytes()).unwrap();
+        prop_assert_eq!(&back, &atomic);
+    }
+
+    #[test]
+    fn union_holds_both_and_intersection_holds_the_common(
+        a_keys in keys(), b_keys in keys(), blocked in any::<bool>(),
+    ) {
+        let make = || -> AnyFilter {
+            if blocked {
+                BlockedBloomFilter::new(500, 0.01).unwrap().into()
+            } else {
+                BloomFilter::new(500, 0.01).unwrap().into()
+            }
+        };
+        let (mut a, mut b) = (make(), make());
+        for k in &a_keys { a.insert(k); }
+        for k in &b_keys { b.insert(k); }
+        let a_set: HashSet<&String> = a_keys.iter().collect();
+        let b_set: HashSet<&String> = b_keys.iter().collect();
+
+        let mut union = a.clone();
+        union.union(&b).unwrap();
+        for k in a_set.union(&b_set) {
+            prop_assert!(union.contains(*k));
+        }
+        let mut inter = a.clone();
+        inter.intersect(&b).unwrap();
+        for k in a_set.intersection(&b_set) {
+            prop_assert!(inter.contains(*k));
+        }
+        // Set laws on the bits: union is commutative, intersection is within both.
+        let mut union2 = b.clone();
+        union2.union(&a).unwrap();
+        prop_assert_eq!(&union2, &union);
+        prop_assert!(inter.count_ones() <= a.count_ones().min(b.count_ones()));
+
+        // And all of it survives a round trip through the format.
+        let loaded = AnyFilter::from_bytes(&union.to_bytes()).unwrap();
+        prop_assert_eq!(&loaded, &union);
+    }
+
+    #[test]
+    fn precomputed_hashes_probe_many_filters(keys in keys(), seed in any::<u64>()) {
+        let mut plain = BloomFilter::new(300, 0.01).unwrap();
+        let mut blocked = BlockedBloomFilter::new(300, 0.01).unwrap();
+        let mut seeded = BloomFilter::new_with_seed(300, 0.01, seed).unwrap();
+        for k in &keys {
+            let h = bloomkit::hash(k);
+            plain.insert_hash(h);
+            blocked.insert_hash(h);
+            seeded.insert_hash(bloomkit::hash_with_seed(k, seed));
+        }
+        for k in &keys {
+            // insert_hash(hash(k)) and contains(k) agree, for the default and any seed.
+            prop_assert!(plain.contains(k) && blocked.contains(k) && seeded.contains(k));
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Golden files: filters written by an earlier build must load and answer exactly as they did.
+//!
+//! `tests/data/` holds one small filter per kind (and one with a non-default seed), each with
+//! an `.answers` file listing, for 3,000 keys (1,000 inserted, 2,000 not), the answer the
+//! filter gave when it was written. A change to the hash, the probe derivation, the sizing or
+//! the format fails here. Such a change needs a new format version, not new golden files.
+//!
+//! To write the files for a *new* kind: `BLOOMKIT_WRITE_GOLDEN=1 cargo test --test golden`,
+//! then check them in. Never rewrite an existing one.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use bloomkit::{AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter, FilterKind};
+
+struct Fixture {
+    name: &'static str,
+    kind: FilterKind,
+    build: fn() -> AnyFilter,
+    key: fn(u64) -> String,
+}
+
+fn text_key(i: u64) -> String {
+    format!("golden:{i}")
+}
+
+fn number_key(i: u64) -> String {
+    i.to_string()
+}
+
+/// The recipes. Keys `0..1000` are inserted; `1000..3000` are not.
+fn fixtures() -> Vec<Fixture> {
+    vec![
+        Fixture {
+            name: "classic-v1",
+            kind: FilterKind::Classic,
+            build: || fill(BloomFilter::new(1000, 0.01).unwrap().into(), text_key),
+            key: text_key,
+        },
+        Fixture {
+            name: "blocked-v1",
+            kind: FilterKind::Blocked,
+            build: || fill(BlockedBloomFilter::new(1000, 0.01).unwrap().into(), text_key),
+            key: text_key,
+        },
+        Fixture {
+            name: "classic-seeded-v1",
+            kind: FilterKind::Classic,
+            build: || {
+                let f = BloomFilter::new_with_seed(1000, 0.05, 0x5eed).unwrap();
+                fill(f.into(), number_key)
+            },
+            key: number_key,
+        },
+    ]
+}
+
+fn fill(mut f: AnyFilter, key: fn(u64) -> String) -> AnyFilter {
+    for i in 0..1000 {
+        f.insert(key(i).as_str());
+    }
+    f
+}
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+fn answers(f: &AnyFilter, key: fn(u64) -> String) -> String {
+    let mut out = String::new();
+    for i in 0..3000 {
+        let k = key(i);
+        let answer = if f.contains(k.as_str()) { "maybe" } else { "no" };
+        writeln!(out, "{k}\t{answer}").unwrap();
+    }
+    out
+}
+
+#[test]
+fn golden_files_load_and_answer_as_written() {
+    let write = std::env::var_os("BLOOMKIT_WRITE_GOLDEN").is_some();
+    for fx in fixtures() {
+        let bin_path = data_dir().join(format!("{}.bkf", fx.name));
+        let answers_path = data_dir().join(format!("{}.answers", fx.name));
+        if write && !bin_path.exists() {
+            let f = (fx.build)();
+            std::fs::write(&bin_path, f.to_bytes()).unwrap();
+            std::fs::write(&answers_path, answers(&f, fx.key)).unwrap();
+        }
+        let stored = std::fs::read(&bin_path)
+            .unwrap_or_else(|e| panic!("{}: {e}", bin_path.display()));
+        let stored_answers = std::fs::read_to_string(&answers_path)
+            .unwrap_or_else(|e| panic!("{}: {e}", answers_path.display()));
+
+        // It loads, as its kind and as AnyFilter, and answers every key as it did.
+        let loaded = AnyFilter::from_bytes(&stored).unwrap();
+        assert_eq!(loaded.kind(), fx.kind, "{}", fx.name);
+        assert_eq!(answers(&loaded, fx.key), stored_answers, "{}: answers changed", fx.name);
+        match fx.kind {
+            FilterKind::Classic => {
+                let f = BloomFilter::from_bytes(&stored).unwrap();
+                assert_eq!(AnyFilter::from(f), loaded);
+            }
+            FilterKind::Blocked => {
+                let f = BlockedBloomFilter::from_bytes(&stored).unwrap();
+                assert_eq!(AnyFilter::from(f), loaded);
+                let a = AtomicBloomFilter::from_bytes(&stored).unwrap();
+                assert_eq!(AnyFilter::from(a.to_blocked().unwrap()), loaded);
+            }
+            _ => unreachable!("no fixture of another kind"),
+        }
+        // Every inserted key is there; the absent ones are mostly not.
+        let maybes = stored_answers.lines().filter(|l| l.ends_with("maybe")).count();
+        assert!(stored_answers.lines().take(1000).all(|l| l.ends_with("\tmaybe")));
+        assert!(maybes >= 1000 && maybes < 1000 + 2000 / 10, "{}: {maybes}", fx.name);
+
+        // It writes back byte for byte, and today's build of the same recipe is identical:
+        // the hash, the probes, the sizing and the writer are all unchanged.
+        assert_eq!(loaded.to_bytes(), stored, "{}: re-serialization differs", fx.name);
+        assert_eq!((fx.build)().to_bytes(), stored, "{}: a fresh build differs", fx.name);
+    }
+}

@@ -28,7 +28,7 @@
 //!   against many files does. Pinned by golden vectors: it never changes.
 //! * [`sizing`]: the math, as public functions: bits and probes for a target rate, the
 //!   predicted rate of a given size, estimates from the fill.
-//! * [`format`]: the versioned, checksummed file format every filter is stored in
+//! * [`format`](mod@format): the versioned, checksummed file format every filter is stored in
 //!   (`docs/FORMAT.md` has it byte by byte). Reading never panics and never allocates more than
 //!   the input can justify.
 //! * [`Error`]: the one error type; its messages say how to fix the problem.

@@ -71,7 +71,8 @@ impl AnyFilter {
             Some(FilterKind::Blocked) => {
                 AnyFilter::Blocked(BlockedBloomFilter::decode(&header, &mut r)?)
             }
-            None => return Err(Error::UnknownKind { found: header.kind }),
+            // Kinds this type does not (yet) carry are as unknown to it as future ones.
+            _ => return Err(Error::UnknownKind { found: header.kind }),
         };
         let rest = r.finish()?;
         Ok((filter, rest))

@@ -31,6 +31,32 @@ pub enum Error {
         /// The probes it would need.
         num_hashes: u64,
     },
+    /// A parameter is outside the range the filter accepts.
+    InvalidParameter {
+        /// The parameter's name, as the API spells it (e.g. "bucket_size").
+        name: &'static str,
+        /// The value that was given.
+        value: String,
+        /// What is accepted, in words (e.g. "1 to 255").
+        expected: &'static str,
+    },
+    /// The filter holds as many keys as it can; the insert changed nothing.
+    Full {
+        /// The kind of filter that is full.
+        kind: FilterKind,
+    },
+    /// The operation does not apply to this kind of filter.
+    Unsupported {
+        /// The kind of filter.
+        kind: FilterKind,
+        /// What was attempted (e.g. "union").
+        operation: &'static str,
+    },
+    /// Building a static filter failed even after re-seeding.
+    ConstructionFailed {
+        /// How many seeds were tried.
+        attempts: u32,
+    },
     /// A filter of zero bits was requested.
     ZeroBits,
     /// The number of hash probes is zero or above [`crate::sizing::MAX_NUM_HASHES`].
@@ -119,6 +145,24 @@ impl fmt::Display for Error {
                  probes, more than the {} a 64-bit key hash can usefully feed; choose a rate of \
                  1e-15 or more",
                 crate::sizing::MAX_NUM_HASHES
+            ),
+            Error::InvalidParameter {
+                name,
+                value,
+                expected,
+            } => write!(f, "invalid {name} {value}: expected {expected}"),
+            Error::Full { kind } => write!(
+                f,
+                "the {kind} filter is full and the insert changed nothing; create it with a \
+                 larger capacity, or let it grow"
+            ),
+            Error::Unsupported { kind, operation } => {
+                write!(f, "a {kind} filter does not support {operation}")
+            }
+            Error::ConstructionFailed { attempts } => write!(
+                f,
+                "could not build the filter after {attempts} seeds; this is vanishingly \
+                 unlikely for real keys, so check that the key count and hashes are sane"
             ),
             Error::ZeroBits => write!(f, "a filter needs at least one bit; ask for more bits"),
             Error::InvalidNumHashes { num_hashes } => write!(

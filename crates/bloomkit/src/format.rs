@@ -58,6 +58,16 @@ pub enum FilterKind {
     /// [`crate::BlockedBloomFilter`], and [`crate::AtomicBloomFilter`], which has the same
     /// bits and is stored the same way.
     Blocked,
+    /// A counting Bloom filter (4-bit counters; supports removal).
+    Counting,
+    /// A scalable Bloom filter (a chain of growing layers).
+    Scalable,
+    /// A cuckoo filter (fingerprints in buckets; supports removal and counts).
+    Cuckoo,
+    /// A ribbon filter (static, built once from all keys).
+    Ribbon,
+    /// An aging Bloom filter (generations that rotate out).
+    Aging,
 }
 
 impl FilterKind {
@@ -66,6 +76,11 @@ impl FilterKind {
         match self {
             FilterKind::Classic => 1,
             FilterKind::Blocked => 2,
+            FilterKind::Counting => 3,
+            FilterKind::Scalable => 4,
+            FilterKind::Cuckoo => 5,
+            FilterKind::Ribbon => 6,
+            FilterKind::Aging => 7,
         }
     }
 
@@ -74,6 +89,11 @@ impl FilterKind {
         match code {
             1 => Some(FilterKind::Classic),
             2 => Some(FilterKind::Blocked),
+            3 => Some(FilterKind::Counting),
+            4 => Some(FilterKind::Scalable),
+            5 => Some(FilterKind::Cuckoo),
+            6 => Some(FilterKind::Ribbon),
+            7 => Some(FilterKind::Aging),
             _ => None,
         }
     }
@@ -83,6 +103,11 @@ impl FilterKind {
         match self {
             FilterKind::Classic => "classic",
             FilterKind::Blocked => "blocked",
+            FilterKind::Counting => "counting",
+            FilterKind::Scalable => "scalable",
+            FilterKind::Cuckoo => "cuckoo",
+            FilterKind::Ribbon => "ribbon",
+            FilterKind::Aging => "aging",
         }
     }
 }
@@ -145,6 +170,22 @@ impl Params<'_> {
 
     pub(crate) fn u32(&mut self) -> Result<u32> {
         self.take().map(u32::from_le_bytes)
+    }
+
+    #[allow(dead_code)] // for the kinds that store small fields
+    pub(crate) fn u16(&mut self) -> Result<u16> {
+        self.take().map(u16::from_le_bytes)
+    }
+
+    #[allow(dead_code)]
+    pub(crate) fn u8(&mut self) -> Result<u8> {
+        self.take().map(u8::from_le_bytes)
+    }
+
+    /// An `f64` stored as its IEEE-754 bits, little-endian.
+    #[allow(dead_code)]
+    pub(crate) fn f64(&mut self) -> Result<f64> {
+        self.take().map(f64::from_le_bytes)
     }
 
     /// Fails if parameters are left over: a longer list is a format this build does not know.
@@ -472,7 +513,9 @@ mod tests {
 
     #[test]
     fn kind_codes_round_trip() {
-        for kind in [FilterKind::Classic, FilterKind::Blocked] {
+        for code in 1..=7 {
+            let kind = FilterKind::from_code(code).unwrap();
+            assert_eq!(kind.code(), code);
             assert_eq!(FilterKind::from_code(kind.code()), Some(kind));
         }
         assert_eq!(FilterKind::from_code(0), None);

@@ -40,7 +40,12 @@ fn fixtures() -> Vec<Fixture> {
         Fixture {
             name: "blocked-v1",
             kind: FilterKind::Blocked,
-            build: || fill(BlockedBloomFilter::new(1000, 0.01).unwrap().into(), text_key),
+            build: || {
+                fill(
+                    BlockedBloomFilter::new(1000, 0.01).unwrap().into(),
+                    text_key,
+                )
+            },
             key: text_key,
         },
         Fixture {
@@ -70,7 +75,11 @@ fn answers(f: &AnyFilter, key: fn(u64) -> String) -> String {
     let mut out = String::new();
     for i in 0..3000 {
         let k = key(i);
-        let answer = if f.contains(k.as_str()) { "maybe" } else { "no" };
+        let answer = if f.contains(k.as_str()) {
+            "maybe"
+        } else {
+            "no"
+        };
         writeln!(out, "{k}\t{answer}").unwrap();
     }
     out
@@ -87,15 +96,20 @@ fn golden_files_load_and_answer_as_written() {
             std::fs::write(&bin_path, f.to_bytes()).unwrap();
             std::fs::write(&answers_path, answers(&f, fx.key)).unwrap();
         }
-        let stored = std::fs::read(&bin_path)
-            .unwrap_or_else(|e| panic!("{}: {e}", bin_path.display()));
+        let stored =
+            std::fs::read(&bin_path).unwrap_or_else(|e| panic!("{}: {e}", bin_path.display()));
         let stored_answers = std::fs::read_to_string(&answers_path)
             .unwrap_or_else(|e| panic!("{}: {e}", answers_path.display()));
 
         // It loads, as its kind and as AnyFilter, and answers every key as it did.
         let loaded = AnyFilter::from_bytes(&stored).unwrap();
         assert_eq!(loaded.kind(), fx.kind, "{}", fx.name);
-        assert_eq!(answers(&loaded, fx.key), stored_answers, "{}: answers changed", fx.name);
+        assert_eq!(
+            answers(&loaded, fx.key),
+            stored_answers,
+            "{}: answers changed",
+            fx.name
+        );
         match fx.kind {
             FilterKind::Classic => {
                 let f = BloomFilter::from_bytes(&stored).unwrap();
@@ -110,13 +124,29 @@ fn golden_files_load_and_answer_as_written() {
             _ => unreachable!("no fixture of another kind"),
         }
         // Every inserted key is there; the absent ones are mostly not.
-        let maybes = stored_answers.lines().filter(|l| l.ends_with("maybe")).count();
-        assert!(stored_answers.lines().take(1000).all(|l| l.ends_with("\tmaybe")));
-        assert!(maybes >= 1000 && maybes < 1000 + 2000 / 10, "{}: {maybes}", fx.name);
+        let maybes = stored_answers
+            .lines()
+            .filter(|l| l.ends_with("maybe"))
+            .count();
+        assert!(stored_answers
+            .lines()
+            .take(1000)
+            .all(|l| l.ends_with("\tmaybe")));
+        assert!((1000..1200).contains(&maybes), "{}: {maybes}", fx.name);
 
         // It writes back byte for byte, and today's build of the same recipe is identical:
         // the hash, the probes, the sizing and the writer are all unchanged.
-        assert_eq!(loaded.to_bytes(), stored, "{}: re-serialization differs", fx.name);
-        assert_eq!((fx.build)().to_bytes(), stored, "{}: a fresh build differs", fx.name);
+        assert_eq!(
+            loaded.to_bytes(),
+            stored,
+            "{}: re-serialization differs",
+            fx.name
+        );
+        assert_eq!(
+            (fx.build)().to_bytes(),
+            stored,
+            "{}: a fresh build differs",
+            fx.name
+        );
     }
 }

@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 pub(crate) const LINE_WORDS: usize = 8;
 
 /// Allocates a vector of `len` elements made by `make`, or reports how many bytes failed.
-fn try_vec<T>(len: u64, mut make: impl FnMut() -> T) -> Result<Vec<T>> {
+pub(crate) fn try_vec<T>(len: u64, mut make: impl FnMut() -> T) -> Result<Vec<T>> {
     let bytes = len.saturating_mul(std::mem::size_of::<T>() as u64);
     let too_large = || Error::TooLarge {
         num_bits: bytes.saturating_mul(8),

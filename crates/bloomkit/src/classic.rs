@@ -54,7 +54,7 @@ pub struct BloomFilter {
 /// The k probe positions of a key: enhanced double hashing (Dillinger & Manolios) over the
 /// 64-bit space, each value mapped to `[0, num_bits)` by multiply-high.
 #[inline]
-fn probes(hash: u64, num_bits: u64, num_hashes: u32) -> impl Iterator<Item = u64> {
+pub(crate) fn probes(hash: u64, num_bits: u64, num_hashes: u32) -> impl Iterator<Item = u64> {
     // The second hash must look independent of the first: remix the rotated hash (a
     // bijection, so no information is lost, but its top bits depend on all of `hash`).
     let mut h2 = hash.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15;

@@ -1,1 +1,236 @@
-fn main() {}
+//! `bloomkit`: size, build, query, inspect and merge Bloom filters from the command line.
+//!
+//! This file holds the flags (clap derive) and the dispatch; each subcommand lives in
+//! `commands/`, and every piece of filter logic in the `bloomkit` library. Errors print as
+//! one line, `bloomkit: <message>`, and exit with status 1.
+
+#![forbid(unsafe_code)]
+
+mod commands;
+mod error;
+mod files;
+mod human;
+mod keys;
+mod output;
+mod progress;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::error::Result;
+
+/// Approximate membership filters: "definitely not" or "maybe" for a key, in a few bits per
+/// key.
+///
+/// Keys are lines of text (or of any bytes); filters are files in bloomkit's checksummed
+/// format, readable by the bloomkit Rust library (`AnyFilter::from_bytes`), where a line
+/// `apple` is found by `contains("apple")`.
+#[derive(Parser)]
+#[command(name = "bloomkit", version, propagate_version = true)]
+#[command(after_long_help = "\
+Examples:
+  bloomkit demo                                  # every kind, measured on this machine
+  bloomkit size --items 1000000 --fp-rate 0.01   # how big, without building
+  bloomkit build -o users.bkf users.txt          # one key per line
+  bloomkit query users.bkf alice bob             # maybe<TAB>alice / no<TAB>bob")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print how big a filter must be for N keys at a false-positive rate
+    ///
+    /// For each kind: bits, bytes, bits per key, hash probes per key, and the false-positive
+    /// rate the sizing math predicts. Nothing is allocated, so any size answers at once.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit size --items 1000000 --fp-rate 0.01
+  bloomkit size --items 1000000000000 --fp-rate 0.001")]
+    Size {
+        /// Number of distinct keys the filter will hold
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        items: u64,
+        /// Target false-positive rate, strictly between 0 and 1 (0.01 is 1%)
+        #[arg(
+            long,
+            value_name = "P",
+            default_value_t = 0.01,
+            allow_negative_numbers = true
+        )]
+        fp_rate: f64,
+    },
+
+    /// Build a filter file from keys, one per line
+    ///
+    /// Each line of each INPUT is one key: its bytes without the trailing newline (and
+    /// without a carriage return before it). Lines need not be UTF-8. An empty line is the
+    /// empty key. With no INPUT, or with `-`, keys come from standard input.
+    ///
+    /// Without --items (the default), every key's 8-byte hash is held in memory, and the
+    /// filter is sized for exactly the number of distinct keys: 8 bytes of temporary memory
+    /// per key. With --items, keys stream into a filter sized for that many, using no
+    /// memory beyond the filter; more keys than planned raise the false-positive rate.
+    ///
+    /// The file is written to a temporary file next to OUTPUT and renamed over it once
+    /// complete, so a failed build never leaves half a filter.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit build -o users.bkf users.txt
+  cut -d, -f1 orders.csv | bloomkit build --kind classic --fp-rate 0.001 -o orders.bkf
+  bloomkit build --items 100000000 -o big.bkf part1.txt part2.txt")]
+    Build {
+        /// Filter layout: blocked is faster, classic a little smaller
+        #[arg(long, value_enum, default_value_t = KindArg::Blocked)]
+        kind: KindArg,
+        /// Size for this many keys and stream them, instead of counting distinct keys first
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        items: Option<u64>,
+        /// Target false-positive rate, strictly between 0 and 1 (0.01 is 1%)
+        #[arg(
+            long,
+            value_name = "P",
+            default_value_t = 0.01,
+            allow_negative_numbers = true
+        )]
+        fp_rate: f64,
+        /// Where to write the filter
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        /// Files of keys, one per line; `-` or none for standard input
+        #[arg(value_name = "INPUT")]
+        inputs: Vec<PathBuf>,
+    },
+
+    /// Ask a filter whether keys may be in it
+    ///
+    /// Prints one line per key, in input order: `maybe`, a tab and the key if the key may be
+    /// in the filter, or `no`, a tab and the key if it definitely is not. "maybe" is wrong
+    /// at about the filter's false-positive rate; "no" is always right. The exit status is
+    /// 0 whatever the answers.
+    ///
+    /// Keys come from the arguments or, when there are none, from standard input, one per
+    /// line (as `build` reads them). Put `--` before keys that start with `-`.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit query users.bkf alice bob
+  bloomkit query users.bkf < candidates.txt | grep ^maybe | cut -f2
+  bloomkit query users.bkf -- -dash-key")]
+    Query {
+        /// The filter file
+        file: PathBuf,
+        /// Keys to look up; none to read them from standard input
+        #[arg(value_name = "KEY")]
+        keys: Vec<OsString>,
+    },
+
+    /// Show a filter file's parameters and how full it is
+    ///
+    /// Kind, format version, hash and seed, size on disk and in memory, hash probes per
+    /// key, how many inserts changed it, its fill, and the key count and false-positive rate
+    /// estimated from the fill. One `name: value` per line.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit info users.bkf
+  bloomkit info users.bkf | grep '^fill'")]
+    Info {
+        /// The filter file
+        file: PathBuf,
+    },
+
+    /// Combine filters into one holding every key of each
+    ///
+    /// The filters must have been built with the same kind, number of bits, hash probes and
+    /// seed: build them with the same --kind and --fp-rate and with --items set to the same
+    /// number. The result's false-positive rate is that of a filter holding all their keys.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit build --items 1000000 -o monday.bkf monday.txt
+  bloomkit build --items 1000000 -o tuesday.bkf tuesday.txt
+  bloomkit merge monday.bkf tuesday.bkf -o week.bkf")]
+    Merge {
+        /// The filters to combine (two or more)
+        #[arg(value_name = "FILTER", num_args = 2.., required = true)]
+        inputs: Vec<PathBuf>,
+        /// Where to write the combined filter
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+    },
+
+    /// Measure every filter kind on this machine: size, accuracy and speed
+    ///
+    /// Builds a classic, a blocked and an atomic filter for N keys, inserts N present keys
+    /// and queries N absent ones, timing both, and prints the predicted and measured
+    /// false-positive rates side by side. Holds all 2N keys in memory as strings, about 80
+    /// bytes a key.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit demo
+  bloomkit demo --items 10000000 --fp-rate 0.001")]
+    Demo {
+        /// Keys to insert (and as many absent keys to query)
+        #[arg(long, value_name = "N", default_value_t = 1_000_000,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        items: u64,
+        /// Target false-positive rate, strictly between 0 and 1 (0.01 is 1%)
+        #[arg(
+            long,
+            value_name = "P",
+            default_value_t = 0.01,
+            allow_negative_numbers = true
+        )]
+        fp_rate: f64,
+    },
+}
+
+/// The filter kinds `build` offers.
+#[derive(Clone, Copy, ValueEnum)]
+enum KindArg {
+    /// Probes anywhere in the bit array: the smallest for its rate
+    Classic,
+    /// All probes of a key in one 64-byte cache line: one cache miss per query
+    Blocked,
+}
+
+impl From<KindArg> for bloomkit::FilterKind {
+    fn from(kind: KindArg) -> Self {
+        match kind {
+            KindArg::Classic => bloomkit::FilterKind::Classic,
+            KindArg::Blocked => bloomkit::FilterKind::Blocked,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse().command) {
+        Ok(()) => ExitCode::SUCCESS,
+        // Whoever read our output closed it early (`| head`): they have what they wanted.
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bloomkit: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs one subcommand.
+fn run(command: Command) -> Result<()> {
+    match command {
+        Command::Size { items, fp_rate } => commands::size::run(items, fp_rate),
+        Command::Build {
+            kind,
+            items,
+            fp_rate,
+            output,
+            inputs,
+        } => commands::build::run(kind.into(), items, fp_rate, &output, &inputs),
+        Command::Query { file, keys } => commands::query::run(&file, &keys),
+        Command::Info { file } => commands::info::run(&file),
+        Command::Merge { inputs, output } => commands::merge::run(&inputs, &output),
+        Command::Demo { items, fp_rate } => commands::demo::run(items, fp_rate),
+    }
+}

@@ -1,0 +1,76 @@
+//! `bloomkit info`: what a filter file holds.
+
+use std::path::Path;
+
+use bloomkit::sizing;
+
+use crate::error::Result;
+use crate::{files, human, output};
+
+/// Prints the filter's parameters and statistics, one `name: value` per line.
+///
+/// # Errors
+///
+/// An unreadable filter, or a failed write to stdout.
+pub fn run(path: &Path) -> Result<()> {
+    let loaded = files::load_filter(path)?;
+    let f = &loaded.filter;
+    let estimated = f.estimated_count();
+    let memory = f.memory_bytes() as u64;
+    let bits_per_key = if estimated == 0 {
+        "- (the filter is empty)".to_string()
+    } else {
+        format!(
+            "{:.2} (per estimated key)",
+            sizing::bits_per_key(f.num_bits(), estimated)
+        )
+    };
+    let fields = [
+        ("file", path.display().to_string()),
+        ("kind", f.kind().to_string()),
+        (
+            "format version",
+            format!(
+                "{} (this build writes {})",
+                loaded.format_version,
+                bloomkit::format::FORMAT_VERSION
+            ),
+        ),
+        // The format has one hash algorithm so far; a file naming another fails to load.
+        ("hash", format!("XXH3-64, seed {:#018x}", f.seed())),
+        ("bits", human::count(f.num_bits())),
+        (
+            "bytes on disk",
+            format!(
+                "{} ({} bytes)",
+                human::bytes(loaded.file_bytes),
+                human::count(loaded.file_bytes)
+            ),
+        ),
+        (
+            "bytes in memory",
+            format!("{} ({} bytes)", human::bytes(memory), human::count(memory)),
+        ),
+        ("hashes", f.num_hashes().to_string()),
+        (
+            "item count",
+            format!(
+                "{} (inserts that changed the filter; after a merge, an estimate)",
+                human::count(f.item_count())
+            ),
+        ),
+        ("fill", human::percent_sig(f.fill_ratio())),
+        ("estimated count", human::count(estimated)),
+        (
+            "estimated false-positive rate",
+            human::percent_sig(f.estimated_fp_rate()),
+        ),
+        ("bits per key", bits_per_key),
+    ];
+    let width = fields.iter().map(|(name, _)| name.len()).max().unwrap_or(0) + 1;
+    let mut text = String::new();
+    for (name, value) in fields {
+        text.push_str(&format!("{:<width$} {value}\n", format!("{name}:")));
+    }
+    output::print(&text)
+}

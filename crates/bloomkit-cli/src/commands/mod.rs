@@ -1,0 +1,9 @@
+//! One module per subcommand, each with a `run` function that `main` calls with the parsed
+//! arguments.
+
+pub mod build;
+pub mod demo;
+pub mod info;
+pub mod merge;
+pub mod query;
+pub mod size;

@@ -1,0 +1,615 @@
+//! End-to-end tests of the `bloomkit` binary: real processes, real files, exact output
+//! where the output is a contract (query's `maybe<TAB>key` lines, error lines).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use assert_cmd::Command;
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+/// The binary under test.
+fn bloomkit() -> Command {
+    cargo_bin_cmd!("bloomkit")
+}
+
+/// A scratch directory with helpers for key files and filters.
+struct Scratch {
+    dir: TempDir,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        Scratch {
+            dir: tempfile::tempdir().expect("temporary directory"),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Writes `keys` one per line to `name`.
+    fn keys_file(&self, name: &str, keys: &[String]) -> PathBuf {
+        let path = self.path(name);
+        let mut text = keys.join("\n");
+        text.push('\n');
+        fs::write(&path, text).expect("write keys");
+        path
+    }
+
+    /// Builds `name` from `input` with extra flags; panics unless the build succeeds.
+    fn build(&self, name: &str, input: &Path, flags: &[&str]) -> PathBuf {
+        let out = self.path(name);
+        bloomkit()
+            .arg("build")
+            .args(flags)
+            .arg("-o")
+            .arg(&out)
+            .arg(input)
+            .assert()
+            .success();
+        out
+    }
+
+    /// Every file name in the directory, sorted.
+    fn listing(&self) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(self.dir.path())
+            .expect("read dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+fn keys(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}-{i}")).collect()
+}
+
+/// Runs `query` on `filter` with `keys` on stdin; returns the answers, checking the line
+/// format and order on the way.
+fn query_stdin(filter: &Path, keys: &[String]) -> Vec<bool> {
+    let mut input = keys.join("\n");
+    input.push('\n');
+    let output = bloomkit()
+        .arg("query")
+        .arg(filter)
+        .write_stdin(input)
+        .output()
+        .expect("run query");
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).expect("utf-8 output");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), keys.len());
+    lines
+        .iter()
+        .zip(keys)
+        .map(|(line, key)| match line.split_once('\t') {
+            Some(("maybe", k)) if k == key => true,
+            Some(("no", k)) if k == key => false,
+            _ => panic!("bad answer line {line:?} for key {key:?}"),
+        })
+        .collect()
+}
+
+/// Asserts the process failed with status 1 and exactly one stderr line, `bloomkit: ...`,
+/// containing every one of `needles`; returns that line.
+fn assert_one_line_error(assert: assert_cmd::assert::Assert, needles: &[&str]) -> String {
+    let output = assert.code(1).get_output().clone();
+    let stderr = String::from_utf8(output.stderr).expect("utf-8 stderr");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("bloomkit: "), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for needle in needles {
+        assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
+    }
+    stderr
+}
+
+// ---- size ----
+
+#[test]
+fn size_prints_both_kinds_and_the_textbook_classic_size() {
+    let output = bloomkit()
+        .args(["size", "--items", "1000000", "--fp-rate", "0.01"])
+        .output()
+        .expect("run size");
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).expect("utf-8");
+    let row = |kind: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(kind))
+            .unwrap_or_else(|| panic!("no {kind} row in\n{stdout}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    // kind, bits, bytes (number and unit), bits/key, hashes, predicted rate.
+    let classic = row("classic");
+    assert_eq!(classic[1], "9,585,088", "{stdout}"); // 9,585,059 rounded up to words
+    assert_eq!(classic[2..4], ["1.14", "MiB"], "{stdout}");
+    assert_eq!(classic[5], "7", "{stdout}");
+    let blocked = row("blocked");
+    assert_eq!(blocked.len(), 7, "{stdout}");
+    assert!(stdout.contains("atomic"), "{stdout}");
+}
+
+#[test]
+fn size_rejects_bad_rates_with_one_line() {
+    for rate in ["0", "1", "1.5", "nan", "-0.1", "inf"] {
+        let assert = bloomkit()
+            .args(["size", "--items", "1000", "--fp-rate", rate])
+            .assert();
+        assert_one_line_error(assert, &["false-positive rate", "between 0 and 1"]);
+    }
+}
+
+#[test]
+fn size_of_a_trillion_keys_needs_no_memory() {
+    bloomkit()
+        .args(["size", "--items", "1000000000000", "--fp-rate", "0.001"])
+        .timeout(std::time::Duration::from_secs(10))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("TiB"));
+}
+
+#[test]
+fn size_too_large_is_an_error() {
+    let assert = bloomkit()
+        .args(["size", "--items", &u64::MAX.to_string()])
+        .assert();
+    assert_one_line_error(assert, &["larger than this machine can address"]);
+}
+
+#[test]
+fn size_refuses_unreachable_rates_like_build_does() {
+    let assert = bloomkit()
+        .args(["size", "--items", "1000", "--fp-rate", "1e-30"])
+        .assert();
+    assert_one_line_error(assert, &["too small"]);
+}
+
+// ---- build and query ----
+
+/// Builds 1000 keys at 1% with `flags`, from a file, and checks every present key says
+/// maybe and few absent ones do.
+fn check_build_from_file(flags: &[&str]) {
+    let s = Scratch::new();
+    let present = keys("user", 1000);
+    let input = s.keys_file("keys.txt", &present);
+    let filter = s.build("f.bkf", &input, flags);
+    assert!(query_stdin(&filter, &present).iter().all(|&m| m));
+    let absent = keys("nobody", 1000);
+    let false_positives = query_stdin(&filter, &absent).iter().filter(|&&m| m).count();
+    assert!(false_positives < 30, "{false_positives} of 1000");
+}
+
+#[test]
+fn build_sized_to_distinct_keys_finds_every_key() {
+    check_build_from_file(&[]);
+}
+
+#[test]
+fn build_streaming_with_items_finds_every_key() {
+    check_build_from_file(&["--items", "1000"]);
+}
+
+#[test]
+fn build_classic_finds_every_key() {
+    check_build_from_file(&["--kind", "classic"]);
+    check_build_from_file(&["--kind", "classic", "--items", "1000"]);
+}
+
+#[test]
+fn build_summary_counts_keys_and_distinct_keys() {
+    let s = Scratch::new();
+    let mut with_repeats = keys("k", 100);
+    with_repeats.extend(keys("k", 50));
+    let input = s.keys_file("keys.txt", &with_repeats);
+    bloomkit()
+        .args(["build", "-o"])
+        .arg(s.path("f.bkf"))
+        .arg(&input)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("150 keys (100 distinct)"))
+        .stdout(predicate::str::contains("blocked filter"))
+        .stdout(predicate::str::contains("estimated false-positive rate"));
+}
+
+#[test]
+fn build_from_stdin_without_inputs_and_with_dash() {
+    let s = Scratch::new();
+    let present = keys("in", 500);
+    let mut text = present.join("\n");
+    text.push('\n');
+    for (name, dash) in [("a.bkf", false), ("b.bkf", true)] {
+        let mut cmd = bloomkit();
+        cmd.args(["build", "-o"]).arg(s.path(name));
+        if dash {
+            cmd.arg("-");
+        }
+        cmd.write_stdin(text.clone()).assert().success();
+        assert!(query_stdin(&s.path(name), &present).iter().all(|&m| m));
+    }
+    // Both read the same keys, sized the same way: the same filter, byte for byte.
+    assert_eq!(
+        fs::read(s.path("a.bkf")).unwrap(),
+        fs::read(s.path("b.bkf")).unwrap()
+    );
+}
+
+#[test]
+fn build_reads_several_inputs() {
+    let s = Scratch::new();
+    let a = s.keys_file("a.txt", &keys("a", 300));
+    let b = s.keys_file("b.txt", &keys("b", 300));
+    let out = s.path("ab.bkf");
+    bloomkit()
+        .args(["build", "-o"])
+        .arg(&out)
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("600 keys (600 distinct)"));
+    assert!(query_stdin(&out, &keys("a", 300)).iter().all(|&m| m));
+    assert!(query_stdin(&out, &keys("b", 300)).iter().all(|&m| m));
+}
+
+#[test]
+fn query_prints_answer_tab_key_in_order() {
+    let s = Scratch::new();
+    let input = s.keys_file("k.txt", &["apple".to_string(), "banana".to_string()]);
+    let filter = s.build("f.bkf", &input, &[]);
+    // A 2-key filter at 1% is a whole 512-bit line: "pear" would be a false positive with
+    // odds far below one in a billion.
+    bloomkit()
+        .arg("query")
+        .arg(&filter)
+        .args(["banana", "pear", "apple"])
+        .assert()
+        .success()
+        .stdout("maybe\tbanana\nno\tpear\nmaybe\tapple\n");
+}
+
+#[test]
+fn query_from_stdin_keeps_key_bytes_and_empty_lines() {
+    let s = Scratch::new();
+    let input = s.path("k.txt");
+    // A non-UTF-8 key, a Windows line ending, and an empty line (the empty key).
+    fs::write(&input, b"caf\xe9\r\n\nplain\n").unwrap();
+    let filter = s.build("f.bkf", &input, &[]);
+    bloomkit()
+        .arg("query")
+        .arg(&filter)
+        .write_stdin(&b"plain\r\ncaf\xe9\n\nnope\n"[..])
+        .assert()
+        .success()
+        .stdout(&b"maybe\tplain\nmaybe\tcaf\xe9\nmaybe\t\nno\tnope\n"[..]);
+}
+
+#[test]
+fn a_key_built_by_the_cli_is_found_by_the_library() {
+    let s = Scratch::new();
+    let input = s.path("k.txt");
+    fs::write(&input, b"apple\nbytes\xff\n").unwrap();
+    for kind in ["blocked", "classic"] {
+        let filter = s.build("f.bkf", &input, &["--kind", kind]);
+        let loaded = bloomkit::AnyFilter::from_bytes(&fs::read(&filter).unwrap()).unwrap();
+        assert_eq!(loaded.kind().name(), kind);
+        assert!(loaded.contains("apple"));
+        assert!(loaded.contains_hash(bloomkit::hash_bytes(b"bytes\xff")));
+        assert!(!loaded.contains("pear"));
+    }
+}
+
+// ---- info ----
+
+#[test]
+fn info_shows_kind_hashes_and_counts() {
+    let s = Scratch::new();
+    let input = s.keys_file("k.txt", &keys("k", 1000));
+    for kind in ["blocked", "classic"] {
+        let filter = s.build("f.bkf", &input, &["--kind", kind]);
+        let loaded = bloomkit::AnyFilter::from_bytes(&fs::read(&filter).unwrap()).unwrap();
+        let output = bloomkit().arg("info").arg(&filter).output().unwrap();
+        assert!(output.status.success());
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        let field = |name: &str| -> String {
+            stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}:")))
+                .unwrap_or_else(|| panic!("no {name} in\n{stdout}"))
+                .trim()
+                .to_string()
+        };
+        assert_eq!(field("kind"), kind);
+        assert_eq!(field("hashes"), loaded.num_hashes().to_string());
+        assert!(field("format version").starts_with('1'), "{stdout}");
+        assert!(field("hash").contains("XXH3-64"), "{stdout}");
+        // Inserts that changed the filter: every key but the rare one already a false
+        // positive when it arrived.
+        let item_count: u64 = field("item count")
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .replace(',', "")
+            .parse()
+            .unwrap();
+        assert!((950..=1000).contains(&item_count), "{stdout}");
+        assert!(field("fill").ends_with('%'));
+    }
+}
+
+// ---- merge ----
+
+#[test]
+fn merge_holds_the_keys_of_every_input() {
+    let s = Scratch::new();
+    let a = s.build(
+        "a.bkf",
+        &s.keys_file("a.txt", &keys("a", 400)),
+        &["--items", "1000"],
+    );
+    let b = s.build(
+        "b.bkf",
+        &s.keys_file("b.txt", &keys("b", 400)),
+        &["--items", "1000"],
+    );
+    let c = s.build(
+        "c.bkf",
+        &s.keys_file("c.txt", &keys("c", 100)),
+        &["--items", "1000"],
+    );
+    let out = s.path("abc.bkf");
+    bloomkit()
+        .arg("merge")
+        .args([&a, &b, &c])
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("union of 3 filters"));
+    for prefix in ["a", "b", "c"] {
+        let n = if prefix == "c" { 100 } else { 400 };
+        assert!(query_stdin(&out, &keys(prefix, n)).iter().all(|&m| m));
+    }
+}
+
+#[test]
+fn merge_of_different_sizes_names_both_files() {
+    let s = Scratch::new();
+    let input = s.keys_file("k.txt", &keys("k", 100));
+    let a = s.build("small.bkf", &input, &["--items", "1000"]);
+    let b = s.build("large.bkf", &input, &["--items", "2000"]);
+    let assert = bloomkit()
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(s.path("out.bkf"))
+        .assert();
+    assert_one_line_error(
+        assert,
+        &["cannot merge", "small.bkf", "large.bkf", "differ"],
+    );
+    assert!(!s.path("out.bkf").exists());
+}
+
+#[test]
+fn merge_needs_two_inputs() {
+    let s = Scratch::new();
+    let a = s.build("a.bkf", &s.keys_file("k.txt", &keys("k", 10)), &[]);
+    bloomkit()
+        .arg("merge")
+        .arg(&a)
+        .arg("-o")
+        .arg(s.path("out.bkf"))
+        .assert()
+        .code(2);
+}
+
+// ---- errors ----
+
+#[test]
+fn missing_input_names_the_path() {
+    let s = Scratch::new();
+    let missing = s.path("no-such-keys.txt");
+    let assert = bloomkit()
+        .args(["build", "-o"])
+        .arg(s.path("f.bkf"))
+        .arg(&missing)
+        .assert();
+    assert_one_line_error(assert, &["no-such-keys.txt"]);
+    let assert = bloomkit()
+        .arg("query")
+        .arg(s.path("no-such-filter.bkf"))
+        .arg("k")
+        .assert();
+    assert_one_line_error(assert, &["cannot read filter", "no-such-filter.bkf"]);
+    assert!(s.listing().is_empty(), "{:?}", s.listing());
+}
+
+/// A valid 1000-key filter's bytes, for the corruption tests.
+fn good_filter(s: &Scratch) -> Vec<u8> {
+    let filter = s.build("good.bkf", &s.keys_file("k.txt", &keys("k", 1000)), &[]);
+    fs::read(filter).unwrap()
+}
+
+#[test]
+fn corrupt_filter_is_a_checksum_error() {
+    let s = Scratch::new();
+    let mut bytes = good_filter(&s);
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    let bad = s.path("corrupt.bkf");
+    fs::write(&bad, bytes).unwrap();
+    let assert = bloomkit().arg("query").arg(&bad).arg("k-1").assert();
+    assert_one_line_error(assert, &["corrupt.bkf", "checksum"]);
+    let assert = bloomkit().arg("info").arg(&bad).assert();
+    assert_one_line_error(
+        assert,
+        &["cannot read filter '", "corrupt.bkf'", "checksum"],
+    );
+}
+
+#[test]
+fn truncated_filter_says_truncated() {
+    let s = Scratch::new();
+    let bytes = good_filter(&s);
+    let bad = s.path("short.bkf");
+    fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
+    let assert = bloomkit().arg("info").arg(&bad).assert();
+    assert_one_line_error(assert, &["short.bkf", "truncated"]);
+}
+
+#[test]
+fn trailing_bytes_after_a_filter_are_an_error() {
+    let s = Scratch::new();
+    let mut bytes = good_filter(&s);
+    bytes.extend_from_slice(b"junk");
+    let bad = s.path("long.bkf");
+    fs::write(&bad, bytes).unwrap();
+    let assert = bloomkit().arg("info").arg(&bad).assert();
+    assert_one_line_error(assert, &["long.bkf", "follow the filter"]);
+}
+
+#[test]
+fn text_file_is_not_a_filter() {
+    let s = Scratch::new();
+    let text = s.keys_file("keys.txt", &keys("k", 10));
+    let assert = bloomkit().arg("query").arg(&text).arg("k-1").assert();
+    assert_one_line_error(assert, &["keys.txt", "not a bloomkit filter"]);
+    let empty = s.path("empty.bkf");
+    fs::write(&empty, b"").unwrap();
+    let assert = bloomkit().arg("info").arg(&empty).assert();
+    assert_one_line_error(assert, &["empty.bkf", "not a bloomkit filter"]);
+}
+
+#[test]
+fn bad_build_rates_are_errors_before_reading_input() {
+    let s = Scratch::new();
+    // No stdin is given: the rate must fail before build waits for keys (else this hangs
+    // until the timeout when run from a terminal).
+    for rate in ["0", "1.5", "nan", "-0.1"] {
+        let assert = bloomkit()
+            .args(["build", "--fp-rate", rate, "-o"])
+            .arg(s.path("f.bkf"))
+            .timeout(std::time::Duration::from_secs(10))
+            .assert();
+        assert_one_line_error(assert, &["false-positive rate"]);
+    }
+    assert!(s.listing().is_empty());
+}
+
+#[test]
+fn unknown_kind_is_a_usage_error() {
+    let s = Scratch::new();
+    let input = s.keys_file("k.txt", &keys("k", 10));
+    bloomkit()
+        .args(["build", "--kind", "bogus", "-o"])
+        .arg(s.path("f.bkf"))
+        .arg(&input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bogus"));
+}
+
+#[test]
+fn failed_build_leaves_no_output_and_keeps_the_old_one() {
+    let s = Scratch::new();
+    let input = s.keys_file("k.txt", &keys("k", 10));
+    // A directory opens, but reading it fails: the build fails after it started.
+    let unreadable = s.path("a-directory");
+    fs::create_dir(&unreadable).unwrap();
+    let assert = bloomkit()
+        .args(["build", "-o"])
+        .arg(s.path("new.bkf"))
+        .arg(&input)
+        .arg(&unreadable)
+        .assert();
+    assert_one_line_error(assert, &["cannot read keys", "a-directory"]);
+    assert_eq!(s.listing(), ["a-directory", "k.txt"]);
+
+    // An existing output survives a failed rebuild untouched.
+    let old = s.build("old.bkf", &input, &[]);
+    let before = fs::read(&old).unwrap();
+    bloomkit()
+        .args(["build", "-o"])
+        .arg(&old)
+        .arg(&unreadable)
+        .assert()
+        .code(1);
+    assert_eq!(fs::read(&old).unwrap(), before);
+    assert_eq!(s.listing(), ["a-directory", "k.txt", "old.bkf"]);
+}
+
+#[test]
+fn output_into_a_missing_directory_is_an_error() {
+    let s = Scratch::new();
+    let input = s.keys_file("k.txt", &keys("k", 10));
+    let assert = bloomkit()
+        .args(["build", "-o"])
+        .arg(s.path("no-such-dir/f.bkf"))
+        .arg(&input)
+        .assert();
+    assert_one_line_error(assert, &["cannot write filter", "no-such-dir"]);
+}
+
+// ---- demo and global flags ----
+
+#[test]
+fn demo_prints_every_kind() {
+    let output = bloomkit()
+        .args(["demo", "--items", "20000"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    for kind in ["classic", "blocked", "atomic"] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(kind))
+            .unwrap_or_else(|| panic!("no {kind} row in\n{stdout}"));
+        // kind, bytes (number, unit), bits/key, hashes, predicted, measured, ns/insert,
+        // ns/query.
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells.len(), 9, "{row}");
+        let measured: f64 = cells[6].trim_end_matches('%').parse().unwrap();
+        assert!(measured < 2.0, "{row}");
+    }
+}
+
+#[test]
+fn demo_rejects_bad_rates() {
+    let assert = bloomkit()
+        .args(["demo", "--items", "100", "--fp-rate", "2"])
+        .assert();
+    assert_one_line_error(assert, &["false-positive rate"]);
+}
+
+#[test]
+fn version_and_help() {
+    bloomkit()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("bloomkit "));
+    for command in ["size", "build", "query", "info", "merge", "demo"] {
+        bloomkit()
+            .args([command, "--help"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("Examples:"));
+    }
+    bloomkit()
+        .args(["build", "--help"])
+        .assert()
+        .stdout(predicate::str::contains("empty line is the empty key"))
+        .stdout(predicate::str::contains("8 bytes"));
+}

@@ -41,6 +41,7 @@ struct Cli {
     command: Command,
 }
 
+/// The subcommands; each variant's doc comment is its help text.
 #[derive(Subcommand)]
 enum Command {
     /// Print how big a filter must be for N keys at a false-positive rate

@@ -59,7 +59,8 @@ impl Progress {
         let bar = match mode {
             Mode::Bytes { total } => {
                 let style = ProgressStyle::with_template(
-                    "reading keys {bar:40} {bytes}/{total_bytes} ({bytes_per_sec}, {eta} left)",
+                    // wide_bar takes what the rest leaves, so the line fits any terminal.
+                    "reading keys {wide_bar} {bytes}/{total_bytes} ({eta} left)",
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_bar());
                 Some(ProgressBar::new(total).with_style(style))

@@ -37,7 +37,18 @@ pub fn run(path: &Path) -> Result<()> {
             ),
         ),
         // The format has one hash algorithm so far; a file naming another fails to load.
-        ("hash", format!("XXH3-64, seed {:#018x}", f.seed())),
+        (
+            "hash",
+            format!(
+                "XXH3-64, seed {:#018x}{}",
+                f.seed(),
+                if f.seed() == bloomkit::DEFAULT_SEED {
+                    " (the default)"
+                } else {
+                    ""
+                }
+            ),
+        ),
         ("bits", human::count(f.num_bits())),
         (
             "bytes on disk",

@@ -53,6 +53,7 @@ struct Answers<'a, W> {
 }
 
 impl<W: Write> Answers<'_, W> {
+    /// Writes `maybe<TAB>key` or `no<TAB>key` for one key.
     fn answer(&mut self, key: &[u8]) -> io::Result<()> {
         let hit = self
             .filter

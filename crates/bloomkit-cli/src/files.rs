@@ -183,7 +183,7 @@ fn write_synced(file: File, filter: &AnyFilter, doing: impl Fn() -> String) -> R
 }
 
 /// Syncs a directory so that a rename in it survives a crash. Best effort: some platforms
-/// and file systems cannot open or sync a directory, and the data itself is already safe.
+/// and file systems cannot open or sync a directory, and the file itself is already synced.
 fn sync_dir(dir: &Path) {
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();

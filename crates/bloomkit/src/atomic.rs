@@ -7,8 +7,7 @@ use std::sync::atomic::Ordering;
 
 use crate::bits::{AtomicLineArray, LINE_WORDS};
 use crate::blocked::{
-    blocked_params, blocked_plan, line_contains, line_index, line_mask, lines_estimated_count,
-    lines_fp_rate,
+    blocked_params, line_contains, line_index, line_mask, lines_estimated_count, lines_fp_rate,
 };
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
@@ -67,8 +66,8 @@ impl AtomicBloomFilter {
 
     /// [`AtomicBloomFilter::new`] with a hash seed other than the default.
     pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        let (num_bits, num_hashes) = blocked_plan(items, fp_rate)?;
-        Self::with_params_and_seed(num_bits, num_hashes, seed)
+        let plan = crate::sizing::blocked_plan(items, fp_rate)?;
+        Self::with_params_and_seed(plan.num_bits, plan.num_hashes, seed)
     }
 
     /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`

@@ -88,10 +88,8 @@ impl BloomFilter {
     /// [`BloomFilter::new`] with a hash seed other than the default. Probe it with hashes
     /// from [`crate::hash_with_seed`] and the same seed.
     pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        let num_bits = sizing::optimal_num_bits(items, fp_rate)?;
-        sizing::check_reachable(items, fp_rate)?;
-        let num_hashes = sizing::optimal_num_hashes(items, num_bits);
-        Self::with_params_and_seed(num_bits, num_hashes, seed)
+        let plan = sizing::classic_plan(items, fp_rate)?;
+        Self::with_params_and_seed(plan.num_bits, plan.num_hashes, seed)
     }
 
     /// A filter of `num_bits` bits (rounded up to whole 64-bit words) and `num_hashes`

@@ -38,6 +38,85 @@ pub(crate) fn check_fp_rate(fp_rate: f64) -> Result<()> {
     }
 }
 
+/// A planned filter: what [`classic_plan`] and [`blocked_plan`] decide, and what the
+/// filters' `new` constructors build.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Plan {
+    /// Bits, rounded up as the filter rounds them (whole 64-bit words, or 512-bit lines).
+    pub num_bits: u64,
+    /// Probes per key.
+    pub num_hashes: u32,
+    /// The predicted false-positive rate with the planned number of items.
+    pub fp_rate: f64,
+}
+
+/// The size [`crate::BloomFilter::new`] builds for `items` keys at `fp_rate`: the textbook
+/// bits rounded up to whole 64-bit words, and the textbook probes for the unrounded bits.
+/// `items = 0` is treated as 1.
+///
+/// # Errors
+///
+/// [`Error::InvalidFpRate`], [`Error::FpRateTooSmall`], [`Error::TooLarge`].
+///
+/// # Examples
+///
+/// ```
+/// let plan = bloomkit::sizing::classic_plan(1_000_000, 0.01)?;
+/// assert_eq!((plan.num_bits, plan.num_hashes), (9_585_088, 7));
+/// assert!((plan.fp_rate - 0.01).abs() < 0.0001);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+pub fn classic_plan(items: u64, fp_rate: f64) -> Result<Plan> {
+    check_reachable(items, fp_rate)?;
+    let bits = optimal_num_bits(items, fp_rate)?;
+    let num_hashes = optimal_num_hashes(items, bits);
+    let num_bits = bits
+        .div_ceil(64)
+        .checked_mul(64)
+        .ok_or(Error::TooLarge { num_bits: u64::MAX })?;
+    Ok(Plan {
+        num_bits,
+        num_hashes,
+        fp_rate: classic_fp_rate(items.max(1), num_bits, num_hashes),
+    })
+}
+
+/// The size [`crate::BlockedBloomFilter::new`] (and [`crate::AtomicBloomFilter::new`])
+/// builds for `items` keys at `fp_rate`: the fewest lines that meet the rate
+/// ([`blocked_num_bits`]), and the fewest probes that meet it there (at most
+/// [`blocked_num_hashes`]; fewer when a tiny filter's one line leaves slack, so that a filter
+/// of one key does not probe 34 times). `items = 0` is treated as 1.
+///
+/// # Errors
+///
+/// [`Error::InvalidFpRate`], [`Error::FpRateTooSmall`], [`Error::TooLarge`].
+///
+/// # Examples
+///
+/// ```
+/// let plan = bloomkit::sizing::blocked_plan(1_000_000, 0.01)?;
+/// assert_eq!(plan.num_hashes, 6);
+/// assert!(plan.fp_rate <= 0.01);
+/// let tiny = bloomkit::sizing::blocked_plan(1, 0.01)?;
+/// assert_eq!(tiny.num_bits, 512);
+/// assert!(tiny.num_hashes <= 2, "{}", tiny.num_hashes);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+pub fn blocked_plan(items: u64, fp_rate: f64) -> Result<Plan> {
+    check_reachable(items, fp_rate)?;
+    let items = items.max(1);
+    let num_bits = blocked_num_bits(items, fp_rate)?;
+    let best = blocked_num_hashes(items, num_bits);
+    let num_hashes = (1..best)
+        .find(|&k| blocked_fp_rate(items, num_bits, k) <= fp_rate)
+        .unwrap_or(best);
+    Ok(Plan {
+        num_bits,
+        num_hashes,
+        fp_rate: blocked_fp_rate(items, num_bits, num_hashes),
+    })
+}
+
 /// Checks that a rate is reachable with at most [`MAX_NUM_HASHES`] probes: the classic
 /// optimum is log2(1/p) probes, so rates below about 2^−64 are refused, whatever the layout.
 pub(crate) fn check_reachable(items: u64, fp_rate: f64) -> Result<()> {
@@ -201,6 +280,8 @@ pub fn blocked_fp_rate(items: u64, num_bits: u64, num_hashes: u32) -> f64 {
 /// assert!(blocked_num_hashes(1_000, 16_384) <= 9);    // 16 bits/key (the classic k is 11)
 /// ```
 pub fn blocked_num_hashes(items: u64, num_bits: u64) -> u32 {
+    // No items would make every k look perfect; plan for one, as everywhere else.
+    let items = items.max(1);
     let rates: Vec<f64> = {
         let mut rates = vec![blocked_fp_rate(items, num_bits, 1)];
         for k in 2..=MAX_NUM_HASHES {

@@ -98,6 +98,11 @@ pub use crate::hash::{
 
 use std::hash::Hash;
 
+// The README's example runs as a doctest, so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 /// What every filter answers: the query side, shared by all kinds.
 ///
 /// Inserting differs by kind (`&mut self` for most, `&self` for [`AtomicBloomFilter`]), so it

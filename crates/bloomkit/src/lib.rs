@@ -9,9 +9,9 @@
 //!
 //! | type | layout | bits/key at 1% | use it when |
 //! |---|---|---|---|
-//! | [`BlockedBloomFilter`] | every probe in one 64-byte line | 9.90 | the default: one cache miss per query |
+//! | [`BlockedBloomFilter`] | every probe in one 64-byte line | 9.92 | the default: one cache miss per query |
 //! | [`BloomFilter`] | probes anywhere | 9.59 | memory matters more than speed, or the filter fits in cache |
-//! | [`AtomicBloomFilter`] | blocked, atomic words | 9.90 | many threads insert at once, without a lock |
+//! | [`AtomicBloomFilter`] | blocked, atomic words | 9.92 | many threads insert at once, without a lock |
 //!
 //! All three answer the same questions with the same API, merge with filters of the same
 //! parameters ([`BloomFilter::union`], [`BloomFilter::intersect`]), and store in one file

@@ -209,29 +209,48 @@ pub fn classic_fp_rate(items: u64, num_bits: u64, num_hashes: u32) -> f64 {
     (1.0 - (-k * items as f64 / num_bits as f64).exp()).powf(k)
 }
 
-/// The rate inside one 512-bit line holding `load` keys of `k` probes each, probes falling
-/// independently: (1 − (1 − 1/512)^(k·load))^k.
+/// The rate inside one 512-bit line holding `load` keys of `k` probes each.
+///
+/// With t = k·load probes in m = 512 bits, the number of set bits X has mean
+/// μ = m·(1 − (1 − 1/m)^t), and a query for an absent key hits k set bits with probability
+/// E[(X/m)^k]. The textbook form uses (μ/m)^k, which by Jensen's inequality is too low: in a
+/// line this small X varies, and the error grows with k (1% at 6 probes, 3% at 10). A
+/// second-order expansion, E[f(X)] ≈ f(μ) + ½·f″(μ)·Var X with the occupancy variance
+/// Var X = m(m−1)(1 − 2/m)^t + m(1 − 1/m)^t − m²(1 − 1/m)^(2t), agrees with the exact
+/// occupancy computation within 0.05% for 6 to 12 probes, and with what the filters measure.
 fn line_fp_rate(load: f64, k: f64) -> f64 {
-    let bit_zero = (1.0 - 1.0 / LINE_BITS as f64).powf(k * load);
-    (1.0 - bit_zero).powf(k)
+    let m = LINE_BITS as f64;
+    let t = k * load;
+    let q1 = (1.0 - 1.0 / m).powf(t);
+    let q2 = (1.0 - 2.0 / m).powf(t);
+    let mean = m * (1.0 - q1);
+    if mean <= 0.0 {
+        return 0.0;
+    }
+    let variance = (m * (m - 1.0) * q2 + m * q1 - m * m * q1 * q1).max(0.0);
+    let at_mean = (mean / m).powf(k);
+    (at_mean * (1.0 + k * (k - 1.0) * variance / (2.0 * mean * mean))).min(1.0)
 }
 
 /// The predicted false-positive rate of a blocked filter (512-bit lines) of `num_bits` bits
 /// and `num_hashes` probes holding `items` keys.
 ///
 /// Keys land on lines at random, so a line's load is Poisson with mean L = 512·n/m; the rate
-/// is the in-line rate averaged over that distribution. This is the exact form of the
-/// cache-local approximation ½·[F(512, L+√L, k) + F(512, L−√L, k)] (which averages over one
-/// standard deviation either side); the two agree within 0.5% at 10 bits per key, and the sum
-/// stays right where the approximation does not (fewer than one key per line).
+/// is the in-line rate (which accounts for how a 512-bit line's fill varies) averaged over
+/// that distribution. This refines the cache-local approximation
+/// ½·[F(512, L+√L, k) + F(512, L−√L, k)], which averages the textbook in-line rate over one
+/// standard deviation of load either side: at 10 bits per key and 6 probes that gives 0.954%,
+/// this gives 0.967%, and a filter of that shape measures 0.97% (the statistical tests check
+/// every blocked filter against this prediction). The sum also stays right where the
+/// approximation does not (fewer than one key per line).
 ///
 /// # Examples
 ///
 /// ```
 /// use bloomkit::sizing::blocked_fp_rate;
-/// // RocksDB's FastLocalBloom at 10 bits/key and 6 probes: about 0.955%.
+/// // 10 bits/key and 6 probes (RocksDB's FastLocalBloom shape): about 0.967%.
 /// let p = blocked_fp_rate(1_000_000, 10_000_000, 6);
-/// assert!((p - 0.00955).abs() < 0.00005, "{p}");
+/// assert!((p - 0.00967).abs() < 0.00005, "{p}");
 /// ```
 pub fn blocked_fp_rate(items: u64, num_bits: u64, num_hashes: u32) -> f64 {
     let lines = (num_bits / LINE_BITS).max(1) as f64;
@@ -488,12 +507,61 @@ mod tests {
     }
 
     #[test]
-    fn blocked_rate_matches_the_sigma_approximation_near_ten_bits_per_key() {
+    fn blocked_rate_refines_the_sigma_approximation() {
+        // The filters.md approximation: 0.954% at 10 bits/key and 6 probes.
         let f = |load: f64, k: f64| (1.0 - (-k * load / 512.0).exp()).powf(k);
         let l: f64 = 51.2;
         let approx = 0.5 * (f(l + l.sqrt(), 6.0) + f(l - l.sqrt(), 6.0));
-        let exact = blocked_fp_rate(1_000_000, 10_000_000, 6);
-        assert!((exact / approx - 1.0).abs() < 0.005, "{exact} vs {approx}");
+        assert!((approx - 0.00954).abs() < 0.00001, "{approx}");
+        // Ours adds the in-line fill variance: about 1.4% higher at 6 probes.
+        let ours = blocked_fp_rate(1_000_000, 10_000_000, 6);
+        assert!(
+            (1.005..1.02).contains(&(ours / approx)),
+            "{ours} vs {approx}"
+        );
+    }
+
+    /// The in-line rate against an exact occupancy computation (the query's distinct
+    /// positions must all be among the set bits; a Markov chain over how many are covered
+    /// as the t probes land), for a line of 300 probes.
+    #[test]
+    fn line_rate_matches_exact_occupancy() {
+        let m = LINE_BITS as usize;
+        let exact = |t: usize, k: usize| {
+            // P(the k query probes hit d distinct positions).
+            let mut pd = vec![0.0; k + 1];
+            pd[0] = 1.0;
+            for _ in 0..k {
+                let mut next = vec![0.0; k + 1];
+                for d in 0..=k {
+                    next[d] += pd[d] * d as f64 / m as f64;
+                    if d < k {
+                        next[d + 1] += pd[d] * (m - d) as f64 / m as f64;
+                    }
+                }
+                pd = next;
+            }
+            // P(t random probes cover d given positions).
+            (1..=k)
+                .map(|d| {
+                    let mut c = vec![0.0; d + 1];
+                    c[0] = 1.0;
+                    for _ in 0..t {
+                        for i in (0..d).rev() {
+                            let hit = c[i] * (d - i) as f64 / m as f64;
+                            c[i] -= hit;
+                            c[i + 1] += hit;
+                        }
+                    }
+                    pd[d] * c[d]
+                })
+                .sum::<f64>()
+        };
+        for k in [6usize, 8, 10, 12] {
+            let want = exact(300, k);
+            let got = line_fp_rate(300.0 / k as f64, k as f64);
+            assert!((got / want - 1.0).abs() < 0.001, "k={k}: {got} vs {want}");
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //!   reached its capacity: capacity × growth, rate × tightening;
 //! * the capacity reported is the sum of the layers' capacities.
 //!
-//! Each layer is a [`BlockedBloomFilter`]: one cache line per layer per query. A key is hashed
+//! Each layer is a [`BlockedBloomFilter`](crate::BlockedBloomFilter): one cache line per layer per query. A key is hashed
 //! once and that hash probes every layer. Layers are asked newest first because the newest
 //! layer is the largest and holds most of the keys, so a present key is usually found at once.
 //!
@@ -27,228 +27,23 @@
 //! next layer's rate is one a 64-bit hash can deliver (about 2^−64; with the defaults that is
 //! about 57 layers). A chain that cannot grow refuses inserts with [`Error::Full`].
 
+mod builder;
+mod layer;
 mod persist;
+
+pub use self::builder::ScalableBuilder;
+pub use self::layer::LayerInfo;
 
 use std::fmt;
 use std::hash::Hash;
 use std::io::{Read, Write};
 
-use crate::blocked::BlockedBloomFilter;
+use self::builder::Params;
+use self::layer::Layer;
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind};
-use crate::hash::{hash_with_seed, DEFAULT_SEED};
-use crate::sizing;
+use crate::hash::hash_with_seed;
 use crate::Filter;
-
-/// The parameters a chain is built from; every layer follows from them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Params {
-    /// The first layer's capacity (at least 1).
-    initial_capacity: u64,
-    /// The target rate of the whole chain.
-    fp_rate: f64,
-    growth: u32,
-    tightening: f64,
-    non_scaling: bool,
-}
-
-impl Params {
-    /// Checks every parameter, in the order the errors are most useful: the rate, then the
-    /// growth, then the tightening.
-    fn validate(&self) -> Result<()> {
-        sizing::check_fp_rate(self.fp_rate)?;
-        if !(1..=ScalableBloomFilter::MAX_GROWTH).contains(&self.growth) {
-            return Err(Error::InvalidParameter {
-                name: "growth",
-                value: self.growth.to_string(),
-                expected: "an integer from 1 to 32768, as RedisBloom's EXPANSION (for \
-                           EXPANSION 0, build a non-scaling filter)",
-            });
-        }
-        // Written so that NaN fails too.
-        if !(self.tightening > 0.0 && self.tightening < 1.0) {
-            return Err(Error::InvalidParameter {
-                name: "tightening",
-                value: self.tightening.to_string(),
-                expected: "a number strictly between 0 and 1, such as 0.5",
-            });
-        }
-        if self.initial_capacity == 0 {
-            return Err(Error::InvalidParameter {
-                name: "initial_capacity",
-                value: "0".into(),
-                expected: "at least 1",
-            });
-        }
-        Ok(())
-    }
-
-    /// The first layer's rate: p·(1 − t), so that the series p·(1 − t)·Σ tⁱ sums to p. At the
-    /// default t = 0.5 this is RedisBloom's p·0.5 exactly (1 − 0.5 is exact in binary). A
-    /// non-scaling chain has one layer, which may spend the whole budget, as RedisBloom's does.
-    fn first_rate(&self) -> f64 {
-        if self.non_scaling {
-            self.fp_rate
-        } else {
-            self.fp_rate * (1.0 - self.tightening)
-        }
-    }
-}
-
-/// One layer of the chain: a blocked filter planned for `capacity` keys at `fp_rate`.
-///
-/// The layer's item count is its filter's: keys are inserted only when every layer says
-/// absent, so every insert changes a bit of the newest layer and is counted there.
-#[derive(Clone, PartialEq)]
-struct Layer {
-    filter: BlockedBloomFilter,
-    capacity: u64,
-    fp_rate: f64,
-}
-
-impl Layer {
-    fn new(capacity: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        Ok(Layer {
-            filter: BlockedBloomFilter::new_with_seed(capacity, fp_rate, seed)?,
-            capacity,
-            fp_rate,
-        })
-    }
-
-    fn items(&self) -> u64 {
-        self.filter.item_count()
-    }
-
-    /// RedisBloom's test: a layer is full once its count reaches its capacity.
-    fn is_full(&self) -> bool {
-        self.items() >= self.capacity
-    }
-
-    /// Heap bytes of the layer's bits (the layer itself lives in the chain's vector).
-    fn heap_bytes(&self) -> usize {
-        self.filter.lines().memory_bytes()
-    }
-
-    fn info(&self) -> LayerInfo {
-        LayerInfo {
-            capacity: self.capacity,
-            items: self.items(),
-            fp_rate: self.fp_rate,
-            num_bits: self.filter.num_bits(),
-            num_hashes: self.filter.num_hashes(),
-            memory_bytes: self.heap_bytes(),
-        }
-    }
-}
-
-/// What one layer of a [`ScalableBloomFilter`] holds, as [`ScalableBloomFilter::layers`]
-/// reports it (what `BF.DEBUG` prints per link).
-///
-/// # Examples
-///
-/// ```
-/// let f = bloomkit::ScalableBloomFilter::new(1000, 0.01)?;
-/// let first = f.layers().next().unwrap();
-/// assert_eq!((first.capacity, first.items, first.fp_rate), (1000, 0, 0.005));
-/// # Ok::<(), bloomkit::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct LayerInfo {
-    /// The keys the layer was planned for; it takes no more.
-    pub capacity: u64,
-    /// The keys inserted into it.
-    pub items: u64,
-    /// The rate the layer was planned for, with `capacity` keys.
-    pub fp_rate: f64,
-    /// Its bits (a multiple of 512).
-    pub num_bits: u64,
-    /// Its probes per key.
-    pub num_hashes: u32,
-    /// Heap bytes of its bits.
-    pub memory_bytes: usize,
-}
-
-/// Options for a [`ScalableBloomFilter`], checked by [`build`](Self::build).
-///
-/// # Examples
-///
-/// ```
-/// use bloomkit::ScalableBloomFilter;
-///
-/// // RedisBloom's `BF.RESERVE k 0.001 500 EXPANSION 4`.
-/// let f = ScalableBloomFilter::builder(500, 0.001).growth(4).build()?;
-/// assert_eq!(f.growth(), 4);
-/// // Bad options are errors, not panics.
-/// assert!(ScalableBloomFilter::builder(500, 0.001).growth(0).build().is_err());
-/// assert!(ScalableBloomFilter::builder(500, 0.001).tightening(1.0).build().is_err());
-/// # Ok::<(), bloomkit::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-#[must_use = "a builder does nothing until `build` is called"]
-pub struct ScalableBuilder {
-    params: Params,
-    seed: u64,
-}
-
-impl ScalableBuilder {
-    /// Each new layer's capacity is the previous one's times `growth` (RedisBloom's
-    /// `EXPANSION`; default 2). 1 adds layers of equal size; larger values add fewer, bigger
-    /// layers. Checked by [`build`](Self::build): 1 to [`ScalableBloomFilter::MAX_GROWTH`].
-    pub fn growth(mut self, growth: u32) -> Self {
-        self.params.growth = growth;
-        self
-    }
-
-    /// Each new layer's rate is the previous one's times `tightening` (default 0.5, as
-    /// RedisBloom). The first layer gets p·(1 − tightening), so the chain's rate stays below
-    /// p. Values near 1 (Almeida et al. suggest 0.8–0.9) spend fewer bits on the first layers
-    /// and more on later ones. Checked by [`build`](Self::build): strictly between 0 and 1.
-    pub fn tightening(mut self, tightening: f64) -> Self {
-        self.params.tightening = tightening;
-        self
-    }
-
-    /// A non-scaling filter never adds a layer: its one layer gets the whole rate p, and once
-    /// it holds its capacity, inserts of new keys fail with [`Error::Full`] (RedisBloom's
-    /// `NONSCALING`).
-    pub fn non_scaling(mut self, non_scaling: bool) -> Self {
-        self.params.non_scaling = non_scaling;
-        self
-    }
-
-    /// Hash keys with `seed` instead of [`DEFAULT_SEED`].
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-
-    /// Builds the filter, with its first layer allocated.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::InvalidParameter`] for a
-    /// growth outside 1 to [`ScalableBloomFilter::MAX_GROWTH`] or a tightening outside (0, 1);
-    /// [`Error::FpRateTooSmall`] if the first layer's rate needs more than 64 probes;
-    /// [`Error::TooLarge`] or [`Error::OutOfMemory`] if the first layer does not fit.
-    pub fn build(self) -> Result<ScalableBloomFilter> {
-        let params = self.params;
-        params.validate()?;
-        let first = Layer::new(params.initial_capacity, params.first_rate(), self.seed)?;
-        let mut layers = Vec::new();
-        layers
-            .try_reserve_exact(1)
-            .map_err(|_| Error::OutOfMemory {
-                bytes: std::mem::size_of::<Layer>() as u64,
-            })?;
-        layers.push(first);
-        Ok(ScalableBloomFilter {
-            params,
-            seed: self.seed,
-            layers,
-        })
-    }
-}
 
 /// A scalable Bloom filter: a chain of blocked layers that grows as keys arrive, with
 /// RedisBloom's scaling rules.
@@ -359,16 +154,7 @@ impl ScalableBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn builder(initial_capacity: u64, fp_rate: f64) -> ScalableBuilder {
-        ScalableBuilder {
-            params: Params {
-                initial_capacity: initial_capacity.max(1),
-                fp_rate,
-                growth: Self::DEFAULT_GROWTH,
-                tightening: Self::DEFAULT_TIGHTENING,
-                non_scaling: false,
-            },
-            seed: DEFAULT_SEED,
-        }
+        ScalableBuilder::new(initial_capacity, fp_rate)
     }
 
     /// Adds `key` unless it may already be present; returns whether it was added, as
@@ -397,7 +183,7 @@ impl ScalableBloomFilter {
         self.insert_hash(hash_with_seed(key, self.seed))
     }
 
-    /// [`insert`](Self::insert) by a precomputed hash ([`crate::hash`], or
+    /// [`insert`](Self::insert) by a precomputed hash ([`crate::hash()`], or
     /// [`crate::hash_with_seed`] with this filter's [`seed`](Self::seed)).
     ///
     /// # Errors
@@ -729,172 +515,4 @@ impl Filter for ScalableBloomFilter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn layer_shape(f: &ScalableBloomFilter) -> Vec<(u64, f64)> {
-        f.layers().map(|l| (l.capacity, l.fp_rate)).collect()
-    }
-
-    #[test]
-    fn first_layer_is_redisbloom_s() {
-        let f = ScalableBloomFilter::new(100, 0.01).unwrap();
-        assert_eq!(layer_shape(&f), [(100, 0.005)]);
-        let f = ScalableBloomFilter::builder(100, 0.01)
-            .non_scaling(true)
-            .build()
-            .unwrap();
-        assert_eq!(layer_shape(&f), [(100, 0.01)]);
-        // Capacity 0 is 1.
-        let f = ScalableBloomFilter::new(0, 0.01).unwrap();
-        assert_eq!((f.initial_capacity(), f.capacity()), (1, 1));
-    }
-
-    #[test]
-    fn layers_grow_by_growth_and_tighten() {
-        let mut f = ScalableBloomFilter::builder(3, 0.02)
-            .growth(3)
-            .tightening(0.75)
-            .build()
-            .unwrap();
-        for i in 0..200u32 {
-            f.insert(&i).unwrap();
-        }
-        let shape = layer_shape(&f);
-        let mut cap = 3;
-        let mut rate = 0.02 * 0.25;
-        for &(c, r) in &shape {
-            assert_eq!((c, r), (cap, rate));
-            cap *= 3;
-            rate *= 0.75;
-        }
-        // Every layer but the newest is exactly full.
-        let infos: Vec<LayerInfo> = f.layers().collect();
-        for l in &infos[..infos.len() - 1] {
-            assert_eq!(l.items, l.capacity);
-        }
-        assert!(infos.last().unwrap().items <= infos.last().unwrap().capacity);
-    }
-
-    #[test]
-    fn the_chain_stops_before_an_unreachable_rate() {
-        // Growth 1 keeps layers small; the rate halves per layer until no 64-bit hash can
-        // deliver it. The chain then refuses, changing nothing.
-        let mut f = ScalableBloomFilter::builder(1, 0.01)
-            .growth(1)
-            .build()
-            .unwrap();
-        let mut refused = None;
-        for i in 0..1000u32 {
-            match f.insert(&i) {
-                Ok(_) => {}
-                Err(e) => {
-                    refused = Some((i, e));
-                    break;
-                }
-            }
-        }
-        let (i, e) = refused.expect("the chain must stop");
-        assert!(matches!(e, Error::Full { .. }), "{e}");
-        let n = f.num_layers();
-        assert!((50..=ScalableBloomFilter::MAX_LAYERS).contains(&n), "{n}");
-        let before = f.clone();
-        assert!(f.insert(&i).is_err());
-        assert_eq!(f, before);
-        // Keys already in still answer; the filter is usable for queries.
-        assert!(f.contains(&0u32));
-    }
-
-    #[test]
-    fn max_layers_bounds_a_slow_tightening() {
-        let mut f = ScalableBloomFilter::builder(1, 0.01)
-            .growth(1)
-            .tightening(0.99)
-            .build()
-            .unwrap();
-        let mut full = false;
-        for i in 0..10_000u32 {
-            if let Err(e) = f.insert(&i) {
-                assert!(matches!(e, Error::Full { .. }), "{e}");
-                full = true;
-                break;
-            }
-        }
-        assert!(full);
-        assert_eq!(f.num_layers(), ScalableBloomFilter::MAX_LAYERS);
-    }
-
-    #[test]
-    fn capacity_overflow_is_an_error_not_a_wrap() {
-        let mut f = ScalableBloomFilter::new(1, 0.01).unwrap();
-        // Pretend the newest layer is planned for more than u64::MAX / 2 keys; only the
-        // arithmetic is exercised (nothing that size is allocated).
-        f.layers[0].capacity = u64::MAX / 2 + 1;
-        f.layers[0].filter = BlockedBloomFilter::from_parts(
-            f.layers[0].filter.lines().clone(),
-            f.layers[0].filter.num_hashes(),
-            f.seed,
-            u64::MAX / 2 + 1,
-        );
-        let before = f.clone();
-        assert!(matches!(f.insert("x"), Err(Error::TooLarge { .. })));
-        assert_eq!(f, before);
-    }
-
-    #[test]
-    fn bad_options_are_errors() {
-        let b = || ScalableBloomFilter::builder(10, 0.01);
-        for g in [0, ScalableBloomFilter::MAX_GROWTH + 1, u32::MAX] {
-            assert!(matches!(
-                b().growth(g).build(),
-                Err(Error::InvalidParameter { name: "growth", .. })
-            ));
-        }
-        assert!(b().growth(ScalableBloomFilter::MAX_GROWTH).build().is_ok());
-        for t in [0.0, 1.0, -0.5, 2.0, f64::NAN, f64::INFINITY] {
-            assert!(matches!(
-                b().tightening(t).build(),
-                Err(Error::InvalidParameter {
-                    name: "tightening",
-                    ..
-                })
-            ));
-        }
-        for p in [0.0, 1.0, -1.0, f64::NAN] {
-            assert!(matches!(
-                ScalableBloomFilter::new(10, p),
-                Err(Error::InvalidFpRate { .. })
-            ));
-        }
-        assert!(matches!(
-            ScalableBloomFilter::new(10, 1e-30),
-            Err(Error::FpRateTooSmall { .. })
-        ));
-        assert!(matches!(
-            ScalableBloomFilter::new(u64::MAX, 0.01),
-            Err(Error::TooLarge { .. })
-        ));
-        let msg = b().growth(0).build().unwrap_err().to_string();
-        assert!(msg.contains("1 to 32768"), "{msg}");
-    }
-
-    #[test]
-    fn memory_counts_every_layer() {
-        let mut f = ScalableBloomFilter::new(100, 0.01).unwrap();
-        let one = f.memory_bytes();
-        for i in 0..1000u32 {
-            f.insert(&i).unwrap();
-        }
-        let bits_bytes: usize = f.layers().map(|l| l.memory_bytes).sum();
-        assert_eq!(bits_bytes as u64, f.num_bits() / 8);
-        assert!(f.memory_bytes() > one + bits_bytes / 2);
-        assert!(f.memory_bytes() >= bits_bytes);
-    }
-
-    #[test]
-    fn debug_shows_the_shape() {
-        let f = ScalableBloomFilter::new(1_000_000, 0.01).unwrap();
-        let s = format!("{f:?}");
-        assert!(s.len() < 300 && s.contains("num_layers: 1"), "{s}");
-    }
-}
+mod tests;

@@ -18,7 +18,9 @@
 
 use std::io::Read;
 
-use super::{Layer, Params, ScalableBloomFilter};
+use super::builder::Params;
+use super::layer::Layer;
+use super::ScalableBloomFilter;
 use crate::bits::{Line, LineArray, LINE_WORDS};
 use crate::blocked::BlockedBloomFilter;
 use crate::error::{Error, Result};

@@ -1,0 +1,158 @@
+//! The chain's parameters and [`ScalableBuilder`], which checks them.
+
+use super::layer::Layer;
+use super::ScalableBloomFilter;
+use crate::error::{Error, Result};
+use crate::hash::DEFAULT_SEED;
+use crate::sizing;
+
+/// The parameters a chain is built from; every layer follows from them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Params {
+    /// The first layer's capacity (at least 1).
+    pub(super) initial_capacity: u64,
+    /// The target rate of the whole chain.
+    pub(super) fp_rate: f64,
+    pub(super) growth: u32,
+    pub(super) tightening: f64,
+    pub(super) non_scaling: bool,
+}
+
+impl Params {
+    /// Checks every parameter, in the order the errors are most useful: the rate, then the
+    /// growth, then the tightening.
+    pub(super) fn validate(&self) -> Result<()> {
+        sizing::check_fp_rate(self.fp_rate)?;
+        if !(1..=ScalableBloomFilter::MAX_GROWTH).contains(&self.growth) {
+            return Err(Error::InvalidParameter {
+                name: "growth",
+                value: self.growth.to_string(),
+                expected: "an integer from 1 to 32768, as RedisBloom's EXPANSION (for \
+                           EXPANSION 0, build a non-scaling filter)",
+            });
+        }
+        // Written so that NaN fails too.
+        if !(self.tightening > 0.0 && self.tightening < 1.0) {
+            return Err(Error::InvalidParameter {
+                name: "tightening",
+                value: self.tightening.to_string(),
+                expected: "a number strictly between 0 and 1, such as 0.5",
+            });
+        }
+        if self.initial_capacity == 0 {
+            return Err(Error::InvalidParameter {
+                name: "initial_capacity",
+                value: "0".into(),
+                expected: "at least 1",
+            });
+        }
+        Ok(())
+    }
+
+    /// The first layer's rate: p·(1 − t), so that the series p·(1 − t)·Σ tⁱ sums to p. At the
+    /// default t = 0.5 this is RedisBloom's p·0.5 exactly (1 − 0.5 is exact in binary). A
+    /// non-scaling chain has one layer, which may spend the whole budget, as RedisBloom's does.
+    pub(super) fn first_rate(&self) -> f64 {
+        if self.non_scaling {
+            self.fp_rate
+        } else {
+            self.fp_rate * (1.0 - self.tightening)
+        }
+    }
+}
+
+/// Options for a [`ScalableBloomFilter`], checked by [`build`](Self::build).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::ScalableBloomFilter;
+///
+/// // RedisBloom's `BF.RESERVE k 0.001 500 EXPANSION 4`.
+/// let f = ScalableBloomFilter::builder(500, 0.001).growth(4).build()?;
+/// assert_eq!(f.growth(), 4);
+/// // Bad options are errors, not panics.
+/// assert!(ScalableBloomFilter::builder(500, 0.001).growth(0).build().is_err());
+/// assert!(ScalableBloomFilter::builder(500, 0.001).tightening(1.0).build().is_err());
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ScalableBuilder {
+    params: Params,
+    seed: u64,
+}
+
+impl ScalableBuilder {
+    /// The defaults of [`ScalableBloomFilter::new`], for `initial_capacity` (0 is 1) and
+    /// `fp_rate` (checked by [`build`](Self::build)).
+    pub(super) fn new(initial_capacity: u64, fp_rate: f64) -> Self {
+        ScalableBuilder {
+            params: Params {
+                initial_capacity: initial_capacity.max(1),
+                fp_rate,
+                growth: ScalableBloomFilter::DEFAULT_GROWTH,
+                tightening: ScalableBloomFilter::DEFAULT_TIGHTENING,
+                non_scaling: false,
+            },
+            seed: DEFAULT_SEED,
+        }
+    }
+
+    /// Each new layer's capacity is the previous one's times `growth` (RedisBloom's
+    /// `EXPANSION`; default 2). 1 adds layers of equal size; larger values add fewer, bigger
+    /// layers. Checked by [`build`](Self::build): 1 to [`ScalableBloomFilter::MAX_GROWTH`].
+    pub fn growth(mut self, growth: u32) -> Self {
+        self.params.growth = growth;
+        self
+    }
+
+    /// Each new layer's rate is the previous one's times `tightening` (default 0.5, as
+    /// RedisBloom). The first layer gets p·(1 − tightening), so the chain's rate stays below
+    /// p. Values near 1 (Almeida et al. suggest 0.8–0.9) spend fewer bits on the first layers
+    /// and more on later ones. Checked by [`build`](Self::build): strictly between 0 and 1.
+    pub fn tightening(mut self, tightening: f64) -> Self {
+        self.params.tightening = tightening;
+        self
+    }
+
+    /// A non-scaling filter never adds a layer: its one layer gets the whole rate p, and once
+    /// it holds its capacity, inserts of new keys fail with [`Error::Full`] (RedisBloom's
+    /// `NONSCALING`).
+    pub fn non_scaling(mut self, non_scaling: bool) -> Self {
+        self.params.non_scaling = non_scaling;
+        self
+    }
+
+    /// Hash keys with `seed` instead of [`DEFAULT_SEED`].
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Builds the filter, with its first layer allocated.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::InvalidParameter`] for a
+    /// growth outside 1 to [`ScalableBloomFilter::MAX_GROWTH`] or a tightening outside (0, 1);
+    /// [`Error::FpRateTooSmall`] if the first layer's rate needs more than 64 probes;
+    /// [`Error::TooLarge`] or [`Error::OutOfMemory`] if the first layer does not fit.
+    pub fn build(self) -> Result<ScalableBloomFilter> {
+        let params = self.params;
+        params.validate()?;
+        let first = Layer::new(params.initial_capacity, params.first_rate(), self.seed)?;
+        let mut layers = Vec::new();
+        layers
+            .try_reserve_exact(1)
+            .map_err(|_| Error::OutOfMemory {
+                bytes: std::mem::size_of::<Layer>() as u64,
+            })?;
+        layers.push(first);
+        Ok(ScalableBloomFilter {
+            params,
+            seed: self.seed,
+            layers,
+        })
+    }
+}

@@ -1,0 +1,518 @@
+//! [`ScalableBloomFilter`]: a Bloom filter that grows as keys arrive, keeping its
+//! false-positive rate bounded without knowing the final count in advance.
+//!
+//! A plain Bloom filter is sized once: past its planned capacity its rate climbs fast (twice
+//! the keys, fifteen times the false positives). A scalable filter (Almeida, Baquero, Preguiça
+//! & Hutchison, 2007) is a chain of layers instead. Keys go into the newest layer; when it holds
+//! its capacity, a new layer is added with `growth` times the capacity and `tightening` times
+//! the rate. The rates form a geometric series, so the chain's total rate stays below the
+//! target however far it grows: with a first layer at p·(1 − t) the sum is at most p.
+//!
+//! The scaling rules are RedisBloom's, so that bloomkit's server can answer `BF.*` from this
+//! type and report the same `BF.INFO`:
+//!
+//! * the first layer gets the requested capacity and rate p·0.5 (the default tightening 0.5;
+//!   a non-scaling filter's only layer gets p itself, as in RedisBloom);
+//! * an insert first asks every layer, newest first; a key that may be present is neither
+//!   inserted nor counted (so a false positive is not counted either);
+//! * a new layer is added only when an absent key arrives and the newest layer's item count has
+//!   reached its capacity: capacity × growth, rate × tightening;
+//! * the capacity reported is the sum of the layers' capacities.
+//!
+//! Each layer is a [`BlockedBloomFilter`](crate::BlockedBloomFilter): one cache line per layer per query. A key is hashed
+//! once and that hash probes every layer. Layers are asked newest first because the newest
+//! layer is the largest and holds most of the keys, so a present key is usually found at once.
+//!
+//! The chain is bounded: at most [`ScalableBloomFilter::MAX_LAYERS`] layers, and only while the
+//! next layer's rate is one a 64-bit hash can deliver (about 2^−64; with the defaults that is
+//! about 57 layers). A chain that cannot grow refuses inserts with [`Error::Full`].
+
+mod builder;
+mod layer;
+mod persist;
+
+pub use self::builder::ScalableBuilder;
+pub use self::layer::LayerInfo;
+
+use std::fmt;
+use std::hash::Hash;
+use std::io::{Read, Write};
+
+use self::builder::Params;
+use self::layer::Layer;
+use crate::error::{Error, Result};
+use crate::format::{self, FilterKind};
+use crate::hash::hash_with_seed;
+use crate::Filter;
+
+/// A scalable Bloom filter: a chain of blocked layers that grows as keys arrive, with
+/// RedisBloom's scaling rules.
+///
+/// [`insert`](Self::insert) answers whether the key was new, as `BF.ADD` does; [`len`](Self::len)
+/// counts those answers; [`capacity`](Self::capacity), [`num_layers`](Self::num_layers),
+/// [`memory_bytes`](Self::memory_bytes) and [`layers`](Self::layers) are what `BF.INFO` and
+/// `BF.DEBUG` report.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::ScalableBloomFilter;
+///
+/// // RedisBloom's `BF.RESERVE bf 0.01 10`, then `BF.ADD bf 0` .. `BF.ADD bf 99`.
+/// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+/// for i in 0..100 {
+///     f.insert(i.to_string().as_str())?;
+/// }
+/// let capacities: Vec<u64> = f.layers().map(|l| l.capacity).collect();
+/// assert_eq!(capacities, [10, 20, 40, 80]);
+/// assert_eq!(f.capacity(), 150);
+/// assert!(f.contains("42"));
+/// assert!(!f.insert("42")?); // already there: not added, not counted
+///
+/// // Grown to 100 times its plan, it still keeps its promise of 1%.
+/// let mut f = ScalableBloomFilter::new(1_000, 0.01)?;
+/// for i in 0..100_000u64 { f.insert(&i)?; }
+/// let fp = (100_000..300_000u64).filter(|i| f.contains(i)).count() as f64 / 200_000.0;
+/// assert!(fp <= 0.01, "{fp}");
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct ScalableBloomFilter {
+    params: Params,
+    seed: u64,
+    /// Oldest first; never empty. The newest (last) layer takes the inserts.
+    layers: Vec<Layer>,
+}
+
+impl ScalableBloomFilter {
+    /// The most layers a chain grows to. With the default tightening the next layer's rate
+    /// passes 2^−64 first (after about 57 layers), which no 64-bit hash can deliver; the bound
+    /// matters for tightenings near 1, and keeps a query at no more than 64 cache lines.
+    pub const MAX_LAYERS: usize = 64;
+
+    /// The largest growth accepted: RedisBloom's limit on `EXPANSION`.
+    pub const MAX_GROWTH: u32 = 32_768;
+
+    /// The growth of [`new`](Self::new): RedisBloom's default `EXPANSION`.
+    pub const DEFAULT_GROWTH: u32 = 2;
+
+    /// The tightening of [`new`](Self::new): RedisBloom's (fixed) ratio.
+    pub const DEFAULT_TIGHTENING: f64 = 0.5;
+
+    /// A filter whose first layer holds `initial_capacity` keys, that grows by
+    /// [`DEFAULT_GROWTH`](Self::DEFAULT_GROWTH) and [`DEFAULT_TIGHTENING`](Self::DEFAULT_TIGHTENING),
+    /// and whose false-positive rate stays below `fp_rate` however many keys it takes.
+    /// `initial_capacity = 0` is treated as 1.
+    ///
+    /// # Errors
+    ///
+    /// As [`ScalableBuilder::build`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::ScalableBloomFilter::new(100, 0.01)?;
+    /// assert_eq!((f.capacity(), f.num_layers(), f.len()), (100, 1, 0));
+    /// assert!(bloomkit::ScalableBloomFilter::new(100, 1.5).is_err());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn new(initial_capacity: u64, fp_rate: f64) -> Result<Self> {
+        Self::builder(initial_capacity, fp_rate).build()
+    }
+
+    /// [`new`](Self::new) with a hash seed other than the default.
+    ///
+    /// # Errors
+    ///
+    /// As [`ScalableBuilder::build`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::ScalableBloomFilter::new_with_seed(100, 0.01, 7)?;
+    /// f.insert("k")?;
+    /// assert!(f.contains_hash(bloomkit::hash_with_seed("k", 7)));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn new_with_seed(initial_capacity: u64, fp_rate: f64, seed: u64) -> Result<Self> {
+        Self::builder(initial_capacity, fp_rate).seed(seed).build()
+    }
+
+    /// Options beyond [`new`](Self::new): growth, tightening, non-scaling, seed. See
+    /// [`ScalableBuilder`]. `initial_capacity = 0` is treated as 1.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{Error, FilterKind, ScalableBloomFilter};
+    ///
+    /// // RedisBloom's `BF.RESERVE k 0.01 2 NONSCALING`.
+    /// let mut f = ScalableBloomFilter::builder(2, 0.01).non_scaling(true).build()?;
+    /// assert!(f.insert("a")? && f.insert("b")?);
+    /// assert!(matches!(f.insert("c"), Err(Error::Full { kind: FilterKind::Scalable })));
+    /// assert_eq!(f.len(), 2);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn builder(initial_capacity: u64, fp_rate: f64) -> ScalableBuilder {
+        ScalableBuilder::new(initial_capacity, fp_rate)
+    }
+
+    /// Adds `key` unless it may already be present; returns whether it was added, as
+    /// `BF.ADD` answers 1 or 0. A key that may be present (including a false positive) is not
+    /// inserted and not counted.
+    ///
+    /// # Errors
+    ///
+    /// When the newest layer holds its capacity and a new key arrives:
+    /// [`Error::Full`] if the filter is non-scaling or cannot grow further (it has
+    /// [`MAX_LAYERS`](Self::MAX_LAYERS) layers, or the next layer's rate is below what a
+    /// 64-bit hash can deliver); [`Error::TooLarge`] or [`Error::OutOfMemory`] if the next
+    /// layer does not fit. In every case the filter is unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::ScalableBloomFilter::new(100, 0.01)?;
+    /// assert!(f.insert("apple")?);
+    /// assert!(!f.insert("apple")?);
+    /// assert_eq!(f.len(), 1);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> Result<bool> {
+        self.insert_hash(hash_with_seed(key, self.seed))
+    }
+
+    /// [`insert`](Self::insert) by a precomputed hash ([`crate::hash()`], or
+    /// [`crate::hash_with_seed`] with this filter's [`seed`](Self::seed)).
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::ScalableBloomFilter::new(100, 0.01)?;
+    /// let h = bloomkit::hash_bytes(b"apple");
+    /// assert!(f.insert_hash(h)?);
+    /// assert!(f.contains("apple"));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn insert_hash(&mut self, hash: u64) -> Result<bool> {
+        if self.contains_hash(hash) {
+            return Ok(false);
+        }
+        if self.newest().is_full() {
+            self.grow()?;
+        }
+        // The key is absent from the newest layer, so this sets a bit and counts it.
+        let added = self.newest_mut().filter.insert_hash(hash);
+        debug_assert!(added);
+        Ok(added)
+    }
+
+    /// Adds a layer with capacity × growth and rate × tightening, or fails changing nothing.
+    fn grow(&mut self) -> Result<()> {
+        let full = Error::Full {
+            kind: FilterKind::Scalable,
+        };
+        if self.params.non_scaling || self.layers.len() >= Self::MAX_LAYERS {
+            return Err(full);
+        }
+        let newest = self.newest();
+        let capacity = newest
+            .capacity
+            .checked_mul(self.params.growth as u64)
+            .ok_or(Error::TooLarge { num_bits: u64::MAX })?;
+        let fp_rate = newest.fp_rate * self.params.tightening;
+        let layer = match Layer::new(capacity, fp_rate, self.seed) {
+            Ok(layer) => layer,
+            // The rate has shrunk past what the hash can deliver (or to zero): the chain has
+            // reached its end.
+            Err(Error::FpRateTooSmall { .. } | Error::InvalidFpRate { .. }) => return Err(full),
+            Err(e) => return Err(e),
+        };
+        // Reserve before pushing, so that a refused allocation is an error, not an abort.
+        self.layers.try_reserve(1).map_err(|_| Error::OutOfMemory {
+            bytes: (std::mem::size_of::<Layer>() * (self.layers.len() + 1)) as u64,
+        })?;
+        self.layers.push(layer);
+        Ok(())
+    }
+
+    fn newest(&self) -> &Layer {
+        // The chain is never empty: built with one layer, and layers are only added.
+        &self.layers[self.layers.len() - 1]
+    }
+
+    fn newest_mut(&mut self) -> &mut Layer {
+        let last = self.layers.len() - 1;
+        &mut self.layers[last]
+    }
+
+    /// `false` if `key` is definitely absent; `true` if it may be present.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
+    /// for i in 0..1000u32 { f.insert(&i)?; }
+    /// assert!((0..1000u32).all(|i| f.contains(&i)));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(hash_with_seed(key, self.seed))
+    }
+
+    /// [`contains`](Self::contains) by a precomputed hash: the one hash probes every layer,
+    /// newest (largest) first.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.layers
+            .iter()
+            .rev()
+            .any(|layer| layer.filter.contains_hash(hash))
+    }
+
+    /// The number of keys added: inserts that answered `true` (`BF.CARD`, and `BF.INFO`'s
+    /// "Number of items inserted").
+    pub fn len(&self) -> u64 {
+        self.layers.iter().map(Layer::items).sum()
+    }
+
+    /// Whether no key was added.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The sum of the layers' capacities, as `BF.INFO` reports "Capacity" (saturated at
+    /// `u64::MAX`).
+    ///
+    /// ```
+    /// let mut f = bloomkit::ScalableBloomFilter::new(100, 0.01)?;
+    /// for i in 0..101u32 { f.insert(&i)?; }
+    /// assert_eq!(f.capacity(), 300);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn capacity(&self) -> u64 {
+        self.layers
+            .iter()
+            .fold(0u64, |sum, layer| sum.saturating_add(layer.capacity))
+    }
+
+    /// The number of layers (`BF.INFO`'s "Number of filters").
+    pub fn num_layers(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// The layers, oldest first: capacity, items, planned rate, bits, probes and bytes of
+    /// each.
+    ///
+    /// ```
+    /// let mut f = bloomkit::ScalableBloomFilter::new(100, 0.01)?;
+    /// for i in 0..250u32 { f.insert(&i)?; }
+    /// let rates: Vec<f64> = f.layers().map(|l| l.fp_rate).collect();
+    /// assert_eq!(rates, [0.005, 0.0025]);
+    /// assert_eq!(f.layers().map(|l| l.items).sum::<u64>(), f.len());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn layers(&self) -> impl ExactSizeIterator<Item = LayerInfo> + '_ {
+        self.layers.iter().map(Layer::info)
+    }
+
+    /// The capacity of the first layer.
+    pub fn initial_capacity(&self) -> u64 {
+        self.params.initial_capacity
+    }
+
+    /// The target rate of the whole chain, as given.
+    pub fn fp_rate(&self) -> f64 {
+        self.params.fp_rate
+    }
+
+    /// Capacity multiplier between layers (`BF.INFO`'s "Expansion rate", which it reports as
+    /// nil for a non-scaling filter).
+    pub fn growth(&self) -> u32 {
+        self.params.growth
+    }
+
+    /// Rate multiplier between layers.
+    pub fn tightening(&self) -> f64 {
+        self.params.tightening
+    }
+
+    /// Whether the filter adds layers when full (`false` for RedisBloom's `NONSCALING`).
+    pub fn is_scaling(&self) -> bool {
+        !self.params.non_scaling
+    }
+
+    /// The hash seed keys are hashed with.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Bits in all layers.
+    pub fn num_bits(&self) -> u64 {
+        self.layers.iter().map(|l| l.filter.num_bits()).sum()
+    }
+
+    /// The false-positive rate a query for an absent key risks now: 1 − Π(1 − rᵢ) over the
+    /// layers' rates estimated from their fill (an empty layer adds nothing). Below
+    /// [`fp_rate`](Self::fp_rate) however far the chain has grown.
+    ///
+    /// ```
+    /// let mut f = bloomkit::ScalableBloomFilter::new(1000, 0.01)?;
+    /// assert_eq!(f.estimated_fp_rate(), 0.0);
+    /// for i in 0..50_000u32 { f.insert(&i)?; }
+    /// let rate = f.estimated_fp_rate();
+    /// assert!(rate > 0.005 && rate <= 0.01, "{rate}");
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn estimated_fp_rate(&self) -> f64 {
+        let miss: f64 = self
+            .layers
+            .iter()
+            .map(|layer| 1.0 - layer.filter.estimated_fp_rate())
+            .product();
+        1.0 - miss
+    }
+
+    /// Bytes of memory the filter holds: itself, its layer list and every layer's bits
+    /// (`BF.INFO`'s "Size").
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.layers.capacity() * std::mem::size_of::<Layer>()
+            + self.layers.iter().map(Layer::heap_bytes).sum::<usize>()
+    }
+
+    /// The filter in bloomkit's file format (see `docs/FORMAT.md`): the parameters in the
+    /// header, then the layer count, a descriptor per layer and every layer's bits.
+    ///
+    /// ```
+    /// use bloomkit::ScalableBloomFilter;
+    /// let mut f = ScalableBloomFilter::builder(10, 0.01).growth(3).seed(9).build()?;
+    /// for i in 0..100u32 { f.insert(&i)?; }
+    /// let g = ScalableBloomFilter::from_bytes(&f.to_bytes())?;
+    /// assert_eq!(g, f);
+    /// assert_eq!((g.num_layers(), g.len(), g.growth(), g.seed()), (f.num_layers(), f.len(), 3, 9));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        format::to_bytes(self)
+    }
+
+    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] from the writer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
+    /// let mut out = Vec::new();
+    /// f.write_to(&mut out)?;
+    /// assert_eq!(out, f.to_bytes());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
+        format::write_to(self, writer)
+    }
+
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
+    ///
+    /// # Errors
+    ///
+    /// An error, never a panic, for anything but a valid scalable filter: the shared format's
+    /// errors ([`Error::BadMagic`], [`Error::Truncated`], [`Error::ChecksumMismatch`],
+    /// [`Error::WrongKind`], ...), and [`Error::Corrupt`] for parameters or layers that do not
+    /// follow the chain's rules. Nothing is allocated beyond what `bytes` can hold.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
+    /// let mut bytes = f.to_bytes();
+    /// bytes.truncate(bytes.len() - 1);
+    /// assert!(bloomkit::ScalableBloomFilter::from_bytes(&bytes).is_err());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        format::from_bytes(bytes)
+    }
+
+    /// Reads one filter from `reader`, consuming exactly its bytes. Wrap a file in a
+    /// `BufReader`.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader. Memory grows
+    /// only as payload actually arrives.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
+    /// let g = bloomkit::ScalableBloomFilter::read_from(&f.to_bytes()[..])?;
+    /// assert_eq!(f, g);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
+        format::read_from(reader)
+    }
+}
+
+impl PartialEq for ScalableBloomFilter {
+    /// Equal when they have the same parameters, seed and layers: each layer's capacity, rate,
+    /// bits and item count. Unlike a plain filter's, the counts are compared: they decide
+    /// when the chain grows, so two filters with the same bits but different counts answer
+    /// later inserts differently.
+    fn eq(&self, other: &Self) -> bool {
+        self.params == other.params
+            && self.seed == other.seed
+            && self.layers.len() == other.layers.len()
+            && self
+                .layers
+                .iter()
+                .zip(&other.layers)
+                .all(|(a, b)| a == b && a.items() == b.items())
+    }
+}
+
+impl fmt::Debug for ScalableBloomFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The shape, not the bits.
+        f.debug_struct("ScalableBloomFilter")
+            .field("initial_capacity", &self.params.initial_capacity)
+            .field("fp_rate", &self.params.fp_rate)
+            .field("growth", &self.params.growth)
+            .field("tightening", &self.params.tightening)
+            .field("non_scaling", &self.params.non_scaling)
+            .field("seed", &self.seed)
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .field("num_layers", &self.layers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Filter for ScalableBloomFilter {
+    fn contains_hash(&self, hash: u64) -> bool {
+        ScalableBloomFilter::contains_hash(self, hash)
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    fn kind(&self) -> FilterKind {
+        FilterKind::Scalable
+    }
+    fn memory_bytes(&self) -> usize {
+        ScalableBloomFilter::memory_bytes(self)
+    }
+}
+
+#[cfg(test)]
+mod tests;

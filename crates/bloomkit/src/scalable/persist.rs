@@ -1,0 +1,323 @@
+//! The scalable filter in the shared file format.
+//!
+//! Parameters (32 bytes, little-endian): initial capacity (u64), target rate (f64 bits),
+//! growth (u32), tightening (f64 bits), flags (u32: bit 0 = non-scaling; the rest zero). The
+//! seed and the item count are the header's.
+//!
+//! Payload, in 64-bit words: the layer count; then for each layer, oldest first, five words
+//! (capacity, items, number of bits, number of hashes, planned rate as f64 bits); then each
+//! layer's bits, 512-bit lines in order, as a blocked filter stores them.
+//!
+//! Reading trusts nothing: the layer count is bounded by
+//! [`ScalableBloomFilter::MAX_LAYERS`] and by the declared payload length before the
+//! descriptors are read; every descriptor must be the layer the parameters imply (capacity and
+//! rate follow from the ones before, every layer but the newest is exactly full); the declared
+//! payload must be exactly the descriptors plus the bits they describe, and the items must sum
+//! to the header's count. Bits are then read layer by layer into storage that grows only as
+//! they arrive.
+
+use std::io::Read;
+
+use super::builder::Params;
+use super::layer::Layer;
+use super::ScalableBloomFilter;
+use crate::bits::{Line, LineArray, LINE_WORDS};
+use crate::blocked::BlockedBloomFilter;
+use crate::error::{Error, Result};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::sizing::{self, LINE_BITS};
+
+/// Words per layer descriptor.
+const DESCRIPTOR_WORDS: u64 = 5;
+
+/// The only flag so far: the chain never grows.
+const FLAG_NON_SCALING: u32 = 1;
+
+/// A layer as its descriptor declares it, checked.
+struct Descriptor {
+    capacity: u64,
+    items: u64,
+    num_lines: u64,
+    num_hashes: u32,
+    fp_rate: f64,
+}
+
+fn encode_params(p: &Params) -> Vec<u8> {
+    let mut out = Vec::with_capacity(32);
+    out.extend_from_slice(&p.initial_capacity.to_le_bytes());
+    out.extend_from_slice(&p.fp_rate.to_bits().to_le_bytes());
+    out.extend_from_slice(&p.growth.to_le_bytes());
+    out.extend_from_slice(&p.tightening.to_bits().to_le_bytes());
+    let flags = if p.non_scaling { FLAG_NON_SCALING } else { 0 };
+    out.extend_from_slice(&flags.to_le_bytes());
+    out
+}
+
+fn decode_params(header: &Header) -> Result<Params> {
+    let mut r = header.params();
+    let initial_capacity = r.u64()?;
+    let fp_rate = r.f64()?;
+    let growth = r.u32()?;
+    let tightening = r.f64()?;
+    let flags = r.u32()?;
+    r.finish()?;
+    if flags & !FLAG_NON_SCALING != 0 {
+        return Err(Error::corrupt(format!(
+            "unknown scalable filter flags {flags:#010x}"
+        )));
+    }
+    let params = Params {
+        initial_capacity,
+        fp_rate,
+        growth,
+        tightening,
+        non_scaling: flags & FLAG_NON_SCALING != 0,
+    };
+    // The same checks as a new filter's, reported as what they are here: bad data.
+    params
+        .validate()
+        .map_err(|e| Error::corrupt(format!("the scalable filter's parameters: {e}")))?;
+    Ok(params)
+}
+
+/// Checks one descriptor against the layer the chain's rules put at `index`.
+fn check_descriptor(
+    words: &[u64],
+    index: usize,
+    is_newest: bool,
+    expected_capacity: u64,
+    expected_rate: f64,
+) -> Result<Descriptor> {
+    let bad = |what: String| Error::corrupt(format!("layer {index}: {what}"));
+    let [capacity, items, num_bits, num_hashes, rate_bits] = words else {
+        return Err(bad("incomplete descriptor".into()));
+    };
+    let (capacity, items, num_bits, num_hashes) = (*capacity, *items, *num_bits, *num_hashes);
+    let fp_rate = f64::from_bits(*rate_bits);
+    if capacity != expected_capacity {
+        return Err(bad(format!(
+            "capacity {capacity}, but the chain's parameters give {expected_capacity}"
+        )));
+    }
+    // Rates are computed by the same multiplications when written and here: equal bits.
+    if fp_rate.to_bits() != expected_rate.to_bits() {
+        return Err(bad(format!(
+            "rate {fp_rate:e}, but the chain's parameters give {expected_rate:e}"
+        )));
+    }
+    if items > capacity || (!is_newest && items != capacity) {
+        return Err(bad(format!(
+            "{items} items for a capacity of {capacity} (older layers are exactly full, the \
+             newest at most full)"
+        )));
+    }
+    if num_bits == 0 || num_bits % LINE_BITS != 0 {
+        return Err(bad(format!(
+            "{num_bits} bits is not a positive multiple of {LINE_BITS}"
+        )));
+    }
+    let num_hashes = u32::try_from(num_hashes)
+        .ok()
+        .filter(|&k| sizing::check_num_hashes(k).is_ok())
+        .ok_or_else(|| bad(format!("{num_hashes} hashes is out of range")))?;
+    Ok(Descriptor {
+        capacity,
+        items,
+        num_lines: num_bits / LINE_BITS,
+        num_hashes,
+        fp_rate,
+    })
+}
+
+/// Reads one layer's lines, growing storage only as they arrive.
+fn read_lines<R: Read>(payload: &mut FormatReader<R>, num_lines: u64) -> Result<LineArray> {
+    let mut lines: Vec<Line> = Vec::new();
+    // Each call starts on a line boundary and chunks hold whole lines (1024 words).
+    payload.read_words(num_lines * LINE_WORDS as u64, |chunk| {
+        format::grow_toward(&mut lines, chunk.len() / LINE_WORDS, num_lines)?;
+        lines.extend(chunk.chunks_exact(LINE_WORDS).map(|w| {
+            let mut line = Line::default();
+            line.0.copy_from_slice(w);
+            line
+        }));
+        Ok(())
+    })?;
+    Ok(LineArray::from_lines(lines))
+}
+
+impl Persist for ScalableBloomFilter {
+    const KIND: FilterKind = FilterKind::Scalable;
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn item_count(&self) -> u64 {
+        self.len()
+    }
+
+    fn params(&self) -> Vec<u8> {
+        encode_params(&self.params)
+    }
+
+    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
+        let descriptors = self.layers.iter().flat_map(|l| {
+            [
+                l.capacity,
+                l.items(),
+                l.filter.num_bits(),
+                l.filter.num_hashes() as u64,
+                l.fp_rate.to_bits(),
+            ]
+        });
+        let bits = self.layers.iter().flat_map(|l| l.filter.lines().words());
+        std::iter::once(self.layers.len() as u64)
+            .chain(descriptors)
+            .chain(bits)
+    }
+
+    fn payload_words_len(&self) -> u64 {
+        let bits: u64 = self.layers.iter().map(|l| l.filter.num_bits() / 64).sum();
+        1 + DESCRIPTOR_WORDS * self.layers.len() as u64 + bits
+    }
+
+    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
+        let params = decode_params(header)?;
+        let declared_words = header.payload_len / 8;
+        if header.payload_len % 8 != 0 || declared_words == 0 {
+            return Err(Error::corrupt(format!(
+                "a payload of {} bytes is not a layer count and whole words",
+                header.payload_len
+            )));
+        }
+
+        let mut count = 0u64;
+        payload.read_words(1, |w| {
+            count = w[0];
+            Ok(())
+        })?;
+        let max_layers = if params.non_scaling {
+            1
+        } else {
+            ScalableBloomFilter::MAX_LAYERS as u64
+        };
+        // Bound the count, and check its descriptors fit the declared payload, before reading
+        // them.
+        if count == 0 || count > max_layers {
+            return Err(Error::corrupt(format!(
+                "{count} layers (a {} filter has 1 to {max_layers})",
+                if params.non_scaling {
+                    "non-scaling"
+                } else {
+                    "scalable"
+                }
+            )));
+        }
+        let descriptor_words = DESCRIPTOR_WORDS * count;
+        if 1 + descriptor_words > declared_words {
+            return Err(Error::corrupt(format!(
+                "{count} layer descriptors do not fit in a payload of {} bytes",
+                header.payload_len
+            )));
+        }
+        let mut words = Vec::with_capacity(descriptor_words as usize);
+        payload.read_words(descriptor_words, |chunk| {
+            words.extend_from_slice(chunk);
+            Ok(())
+        })?;
+
+        let mut descriptors = Vec::with_capacity(count as usize);
+        let mut total_words = 1 + descriptor_words;
+        let mut total_items = 0u64;
+        let mut expected_capacity = Some(params.initial_capacity);
+        let mut expected_rate = params.first_rate();
+        for (index, d) in words.chunks_exact(DESCRIPTOR_WORDS as usize).enumerate() {
+            let capacity = expected_capacity.ok_or_else(|| {
+                Error::corrupt(format!("layer {index}: its capacity would overflow"))
+            })?;
+            let is_newest = index as u64 == count - 1;
+            let d = check_descriptor(d, index, is_newest, capacity, expected_rate)?;
+            total_words = d
+                .num_lines
+                .checked_mul(LINE_WORDS as u64)
+                .and_then(|w| w.checked_add(total_words))
+                .ok_or_else(|| Error::corrupt("the layers' sizes overflow"))?;
+            total_items = total_items
+                .checked_add(d.items)
+                .ok_or_else(|| Error::corrupt("the layers' item counts overflow"))?;
+            expected_capacity = d.capacity.checked_mul(params.growth as u64);
+            expected_rate = d.fp_rate * params.tightening;
+            descriptors.push(d);
+        }
+        let expected_len = total_words
+            .checked_mul(8)
+            .ok_or_else(|| Error::corrupt("the layers' sizes overflow"))?;
+        header.expect_payload_len(expected_len)?;
+        if total_items != header.item_count {
+            return Err(Error::corrupt(format!(
+                "the layers hold {total_items} items but the header counts {}",
+                header.item_count
+            )));
+        }
+
+        let mut layers = Vec::with_capacity(descriptors.len());
+        for d in descriptors {
+            let lines = read_lines(payload, d.num_lines)?;
+            layers.push(Layer {
+                filter: BlockedBloomFilter::from_parts(lines, d.num_hashes, header.seed, d.items),
+                capacity: d.capacity,
+                fp_rate: d.fp_rate,
+            });
+        }
+        Ok(ScalableBloomFilter {
+            params,
+            seed: header.seed,
+            layers,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_are_32_bytes_in_documented_order() {
+        let f = ScalableBloomFilter::builder(7, 0.01)
+            .growth(3)
+            .tightening(0.75)
+            .non_scaling(true)
+            .build()
+            .unwrap();
+        let p = f.params();
+        assert_eq!(p.len(), 32);
+        assert_eq!(&p[0..8], &7u64.to_le_bytes());
+        assert_eq!(&p[8..16], &0.01f64.to_bits().to_le_bytes());
+        assert_eq!(&p[16..20], &3u32.to_le_bytes());
+        assert_eq!(&p[20..28], &0.75f64.to_bits().to_le_bytes());
+        assert_eq!(&p[28..32], &1u32.to_le_bytes());
+    }
+
+    #[test]
+    fn payload_is_count_descriptors_then_lines() {
+        let mut f = ScalableBloomFilter::new(10, 0.01).unwrap();
+        for i in 0..15u32 {
+            f.insert(&i).unwrap();
+        }
+        let words: Vec<u64> = f.payload_words().collect();
+        assert_eq!(words.len() as u64, f.payload_words_len());
+        assert_eq!(words[0], 2);
+        let l0: Vec<u64> = f.layers[0].filter.lines().words().collect();
+        let first = [
+            10,
+            10,
+            f.layers[0].filter.num_bits(),
+            f.layers[0].filter.num_hashes() as u64,
+            0.005f64.to_bits(),
+        ];
+        assert_eq!(&words[1..6], first.as_slice());
+        assert_eq!(words[6..11][0], 20);
+        assert_eq!(words[6..11][1], 5);
+        assert_eq!(&words[11..11 + l0.len()], l0.as_slice());
+    }
+}

@@ -1,0 +1,192 @@
+//! Unit tests of the chain's rules, bounds and errors.
+
+use super::*;
+use crate::blocked::BlockedBloomFilter;
+
+fn layer_shape(f: &ScalableBloomFilter) -> Vec<(u64, f64)> {
+    f.layers().map(|l| (l.capacity, l.fp_rate)).collect()
+}
+
+#[test]
+fn first_layer_is_redisbloom_s() {
+    let f = ScalableBloomFilter::new(100, 0.01).unwrap();
+    assert_eq!(layer_shape(&f), [(100, 0.005)]);
+    let f = ScalableBloomFilter::builder(100, 0.01)
+        .non_scaling(true)
+        .build()
+        .unwrap();
+    assert_eq!(layer_shape(&f), [(100, 0.01)]);
+    // Capacity 0 is 1.
+    let f = ScalableBloomFilter::new(0, 0.01).unwrap();
+    assert_eq!((f.initial_capacity(), f.capacity()), (1, 1));
+}
+
+#[test]
+fn layers_grow_by_growth_and_tighten() {
+    let mut f = ScalableBloomFilter::builder(3, 0.02)
+        .growth(3)
+        .tightening(0.75)
+        .build()
+        .unwrap();
+    for i in 0..200u32 {
+        f.insert(&i).unwrap();
+    }
+    let shape = layer_shape(&f);
+    let mut cap = 3;
+    let mut rate = 0.02 * 0.25;
+    for &(c, r) in &shape {
+        assert_eq!((c, r), (cap, rate));
+        cap *= 3;
+        rate *= 0.75;
+    }
+    // Every layer but the newest is exactly full.
+    let infos: Vec<LayerInfo> = f.layers().collect();
+    for l in &infos[..infos.len() - 1] {
+        assert_eq!(l.items, l.capacity);
+    }
+    assert!(infos.last().unwrap().items <= infos.last().unwrap().capacity);
+}
+
+#[test]
+fn the_chain_stops_before_an_unreachable_rate() {
+    // Growth 1 keeps layers small; the rate halves per layer until no 64-bit hash can
+    // deliver it. The chain then refuses, changing nothing.
+    let mut f = ScalableBloomFilter::builder(1, 0.01)
+        .growth(1)
+        .build()
+        .unwrap();
+    let mut refused = None;
+    for i in 0..1000u32 {
+        match f.insert(&i) {
+            Ok(_) => {}
+            Err(e) => {
+                refused = Some((i, e));
+                break;
+            }
+        }
+    }
+    let (i, e) = refused.expect("the chain must stop");
+    assert!(matches!(e, Error::Full { .. }), "{e}");
+    let n = f.num_layers();
+    assert!((50..=ScalableBloomFilter::MAX_LAYERS).contains(&n), "{n}");
+    let before = f.clone();
+    assert!(f.insert(&i).is_err());
+    assert_eq!(f, before);
+    // Keys already in still answer; the filter is usable for queries.
+    assert!(f.contains(&0u32));
+}
+
+#[test]
+fn max_layers_bounds_a_slow_tightening() {
+    let mut f = ScalableBloomFilter::builder(1, 0.01)
+        .growth(1)
+        .tightening(0.99)
+        .build()
+        .unwrap();
+    let mut full = false;
+    for i in 0..10_000u32 {
+        if let Err(e) = f.insert(&i) {
+            assert!(matches!(e, Error::Full { .. }), "{e}");
+            full = true;
+            break;
+        }
+    }
+    assert!(full);
+    assert_eq!(f.num_layers(), ScalableBloomFilter::MAX_LAYERS);
+}
+
+#[test]
+fn capacity_overflow_is_an_error_not_a_wrap() {
+    let mut f = ScalableBloomFilter::new(1, 0.01).unwrap();
+    // The newest layer planned for more than u64::MAX / 2 keys: only the arithmetic is
+    // exercised, nothing that size is allocated.
+    pretend_full(&mut f, u64::MAX / 2 + 1);
+    let before = f.clone();
+    assert!(matches!(f.insert("x"), Err(Error::TooLarge { .. })));
+    assert_eq!(f, before);
+}
+
+/// Makes the newest layer look full at `capacity` keys (only the counts change).
+fn pretend_full(f: &mut ScalableBloomFilter, capacity: u64) {
+    let seed = f.seed;
+    let layer = f.newest_mut();
+    layer.capacity = capacity;
+    layer.filter = BlockedBloomFilter::from_parts(
+        layer.filter.lines().clone(),
+        layer.filter.num_hashes(),
+        seed,
+        capacity,
+    );
+}
+
+#[test]
+fn growth_that_cannot_allocate_changes_nothing() {
+    // The next layer would hold 2^51 keys: petabytes, past any address space.
+    let mut f = ScalableBloomFilter::new(1, 0.01).unwrap();
+    pretend_full(&mut f, 1 << 50);
+    let before = f.clone();
+    let err = f.insert("x").unwrap_err();
+    assert!(
+        matches!(err, Error::OutOfMemory { .. } | Error::TooLarge { .. }),
+        "{err}"
+    );
+    assert_eq!(f, before);
+    assert_eq!(f.num_layers(), 1);
+}
+
+#[test]
+fn bad_options_are_errors() {
+    let b = || ScalableBloomFilter::builder(10, 0.01);
+    for g in [0, ScalableBloomFilter::MAX_GROWTH + 1, u32::MAX] {
+        assert!(matches!(
+            b().growth(g).build(),
+            Err(Error::InvalidParameter { name: "growth", .. })
+        ));
+    }
+    assert!(b().growth(ScalableBloomFilter::MAX_GROWTH).build().is_ok());
+    for t in [0.0, 1.0, -0.5, 2.0, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            b().tightening(t).build(),
+            Err(Error::InvalidParameter {
+                name: "tightening",
+                ..
+            })
+        ));
+    }
+    for p in [0.0, 1.0, -1.0, f64::NAN] {
+        assert!(matches!(
+            ScalableBloomFilter::new(10, p),
+            Err(Error::InvalidFpRate { .. })
+        ));
+    }
+    assert!(matches!(
+        ScalableBloomFilter::new(10, 1e-30),
+        Err(Error::FpRateTooSmall { .. })
+    ));
+    assert!(matches!(
+        ScalableBloomFilter::new(u64::MAX, 0.01),
+        Err(Error::TooLarge { .. })
+    ));
+    let msg = b().growth(0).build().unwrap_err().to_string();
+    assert!(msg.contains("1 to 32768"), "{msg}");
+}
+
+#[test]
+fn memory_counts_every_layer() {
+    let mut f = ScalableBloomFilter::new(100, 0.01).unwrap();
+    let one = f.memory_bytes();
+    for i in 0..1000u32 {
+        f.insert(&i).unwrap();
+    }
+    let bits_bytes: usize = f.layers().map(|l| l.memory_bytes).sum();
+    assert_eq!(bits_bytes as u64, f.num_bits() / 8);
+    assert!(f.memory_bytes() > one + bits_bytes / 2);
+    assert!(f.memory_bytes() >= bits_bytes);
+}
+
+#[test]
+fn debug_shows_the_shape() {
+    let f = ScalableBloomFilter::new(1_000_000, 0.01).unwrap();
+    let s = format!("{f:?}");
+    assert!(s.len() < 300 && s.contains("num_layers: 1"), "{s}");
+}

@@ -1,0 +1,687 @@
+//! `ScalableBloomFilter`: RedisBloom's scaling rules, the rate bound while growing, the
+//! `HashSet` oracle, the golden file and hostile input.
+//!
+//! To write the golden files (once, for a new format version only):
+//! `BLOOMKIT_WRITE_GOLDEN=1 cargo test -p bloomkit --release --test scalable`.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use bloomkit::sizing::blocked_fp_rate;
+use bloomkit::{AnyFilter, BlockedBloomFilter, Error, Filter, FilterKind, ScalableBloomFilter};
+use proptest::prelude::*;
+use xxhash_rust::xxh3::xxh3_64;
+
+// ---------------------------------------------------------------------------------------
+// RedisBloom's behaviour (see /work/shared/reference/redisbloom.md and RedisBloom's sb.c)
+// ---------------------------------------------------------------------------------------
+
+/// `BF.ADD`/`BF.INSERT` items "0".."n-1" as the server will: the raw bytes, hashed as a str.
+fn add_numbers(f: &mut ScalableBloomFilter, n: u32) -> u64 {
+    let mut added = 0;
+    for i in 0..n {
+        let key = i.to_string();
+        added += f.insert_hash(bloomkit::hash_bytes(key.as_bytes())).unwrap() as u64;
+    }
+    added
+}
+
+fn shape(f: &ScalableBloomFilter) -> Vec<(u64, f64)> {
+    f.layers().map(|l| (l.capacity, l.fp_rate)).collect()
+}
+
+/// `BF.RESERVE bf 0.01 10`, then "0".."99": layers of 10/20/40/80 at halving rates.
+#[test]
+fn redisbloom_reserve_10_then_100_items() {
+    let mut f = ScalableBloomFilter::new(10, 0.01).unwrap();
+    let added = add_numbers(&mut f, 100);
+    assert_eq!(
+        shape(&f),
+        [(10, 0.005), (20, 0.0025), (40, 0.00125), (80, 0.000625)]
+    );
+    assert_eq!(f.capacity(), 150); // BF.INFO Capacity
+    assert_eq!(f.num_layers(), 4); // BF.INFO Number of filters
+    assert_eq!(f.len(), added); // BF.INFO Number of items inserted, BF.CARD
+    assert_eq!(f.growth(), 2); // BF.INFO Expansion rate
+    assert!(f.is_scaling());
+    let infos: Vec<_> = f.layers().collect();
+    assert_eq!(
+        infos[..3].iter().map(|l| l.items).collect::<Vec<_>>(),
+        [10, 20, 40]
+    );
+    // The rates sum below the target.
+    assert!(infos.iter().map(|l| l.fp_rate).sum::<f64>() < 0.01);
+}
+
+/// RedisBloom's test_overall.py: capacity 4, items "0".."99", EXPANSION 1, 2 and 4.
+#[test]
+fn redisbloom_layer_counts_for_expansions_1_2_4() {
+    let mut counts = Vec::new();
+    for growth in [1u32, 2, 4] {
+        let mut f = ScalableBloomFilter::builder(4, 0.01)
+            .growth(growth)
+            .build()
+            .unwrap();
+        let added = add_numbers(&mut f, 100);
+        // The layer sequence is exactly the rule's, and every layer but the newest is full.
+        let mut cap = 4u64;
+        let mut rate = 0.005;
+        for l in f.layers() {
+            assert_eq!((l.capacity, l.fp_rate), (cap, rate), "growth {growth}");
+            cap *= growth as u64;
+            rate *= 0.5;
+        }
+        let infos: Vec<_> = f.layers().collect();
+        assert!(infos[..infos.len() - 1]
+            .iter()
+            .all(|l| l.items == l.capacity));
+        eprintln!(
+            "capacity 4, expansion {growth}: {} layers, {added} of 100 items added \
+             (RedisBloom: {})",
+            f.num_layers(),
+            [23, 5, 4][counts.len()]
+        );
+        counts.push((f.num_layers(), added));
+    }
+    // Expansion 2 and 4: 5 and 4 layers, as RedisBloom, whatever the few false positives.
+    assert_eq!(counts[1].0, 5);
+    assert_eq!(counts[2].0, 4);
+    // Expansion 1: one layer per 4 added items. RedisBloom's test expects 23 because its
+    // tiny 4-item layers (a few dozen bits each, MurmurHash) call ~9 of the 100 items false
+    // positives; our smallest layer is a 512-bit line, where 4 items at 0.5% and below
+    // almost never collide, so nearly every item is added. The rule is the same; only the
+    // false positives differ, as they must with a different hash and layout.
+    let (layers, added) = counts[0];
+    assert_eq!(layers as u64, added.div_ceil(4));
+    assert!(added >= 95, "{added}");
+}
+
+/// `BF.ADD` on a missing key creates rate 0.01, capacity 100, expansion 2.
+#[test]
+fn redisbloom_default_filter() {
+    let f = ScalableBloomFilter::new(100, 0.01).unwrap();
+    assert_eq!(shape(&f), [(100, 0.005)]);
+    assert_eq!((f.growth(), f.tightening()), (2, 0.5));
+    assert_eq!(f.len(), 0);
+    assert!(f.is_empty());
+}
+
+/// `BF.RESERVE k 0.01 50 NONSCALING`: one layer at the whole rate; once full, new keys are
+/// refused ("ERR non scaling filter is full") and nothing changes; present keys answer 0.
+#[test]
+fn non_scaling_full_changes_nothing() {
+    let mut f = ScalableBloomFilter::builder(50, 0.01)
+        .non_scaling(true)
+        .build()
+        .unwrap();
+    assert_eq!(shape(&f), [(50, 0.01)]);
+    assert!(!f.is_scaling());
+    let mut i = 0u32;
+    while f.len() < 50 {
+        f.insert(&i).unwrap();
+        i += 1;
+    }
+    let before = f.clone();
+    let bytes = f.to_bytes();
+    let mut refused = 0;
+    for j in i..i + 1000 {
+        match f.insert(&j) {
+            Err(Error::Full {
+                kind: FilterKind::Scalable,
+            }) => refused += 1,
+            Ok(false) => {} // a false positive: "may already exist", not added
+            other => panic!("key {j}: {other:?}"),
+        }
+    }
+    assert!(refused > 950, "{refused}");
+    assert_eq!(f.len(), 50);
+    assert_eq!(f.num_layers(), 1);
+    assert_eq!(f, before);
+    assert_eq!(f.to_bytes(), bytes);
+    // Keys already in: "may exist" (0), not an error.
+    assert!(!f.insert(&0u32).unwrap());
+}
+
+#[test]
+fn inserting_a_present_key_is_ok_false_and_not_counted() {
+    let mut f = ScalableBloomFilter::new(10, 0.01).unwrap();
+    for i in 0..100u32 {
+        f.insert(&i).unwrap();
+    }
+    let len = f.len();
+    let layers = f.num_layers();
+    for i in 0..100u32 {
+        assert!(!f.insert(&i).unwrap(), "{i}");
+    }
+    assert_eq!(f.len(), len);
+    assert_eq!(f.num_layers(), layers);
+    // A key counted once, however often it is added.
+    let mut g = ScalableBloomFilter::new(10, 0.01).unwrap();
+    assert!(g.insert("k").unwrap());
+    assert!(!g.insert("k").unwrap());
+    assert_eq!(g.len(), 1);
+}
+
+#[test]
+fn bad_parameters_are_errors_not_panics() {
+    assert!(matches!(
+        ScalableBloomFilter::new(10, f64::NAN),
+        Err(Error::InvalidFpRate { .. })
+    ));
+    assert!(matches!(
+        ScalableBloomFilter::new(10, 0.0),
+        Err(Error::InvalidFpRate { .. })
+    ));
+    assert!(matches!(
+        ScalableBloomFilter::builder(10, 0.01).growth(0).build(),
+        Err(Error::InvalidParameter { name: "growth", .. })
+    ));
+    assert!(matches!(
+        ScalableBloomFilter::builder(10, 0.01)
+            .growth(32_769)
+            .build(),
+        Err(Error::InvalidParameter { name: "growth", .. })
+    ));
+    for t in [0.0, 1.0, f64::NAN, -1.0] {
+        assert!(matches!(
+            ScalableBloomFilter::builder(10, 0.01).tightening(t).build(),
+            Err(Error::InvalidParameter {
+                name: "tightening",
+                ..
+            })
+        ));
+    }
+    assert!(matches!(
+        ScalableBloomFilter::new(u64::MAX, 0.01),
+        Err(Error::TooLarge { .. })
+    ));
+    // 2^40 keys at 1% is about 1.4 TB: an error from the allocator, not an abort.
+    assert!(matches!(
+        ScalableBloomFilter::new(1 << 40, 0.01),
+        Err(Error::OutOfMemory { .. } | Error::TooLarge { .. })
+    ));
+    // Capacity 0 is 1.
+    assert_eq!(ScalableBloomFilter::new(0, 0.01).unwrap().capacity(), 1);
+}
+
+#[test]
+fn is_a_filter_and_thread_safe() {
+    fn assert_send_sync<T: Send + Sync + Clone + std::fmt::Debug + PartialEq>() {}
+    assert_send_sync::<ScalableBloomFilter>();
+    let mut f = ScalableBloomFilter::new_with_seed(10, 0.01, 99).unwrap();
+    f.insert("a").unwrap();
+    let dynf: &dyn Filter = &f;
+    assert_eq!(dynf.kind(), FilterKind::Scalable);
+    assert_eq!(dynf.seed(), 99);
+    assert!(dynf.contains_hash(bloomkit::hash_with_seed("a", 99)));
+    assert!(f.contains("a"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The rate bound while growing
+// ---------------------------------------------------------------------------------------
+
+/// Grows a filter from `initial` to `n` keys, probes `probes` absent keys, and checks the
+/// measured rate against `bound` and against the layers' predicted rates.
+fn grow_and_measure(initial: u64, p: f64, n: u64, probes: u64, bound: f64) {
+    let mut f = ScalableBloomFilter::new(initial, p).unwrap();
+    for i in 0..n {
+        f.insert(&i).unwrap();
+    }
+    for i in 0..n {
+        assert!(f.contains(&i), "false negative for {i}");
+    }
+    let hits = (n..n + probes).filter(|i| f.contains(i)).count();
+    let measured = hits as f64 / probes as f64;
+
+    // Planned: the sum of the layers' planned rates (what each full layer is sized for).
+    let planned: f64 = f.layers().map(|l| l.fp_rate).sum();
+    // Predicted: each layer's rate with the keys it actually holds (the newest is partly
+    // full), combined as independent events.
+    let layer_rates: Vec<f64> = f
+        .layers()
+        .map(|l| blocked_fp_rate(l.items, l.num_bits, l.num_hashes))
+        .collect();
+    let predicted = 1.0 - layer_rates.iter().map(|r| 1.0 - r).product::<f64>();
+    let estimated = f.estimated_fp_rate();
+    let bits_per_key = f.num_bits() as f64 / f.len() as f64;
+    eprintln!(
+        "scalable {initial} -> {n} at {p}: {} layers, {bits_per_key:.2} bits/key; measured \
+         {measured:.6}, predicted {predicted:.6} (ratio {:.3}), planned sum {planned:.6}, \
+         estimated from fill {estimated:.6}",
+        f.num_layers(),
+        measured / predicted,
+    );
+    for (l, r) in f.layers().zip(&layer_rates) {
+        eprintln!(
+            "  layer: capacity {:>8}, items {:>8}, planned {:.3e}, predicted {r:.3e}, k {}",
+            l.capacity, l.items, l.fp_rate, l.num_hashes
+        );
+    }
+    // The promise: however far it grew, within the bound.
+    assert!(measured <= bound, "measured {measured} above {bound}");
+    assert!(planned <= p);
+    // And the math is right: within ±15% of the prediction (at least 10 standard deviations
+    // of the binomial count here, so a correct filter cannot miss it by chance).
+    let ratio = measured / predicted;
+    assert!((0.85..=1.15).contains(&ratio), "ratio {ratio:.3}");
+    // The fill-based estimate has no sampling noise: it is what a query risks.
+    assert!((estimated / measured - 1.0).abs() < 0.05, "{estimated}");
+}
+
+/// The issue's test: 10,000 planned at 1%, grown to 1,000,000 (7 layers), 1,000,000 absent
+/// probes: at most 1%. (Measured 0.986%, predicted 0.977%, planned sum 0.992%.)
+#[test]
+fn rate_stays_below_1_percent_growing_100_fold() {
+    grow_and_measure(10_000, 0.01, 1_000_000, 1_000_000, 0.01);
+}
+
+/// The same at 0.1%. The chain plans 0.0992%, but its blocked layers deliver 2–6% more than
+/// `sizing::blocked_fp_rate` predicts at 9 to 14 probes (a plain `BlockedBloomFilter::new(n,
+/// 0.001)` measures about 0.102%): that formula takes a line's rate as (E[ones]/512)^k,
+/// ignoring the spread of a 512-bit line's fill, which matters more as k grows. So the bound
+/// checked here is p + 10% (measured 0.104%), and the chain is within ±15% of the layers'
+/// prediction; the fill-based estimate agrees with the measurement.
+#[test]
+fn rate_stays_near_a_tenth_of_a_percent_growing_100_fold() {
+    grow_and_measure(10_000, 0.001, 1_000_000, 2_000_000, 0.0011);
+}
+
+// ---------------------------------------------------------------------------------------
+// The oracle
+// ---------------------------------------------------------------------------------------
+
+fn keys() -> impl Strategy<Value = Vec<String>> {
+    prop::collection::vec(".{0,40}", 0..300)
+}
+
+fn options() -> impl Strategy<Value = (u64, f64, u32, f64, bool, u64)> {
+    (
+        0u64..60,
+        prop::sample::select(vec![0.25, 0.1, 0.01, 0.001]),
+        1u32..5,
+        prop::sample::select(vec![0.5, 0.8, 0.9]),
+        prop::bool::weighted(0.2),
+        prop::sample::select(vec![bloomkit::DEFAULT_SEED, 0, 7]),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn no_false_negatives_through_growth_and_storage(
+        (cap, p, growth, t, non_scaling, seed) in options(),
+        keys in keys(),
+    ) {
+        let mut f = ScalableBloomFilter::builder(cap, p)
+            .growth(growth)
+            .tightening(t)
+            .non_scaling(non_scaling)
+            .seed(seed)
+            .build()
+            .unwrap();
+        let mut stored: HashSet<&String> = HashSet::new();
+        let mut added = 0u64;
+        for k in &keys {
+            let before = f.clone();
+            match f.insert(k) {
+                Ok(new) => {
+                    // "new" only for a key never stored; a stored key is always "not new".
+                    if stored.contains(k) {
+                        prop_assert!(!new);
+                    }
+                    added += new as u64;
+                    stored.insert(k);
+                }
+                Err(Error::Full { .. }) => {
+                    // Only when the newest layer is full, and nothing changed.
+                    prop_assert_eq!(&f, &before);
+                    prop_assert!(!stored.contains(k));
+                }
+                Err(e) => prop_assert!(false, "{}", e),
+            }
+        }
+        prop_assert_eq!(f.len(), added);
+        prop_assert!(f.len() <= stored.len() as u64);
+        for k in &stored {
+            prop_assert!(f.contains(*k));
+            prop_assert!(f.contains_hash(bloomkit::hash_bytes_with_seed(k.as_bytes(), seed)));
+        }
+        // The chain follows the rules.
+        let infos: Vec<_> = f.layers().collect();
+        prop_assert!(infos.len() <= ScalableBloomFilter::MAX_LAYERS);
+        prop_assert!(!non_scaling || infos.len() == 1);
+        for w in infos.windows(2) {
+            prop_assert_eq!(w[0].items, w[0].capacity);
+            prop_assert_eq!(w[1].capacity, w[0].capacity * growth as u64);
+            prop_assert_eq!(w[1].fp_rate, w[0].fp_rate * t);
+        }
+        prop_assert_eq!(infos.iter().map(|l| l.capacity).sum::<u64>(), f.capacity());
+
+        // Storage keeps everything, including the counts that decide when it grows.
+        let g = ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+        prop_assert_eq!(&g, &f);
+        let mut streamed = Vec::new();
+        f.write_to(&mut streamed).unwrap();
+        let h = ScalableBloomFilter::read_from(&streamed[..]).unwrap();
+        prop_assert_eq!(&h, &f);
+        prop_assert_eq!(h.len(), f.len());
+        for k in &stored {
+            prop_assert!(g.contains(*k) && h.contains(*k));
+        }
+        // A loaded filter grows on exactly as the original does.
+        let (mut a, mut b) = (f.clone(), g);
+        for i in 0..200u32 {
+            prop_assert_eq!(a.insert(&i).ok(), b.insert(&i).ok());
+        }
+        prop_assert_eq!(&a, &b);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The golden file
+// ---------------------------------------------------------------------------------------
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+fn golden_key(i: u64) -> String {
+    format!("golden:{i}")
+}
+
+/// The recipe: RedisBloom's defaults at capacity 100, keys `0..1000` (four layers).
+fn golden_build() -> ScalableBloomFilter {
+    let mut f = ScalableBloomFilter::new(100, 0.01).unwrap();
+    for i in 0..1000 {
+        f.insert(golden_key(i).as_str()).unwrap();
+    }
+    f
+}
+
+fn golden_answers(f: &ScalableBloomFilter) -> String {
+    let mut out = String::new();
+    for i in 0..3000 {
+        let k = golden_key(i);
+        let answer = if f.contains(k.as_str()) {
+            "maybe"
+        } else {
+            "no"
+        };
+        writeln!(out, "{k}\t{answer}").unwrap();
+    }
+    out
+}
+
+#[test]
+fn golden_file_loads_and_answers_as_written() {
+    let bin_path = data_dir().join("scalable-v1.bkf");
+    let answers_path = data_dir().join("scalable-v1.answers");
+    if std::env::var_os("BLOOMKIT_WRITE_GOLDEN").is_some() && !bin_path.exists() {
+        let f = golden_build();
+        std::fs::write(&bin_path, f.to_bytes()).unwrap();
+        std::fs::write(&answers_path, golden_answers(&f)).unwrap();
+    }
+    let stored = std::fs::read(&bin_path).unwrap_or_else(|e| panic!("{}: {e}", bin_path.display()));
+    let stored_answers = std::fs::read_to_string(&answers_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", answers_path.display()));
+
+    let loaded = ScalableBloomFilter::from_bytes(&stored).unwrap();
+    assert_eq!(golden_answers(&loaded), stored_answers, "answers changed");
+    assert_eq!(
+        shape(&loaded),
+        [(100, 0.005), (200, 0.0025), (400, 0.00125), (800, 0.000625)]
+    );
+    assert!(stored_answers
+        .lines()
+        .take(1000)
+        .all(|l| l.ends_with("\tmaybe")));
+    let maybes = stored_answers
+        .lines()
+        .filter(|l| l.ends_with("maybe"))
+        .count();
+    assert!((1000..1040).contains(&maybes), "{maybes}");
+    // Byte for byte: it writes back as stored, and today's build of the recipe is identical.
+    assert_eq!(loaded.to_bytes(), stored, "re-serialization differs");
+    assert_eq!(golden_build().to_bytes(), stored, "a fresh build differs");
+    assert_eq!(golden_build(), loaded);
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile input
+// ---------------------------------------------------------------------------------------
+
+/// Byte offsets in a scalable file (docs/FORMAT.md; 32 bytes of parameters).
+const PARAMS: usize = 36;
+const PAYLOAD_LEN: usize = 68;
+const LAYER_COUNT: usize = 76;
+/// Word `j` of layer `i`'s descriptor.
+fn descriptor(i: usize, j: usize) -> usize {
+    84 + (5 * i + j) * 8
+}
+
+/// Three layers (10/20/40), the newest part full: a few hundred bytes.
+fn sample() -> Vec<u8> {
+    let mut f = ScalableBloomFilter::new(10, 0.01).unwrap();
+    for i in 0..50u32 {
+        f.insert(&i).unwrap();
+    }
+    assert_eq!(f.num_layers(), 3);
+    f.to_bytes()
+}
+
+fn reseal(bytes: &mut [u8]) {
+    let n = bytes.len() - 8;
+    let sum = xxh3_64(&bytes[..n]);
+    bytes[n..].copy_from_slice(&sum.to_le_bytes());
+}
+
+fn put_u64(bytes: &mut [u8], at: usize, v: u64) {
+    bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+fn get_u64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+fn loads(bytes: &[u8]) -> bool {
+    let a = ScalableBloomFilter::from_bytes(bytes).is_ok();
+    let b = ScalableBloomFilter::read_from(bytes).is_ok();
+    // Loaders of other kinds must refuse it too, without panicking.
+    let _ = BlockedBloomFilter::from_bytes(bytes);
+    let _ = AnyFilter::from_bytes(bytes);
+    a || b
+}
+
+#[test]
+fn the_layout_is_as_documented() {
+    let bytes = sample();
+    assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), 4); // kind: scalable
+    assert_eq!(u32::from_le_bytes(bytes[32..36].try_into().unwrap()), 32);
+    assert_eq!(get_u64(&bytes, PARAMS), 10);
+    assert_eq!(get_u64(&bytes, LAYER_COUNT), 3);
+    assert_eq!(get_u64(&bytes, descriptor(0, 0)), 10);
+    assert_eq!(get_u64(&bytes, descriptor(1, 0)), 20);
+    assert_eq!(get_u64(&bytes, descriptor(2, 4)), 0.00125f64.to_bits());
+    assert_eq!(
+        get_u64(&bytes, PAYLOAD_LEN) as usize,
+        bytes.len() - LAYER_COUNT - 8
+    );
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    let file = sample();
+    for len in 0..file.len() {
+        assert!(!loads(&file[..len]), "prefix of {len} bytes loaded");
+        let err = ScalableBloomFilter::read_from(&file[..len]).unwrap_err();
+        assert!(
+            matches!(err, Error::Truncated | Error::BadMagic),
+            "len {len}: {err}"
+        );
+    }
+}
+
+#[test]
+fn every_single_byte_corruption_is_an_error() {
+    let file = sample();
+    for pos in 0..file.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut bad = file.clone();
+            bad[pos] ^= flip;
+            assert!(!loads(&bad), "flip {flip:#x} at {pos} loaded");
+        }
+    }
+}
+
+/// Deliberate, resealed changes to each field: each is `Corrupt` (or the specific error).
+#[test]
+fn inconsistent_fields_are_corrupt() {
+    let good = sample();
+    let corrupt = |edit: &dyn Fn(&mut Vec<u8>)| {
+        let mut bad = good.clone();
+        edit(&mut bad);
+        reseal(&mut bad);
+        let a = ScalableBloomFilter::from_bytes(&bad);
+        let b = ScalableBloomFilter::read_from(&bad[..]);
+        assert!(a.is_err() && b.is_err());
+        a.unwrap_err()
+    };
+    let is_corrupt = |e: Error| assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+
+    // Parameters.
+    is_corrupt(corrupt(&|b| put_u64(b, PARAMS, 0))); // initial capacity 0
+    is_corrupt(corrupt(&|b| put_u64(b, PARAMS, 11))); // disagrees with layer 0
+    is_corrupt(corrupt(&|b| put_u64(b, PARAMS + 8, 1.5f64.to_bits()))); // rate
+    is_corrupt(corrupt(&|b| put_u64(b, PARAMS + 8, f64::NAN.to_bits())));
+    is_corrupt(corrupt(&|b| put_u64(b, PARAMS + 8, 0.02f64.to_bits()))); // layer rates differ
+    is_corrupt(corrupt(&|b| b[PARAMS + 16..PARAMS + 20].fill(0))); // growth 0
+    is_corrupt(corrupt(&|b| b[PARAMS + 16] = 3)); // growth 3: capacities differ
+    is_corrupt(corrupt(&|b| put_u64(b, PARAMS + 20, 1.0f64.to_bits()))); // tightening
+    is_corrupt(corrupt(&|b| b[PARAMS + 28] = 1)); // non-scaling with 3 layers
+    is_corrupt(corrupt(&|b| b[PARAMS + 28] = 2)); // unknown flag
+                                                  // Header item count disagrees with the layers.
+    is_corrupt(corrupt(&|b| {
+        let n = get_u64(b, 24);
+        put_u64(b, 24, n + 1)
+    }));
+    // Layer counts.
+    for n in [0u64, 2, 4, 65, u64::MAX] {
+        is_corrupt(corrupt(&|b| put_u64(b, LAYER_COUNT, n)));
+    }
+    // Descriptors.
+    is_corrupt(corrupt(&|b| put_u64(b, descriptor(1, 0), 21))); // capacity
+    is_corrupt(corrupt(&|b| put_u64(b, descriptor(0, 1), 9))); // older layer not full
+    is_corrupt(corrupt(&|b| put_u64(b, descriptor(2, 1), 41))); // items > capacity
+    is_corrupt(corrupt(&|b| {
+        // More items than capacity, with the header's count kept consistent.
+        let extra = 41 - get_u64(b, descriptor(2, 1));
+        put_u64(b, descriptor(2, 1), 41);
+        let n = get_u64(b, 24);
+        put_u64(b, 24, n + extra);
+    }));
+    is_corrupt(corrupt(&|b| put_u64(b, descriptor(0, 2), 1000))); // bits not lines
+    is_corrupt(corrupt(&|b| put_u64(b, descriptor(0, 2), 0)));
+    is_corrupt(corrupt(&|b| put_u64(b, descriptor(0, 2), 1024))); // payload length differs
+    for k in [0u64, 65, 1 << 32] {
+        is_corrupt(corrupt(&|b| put_u64(b, descriptor(1, 3), k)));
+    }
+    is_corrupt(corrupt(&|b| {
+        put_u64(b, descriptor(1, 4), 0.003f64.to_bits())
+    })); // rate
+         // Payload length not whole words, or shorter than its declared layers.
+    is_corrupt(corrupt(&|b| {
+        let n = get_u64(b, PAYLOAD_LEN);
+        put_u64(b, PAYLOAD_LEN, n - 64)
+    }));
+    is_corrupt(corrupt(&|b| put_u64(b, PAYLOAD_LEN, 16)));
+}
+
+/// A tiny file whose descriptors claim 2^60 bits must fail before allocating them.
+#[test]
+fn huge_claims_in_small_files_fail_before_allocating() {
+    let mut f = ScalableBloomFilter::new(10, 0.01).unwrap().to_bytes();
+    let bits = 1u64 << 60;
+    put_u64(&mut f, descriptor(0, 2), bits);
+    let payload = 8 * (1 + 5) + bits / 8;
+    put_u64(&mut f, PAYLOAD_LEN, payload);
+    reseal(&mut f);
+    assert!(f.len() < 200);
+    assert!(matches!(
+        ScalableBloomFilter::from_bytes(&f),
+        Err(Error::Truncated)
+    ));
+    // A stream cannot be measured: storage must grow only as data arrives, so this is
+    // truncation, not an allocation failure (or an abort).
+    for bits in [1u64 << 60, 1 << 40] {
+        put_u64(&mut f, descriptor(0, 2), bits);
+        put_u64(&mut f, PAYLOAD_LEN, 8 * (1 + 5) + bits / 8);
+        reseal(&mut f);
+        assert!(matches!(
+            ScalableBloomFilter::read_from(&f[..]),
+            Err(Error::Truncated)
+        ));
+    }
+    // A huge layer count is refused before its descriptors are read.
+    let mut g = ScalableBloomFilter::new(10, 0.01).unwrap().to_bytes();
+    put_u64(&mut g, LAYER_COUNT, 1 << 50);
+    reseal(&mut g);
+    assert!(matches!(
+        ScalableBloomFilter::read_from(&g[..]),
+        Err(Error::Corrupt { .. })
+    ));
+}
+
+#[test]
+fn other_kinds_are_refused_by_name() {
+    let blocked = BlockedBloomFilter::new(10, 0.01).unwrap().to_bytes();
+    assert!(matches!(
+        ScalableBloomFilter::from_bytes(&blocked),
+        Err(Error::WrongKind {
+            expected: FilterKind::Scalable,
+            found: 2
+        })
+    ));
+    assert!(matches!(
+        BlockedBloomFilter::from_bytes(&sample()),
+        Err(Error::WrongKind { found: 4, .. })
+    ));
+    assert!(matches!(
+        ScalableBloomFilter::from_bytes(b"not a filter"),
+        Err(Error::BadMagic)
+    ));
+    let mut extra = sample();
+    extra.push(0);
+    assert!(matches!(
+        ScalableBloomFilter::from_bytes(&extra),
+        Err(Error::Corrupt { .. })
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+        loads(&bytes);
+    }
+
+    /// Behind a valid header (resealed, so the checks behind the checksum are reached).
+    #[test]
+    fn arbitrary_payloads_never_panic(
+        tail in prop::collection::vec(any::<u64>(), 0..40),
+        cut in LAYER_COUNT..LAYER_COUNT + 120,
+    ) {
+        let mut bytes = sample()[..cut].to_vec();
+        for w in tail {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
+        bytes.extend_from_slice(&[0; 8]);
+        let payload = (bytes.len() - LAYER_COUNT - 8) as u64;
+        put_u64(&mut bytes, PAYLOAD_LEN, payload);
+        reseal(&mut bytes);
+        loads(&bytes);
+    }
+}

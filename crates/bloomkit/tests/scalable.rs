@@ -271,21 +271,19 @@ fn grow_and_measure(initial: u64, p: f64, n: u64, probes: u64, bound: f64) {
 }
 
 /// The test: 10,000 planned at 1%, grown to 1,000,000 (7 layers), 1,000,000 absent
-/// probes: at most 1%. (Measured 0.986%, predicted 0.977%, planned sum 0.992%.)
+/// probes: at most 1%. (Measured 0.979%, predicted 0.972%, planned sum 0.992%.)
 #[test]
 fn rate_stays_below_1_percent_growing_100_fold() {
     grow_and_measure(10_000, 0.01, 1_000_000, 1_000_000, 0.01);
 }
 
-/// The same at 0.1%. The chain plans 0.0992%, but its blocked layers deliver 2–6% more than
-/// `sizing::blocked_fp_rate` predicts at 9 to 14 probes (a plain `BlockedBloomFilter::new(n,
-/// 0.001)` measures about 0.102%): that formula takes a line's rate as (E[ones]/512)^k,
-/// ignoring the spread of a 512-bit line's fill, which matters more as k grows. So the bound
-/// checked here is p + 10% (measured 0.104%), and the chain is within ±15% of the layers'
-/// prediction; the fill-based estimate agrees with the measurement.
+/// The same at 0.1%: at most 0.1%. (Measured 0.0953%, predicted 0.0981%.) This once
+/// measured 0.104%, when `sizing::blocked_fp_rate` ignored the spread of a 512-bit line's
+/// fill and the layers came out slightly too small at 9+ probes; it is the regression test
+/// for that.
 #[test]
-fn rate_stays_near_a_tenth_of_a_percent_growing_100_fold() {
-    grow_and_measure(10_000, 0.001, 1_000_000, 2_000_000, 0.0011);
+fn rate_stays_below_a_tenth_of_a_percent_growing_100_fold() {
+    grow_and_measure(10_000, 0.001, 1_000_000, 2_000_000, 0.001);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -444,8 +442,8 @@ fn golden_file_loads_and_answers_as_written() {
         .count();
     assert!((1000..1040).contains(&maybes), "{maybes}");
     // Byte for byte: it writes back as stored, and today's build of the recipe is identical.
-    assert_eq!(loaded.to_bytes(), stored, "re-serialization differs");
-    assert_eq!(golden_build().to_bytes(), stored, "a fresh build differs");
+    assert!(loaded.to_bytes() == stored, "re-serialization differs");
+    assert!(golden_build().to_bytes() == stored, "a fresh build differs");
     assert_eq!(golden_build(), loaded);
 }
 

@@ -70,12 +70,37 @@ pub fn hash_bytes(bytes: &[u8]) -> u64 {
 /// [`hash_bytes`] under `seed`.
 #[inline]
 pub fn hash_bytes_with_seed(bytes: &[u8], seed: u64) -> u64 {
-    let mut hasher = StableHasher::with_seed(seed);
-    // What `impl Hash for str` writes: the bytes, then a 0xff terminator (which no UTF-8
-    // text contains, so "ab","c" and "a","bc" differ in a tuple).
-    hasher.write(bytes);
-    hasher.write_u8(0xff);
-    hasher.finish()
+    // What `impl Hash for str` writes is the bytes, then a 0xff terminator (which no UTF-8
+    // text contains, so "ab","c" and "a","bc" differ in a tuple). That feed is hashed in
+    // place, without copying it into a buffer first: see `xxh3.rs`.
+    crate::xxh3::xxh3_64_str_feed(bytes, seed)
+}
+
+/// Copies `src` into `dst` (of the same length) with fixed-size, possibly overlapping moves
+/// rather than a call to `memcpy`, whose set-up costs more than copying a short key.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    if n >= 16 {
+        let mut at = 0;
+        while at + 16 <= n {
+            dst[at..at + 16].copy_from_slice(&src[at..at + 16]);
+            at += 16;
+        }
+        if at < n {
+            dst[n - 16..].copy_from_slice(&src[n - 16..]);
+        }
+    } else if n >= 8 {
+        dst[..8].copy_from_slice(&src[..8]);
+        dst[n - 8..].copy_from_slice(&src[n - 8..]);
+    } else if n >= 4 {
+        dst[..4].copy_from_slice(&src[..4]);
+        dst[n - 4..].copy_from_slice(&src[n - 4..]);
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = *s;
+        }
+    }
 }
 
 /// Keys up to this many bytes are hashed in one call from a stack buffer; longer ones stream.
@@ -87,6 +112,12 @@ const INLINE_BYTES: usize = 128;
 /// call to XXH3's one-shot function at `finish`; only a feed longer than 128 bytes switches to
 /// XXH3's streaming state (on the heap, since it is large). Both routes give the same value:
 /// XXH3 streaming equals XXH3 one-shot over the same bytes.
+///
+/// The commonest keys are one integer, or a string (its bytes, then one `0xff`). For those
+/// feeds the hasher also computes the hash straight from the caller's bytes at the first
+/// write (for strings, `xxh3.rs`), and `finish` returns it when the feed turned out to be
+/// exactly that: reading the bytes back from the buffer would stall on the stores that just
+/// wrote them, and costs several times the hash.
 ///
 /// # Examples
 ///
@@ -104,6 +135,19 @@ pub struct StableHasher {
     len: usize,
     buf: [u8; INLINE_BYTES],
     stream: Option<Box<Xxh3>>,
+    /// The hash of the feed as guessed at its first write, for `finish` to return if the
+    /// guess came true.
+    guess: Guess,
+}
+
+/// A hash computed at the first write, valid if the whole feed turns out to be `len` bytes
+/// (and, for a string, to end in 0xff).
+#[derive(Clone, Copy, Default)]
+struct Guess {
+    hash: u64,
+    /// The feed's length if the guess holds; 0: no guess.
+    len: usize,
+    ends_in_ff: bool,
 }
 
 impl std::fmt::Debug for StableHasher {
@@ -124,6 +168,7 @@ impl StableHasher {
             len: 0,
             buf: [0; INLINE_BYTES],
             stream: None,
+            guess: Guess::default(),
         }
     }
 }
@@ -135,16 +180,17 @@ impl Default for StableHasher {
     }
 }
 
-impl Hasher for StableHasher {
+impl StableHasher {
+    /// Appends to the feed: into the buffer while it fits, else into a streaming state.
     #[inline]
-    fn write(&mut self, bytes: &[u8]) {
+    fn push(&mut self, bytes: &[u8]) {
         if let Some(stream) = self.stream.as_mut() {
             stream.update(bytes);
             return;
         }
         let end = self.len + bytes.len();
         if end <= INLINE_BYTES {
-            self.buf[self.len..end].copy_from_slice(bytes);
+            copy_short(&mut self.buf[self.len..end], bytes);
             self.len = end;
         } else {
             // The feed outgrew the buffer: move what we have into a streaming state.
@@ -155,10 +201,50 @@ impl Hasher for StableHasher {
         }
     }
 
+    /// Appends a whole integer's little-endian bytes. When it is all the feed so far, its
+    /// hash is computed from the bytes in registers, for `finish` to return should nothing
+    /// follow: the commonest integer key.
+    #[inline]
+    fn push_int<const N: usize>(&mut self, le_bytes: [u8; N]) {
+        if self.len == 0 && self.stream.is_none() {
+            self.guess = Guess {
+                hash: xxh3_64_with_seed(&le_bytes, self.seed),
+                len: N,
+                ends_in_ff: false,
+            };
+        }
+        self.push(&le_bytes);
+    }
+}
+
+impl Hasher for StableHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        if self.len == 0 && self.stream.is_none() && bytes.len() < INLINE_BYTES {
+            // Perhaps a string: its hash, should a lone 0xff follow and nothing else.
+            self.guess = Guess {
+                hash: crate::xxh3::xxh3_64_str_feed(bytes, self.seed),
+                len: bytes.len() + 1,
+                ends_in_ff: true,
+            };
+        }
+        self.push(bytes);
+    }
+
     #[inline]
     fn finish(&self) -> u64 {
+        let g = &self.guess;
         match &self.stream {
             Some(stream) => stream.digest(),
+            // The feed is as long as the guess's: it is the guessed bytes (they were all of
+            // the feed when the guess was made), plus, for a string, one byte, which must be
+            // the 0xff.
+            None if g.len != 0
+                && self.len == g.len
+                && (!g.ends_in_ff || self.buf[self.len - 1] == 0xff) =>
+            {
+                g.hash
+            }
             None => xxh3_64_with_seed(&self.buf[..self.len], self.seed),
         }
     }
@@ -167,51 +253,57 @@ impl Hasher for StableHasher {
     // order), and pointer-sized ones as 64 bits (the defaults use the platform's width).
     #[inline]
     fn write_u8(&mut self, i: u8) {
-        self.write(&[i]);
+        // Every string ends with one (its 0xff): keep it a single store.
+        if self.stream.is_none() && self.len < INLINE_BYTES {
+            self.buf[self.len] = i;
+            self.len += 1;
+        } else {
+            self.push(&[i]);
+        }
     }
     #[inline]
     fn write_u16(&mut self, i: u16) {
-        self.write(&i.to_le_bytes());
+        self.push_int(i.to_le_bytes());
     }
     #[inline]
     fn write_u32(&mut self, i: u32) {
-        self.write(&i.to_le_bytes());
+        self.push_int(i.to_le_bytes());
     }
     #[inline]
     fn write_u64(&mut self, i: u64) {
-        self.write(&i.to_le_bytes());
+        self.push_int(i.to_le_bytes());
     }
     #[inline]
     fn write_u128(&mut self, i: u128) {
-        self.write(&i.to_le_bytes());
+        self.push_int(i.to_le_bytes());
     }
     #[inline]
     fn write_usize(&mut self, i: usize) {
-        self.write(&(i as u64).to_le_bytes());
+        self.push_int((i as u64).to_le_bytes());
     }
     #[inline]
     fn write_i8(&mut self, i: i8) {
-        self.write_u8(i as u8);
+        self.push(&[i as u8]);
     }
     #[inline]
     fn write_i16(&mut self, i: i16) {
-        self.write(&i.to_le_bytes());
+        self.push_int(i.to_le_bytes());
     }
     #[inline]
     fn write_i32(&mut self, i: i32) {
-        self.write(&i.to_le_bytes());
+        self.push_int(i.to_le_bytes());
     }
     #[inline]
     fn write_i64(&mut self, i: i64) {
-        self.write(&i.to_le_bytes());
+        self.push_int(i.to_le_bytes());
     }
     #[inline]
     fn write_i128(&mut self, i: i128) {
-        self.write(&i.to_le_bytes());
+        self.push_int(i.to_le_bytes());
     }
     #[inline]
     fn write_isize(&mut self, i: isize) {
-        self.write(&(i as i64).to_le_bytes());
+        self.push_int((i as i64).to_le_bytes());
     }
 }
 
@@ -262,6 +354,44 @@ mod tests {
         let mut feed = 2u64.to_le_bytes().to_vec();
         feed.extend_from_slice(&[9, 8]);
         assert_eq!(hash(&[9u8, 8][..]), xxh3_64_with_seed(&feed, s));
+    }
+
+    /// The string fast path gives XXH3 of the whole feed whatever follows the first write:
+    /// a lone 0xff (the fast path), another byte, more writes, or nothing.
+    #[test]
+    fn string_fast_path_only_when_the_feed_is_a_string() {
+        let reference = |feed: &[u8]| xxh3_64_with_seed(feed, DEFAULT_SEED);
+        for len in [0usize, 1, 5, 20, 126, 127, 128, 200] {
+            let bytes = vec![b'k'; len];
+            let feeds: Vec<Vec<&[u8]>> = vec![
+                vec![&bytes, &[0xff]],
+                vec![&bytes, &[0xfe]],
+                vec![&bytes],
+                vec![&bytes, &[0xff], &[0xff]],
+                vec![&bytes, &[0xff], b"tail"],
+                vec![&[], &bytes, &[0xff]],
+            ];
+            for parts in feeds {
+                let mut h = StableHasher::default();
+                let mut whole = Vec::new();
+                for p in &parts {
+                    if p.len() == 1 {
+                        h.write_u8(p[0]);
+                    } else {
+                        h.write(p);
+                    }
+                    whole.extend_from_slice(p);
+                }
+                assert_eq!(
+                    h.finish(),
+                    reference(&whole),
+                    "len {len}, {} parts",
+                    parts.len()
+                );
+            }
+        }
+        assert_eq!(hash("apple"), hash_bytes(b"apple"));
+        assert_eq!(hash(&("a", "b")), reference(b"a\xffb\xff"));
     }
 
     /// The inline and streaming routes agree at every length around the switch-over.

@@ -86,6 +86,7 @@ pub mod format;
 mod hash;
 mod scalable;
 pub mod sizing;
+mod xxh3;
 
 pub use crate::any::AnyFilter;
 pub use crate::atomic::AtomicBloomFilter;

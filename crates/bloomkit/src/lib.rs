@@ -84,6 +84,7 @@ mod classic;
 mod error;
 pub mod format;
 mod hash;
+mod ribbon;
 pub mod sizing;
 
 pub use crate::any::AnyFilter;
@@ -95,6 +96,7 @@ pub use crate::format::FilterKind;
 pub use crate::hash::{
     hash, hash_bytes, hash_bytes_with_seed, hash_with_seed, StableHasher, DEFAULT_SEED,
 };
+pub use crate::ribbon::RibbonFilter;
 
 use std::hash::Hash;
 

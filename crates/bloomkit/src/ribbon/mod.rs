@@ -207,8 +207,9 @@ impl RibbonFilter {
         let result_bits = result_bits_for(fp_rate)?;
         let items = items.into_iter();
         let mut hashes: Vec<u64> = Vec::new();
+        // A lying size hint may claim anything: saturate rather than overflow.
         let oom = |len: usize| Error::OutOfMemory {
-            bytes: len as u64 * 8,
+            bytes: (len as u64).saturating_mul(8),
         };
         let hint = items.size_hint().0;
         hashes.try_reserve_exact(hint).map_err(|_| oom(hint))?;
@@ -747,6 +748,12 @@ mod tests {
             std::mem::size_of::<RibbonFilter>() + words as usize * 8
         );
         assert_eq!(f.num_bits(), words * 64);
+    }
+
+    #[test]
+    fn is_send_sync_and_clone() {
+        fn assert_traits<T: Send + Sync + Clone + fmt::Debug + Eq>() {}
+        assert_traits::<RibbonFilter>();
     }
 
     #[test]

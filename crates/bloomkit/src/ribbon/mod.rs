@@ -1,26 +1,26 @@
 //! [`RibbonFilter`]: a static filter built once from all its keys, close to the space lower
 //! bound.
 //!
-//! `mod.rs` holds the public type, its API and its file format; `equation.rs` turns a hash
-//! into the key's equation and evaluates it against the stored solution (the query kernel);
-//! `build.rs` sizes the filter, bands the equations, back-substitutes and re-seeds. The type's
-//! documentation explains the design.
+//! `mod.rs` holds the public type and its API; `equation.rs` turns a hash into the key's
+//! equation and evaluates it against the stored solution (the query kernel); `build.rs` sizes
+//! the filter, bands the equations, back-substitutes and re-seeds; `persist.rs` stores and
+//! loads it. The type's documentation explains the design.
 
 mod build;
 mod equation;
+mod persist;
 
 use std::fmt;
 use std::hash::Hash;
-use std::io::{Read, Write};
 
 use crate::error::{Error, Result};
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::format::FilterKind;
 use crate::hash::{hash_with_seed, DEFAULT_SEED};
 use crate::sizing;
 use crate::Filter;
 
 use self::build::BuildPlan;
-use self::equation::{Shape, BLOCK_SLOTS, MAX_RESULT_BITS, WIDTH};
+use self::equation::{Shape, BLOCK_SLOTS, MAX_RESULT_BITS};
 
 /// A ribbon filter: static, built once from all its keys, within a few percent of the
 /// space lower bound.
@@ -365,6 +365,15 @@ impl RibbonFilter {
     }
 
     /// `true` if the filter was built from no keys (it then answers "no" to everything).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(Vec::<String>::new(), 0.01)?;
+    /// assert!(f.is_empty() && f.num_slots() == 0);
+    /// assert!(!f.contains("anything"));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -386,6 +395,16 @@ impl RibbonFilter {
     }
 
     /// Result bits r per slot: ⌈log2(1/p)⌉ for the rate p asked for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::RibbonFilter;
+    /// assert_eq!(RibbonFilter::build([1], 0.01)?.result_bits(), 7); // 2^-7 ≤ 1% < 2^-6
+    /// assert_eq!(RibbonFilter::build([1], 0.5)?.result_bits(), 1);
+    /// assert_eq!(RibbonFilter::build([1], 1e-6)?.result_bits(), 20);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
     pub fn result_bits(&self) -> u32 {
         self.result_bits
     }
@@ -408,65 +427,74 @@ impl RibbonFilter {
     }
 
     /// Bits of solution: [`num_slots`](Self::num_slots) × [`result_bits`](Self::result_bits).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(0..1000u32, 0.01)?;
+    /// assert_eq!(f.num_bits(), 1024 * 7);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
     pub fn num_bits(&self) -> u64 {
         self.num_slots * u64::from(self.result_bits)
     }
 
     /// Bits of solution per key built from (0 for an empty filter); compare with the lower
     /// bound log2(1 / [`fp_rate`](Self::fp_rate)) = [`result_bits`](Self::result_bits).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(0..100_000u32, 0.001)?;
+    /// let over = f.bits_per_key() / f.result_bits() as f64 - 1.0;
+    /// assert!(over < 0.04, "{over}"); // 10.36 bits per key for 2^-10
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
     pub fn bits_per_key(&self) -> f64 {
         sizing::bits_per_key(self.num_bits(), self.len)
     }
 
-    /// The ribbon seed the build settled on: the number of failed attempts before it.
+    /// The ribbon seed the build settled on: the number of failed attempts before it. It is
+    /// stored with the filter; most builds succeed at seed 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(0..1000u32, 0.01)?;
+    /// assert!(f.ribbon_seed() < 16);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
     pub fn ribbon_seed(&self) -> u32 {
         self.ribbon_seed
     }
 
-    /// The hash seed keys are hashed with.
+    /// The hash seed keys are hashed with ([`DEFAULT_SEED`] unless built with another).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(["k"], 0.01)?;
+    /// assert_eq!(f.seed(), bloomkit::DEFAULT_SEED);
+    /// assert!(f.contains_hash(bloomkit::hash_with_seed("k", f.seed())));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
     pub fn seed(&self) -> u64 {
         self.seed
     }
 
-    /// Bytes of memory the filter holds.
+    /// Bytes of memory the filter holds: the solution and the struct itself. (A build
+    /// needs about 37 bytes per key of scratch space while it runs.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(0..1_000_000u32, 0.01)?;
+    /// let per_key = f.memory_bytes() as f64 / 1e6;
+    /// assert!(per_key < 0.92, "{per_key}"); // 7.3 bits
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + self.solution.capacity() * std::mem::size_of::<u64>()
-    }
-
-    /// The filter in bloomkit's file format (see `docs/FORMAT.md`).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        format::to_bytes(self)
-    }
-
-    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] from the writer.
-    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
-        format::write_to(self, writer)
-    }
-
-    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
-    ///
-    /// # Errors
-    ///
-    /// An error, never a panic, for anything but a valid ribbon filter: [`Error::BadMagic`],
-    /// [`Error::Truncated`], [`Error::ChecksumMismatch`], [`Error::WrongKind`],
-    /// [`Error::Corrupt`] and so on. Nothing is allocated beyond what `bytes` can hold.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        format::from_bytes(bytes)
-    }
-
-    /// Reads one filter from `reader`, consuming exactly its bytes. Wrap a file in a
-    /// `BufReader`.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader. Memory grows
-    /// only as payload actually arrives.
-    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
-        format::read_from(reader)
     }
 }
 
@@ -509,89 +537,6 @@ impl Filter for RibbonFilter {
     }
     fn memory_bytes(&self) -> usize {
         RibbonFilter::memory_bytes(self)
-    }
-}
-
-/// Parameters (20 bytes): number of slots (u64), width (u32, 128), result bits (u32),
-/// ribbon seed (u32). The header's item count is [`RibbonFilter::len`]. Payload: the
-/// interleaved solution, `num_slots / 64 · result_bits` words.
-impl Persist for RibbonFilter {
-    const KIND: FilterKind = FilterKind::Ribbon;
-
-    fn seed(&self) -> u64 {
-        self.seed
-    }
-
-    fn item_count(&self) -> u64 {
-        self.len
-    }
-
-    fn params(&self) -> Vec<u8> {
-        let mut params = Vec::with_capacity(20);
-        params.extend_from_slice(&self.num_slots.to_le_bytes());
-        params.extend_from_slice(&(WIDTH as u32).to_le_bytes());
-        params.extend_from_slice(&self.result_bits.to_le_bytes());
-        params.extend_from_slice(&self.ribbon_seed.to_le_bytes());
-        params
-    }
-
-    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
-        self.solution.iter().copied()
-    }
-
-    fn payload_words_len(&self) -> u64 {
-        self.solution.len() as u64
-    }
-
-    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
-        let mut params = header.params();
-        let num_slots = params.u64()?;
-        let width = params.u32()?;
-        let result_bits = params.u32()?;
-        let ribbon_seed = params.u32()?;
-        params.finish()?;
-        let len = header.item_count;
-        if u64::from(width) != WIDTH {
-            return Err(Error::corrupt(format!(
-                "the header's ribbon width {width} is not {WIDTH}"
-            )));
-        }
-        if !(1..=MAX_RESULT_BITS).contains(&result_bits) {
-            return Err(Error::corrupt(format!(
-                "the header's result bits {result_bits} are not between 1 and {MAX_RESULT_BITS}"
-            )));
-        }
-        if num_slots % BLOCK_SLOTS != 0 {
-            return Err(Error::corrupt(format!(
-                "the header's number of slots {num_slots} is not a multiple of {BLOCK_SLOTS}"
-            )));
-        }
-        // A build sizes the filter from its keys: no keys, no slots; otherwise at least one
-        // slot per key.
-        if (len == 0) != (num_slots == 0) || len > num_slots {
-            return Err(Error::corrupt(format!(
-                "{len} keys cannot have built a ribbon filter of {num_slots} slots"
-            )));
-        }
-        let num_words = num_slots / BLOCK_SLOTS * u64::from(result_bits);
-        let payload_len = num_words.checked_mul(8).ok_or_else(|| {
-            Error::corrupt(format!("a filter of {num_slots} slots is impossibly large"))
-        })?;
-        header.expect_payload_len(payload_len)?;
-        let mut solution: Vec<u64> = Vec::new();
-        payload.read_words(num_words, |chunk| {
-            format::grow_toward(&mut solution, chunk.len(), num_words)?;
-            solution.extend_from_slice(chunk);
-            Ok(())
-        })?;
-        Ok(Self::from_parts(
-            solution,
-            num_slots,
-            result_bits,
-            ribbon_seed,
-            header.seed,
-            len,
-        ))
     }
 }
 

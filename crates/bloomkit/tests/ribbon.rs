@@ -342,55 +342,45 @@ fn huge_claims_in_small_files_fail_before_allocating() {
         ));
     }
     // Slots whose payload length overflows 64 bits.
-    let bad = with(&file, NUM_SLOTS, &(u64::MAX - 63).to_le_bytes());
-    assert!(matches!(
-        RibbonFilter::from_bytes(&bad),
-        Err(Error::Corrupt { .. })
-    ));
+    let mut bad = with(&file, NUM_SLOTS, &(u64::MAX - 63).to_le_bytes());
+    bad[RESULT_BITS..][..4].copy_from_slice(&32u32.to_le_bytes());
+    reseal(&mut bad);
+    let err = RibbonFilter::from_bytes(&bad).unwrap_err();
+    assert!(err.to_string().contains("impossibly large"), "{err}");
 }
 
 #[test]
 fn inconsistent_headers_are_corrupt() {
     let file = small_file();
-    let corrupt = |bad: Vec<u8>, what: &str| {
+    // Each must fail for its own reason: `reason` is part of the message.
+    let corrupt = |bad: Vec<u8>, reason: &str| {
         let err = RibbonFilter::from_bytes(&bad).unwrap_err();
-        assert!(matches!(err, Error::Corrupt { .. }), "{what}: {err}");
+        assert!(matches!(err, Error::Corrupt { .. }), "{reason}: {err}");
+        assert!(err.to_string().contains(reason), "{reason}: {err}");
     };
     for width in [0u32, 64, 127, 256] {
-        corrupt(with(&file, WIDTH, &width.to_le_bytes()), "width");
+        corrupt(with(&file, WIDTH, &width.to_le_bytes()), "ribbon width");
     }
     for r in [0u32, 33, u32::MAX] {
         corrupt(with(&file, RESULT_BITS, &r.to_le_bytes()), "result bits");
     }
-    corrupt(
-        with(&file, NUM_SLOTS, &193u64.to_le_bytes()),
-        "slots not a multiple of 64",
-    );
-    corrupt(
-        with(&file, NUM_SLOTS, &128u64.to_le_bytes()),
-        "payload length disagrees",
-    );
-    corrupt(
-        with(&file, ITEM_COUNT, &0u64.to_le_bytes()),
-        "slots without keys",
-    );
-    corrupt(
-        with(&file, ITEM_COUNT, &10_000u64.to_le_bytes()),
-        "more keys than slots",
-    );
-    corrupt(
-        with(&file, PAYLOAD_LEN, &8u64.to_le_bytes()),
-        "short payload length",
-    );
-    // Parameters of the wrong length.
+    // The sample holds 150 keys in 192 slots (three blocks of 7 words: 168 bytes).
+    let fields: [(usize, u64, &str); 5] = [
+        (NUM_SLOTS, 193, "not a multiple of 64"),
+        (NUM_SLOTS, 256, "the parameters need 224"),
+        (ITEM_COUNT, 0, "0 keys cannot have built"),
+        (ITEM_COUNT, 10_000, "10000 keys cannot have built"),
+        (PAYLOAD_LEN, 8, "the parameters need 168"),
+    ];
+    for (at, value, reason) in fields {
+        corrupt(with(&file, at, &value.to_le_bytes()), reason);
+    }
+    // Parameters of the wrong length (the ribbon seed cut off).
     let mut short = file.clone();
     short[32..36].copy_from_slice(&16u32.to_le_bytes());
-    short.remove(NUM_SLOTS + 16);
-    short.remove(NUM_SLOTS + 16);
-    short.remove(NUM_SLOTS + 16);
-    short.remove(NUM_SLOTS + 16);
+    short.drain(NUM_SLOTS + 16..NUM_SLOTS + 20);
     reseal(&mut short);
-    corrupt(short, "short parameters");
+    corrupt(short, "parameters are too short");
 }
 
 #[test]

@@ -84,6 +84,7 @@ mod classic;
 mod error;
 pub mod format;
 mod hash;
+mod ribbon;
 mod scalable;
 pub mod sizing;
 mod xxh3;
@@ -97,6 +98,7 @@ pub use crate::format::FilterKind;
 pub use crate::hash::{
     hash, hash_bytes, hash_bytes_with_seed, hash_with_seed, StableHasher, DEFAULT_SEED,
 };
+pub use crate::ribbon::RibbonFilter;
 pub use crate::scalable::{LayerInfo, ScalableBloomFilter, ScalableBuilder};
 
 use std::hash::Hash;

@@ -1,0 +1,240 @@
+//! From a key's hash to its equation, and the query kernel over the interleaved solution.
+//!
+//! A key with hash `h` stands for one linear equation over GF(2): the r-bit values of the
+//! slots `start .. start + 128` that the key's coefficient row selects, XORed together, must
+//! equal the key's r-bit result. Everything is derived from one remixed value, so a failed
+//! build can draw fresh equations for the same hashes by changing the ribbon seed. This is
+//! part of the file format (golden files pin it); all arithmetic is wrapping, on u64:
+//!
+//! * `fmix64(v)`: `v ^= v >> 33; v *= 0xff51afd7ed558ccd; v ^= v >> 33;
+//!   v *= 0xc4ceb9fe1a85ec53; v ^= v >> 33` (murmur3's finalizer, a bijection);
+//! * `x = fmix64(h ^ fmix64(ribbon_seed ^ 0x5851f42d4c957f2d))`;
+//! * with `w = min(slots, 128)`: `start = (x · (slots − w + 1)) >> 64`, a 128-bit product
+//!   (multiply-high, so `start` rises with `x`: sorting keys by `x` sorts them by start);
+//! * the coefficient row, bit `i` for slot `start + i`: high 64 bits `x · 0x9e3779b97f4a7c15`,
+//!   low 64 bits `rotl(x, 32) · 0xc2b2ae3d27d4eb4f` with bit 0 set (the leading one sits at
+//!   `start`: Dillinger & Walzer's standard ribbon), then only the low `w` bits kept;
+//! * the result: `(x · 0xd6e8feb86659fd93) >> (64 − r)`.
+//!
+//! `fmix64` and multiplication by an odd constant are bijections, so in a filter of 128 slots
+//! or more the row's high half determines `x`, and with it the result: keys with equal rows
+//! have equal results. Equal hashes give equal equations (a duplicate reduces to 0 = 0), and
+//! distinct hashes never give contradictory copies of one row, which no re-seeding could fix.
+//! (A filter of 64 slots keeps only the low half; there a repeated row is as unlikely as any
+//! other dependency, about 2^−8 per build thanks to the slack, and re-seeding handles it.)
+
+/// The width of a coefficient row, in slots.
+pub(super) const WIDTH: u64 = 128;
+
+/// Slots per block of the interleaved solution: one bit of each of a block's r words.
+pub(super) const BLOCK_SLOTS: u64 = 64;
+
+/// The most result bits a filter stores per slot (rate 2^−32 ≈ 2.3·10^−10).
+pub(super) const MAX_RESULT_BITS: u32 = 32;
+
+const C_HI: u64 = 0x9e37_79b9_7f4a_7c15;
+const C_LO: u64 = 0xc2b2_ae3d_27d4_eb4f;
+const C_RESULT: u64 = 0xd6e8_feb8_6659_fd93;
+
+/// The murmur3 64-bit finalizer: a bijection whose every output bit depends on every input
+/// bit.
+#[inline]
+fn fmix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+/// One key's equation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Equation {
+    /// The first slot the row covers.
+    pub(super) start: u64,
+    /// Bit `i` is the coefficient of slot `start + i`; bit 0 is always one.
+    pub(super) coeff: u128,
+    /// The r-bit value the selected solution rows XOR to.
+    pub(super) result: u32,
+}
+
+/// What turns hashes into equations for one filter: its size, result bits and ribbon seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Shape {
+    /// The XOR key of the remix, from the ribbon seed.
+    remix_key: u64,
+    /// `num_slots − width + 1`: the starts a row can have.
+    num_starts: u64,
+    /// Ones in the row's first `width` bits, where width is 128, or the number of slots if
+    /// that is smaller (a filter of 64 slots is one dense block).
+    coeff_mask: u128,
+    /// Shift that leaves the top r bits of a 64-bit value.
+    result_shift: u32,
+}
+
+impl Shape {
+    /// The shape of a filter of `num_slots` slots (a positive multiple of 64) with `result_bits`
+    /// result bits (1 to 32) and ribbon seed `ribbon_seed`.
+    pub(super) fn new(num_slots: u64, result_bits: u32, ribbon_seed: u32) -> Self {
+        debug_assert!(num_slots > 0 && num_slots % BLOCK_SLOTS == 0);
+        debug_assert!((1..=MAX_RESULT_BITS).contains(&result_bits));
+        let width = num_slots.min(WIDTH);
+        let coeff_mask = if width == WIDTH {
+            u128::MAX
+        } else {
+            (1u128 << width) - 1
+        };
+        Shape {
+            // Seed 0 and seed 1 must give unrelated equations: spread the seed over all bits.
+            remix_key: fmix64(u64::from(ribbon_seed) ^ 0x5851_f42d_4c95_7f2d),
+            num_starts: num_slots - width + 1,
+            coeff_mask,
+            result_shift: 64 - result_bits,
+        }
+    }
+
+    /// The remixed hash `x`, from which the equation follows; equations sort by start as
+    /// their `x` do.
+    #[inline]
+    pub(super) fn remix(&self, hash: u64) -> u64 {
+        fmix64(hash ^ self.remix_key)
+    }
+
+    /// The equation of a remixed hash.
+    #[inline]
+    pub(super) fn equation_of_remixed(&self, x: u64) -> Equation {
+        let start = ((x as u128 * self.num_starts as u128) >> 64) as u64;
+        let hi = x.wrapping_mul(C_HI);
+        let lo = x.rotate_left(32).wrapping_mul(C_LO) | 1;
+        let coeff = ((hi as u128) << 64 | lo as u128) & self.coeff_mask;
+        let result = (x.wrapping_mul(C_RESULT) >> self.result_shift) as u32;
+        Equation {
+            start,
+            coeff,
+            result,
+        }
+    }
+
+    /// The equation of a key's hash.
+    #[inline]
+    pub(super) fn equation(&self, hash: u64) -> Equation {
+        self.equation_of_remixed(self.remix(hash))
+    }
+}
+
+/// What the solution gives for an equation's row: the XOR of the r-bit solution rows its
+/// coefficients select, read from the interleaved layout.
+///
+/// The layout (RocksDB's "interleaved solution storage"): slots in blocks of 64; block `b`
+/// is the `r` words `solution[b·r .. b·r + r]`, and bit `s mod 64` of word `j` is bit `j` of
+/// slot `s`'s row. A row of 128 coefficients starting at `start` covers three consecutive
+/// blocks at most, so the answer is, for each result bit, the parity of three ANDed words:
+/// r popcounts over a few adjacent cache lines, with no branch on the coefficients.
+///
+/// `solution` must hold at least one block of `result_bits` words, and `eq` must come from a
+/// [`Shape`] of the same size.
+#[inline]
+pub(super) fn evaluate(solution: &[u64], result_bits: u32, eq: &Equation) -> u32 {
+    let r = result_bits as usize;
+    let num_blocks = solution.len() / r;
+    let block = (eq.start / BLOCK_SLOTS) as usize;
+    let shift = (eq.start % BLOCK_SLOTS) as u32;
+    // The row shifted into place, as three words. The third is the part that spills past
+    // the second block; `(hi >> 1) >> (63 − shift)` is `hi >> (64 − shift)` without the
+    // undefined shift by 64 when `shift` is 0.
+    let lo = eq.coeff as u64;
+    let hi = (eq.coeff >> 64) as u64;
+    let c0 = lo << shift;
+    let c1 = ((eq.coeff << shift) >> 64) as u64;
+    let c2 = (hi >> 1) >> (63 - shift);
+    // A row never reaches past the last slot, so a block past the end is only ever paired
+    // with zero coefficients: clamping the index keeps the reads in bounds without a branch.
+    let last = num_blocks - 1;
+    let w0 = &solution[block * r..][..r];
+    let w1 = &solution[(block + 1).min(last) * r..][..r];
+    let w2 = &solution[(block + 2).min(last) * r..][..r];
+    let mut found = 0u32;
+    for (j, ((a, b), c)) in w0.iter().zip(w1).zip(w2).enumerate() {
+        let x = (a & c0) ^ (b & c1) ^ (c & c2);
+        found |= (x.count_ones() & 1) << j;
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_stay_inside_the_filter() {
+        for num_slots in [64u64, 128, 192, 1024, 1 << 40] {
+            let shape = Shape::new(num_slots, 7, 3);
+            for h in (0..2000u64)
+                .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .chain([0, u64::MAX])
+            {
+                let eq = shape.equation(h);
+                assert_eq!(eq.coeff & 1, 1);
+                let width = 128 - eq.coeff.leading_zeros() as u64;
+                assert!(eq.start + width <= num_slots, "{num_slots} {eq:?}");
+                assert!(eq.result < 1 << 7);
+            }
+        }
+    }
+
+    #[test]
+    fn full_width_result_bits() {
+        let shape = Shape::new(128, 32, 0);
+        let ones = (0..1000u64)
+            .map(|i| shape.equation(i).result.count_ones())
+            .sum::<u32>();
+        // About half of 32,000 bits: the top bits are not stuck.
+        assert!((15_000..17_000).contains(&ones), "{ones}");
+    }
+
+    #[test]
+    fn seeds_give_unrelated_equations() {
+        let a = Shape::new(1 << 20, 7, 0);
+        let b = Shape::new(1 << 20, 7, 1);
+        let same = (0..1000u64)
+            .filter(|&h| a.equation(h).start == b.equation(h).start)
+            .count();
+        assert!(same < 5, "{same}");
+    }
+
+    /// The interleaved kernel agrees with the definition: XOR of the selected rows.
+    #[test]
+    fn evaluate_matches_the_definition() {
+        let r = 5u32;
+        let num_slots = 320u64;
+        let solution: Vec<u64> = (0..num_slots / 64 * r as u64)
+            .map(|i| fmix64(i + 1))
+            .collect();
+        let row = |s: u64| -> u32 {
+            let block = (s / 64) as usize;
+            (0..r)
+                .map(|j| {
+                    (((solution[block * r as usize + j as usize] >> (s % 64)) & 1) as u32) << j
+                })
+                .sum()
+        };
+        let shape = Shape::new(num_slots, r, 9);
+        for h in 0..3000u64 {
+            let eq = shape.equation(h);
+            let want = (0..128)
+                .filter(|i| (eq.coeff >> i) & 1 == 1)
+                .fold(0, |acc, i| acc ^ row(eq.start + i));
+            assert_eq!(evaluate(&solution, r, &eq), want, "{eq:?}");
+        }
+        // And at the very ends, by hand.
+        for start in [0, 64, 100, num_slots - 128] {
+            let eq = Equation {
+                start,
+                coeff: u128::MAX,
+                result: 0,
+            };
+            let want = (0..128).fold(0, |acc, i| acc ^ row(start + i));
+            assert_eq!(evaluate(&solution, r, &eq), want);
+        }
+    }
+}

@@ -1,0 +1,714 @@
+//! [`RibbonFilter`]: a static filter built once from all its keys, close to the space lower
+//! bound.
+//!
+//! `mod.rs` holds the public type and its API; `equation.rs` turns a hash into the key's
+//! equation and evaluates it against the stored solution (the query kernel); `build.rs` sizes
+//! the filter, bands the equations, back-substitutes and re-seeds; `persist.rs` stores and
+//! loads it. The type's documentation explains the design.
+
+mod build;
+mod equation;
+mod persist;
+
+use std::fmt;
+use std::hash::Hash;
+
+use crate::error::{Error, Result};
+use crate::format::FilterKind;
+use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::sizing;
+use crate::Filter;
+
+use self::build::BuildPlan;
+use self::equation::{Shape, BLOCK_SLOTS, MAX_RESULT_BITS};
+
+/// A ribbon filter: static, built once from all its keys, within a few percent of the
+/// space lower bound.
+///
+/// Build it from any iterator of hashable keys ([`build`](Self::build)) or from their
+/// precomputed hashes ([`build_from_hashes`](Self::build_from_hashes)), then query it with
+/// [`contains`](Self::contains). There is no insert: to add keys, build a new filter from the
+/// full set. The false-positive rate is exactly [`fp_rate`](Self::fp_rate) = 2^−r, the
+/// largest power of two at or below the rate asked for.
+///
+/// A Bloom filter spends 1.44·log2(1/p) bits per key; no filter can spend less than
+/// log2(1/p). A ribbon filter (Dillinger & Walzer, "Ribbon filter: practically smaller than
+/// Bloom and Xor", 2021) gets within a few percent of that bound: 7.3 bits per key for a
+/// rate of 0.78% at a million keys, where a Bloom filter needs about 10.1. The price is
+/// that it is *static*: it is built from the complete key set and cannot take more keys
+/// afterwards. That suits files written once and read many times (an SST file's filter
+/// block, a published deny-list, a shipped dictionary).
+///
+/// # How it works
+///
+/// Each key stands for one linear equation over GF(2): the key's hash gives a start slot, a 128-bit coefficient row beginning at that slot, and an r-bit
+/// result. The filter stores an r-bit value per slot such that, for every key, the values of
+/// the slots its row selects XOR to its result. A query recomputes the equation and checks
+/// it; a key that was not built in satisfies it by chance, with probability exactly 2^−r.
+///
+/// Building solves the system. Because every row is confined to a band of 128 slots, Gaussian
+/// elimination can be done on the fly as rows arrive ("banding"), each row reduced against
+/// the rows already placed until it lands on a free slot, in O(n) time with 128-bit XORs;
+/// back-substitution from the last slot to the first then yields the solution. With n
+/// equations in m = (1 + ε)·n slots the system is solvable with high probability; when it is
+/// not, the build draws fresh equations from the same hashes with another *ribbon seed*
+/// (stored in the file), and after four failures at one size grows the filter by about 3%.
+///
+/// # Choices
+///
+/// * **Result bits** r = ⌈log2(1/p)⌉, 1 to 32, so the achieved rate is 2^−r ≤ p: asking for
+///   1% gives r = 7 and a rate of 0.78%; asking for 0.1% gives r = 10 and 0.098%.
+/// * **Width 128** (RocksDB's Standard128Ribbon): wider rows need less slack (ε) than 64-bit
+///   ones, and a u128 XOR is cheap.
+/// * **Slack**: n keys get `n + ⌈ε(n)·n⌉ + 8` slots, rounded up to a multiple of 64, with
+///   ε(n) = max(0, 0.0032·log2 n − 0.0176): 1.4% at 10^3 keys, 2.5% at 10^4, 3.6% at 10^5,
+///   4.6% at 10^6, 5.7% at 10^7 (7.8% at 10^9, where bits per key are still within 10% of
+///   the bound). A standard ribbon needs more slack the more keys it holds (there are more
+///   stretches of the band that can be overloaded), and ε(n) is fitted to measured
+///   first-attempt success rates of about 95% or better. Small filters pay for whole
+///   blocks: up to 55 keys take 64 slots (one dense system), up to about 119 take 128.
+/// * **Interleaved storage** (RocksDB's "interleaved solution storage"): slots in blocks of
+///   64, each block r words, word j holding bit j of the block's 64 values. A query reads r
+///   words from each of at most three adjacent blocks and does r popcounts; no loop over the
+///   128 coefficients.
+/// * **Build memory**: the keys' hashes (8 bytes each, unless built from hashes), a sorted
+///   copy remixed with the ribbon seed (8 bytes), and the band, 20 bytes per slot (a u128
+///   row and a u32 result): about 37 bytes per key, freed when the build returns. Keys are banded in order of start
+///   slot, so the band fills front to back and eliminations stay in cache.
+/// * **Duplicates** are not looked for: an identical key gives an identical equation, which
+///   reduces to 0 = 0 and is dropped. [`len`](Self::len) counts them, and the filter is
+///   sized for them, so deduplicate first if many keys repeat.
+/// * **No keys** builds a filter of no slots that answers "no" to everything.
+///
+/// # File format
+///
+/// Kind 6 in bloomkit's format (`docs/FORMAT.md`). Parameters, 20 bytes: number of slots
+/// (u64), width (u32, always 128), result bits (u32), ribbon seed (u32). The header's item
+/// count is [`len`](Self::len). Payload: the interleaved solution, `slots / 64 × r` words,
+/// block after block. The equations are derived from the key hash exactly as `equation.rs`
+/// documents, and golden files pin them.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::RibbonFilter;
+///
+/// let keys: Vec<u64> = (0..1_000_000).collect();
+/// let f = RibbonFilter::build(&keys, 0.01)?;
+/// assert_eq!(f.result_bits(), 7);
+/// assert_eq!(f.fp_rate(), 0.0078125); // 2^-7: at most the 1% asked for
+/// // Within 5% of the lower bound log2(1/0.0078125) = 7 bits per key.
+/// assert!(f.bits_per_key() < 7.35, "{}", f.bits_per_key());
+/// assert!(keys.iter().all(|k| f.contains(k)));
+///
+/// // The measured rate is the promised one.
+/// let hits = (1_000_000..2_000_000u64).filter(|k| f.contains(k)).count();
+/// let rate = hits as f64 / 1e6;
+/// assert!((rate - 0.0078125).abs() < 0.0006, "{rate}");
+///
+/// // Store and load.
+/// let g = RibbonFilter::from_bytes(&f.to_bytes())?;
+/// assert_eq!(f, g);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct RibbonFilter {
+    /// The interleaved solution: `num_slots / 64` blocks of `result_bits` words.
+    solution: Vec<u64>,
+    /// What turns a hash into an equation; derived from the three fields below it.
+    shape: Shape,
+    num_slots: u64,
+    result_bits: u32,
+    ribbon_seed: u32,
+    seed: u64,
+    len: u64,
+}
+
+/// The result bits for a target rate: ⌈log2(1/p)⌉, at least 1.
+fn result_bits_for(fp_rate: f64) -> Result<u32> {
+    sizing::check_fp_rate(fp_rate)?;
+    let bits = (-fp_rate.log2()).ceil().max(1.0);
+    if bits > f64::from(MAX_RESULT_BITS) {
+        return Err(Error::InvalidParameter {
+            name: "fp_rate",
+            value: fp_rate.to_string(),
+            expected: "a rate of at least 2^-32 (about 2.33e-10): a ribbon filter stores at \
+                       most 32 result bits per key",
+        });
+    }
+    Ok(bits as u32)
+}
+
+impl RibbonFilter {
+    /// Builds a filter holding every key of `items`, at a false-positive rate of at most
+    /// `fp_rate` (exactly 2^−⌈log2(1/fp_rate)⌉).
+    ///
+    /// Keys are anything hashable, by value or by reference: a reference hashes like the
+    /// value it points to, so `&[String]`, `Vec<u64>`, `keys.iter()` and `["a", "b"]` all
+    /// work, and the filter answers [`contains`](Self::contains) for the same keys. Duplicate
+    /// keys are harmless; each still counts in [`len`](Self::len) and in the size.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::InvalidParameter`] if
+    /// `fp_rate` is below 2^−32; [`Error::TooLarge`] or [`Error::OutOfMemory`] if the
+    /// filter or its scratch space does not fit; [`Error::ConstructionFailed`] if sixteen
+    /// attempts at four sizes all fail, which does not happen with real hashes (each attempt
+    /// fails with probability about 5% or less, independently).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::RibbonFilter;
+    ///
+    /// let words = vec!["apple".to_string(), "pear".to_string(), "apple".to_string()];
+    /// let f = RibbonFilter::build(&words, 0.001)?;
+    /// assert_eq!(f.len(), 3); // the duplicate counts
+    /// assert!(f.contains("apple") && f.contains("pear"));
+    /// assert_eq!(f.fp_rate(), 1.0 / 1024.0);
+    ///
+    /// let f = RibbonFilter::build(["x", "y"].iter(), 0.5)?;
+    /// assert!(f.contains("x") && f.contains("y"));
+    ///
+    /// // No keys: a filter that answers "no" to everything.
+    /// let empty = RibbonFilter::build(Vec::<u64>::new(), 0.01)?;
+    /// assert!(!empty.contains(&7u64));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn build<I>(items: I, fp_rate: f64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Hash,
+    {
+        Self::build_with_seed(items, fp_rate, DEFAULT_SEED)
+    }
+
+    /// [`build`](Self::build) with a hash seed other than the default. Probe it with
+    /// hashes from [`crate::hash_with_seed`] and the same seed.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build_with_seed(0..100u32, 0.01, 42)?;
+    /// assert_eq!(f.seed(), 42);
+    /// assert!((0..100u32).all(|k| f.contains(&k)));
+    /// assert!(f.contains_hash(bloomkit::hash_with_seed(&5u32, 42)));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn build_with_seed<I>(items: I, fp_rate: f64, seed: u64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Hash,
+    {
+        let result_bits = result_bits_for(fp_rate)?;
+        let items = items.into_iter();
+        let mut hashes: Vec<u64> = Vec::new();
+        // A lying size hint may claim anything: saturate rather than overflow.
+        let oom = |len: usize| Error::OutOfMemory {
+            bytes: (len as u64).saturating_mul(8),
+        };
+        let hint = items.size_hint().0;
+        hashes.try_reserve_exact(hint).map_err(|_| oom(hint))?;
+        for item in items {
+            if hashes.len() == hashes.capacity() {
+                hashes.try_reserve(1).map_err(|_| oom(hashes.len() + 1))?;
+            }
+            hashes.push(hash_with_seed(&item, seed));
+        }
+        Self::build_planned(&hashes, result_bits, seed, None)
+    }
+
+    /// Builds a filter from the keys' precomputed hashes ([`crate::hash`], the hash under
+    /// [`DEFAULT_SEED`]), at a false-positive rate of at most `fp_rate`. Equal hashes are
+    /// fine (they are the same key as far as the filter can tell).
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::RibbonFilter;
+    ///
+    /// let hashes: Vec<u64> = ["a", "b", "c"].iter().map(bloomkit::hash).collect();
+    /// let f = RibbonFilter::build_from_hashes(&hashes, 0.01)?;
+    /// assert!(f.contains("b"));
+    /// assert_eq!(f, RibbonFilter::build(["a", "b", "c"], 0.01)?);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn build_from_hashes(hashes: &[u64], fp_rate: f64) -> Result<Self> {
+        Self::build_from_hashes_with_seed(hashes, fp_rate, DEFAULT_SEED)
+    }
+
+    /// [`build_from_hashes`](Self::build_from_hashes) for hashes made with
+    /// [`crate::hash_with_seed`] and `seed`; the filter records the seed so that
+    /// [`contains`](Self::contains) hashes keys the same way.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let hashes: Vec<u64> = (0..10u8).map(|k| bloomkit::hash_with_seed(&k, 9)).collect();
+    /// let f = bloomkit::RibbonFilter::build_from_hashes_with_seed(&hashes, 0.01, 9)?;
+    /// assert!((0..10u8).all(|k| f.contains(&k)));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn build_from_hashes_with_seed(hashes: &[u64], fp_rate: f64, seed: u64) -> Result<Self> {
+        Self::build_planned(hashes, result_bits_for(fp_rate)?, seed, None)
+    }
+
+    /// The build behind every constructor; `plan` overrides the sizing and the number of
+    /// attempts (tests use it to force failures and re-seeding).
+    pub(crate) fn build_planned(
+        hashes: &[u64],
+        result_bits: u32,
+        seed: u64,
+        plan: Option<BuildPlan>,
+    ) -> Result<Self> {
+        let len = hashes.len() as u64;
+        let plan = match plan {
+            Some(plan) => plan,
+            None => BuildPlan::for_items(len)?,
+        };
+        let solved = build::solve(hashes, result_bits, plan)?;
+        Ok(Self::from_parts(
+            solved.solution,
+            solved.num_slots,
+            result_bits,
+            solved.ribbon_seed,
+            seed,
+            len,
+        ))
+    }
+
+    /// Assembles a filter from checked parts.
+    fn from_parts(
+        solution: Vec<u64>,
+        num_slots: u64,
+        result_bits: u32,
+        ribbon_seed: u32,
+        seed: u64,
+        len: u64,
+    ) -> Self {
+        // An empty filter has no slots; its shape is never used (queries stop before it),
+        // but a well-formed one keeps the type simple.
+        let shape = Shape::new(num_slots.max(BLOCK_SLOTS), result_bits, ribbon_seed);
+        RibbonFilter {
+            solution,
+            shape,
+            num_slots,
+            result_bits,
+            ribbon_seed,
+            seed,
+            len,
+        }
+    }
+
+    /// `false` if `key` is definitely not one the filter was built from; `true` if it may
+    /// be (always, for the keys it was built from).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(["alice", "bob"], 0.01)?;
+    /// assert!(f.contains("alice"));
+    /// assert!(f.contains(&"bob".to_string()));
+    /// assert!(!f.contains("carol"));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(hash_with_seed(key, self.seed))
+    }
+
+    /// [`contains`](Self::contains) by a precomputed hash ([`crate::hash_with_seed`] with
+    /// this filter's [`seed`](Self::seed)). No allocation, no branch on the key beyond the
+    /// empty-filter check.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(["alice"], 0.01)?;
+    /// let h = bloomkit::hash("alice");
+    /// assert!(f.contains_hash(h));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        if self.solution.is_empty() {
+            return false;
+        }
+        let eq = self.shape.equation(hash);
+        equation::evaluate(&self.solution, self.result_bits, &eq) == eq.result
+    }
+
+    /// The number of keys the filter was built from, duplicates included (the build does not
+    /// look for them; it only notices that their equations are redundant).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build([1, 2, 2, 3], 0.01)?;
+    /// assert_eq!(f.len(), 4);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// `true` if the filter was built from no keys (it then answers "no" to everything).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(Vec::<String>::new(), 0.01)?;
+    /// assert!(f.is_empty() && f.num_slots() == 0);
+    /// assert!(!f.contains("anything"));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Slots in the solution: a multiple of 64, a few percent more than [`len`](Self::len)
+    /// (0 for an empty filter).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(0..10_000u32, 0.01)?;
+    /// // 10,000 keys + ⌈2.49%⌉ + 8 = 10,258, rounded up to whole blocks of 64.
+    /// assert_eq!(f.num_slots(), 10_304);
+    /// assert!(f.bits_per_key() < 7.22);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn num_slots(&self) -> u64 {
+        self.num_slots
+    }
+
+    /// Result bits r per slot: ⌈log2(1/p)⌉ for the rate p asked for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::RibbonFilter;
+    /// assert_eq!(RibbonFilter::build([1], 0.01)?.result_bits(), 7); // 2^-7 ≤ 1% < 2^-6
+    /// assert_eq!(RibbonFilter::build([1], 0.5)?.result_bits(), 1);
+    /// assert_eq!(RibbonFilter::build([1], 1e-6)?.result_bits(), 20);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn result_bits(&self) -> u32 {
+        self.result_bits
+    }
+
+    /// The false-positive rate: exactly 2^−r for a key the filter was not built from
+    /// (keys are distinguished by their 64-bit hashes, so a key whose hash equals a built
+    /// key's is always a false positive; with fewer than 2^32 keys that adds less than
+    /// 2^−32).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build([1u8], 0.001)?;
+    /// assert_eq!(f.result_bits(), 10);
+    /// assert_eq!(f.fp_rate(), 0.0009765625);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn fp_rate(&self) -> f64 {
+        (-f64::from(self.result_bits)).exp2()
+    }
+
+    /// Bits of solution: [`num_slots`](Self::num_slots) × [`result_bits`](Self::result_bits).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(0..1000u32, 0.01)?;
+    /// assert_eq!(f.num_bits(), 1024 * 7);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn num_bits(&self) -> u64 {
+        self.num_slots * u64::from(self.result_bits)
+    }
+
+    /// Bits of solution per key built from (0 for an empty filter); compare with the lower
+    /// bound log2(1 / [`fp_rate`](Self::fp_rate)) = [`result_bits`](Self::result_bits).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(0..100_000u32, 0.001)?;
+    /// let over = f.bits_per_key() / f.result_bits() as f64 - 1.0;
+    /// assert!(over < 0.04, "{over}"); // 10.36 bits per key for 2^-10
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn bits_per_key(&self) -> f64 {
+        sizing::bits_per_key(self.num_bits(), self.len)
+    }
+
+    /// The ribbon seed the build settled on: the number of failed attempts before it. It is
+    /// stored with the filter; most builds succeed at seed 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(0..1000u32, 0.01)?;
+    /// assert!(f.ribbon_seed() < 16);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn ribbon_seed(&self) -> u32 {
+        self.ribbon_seed
+    }
+
+    /// The hash seed keys are hashed with ([`DEFAULT_SEED`] unless built with another).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(["k"], 0.01)?;
+    /// assert_eq!(f.seed(), bloomkit::DEFAULT_SEED);
+    /// assert!(f.contains_hash(bloomkit::hash_with_seed("k", f.seed())));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Bytes of memory the filter holds: the solution and the struct itself. (A build
+    /// needs about 37 bytes per key of scratch space while it runs.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::RibbonFilter::build(0..1_000_000u32, 0.01)?;
+    /// let per_key = f.memory_bytes() as f64 / 1e6;
+    /// assert!(per_key < 0.92, "{per_key}"); // 7.3 bits
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.solution.capacity() * std::mem::size_of::<u64>()
+    }
+}
+
+impl PartialEq for RibbonFilter {
+    /// Equal when built alike and holding the same solution, so they answer every query
+    /// alike.
+    fn eq(&self, other: &Self) -> bool {
+        self.num_slots == other.num_slots
+            && self.result_bits == other.result_bits
+            && self.ribbon_seed == other.ribbon_seed
+            && self.seed == other.seed
+            && self.len == other.len
+            && self.solution == other.solution
+    }
+}
+
+impl Eq for RibbonFilter {}
+
+impl fmt::Debug for RibbonFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RibbonFilter")
+            .field("len", &self.len)
+            .field("num_slots", &self.num_slots)
+            .field("result_bits", &self.result_bits)
+            .field("ribbon_seed", &self.ribbon_seed)
+            .field("seed", &self.seed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Filter for RibbonFilter {
+    fn contains_hash(&self, hash: u64) -> bool {
+        RibbonFilter::contains_hash(self, hash)
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    fn kind(&self) -> FilterKind {
+        FilterKind::Ribbon
+    }
+    fn memory_bytes(&self) -> usize {
+        RibbonFilter::memory_bytes(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hashes(n: u64) -> Vec<u64> {
+        (0..n).map(|i| crate::hash(&i)).collect()
+    }
+
+    #[test]
+    fn result_bits_follow_the_rate() {
+        for (p, r) in [
+            (0.5, 1),
+            (0.9, 1),
+            (0.25, 2),
+            (0.01, 7),
+            (0.0078125, 7),
+            (0.0078, 8),
+            (0.001, 10),
+            (1e-9, 30),
+            (2.0f64.powi(-32), 32),
+        ] {
+            assert_eq!(result_bits_for(p).unwrap(), r, "{p}");
+        }
+        for p in [0.0, 1.0, -0.5, 2.0, f64::NAN, f64::INFINITY] {
+            assert!(
+                matches!(result_bits_for(p), Err(Error::InvalidFpRate { .. })),
+                "{p}"
+            );
+        }
+        for p in [1e-10, 1e-300, f64::MIN_POSITIVE] {
+            assert!(
+                matches!(
+                    result_bits_for(p),
+                    Err(Error::InvalidParameter {
+                        name: "fp_rate",
+                        ..
+                    })
+                ),
+                "{p}"
+            );
+        }
+    }
+
+    #[test]
+    fn duplicates_reduce_to_nothing() {
+        let mut hs = hashes(500);
+        hs.extend_from_within(..);
+        hs.extend_from_within(..100);
+        let f = RibbonFilter::build_from_hashes(&hs, 0.01).unwrap();
+        assert_eq!(f.len(), 1100);
+        assert!(hs.iter().all(|&h| f.contains_hash(h)));
+        // One key, a thousand times: still one equation's worth of constraint, and solvable
+        // at the first seed.
+        let same = vec![crate::hash("k"); 1000];
+        let f = RibbonFilter::build_from_hashes(&same, 0.01).unwrap();
+        assert_eq!(f.ribbon_seed(), 0);
+        assert!(f.contains("k"));
+    }
+
+    /// A plan with far too little slack fails at its first size, re-seeds, grows, and still
+    /// builds a correct filter.
+    #[test]
+    fn too_little_slack_forces_reseeding_and_growth() {
+        let n = 100_000;
+        let hs = hashes(n);
+        let plan = BuildPlan {
+            num_slots: n.next_multiple_of(64),
+            seeds_per_size: 4,
+            sizes: 4,
+        };
+        let f = RibbonFilter::build_planned(&hs, 7, DEFAULT_SEED, Some(plan)).unwrap();
+        assert!(f.ribbon_seed() >= 4, "the first size should not suffice");
+        assert!(f.num_slots() > plan.num_slots);
+        assert!(hs.iter().all(|&h| f.contains_hash(h)));
+        // And it survives a round trip with its ribbon seed.
+        let g = RibbonFilter::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(g.ribbon_seed(), f.ribbon_seed());
+        assert!(hs.iter().all(|&h| g.contains_hash(h)));
+    }
+
+    /// A re-seed at the same size: in 704 slots, 700 keys fail at a first seed about 80% of
+    /// the time; these keys need more than one.
+    #[test]
+    fn a_failed_seed_is_retried_at_the_same_size() {
+        let plan = BuildPlan {
+            num_slots: 704,
+            seeds_per_size: 32,
+            sizes: 1,
+        };
+        let mut reseeded = 0;
+        for salt in 0..20u64 {
+            let hs: Vec<u64> = (0..700u64).map(|i| crate::hash(&(salt, i))).collect();
+            let f = RibbonFilter::build_planned(&hs, 8, DEFAULT_SEED, Some(plan)).unwrap();
+            assert_eq!(f.num_slots(), 704);
+            assert!(hs.iter().all(|&h| f.contains_hash(h)));
+            reseeded += (f.ribbon_seed() > 0) as u32;
+        }
+        assert!(reseeded >= 10, "{reseeded}");
+    }
+
+    #[test]
+    fn hopeless_plans_end_in_construction_failed() {
+        let hs = hashes(100_000);
+        // Far fewer slots than keys, even after growing twice: never solvable.
+        let plan = BuildPlan {
+            num_slots: 64,
+            seeds_per_size: 3,
+            sizes: 3,
+        };
+        assert!(matches!(
+            RibbonFilter::build_planned(&hs, 7, DEFAULT_SEED, Some(plan)),
+            Err(Error::ConstructionFailed { attempts: 9 })
+        ));
+    }
+
+    #[test]
+    fn empty_says_no_and_is_small() {
+        let f = RibbonFilter::build_from_hashes(&[], 0.01).unwrap();
+        assert_eq!((f.len(), f.num_slots(), f.num_bits()), (0, 0, 0));
+        assert_eq!(f.bits_per_key(), 0.0);
+        assert!((0..10_000u64).all(|h| !f.contains_hash(h)));
+        assert_eq!(f.memory_bytes(), std::mem::size_of::<RibbonFilter>());
+        let g = RibbonFilter::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(f, g);
+        assert!(!g.contains_hash(0));
+    }
+
+    #[test]
+    fn small_filters_use_one_or_two_blocks() {
+        for (n, slots) in [
+            (1u64, 64u64),
+            (40, 64),
+            (55, 64),
+            (56, 128),
+            (100, 128),
+            (121, 192),
+        ] {
+            let hs = hashes(n);
+            let f = RibbonFilter::build_from_hashes(&hs, 0.01).unwrap();
+            assert_eq!(f.num_slots(), slots, "{n}");
+            assert!(hs.iter().all(|&h| f.contains_hash(h)));
+        }
+    }
+
+    #[test]
+    fn memory_is_the_solution() {
+        let f = RibbonFilter::build_from_hashes(&hashes(10_000), 0.01).unwrap();
+        let words = f.num_slots() / 64 * 7;
+        assert_eq!(
+            f.memory_bytes(),
+            std::mem::size_of::<RibbonFilter>() + words as usize * 8
+        );
+        assert_eq!(f.num_bits(), words * 64);
+    }
+
+    #[test]
+    fn is_send_sync_and_clone() {
+        fn assert_traits<T: Send + Sync + Clone + fmt::Debug + Eq>() {}
+        assert_traits::<RibbonFilter>();
+    }
+
+    #[test]
+    fn debug_shows_the_shape() {
+        let f = RibbonFilter::build_from_hashes(&hashes(1000), 0.01).unwrap();
+        let s = format!("{f:?}");
+        assert!(
+            s.starts_with("RibbonFilter { len: 1000, num_slots: "),
+            "{s}"
+        );
+        assert!(s.len() < 200);
+    }
+}

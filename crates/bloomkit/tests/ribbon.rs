@@ -1,0 +1,516 @@
+//! RibbonFilter through its public API: no false negatives against a `HashSet` oracle, the
+//! promised false-positive rate and space, golden files, hostile input and bad parameters.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use bloomkit::{BloomFilter, Error, Filter, FilterKind, RibbonFilter};
+use proptest::prelude::*;
+use xxhash_rust::xxh3::xxh3_64;
+
+// ---------------------------------------------------------------------------------------------
+// Property tests: whatever the keys, no key built in is ever forgotten.
+
+/// Key sets of mixed shapes (empty, one key, long, non-ASCII), with some keys repeated.
+fn keys() -> impl Strategy<Value = Vec<String>> {
+    (
+        prop::collection::vec(".{0,100}", 0..400),
+        any::<prop::sample::Index>(),
+    )
+        .prop_map(|(mut keys, cut)| {
+            // Repeat a prefix: duplicates must reduce to 0 = 0, not fail the build.
+            let repeat = if keys.is_empty() {
+                0
+            } else {
+                cut.index(keys.len())
+            };
+            keys.extend_from_within(..repeat);
+            keys
+        })
+}
+
+fn rate() -> impl Strategy<Value = f64> {
+    prop::sample::select(vec![0.9, 0.5, 0.1, 0.01, 0.001, 1e-6, 2.5e-10])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn no_false_negatives_and_round_trips(keys in keys(), p in rate()) {
+        let f = RibbonFilter::build(&keys, p).unwrap();
+        let oracle: HashSet<&String> = keys.iter().collect();
+        prop_assert_eq!(f.len(), keys.len() as u64);
+        prop_assert!(f.fp_rate() <= p && f.fp_rate() > p / 2.0);
+        for k in &oracle {
+            prop_assert!(f.contains(*k));
+            prop_assert!(f.contains(k.as_str()));
+            prop_assert!(f.contains_hash(bloomkit::hash_bytes(k.as_bytes())));
+        }
+        // An empty filter answers no to everything.
+        if keys.is_empty() {
+            prop_assert!(!f.contains("") && !f.contains("x"));
+        }
+
+        let g = RibbonFilter::from_bytes(&f.to_bytes()).unwrap();
+        prop_assert_eq!(&g, &f);
+        let mut streamed = Vec::new();
+        f.write_to(&mut streamed).unwrap();
+        prop_assert_eq!(&streamed, &f.to_bytes());
+        let h = RibbonFilter::read_from(&streamed[..]).unwrap();
+        prop_assert_eq!(&h, &f);
+        for k in &oracle {
+            prop_assert!(g.contains(*k) && h.contains(*k));
+        }
+    }
+
+    #[test]
+    fn hashes_and_keys_build_the_same_filter(
+        keys in prop::collection::vec(any::<u64>(), 0..300),
+        seed in any::<u64>(),
+    ) {
+        let hashes: Vec<u64> = keys.iter().map(|k| bloomkit::hash_with_seed(k, seed)).collect();
+        let from_keys = RibbonFilter::build_with_seed(keys.iter(), 0.01, seed).unwrap();
+        let from_hashes = RibbonFilter::build_from_hashes_with_seed(&hashes, 0.01, seed).unwrap();
+        prop_assert_eq!(&from_keys, &from_hashes);
+        prop_assert_eq!(from_keys.seed(), seed);
+        for k in &keys {
+            prop_assert!(from_keys.contains(k));
+        }
+        // By value and by reference hash alike.
+        prop_assert_eq!(&RibbonFilter::build_with_seed(keys.clone(), 0.01, seed).unwrap(), &from_keys);
+    }
+}
+
+#[test]
+fn one_key_many_times() {
+    let f = RibbonFilter::build(std::iter::repeat_n("same", 10_000), 0.01).unwrap();
+    assert_eq!(f.len(), 10_000);
+    assert!(f.contains("same"));
+    // Sized for the 10,000 keys it was given (duplicates are not looked for).
+    assert!(f.num_slots() >= 10_000);
+}
+
+#[test]
+fn works_through_the_filter_trait() {
+    let f = RibbonFilter::build(["a", "b"], 0.01).unwrap();
+    let dynamic: &dyn Filter = &f;
+    assert_eq!(dynamic.kind(), FilterKind::Ribbon);
+    assert_eq!(dynamic.seed(), bloomkit::DEFAULT_SEED);
+    assert!(dynamic.contains_hash(bloomkit::hash("a")));
+    assert_eq!(dynamic.memory_bytes(), f.memory_bytes());
+    assert!(Filter::contains(&f, "b"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistical tests: the measured rate is 2^−r, and the space is near the lower bound.
+//
+// Keys are fixed integers, so each test is deterministic. ±15% around 2^−r is 13 standard
+// deviations of the binomial count at 1% with 1,000,000 probes and 6.6 at 0.1% with
+// 2,000,000: a correct filter cannot miss it by chance; a real defect (correlated result and
+// coefficient bits, a wrong block in the interleaved layout) moves the rate far more.
+
+const TOLERANCE: f64 = 0.15;
+
+/// Builds from `0..n`, checks no key is forgotten, and returns the filter and the fraction of
+/// the `probes` absent keys `n..n + probes` it calls present.
+fn measure(n: u64, probes: u64, fp_rate: f64) -> (RibbonFilter, f64) {
+    let f = RibbonFilter::build(0..n, fp_rate).unwrap();
+    assert!((0..n).all(|k| f.contains(&k)), "a false negative");
+    let hits = (n..n + probes).filter(|k| f.contains(k)).count();
+    (f, hits as f64 / probes as f64)
+}
+
+fn check_rate_and_space(label: &str, f: &RibbonFilter, measured: f64) {
+    let predicted = f.fp_rate();
+    let ratio = measured / predicted;
+    let bound = (1.0 / measured).log2();
+    eprintln!(
+        "{label}: r {}, measured {measured:.5}, predicted {predicted:.5} (ratio {ratio:.3}); \
+         {:.3} bits/key, lower bound {bound:.3} ({:.1}% over); {} slots, ribbon seed {}",
+        f.result_bits(),
+        f.bits_per_key(),
+        (f.bits_per_key() / bound - 1.0) * 100.0,
+        f.num_slots(),
+        f.ribbon_seed(),
+    );
+    assert!(
+        (1.0 - TOLERANCE..=1.0 + TOLERANCE).contains(&ratio),
+        "{label}: measured {measured:.5} vs predicted {predicted:.5}"
+    );
+    assert!(
+        f.bits_per_key() <= 1.10 * bound,
+        "{label}: {} bits/key, more than 1.10 × {bound:.3}",
+        f.bits_per_key()
+    );
+}
+
+#[test]
+fn one_million_keys_at_1_percent() {
+    let (f, measured) = measure(1_000_000, 1_000_000, 0.01);
+    assert_eq!(f.result_bits(), 7);
+    check_rate_and_space("ribbon 1%", &f, measured);
+    // The promise in the docs: ≈7.3 bits per key for 0.78%.
+    assert!(f.bits_per_key() < 7.35, "{}", f.bits_per_key());
+}
+
+#[test]
+fn one_million_keys_at_a_tenth_of_a_percent() {
+    let (f, measured) = measure(1_000_000, 2_000_000, 0.001);
+    assert_eq!(f.result_bits(), 10);
+    check_rate_and_space("ribbon 0.1%", &f, measured);
+}
+
+/// Small filters (one dense block, two blocks, a few) keep the promised rate: the masked
+/// rows and the clamped block reads are exercised here.
+#[test]
+fn small_filters_keep_the_promised_rate() {
+    for n in [1u64, 10, 50, 100, 300, 5_000] {
+        let (f, measured) = measure(n, 400_000, 0.01);
+        let ratio = measured / f.fp_rate();
+        eprintln!(
+            "ribbon n = {n}: {} slots, measured {measured:.5}, ratio {ratio:.3}",
+            f.num_slots()
+        );
+        assert!((0.85..=1.15).contains(&ratio), "n = {n}: {measured}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Golden file: a filter written by an earlier build loads and answers exactly as it did.
+// To write it (once, for a new format only): BLOOMKIT_WRITE_GOLDEN=1 cargo test --test ribbon
+
+fn golden_key(i: u64) -> String {
+    format!("golden:{i}")
+}
+
+/// The recipe: keys 0..1000 built in at 1%; 1000..3000 are not.
+fn golden_build() -> RibbonFilter {
+    RibbonFilter::build((0..1000).map(golden_key), 0.01).unwrap()
+}
+
+fn golden_answers(f: &RibbonFilter) -> String {
+    let mut out = String::new();
+    for i in 0..3000 {
+        let k = golden_key(i);
+        let answer = if f.contains(k.as_str()) {
+            "maybe"
+        } else {
+            "no"
+        };
+        writeln!(out, "{k}\t{answer}").unwrap();
+    }
+    out
+}
+
+#[test]
+fn golden_file_loads_and_answers_as_written() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let bin_path = dir.join("ribbon-v1.bkf");
+    let answers_path = dir.join("ribbon-v1.answers");
+    if std::env::var_os("BLOOMKIT_WRITE_GOLDEN").is_some() && !bin_path.exists() {
+        let f = golden_build();
+        std::fs::write(&bin_path, f.to_bytes()).unwrap();
+        std::fs::write(&answers_path, golden_answers(&f)).unwrap();
+    }
+    let stored = std::fs::read(&bin_path).unwrap();
+    let stored_answers = std::fs::read_to_string(&answers_path).unwrap();
+
+    let loaded = RibbonFilter::from_bytes(&stored).unwrap();
+    assert_eq!(RibbonFilter::read_from(&stored[..]).unwrap(), loaded);
+    assert_eq!(golden_answers(&loaded), stored_answers, "answers changed");
+    assert!(stored_answers
+        .lines()
+        .take(1000)
+        .all(|l| l.ends_with("\tmaybe")));
+    // 2,000 absent keys at 2^-7: about 16 false positives.
+    let maybes = stored_answers
+        .lines()
+        .filter(|l| l.ends_with("maybe"))
+        .count();
+    assert!((1000..1050).contains(&maybes), "{maybes}");
+    assert_eq!(loaded.to_bytes(), stored, "re-serialization differs");
+    assert_eq!(golden_build().to_bytes(), stored, "a fresh build differs");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile input: always an error, never a panic, never an allocation the input cannot justify.
+
+/// Byte offsets in a ribbon file (docs/FORMAT.md): the header's item count, the parameters
+/// (slots, width, result bits, ribbon seed) and the payload length.
+const ITEM_COUNT: usize = 24;
+const NUM_SLOTS: usize = 36;
+const WIDTH: usize = 44;
+const RESULT_BITS: usize = 48;
+const PAYLOAD_LEN: usize = 56;
+
+fn small_file() -> Vec<u8> {
+    RibbonFilter::build(0..150u32, 0.01).unwrap().to_bytes()
+}
+
+fn reseal(bytes: &mut [u8]) {
+    let n = bytes.len() - 8;
+    let sum = xxh3_64(&bytes[..n]);
+    bytes[n..].copy_from_slice(&sum.to_le_bytes());
+}
+
+fn with(file: &[u8], at: usize, value: &[u8]) -> Vec<u8> {
+    let mut bad = file.to_vec();
+    bad[at..at + value.len()].copy_from_slice(value);
+    reseal(&mut bad);
+    bad
+}
+
+fn loads(bytes: &[u8]) -> bool {
+    let a = RibbonFilter::from_bytes(bytes).is_ok();
+    let b = RibbonFilter::read_from(bytes).is_ok();
+    a || b
+}
+
+#[test]
+fn layout_is_as_documented() {
+    let file = small_file();
+    let f = RibbonFilter::from_bytes(&file).unwrap();
+    assert_eq!(
+        u64::from_le_bytes(file[ITEM_COUNT..][..8].try_into().unwrap()),
+        150
+    );
+    assert_eq!(
+        u64::from_le_bytes(file[NUM_SLOTS..][..8].try_into().unwrap()),
+        f.num_slots()
+    );
+    assert_eq!(
+        u32::from_le_bytes(file[WIDTH..][..4].try_into().unwrap()),
+        128
+    );
+    assert_eq!(
+        u32::from_le_bytes(file[RESULT_BITS..][..4].try_into().unwrap()),
+        7
+    );
+    let payload = f.num_slots() / 64 * 7 * 8;
+    assert_eq!(
+        u64::from_le_bytes(file[PAYLOAD_LEN..][..8].try_into().unwrap()),
+        payload
+    );
+    assert_eq!(file.len() as u64, 64 + payload + 8);
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    let file = small_file();
+    for len in 0..file.len() {
+        assert!(!loads(&file[..len]), "a prefix of {len} bytes loaded");
+        let err = RibbonFilter::read_from(&file[..len]).unwrap_err();
+        assert!(
+            matches!(err, Error::Truncated | Error::BadMagic),
+            "len {len}: {err}"
+        );
+    }
+}
+
+#[test]
+fn every_single_byte_corruption_is_an_error() {
+    let file = small_file();
+    for pos in 0..file.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut bad = file.clone();
+            bad[pos] ^= flip;
+            assert!(!loads(&bad), "flip {flip:#x} at {pos} loaded");
+        }
+    }
+}
+
+#[test]
+fn huge_claims_in_small_files_fail_before_allocating() {
+    let file = small_file();
+    for slots in [1u64 << 60, 1 << 40] {
+        let mut bad = with(&file, NUM_SLOTS, &slots.to_le_bytes());
+        bad[PAYLOAD_LEN..][..8].copy_from_slice(&(slots / 64 * 7 * 8).to_le_bytes());
+        reseal(&mut bad);
+        assert!(matches!(
+            RibbonFilter::from_bytes(&bad),
+            Err(Error::Truncated)
+        ));
+        // A stream cannot be measured in advance: had the reader reserved the claim up
+        // front, the allocator's refusal would surface as OutOfMemory, not as truncation.
+        assert!(matches!(
+            RibbonFilter::read_from(&bad[..]),
+            Err(Error::Truncated)
+        ));
+    }
+    // Slots whose payload length overflows 64 bits.
+    let mut bad = with(&file, NUM_SLOTS, &(u64::MAX - 63).to_le_bytes());
+    bad[RESULT_BITS..][..4].copy_from_slice(&32u32.to_le_bytes());
+    reseal(&mut bad);
+    let err = RibbonFilter::from_bytes(&bad).unwrap_err();
+    assert!(err.to_string().contains("impossibly large"), "{err}");
+}
+
+#[test]
+fn inconsistent_headers_are_corrupt() {
+    let file = small_file();
+    // Each must fail for its own reason: `reason` is part of the message.
+    let corrupt = |bad: Vec<u8>, reason: &str| {
+        let err = RibbonFilter::from_bytes(&bad).unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{reason}: {err}");
+        assert!(err.to_string().contains(reason), "{reason}: {err}");
+    };
+    for width in [0u32, 64, 127, 256] {
+        corrupt(with(&file, WIDTH, &width.to_le_bytes()), "ribbon width");
+    }
+    for r in [0u32, 33, u32::MAX] {
+        corrupt(with(&file, RESULT_BITS, &r.to_le_bytes()), "result bits");
+    }
+    // The sample holds 150 keys in 192 slots (three blocks of 7 words: 168 bytes).
+    let fields: [(usize, u64, &str); 5] = [
+        (NUM_SLOTS, 193, "not a multiple of 64"),
+        (NUM_SLOTS, 256, "the parameters need 224"),
+        (ITEM_COUNT, 0, "0 keys cannot have built"),
+        (ITEM_COUNT, 10_000, "10000 keys cannot have built"),
+        (PAYLOAD_LEN, 8, "the parameters need 168"),
+    ];
+    for (at, value, reason) in fields {
+        corrupt(with(&file, at, &value.to_le_bytes()), reason);
+    }
+    // Parameters of the wrong length (the ribbon seed cut off).
+    let mut short = file.clone();
+    short[32..36].copy_from_slice(&16u32.to_le_bytes());
+    short.drain(NUM_SLOTS + 16..NUM_SLOTS + 20);
+    reseal(&mut short);
+    corrupt(short, "parameters are too short");
+}
+
+#[test]
+fn other_kinds_are_refused() {
+    let classic = BloomFilter::new(100, 0.01).unwrap().to_bytes();
+    assert!(matches!(
+        RibbonFilter::from_bytes(&classic),
+        Err(Error::WrongKind {
+            expected: FilterKind::Ribbon,
+            found: 1
+        })
+    ));
+    assert!(matches!(
+        BloomFilter::from_bytes(&small_file()),
+        Err(Error::WrongKind {
+            expected: FilterKind::Classic,
+            found: 6
+        })
+    ));
+    let mut trailing = small_file();
+    trailing.extend_from_slice(b"more");
+    assert!(matches!(
+        RibbonFilter::from_bytes(&trailing),
+        Err(Error::Corrupt { .. })
+    ));
+    let mut rest = &trailing[..];
+    RibbonFilter::read_from(&mut rest).unwrap();
+    assert_eq!(rest, b"more");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn arbitrary_bytes_behind_a_valid_header_never_panic(
+        tail in prop::collection::vec(any::<u8>(), 0..300),
+        cut in 0usize..80,
+    ) {
+        let mut bytes = small_file()[..cut].to_vec();
+        bytes.extend_from_slice(&tail);
+        loads(&bytes);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad parameters are errors, not panics.
+
+#[test]
+fn bad_rates_are_errors() {
+    for p in [
+        0.0,
+        1.0,
+        -0.01,
+        1.5,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ] {
+        assert!(
+            matches!(
+                RibbonFilter::build(["a"], p),
+                Err(Error::InvalidFpRate { .. })
+            ),
+            "{p}"
+        );
+        // Checked before anything else, even with no keys.
+        assert!(matches!(
+            RibbonFilter::build_from_hashes(&[], p),
+            Err(Error::InvalidFpRate { .. })
+        ));
+    }
+    for p in [1e-10, 1e-20, f64::MIN_POSITIVE, 5e-324] {
+        let err = RibbonFilter::build(["a"], p).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InvalidParameter {
+                    name: "fp_rate",
+                    ..
+                }
+            ),
+            "{p}: {err}"
+        );
+        assert!(err.to_string().contains("2^-32"), "{err}");
+    }
+    // The smallest accepted rate.
+    let f = RibbonFilter::build(["a"], 2.0f64.powi(-32)).unwrap();
+    assert_eq!(f.result_bits(), 32);
+    assert!(f.contains("a"));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Not a test: a quick release-mode measurement of build and query speed at 1,000,000 keys,
+/// for the docs. `cargo test -p bloomkit --release --test ribbon -- --ignored --nocapture speed`
+#[test]
+#[ignore]
+fn speed_at_one_million_keys() {
+    let n = 1_000_000u64;
+    let keys: Vec<u64> = (0..n).collect();
+    let hashes: Vec<u64> = keys.iter().map(bloomkit::hash).collect();
+    for p in [0.01, 0.001] {
+        let t = Instant::now();
+        let f = RibbonFilter::build(&keys, p).unwrap();
+        let build_keys = t.elapsed().as_nanos() as f64 / n as f64;
+        let t = Instant::now();
+        let g = RibbonFilter::build_from_hashes(&hashes, p).unwrap();
+        let build_hashes = t.elapsed().as_nanos() as f64 / n as f64;
+        assert_eq!(f, g);
+        let t = Instant::now();
+        let present = keys.iter().filter(|k| f.contains(*k)).count();
+        let q_present = t.elapsed().as_nanos() as f64 / n as f64;
+        let t = Instant::now();
+        let absent = (n..2 * n).filter(|k| f.contains(k)).count();
+        let q_absent = t.elapsed().as_nanos() as f64 / n as f64;
+        let t = Instant::now();
+        let by_hash = hashes
+            .iter()
+            .filter(|&&h| f.contains_hash(black_box(h)))
+            .count();
+        let q_hash = t.elapsed().as_nanos() as f64 / n as f64;
+        assert_eq!(present as u64, n);
+        assert_eq!(by_hash as u64, n);
+        eprintln!(
+            "p {p}: r {}, {:.3} bits/key, measured rate {:.5} | build {build_keys:.0} ns/key \
+             ({build_hashes:.0} from hashes) | query present {q_present:.1} ns, absent \
+             {q_absent:.1} ns, by hash {q_hash:.1} ns",
+            f.result_bits(),
+            f.bits_per_key(),
+            absent as f64 / n as f64,
+        );
+    }
+}

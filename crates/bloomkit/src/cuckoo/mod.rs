@@ -200,6 +200,10 @@ impl CuckooFilter {
 
     /// Adds `key`, even if it is already there (like `CF.ADD`): each copy takes a slot.
     ///
+    /// All copies of a key share its two buckets, so one sub-filter holds at most
+    /// 2·[`bucket_size`](Self::bucket_size) of them; further copies fail with
+    /// [`Error::Full`] or spill into a new sub-filter, as in RedisBloom.
+    ///
     /// # Errors
     ///
     /// [`Error::Full`] if there is no room and the filter may not grow (expansion 0, or
@@ -667,13 +671,6 @@ impl Filter for CuckooFilter {
     }
     fn memory_bytes(&self) -> usize {
         CuckooFilter::memory_bytes(self)
-    }
-}
-
-impl Default for CuckooOptions {
-    /// [`CuckooOptions::new`] for 1024 keys (RedisBloom's `cf-initial-size`).
-    fn default() -> Self {
-        CuckooOptions::new(1024)
     }
 }
 

@@ -310,6 +310,13 @@ impl CuckooOptions {
     }
 }
 
+impl Default for CuckooOptions {
+    /// [`CuckooOptions::new`] for 1024 keys (RedisBloom's `cf-initial-size`).
+    fn default() -> Self {
+        CuckooOptions::new(1024)
+    }
+}
+
 fn check_range(name: &'static str, v: u32, lo: u32, hi: u32, expected: &'static str) -> Result<()> {
     if (lo..=hi).contains(&v) {
         Ok(())

@@ -408,6 +408,46 @@ fn add_allows_duplicates_addnx_does_not_del_removes_one() {
     assert_eq!((f.len(), f.num_deletes()), (1, 3));
 }
 
+/// RedisBloom's own suite (`test_cuckoo.py`: test_bucket_size, test_expansion,
+/// test_max_expansions) adds "0".."999" and expects these sub-filter counts. Our key hash
+/// differs, so which keys collide differs, but the same algorithm lands within one sub-filter.
+#[test]
+fn growth_matches_redisbloom_test_suite_within_one_sub_filter() {
+    let cases = [
+        (CuckooOptions::redisbloom(64).bucket_size(1), 64, 18),
+        (CuckooOptions::redisbloom(64).bucket_size(2), 32, 17),
+        (
+            CuckooOptions::redisbloom(256).bucket_size(4).max_kicks(500),
+            64,
+            4,
+        ),
+        (CuckooOptions::redisbloom(64).expansion(2), 32, 5),
+        (
+            CuckooOptions::redisbloom(64).expansion(4).max_kicks(500),
+            32,
+            3,
+        ),
+    ];
+    for (opts, buckets, filters) in cases {
+        let mut f = opts.build().unwrap();
+        for i in 0..1000u32 {
+            f.insert(i.to_string().as_str()).unwrap();
+        }
+        assert_eq!((f.num_buckets(), f.len()), (buckets, 1000));
+        assert!((0..1000u32).all(|i| f.contains(i.to_string().as_str())));
+        let got = f.num_filters() as i64;
+        assert!((got - filters).abs() <= 1, "{opts:?}: {got} vs {filters}");
+    }
+    // CF.RESERVE cf 4: RedisBloom takes 124 adds before its 32 sub-filters are all in use.
+    let mut f = CuckooOptions::redisbloom(4).build().unwrap();
+    let mut adds = 0;
+    while f.num_filters() < 32 {
+        f.insert(adds.to_string().as_str()).unwrap();
+        adds += 1;
+    }
+    assert!((120..=128).contains(&adds), "{adds}");
+}
+
 /// Deleting more than 10% of the items of a multi-filter chain compacts it: fingerprints
 /// move into older sub-filters, emptied newest ones are freed, the delete count restarts.
 #[test]

@@ -1,0 +1,741 @@
+//! [`CuckooFilter`]: fingerprints in buckets (Fan et al. 2014), with removal, counts and
+//! growth into a chain of sub-filters, as RedisBloom's `CF.*` commands need. The design, the
+//! two sets of defaults and the stored form are documented on the type.
+//!
+//! * `table.rs`: one sub-filter's packed slots, the bucket arithmetic, the kick chain.
+//! * `options.rs`: [`CuckooOptions`], the library's defaults and RedisBloom's.
+//! * `persist.rs`: the file format (kind 5).
+
+mod options;
+mod persist;
+mod table;
+
+use std::fmt;
+use std::hash::Hash;
+use std::io::{Read, Write};
+
+use crate::error::{Error, Result};
+use crate::format::{self, FilterKind};
+use crate::hash::hash_with_seed;
+use crate::Filter;
+
+pub use self::options::CuckooOptions;
+use self::table::{KeyParts, Layout, SubFilter};
+
+/// Everything that fixes a filter's shape, checked by the caller.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shape {
+    pub(crate) capacity: u64,
+    pub(crate) base_buckets: u64,
+    pub(crate) bucket_size: u32,
+    pub(crate) fp_bits: u32,
+    pub(crate) max_kicks: u32,
+    pub(crate) expansion: u32,
+    pub(crate) max_filters: u32,
+    pub(crate) seed: u64,
+}
+
+impl Shape {
+    /// Buckets of sub-filter `k`: `base_buckets · expansion^k`, or `None` past `u64`.
+    pub(crate) fn buckets_of(&self, k: u32) -> Option<u64> {
+        if k == 0 {
+            return Some(self.base_buckets);
+        }
+        (self.expansion as u64)
+            .checked_pow(k)
+            .and_then(|g| g.checked_mul(self.base_buckets))
+    }
+}
+
+/// A cuckoo filter: approximate membership with removal, duplicate counts and optional
+/// growth, compatible in behaviour with RedisBloom's `CF.*` commands.
+///
+/// A Bloom filter cannot forget a key; a cuckoo filter stores a short fingerprint of each key
+/// in one of two candidate buckets and can remove it again. Below a rate of about 0.25% it is
+/// also smaller than a classic Bloom filter, and a query reads two buckets per sub-filter:
+/// two cache misses at most. Measured at capacity (`tests/cuckoo.rs`): planned for 1%, 10.66
+/// bits per key and a 0.73% rate (a Bloom filter needs 9.59 bits for 1%); planned for 0.1%,
+/// 13.86 bits per key and 0.091% (Bloom: 14.38).
+///
+/// # How it is built, and why
+///
+/// * **Partial-key cuckoo hashing.** A key's fingerprint `fp` and its first bucket `i1` come
+///   from its one 64-bit hash; its second bucket is `alt(i1) = (H(fp) − i1) mod M`. `alt` is
+///   an involution for any bucket count `M`, so a fingerprint can be moved between its two
+///   buckets without the key, and `M` need not be a power of two (which would waste up to
+///   half the table). See `table.rs`.
+/// * **Fingerprints** of f = ⌈log2(2·b/p)⌉ bits (4 to 32): a query compares 2·b slots, each
+///   matching by chance with probability 1/(2^f − 1), so the rate at load α is
+///   ≈ 2·b·α/(2^f − 1) ≤ p. Zero marks an empty slot; fingerprints take values 1 to 2^f − 1.
+/// * **Slots packed in 64-bit words**, f bits each, so no bit is wasted and the payload is the
+///   words; a bucket of up to 64 bits is searched with one load and a SWAR compare.
+/// * **Inserts never lose a key.** When both buckets are full, an insert moves ("kicks")
+///   fingerprints to their other buckets, at most `max_kicks` times. If that fails the chain
+///   is undone step by step, so every key inserted before is still found, and the filter
+///   either grows or returns [`Error::Full`] unchanged. The kick choices come from the key
+///   hash and the step number, never a random generator: the same inserts build the same
+///   bytes.
+/// * **Duplicates are allowed** ([`insert`](CuckooFilter::insert), like `CF.ADD`); each copy
+///   takes a slot, [`count`](CuckooFilter::count) tells how many match and
+///   [`remove`](CuckooFilter::remove) takes one away. [`insert_unique`](CuckooFilter::insert_unique)
+///   is `CF.ADDNX`.
+/// * **Growth, RedisBloom's way.** With `expansion > 0`, an insert that finds no room adds a
+///   sub-filter with `expansion^k` times the first one's buckets, up to `max_filters` (32).
+///   Inserts try every sub-filter's buckets, newest first, before kicking in the newest;
+///   removals take the newest copy; and when deletions pass 10% of the items, fingerprints
+///   are moved back into older sub-filters and emptied newest ones are freed, as RedisBloom's
+///   compaction does. Bucket counts grow by whole factors, so a fingerprint's buckets in an
+///   older sub-filter follow from its bucket in a newer one.
+///
+/// # The library's defaults and RedisBloom's
+///
+/// [`CuckooFilter::new`] uses 4-slot buckets sized for ≈94% load, fingerprints for the
+/// requested rate, 500 kicks and no growth. A RedisBloom-compatible server builds filters
+/// with [`CuckooOptions::redisbloom`]: 2-slot buckets, a power-of-two bucket count, 8-bit
+/// fingerprints, 20 kicks, expansion 1, at most 32 sub-filters. `CF.INFO`'s fields are
+/// [`memory_bytes`](CuckooFilter::memory_bytes) (or RedisBloom's own formula, see
+/// [`num_slots`](CuckooFilter::num_slots)), [`num_buckets`](CuckooFilter::num_buckets),
+/// [`num_filters`](CuckooFilter::num_filters), [`len`](CuckooFilter::len),
+/// [`num_deletes`](CuckooFilter::num_deletes), [`bucket_size`](CuckooFilter::bucket_size),
+/// [`expansion`](CuckooFilter::expansion) and [`max_kicks`](CuckooFilter::max_kicks).
+///
+/// # Stored form (kind 5)
+///
+/// Parameters (`P` = 48), little-endian: capacity u64, first sub-filter's buckets u64,
+/// bucket size u32, fingerprint bits u32, max kicks u32, expansion u32, max sub-filters u32,
+/// sub-filters `n` u32, deletes since the last compaction u64. The header's item count is
+/// [`len`](CuckooFilter::len), which must equal the occupied slots. Payload: `n` descriptor
+/// words (sub-filter `k`'s bucket count, which must be `buckets · expansion^k`), then each
+/// sub-filter's ⌈buckets·b·f/64⌉ slot words in order; bits past the last slot are zero.
+/// Slot `s` of bucket `i` is the f bits at bit `(i·b + s)·f` of its sub-filter's words (least
+/// significant first); 0 is an empty slot.
+///
+/// From the key hash `h`: the fingerprint is `1 + (((h >> 32) · (2^f − 1)) >> 32)`; the
+/// bucket hash `x` is `h` through the murmur3 64-bit finalizer (`x ^= x >> 33;
+/// x *= 0xff51afd7ed558ccd; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53; x ^= x >> 33`); in a
+/// sub-filter of `M` buckets the key's buckets are `i1 = x mod M` and
+/// `(H(fp) mod M − i1) mod M`, where `H(fp) = m ^ (m >> 29)` with
+/// `m = fp · 0x9e3779b97f4a7c15` (all wrapping, 64-bit).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::CuckooFilter;
+///
+/// let mut f = CuckooFilter::new(1_000_000, 0.01)?;
+/// assert_eq!((f.bucket_size(), f.fingerprint_bits()), (4, 10));
+/// // ≈10.6 bits per key at 1% (Fan et al.: (log2(1/ε) + 3)/α).
+/// let bits_per_key = f.num_slots() as f64 * 10.0 / 1e6;
+/// assert!(bits_per_key < 10.7, "{bits_per_key}");
+///
+/// f.insert("apple")?;
+/// f.insert("apple")?; // duplicates are allowed, like CF.ADD
+/// assert_eq!(f.count("apple"), 2);
+/// assert!(!f.insert_unique("apple")?); // like CF.ADDNX
+/// assert!(f.remove("apple"));
+/// assert!(f.contains("apple"));
+/// assert!(f.remove("apple"));
+/// assert!(!f.contains("apple"));
+/// assert_eq!(f.len(), 0);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct CuckooFilter {
+    filters: Vec<SubFilter>,
+    layout: Layout,
+    shape: Shape,
+    len: u64,
+    num_deletes: u64,
+}
+
+impl CuckooFilter {
+    /// A filter for `capacity` keys (0 is treated as 1) at a false-positive rate of about
+    /// `fp_rate` when full, with the library's defaults ([`CuckooOptions::new`]): 4-slot
+    /// buckets sized for ≈94% load, f = ⌈log2(8/p)⌉-bit fingerprints, 500 kicks, no growth.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::InvalidParameter`] if the
+    /// rate needs fingerprints over 32 bits (below ≈1.9e-9); [`Error::TooLarge`] or
+    /// [`Error::OutOfMemory`] if the table does not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CuckooFilter::new(10_000, 0.001)?;
+    /// assert_eq!(f.fingerprint_bits(), 13);
+    /// for i in 0..10_000u32 { f.insert(&i)?; }
+    /// let fp = (10_000..1_010_000u32).filter(|i| f.contains(i)).count() as f64 / 1e6;
+    /// assert!(fp <= 0.001, "{fp}");
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn new(capacity: u64, fp_rate: f64) -> Result<Self> {
+        CuckooOptions::new(capacity).fp_rate(fp_rate).build()
+    }
+
+    /// [`CuckooFilter::new`] with a hash seed other than the default. Probe it with hashes
+    /// from [`crate::hash_with_seed`] and the same seed.
+    ///
+    /// # Errors
+    ///
+    /// As [`CuckooFilter::new`].
+    pub fn new_with_seed(capacity: u64, fp_rate: f64, seed: u64) -> Result<Self> {
+        CuckooOptions::new(capacity)
+            .fp_rate(fp_rate)
+            .seed(seed)
+            .build()
+    }
+
+    pub(crate) fn from_shape(shape: Shape) -> Result<Self> {
+        let layout = Layout::new(shape.bucket_size, shape.fp_bits);
+        let first = SubFilter::new(&layout, shape.base_buckets)?;
+        Ok(CuckooFilter {
+            filters: vec![first],
+            layout,
+            shape,
+            len: 0,
+            num_deletes: 0,
+        })
+    }
+
+    /// Adds `key`, even if it is already there (like `CF.ADD`): each copy takes a slot.
+    ///
+    /// All copies of a key share its two buckets, so one sub-filter holds at most
+    /// 2·[`bucket_size`](Self::bucket_size) of them; further copies fail with
+    /// [`Error::Full`] or spill into a new sub-filter, as in RedisBloom.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Full`] if there is no room and the filter may not grow (expansion 0, or
+    /// [`max_filters`](Self::max_filters) sub-filters already); [`Error::TooLarge`] or
+    /// [`Error::OutOfMemory`] if growing fails. In every case the filter is unchanged: every
+    /// key inserted before is still found.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{CuckooOptions, Error, FilterKind};
+    ///
+    /// // A fixed-size filter: fill it until it refuses.
+    /// let mut f = CuckooOptions::new(1000).build()?;
+    /// let mut stored = 0u32;
+    /// while f.insert(&stored).is_ok() { stored += 1; }
+    /// assert!(matches!(f.insert(&stored), Err(Error::Full { kind: FilterKind::Cuckoo })));
+    /// assert!(stored >= 1000);
+    /// assert!((0..stored).all(|i| f.contains(&i))); // nothing was lost
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> Result<()> {
+        self.insert_hash(hash_with_seed(key, self.shape.seed))
+    }
+
+    /// [`insert`](Self::insert) by a precomputed hash ([`crate::hash`], or
+    /// [`crate::hash_with_seed`] with this filter's [`seed`](Self::seed)).
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert).
+    pub fn insert_hash(&mut self, hash: u64) -> Result<()> {
+        let key = KeyParts::new(hash, self.layout.fp_bits);
+        let layout = self.layout;
+        // Any free slot in any sub-filter, newest first (where room is likeliest).
+        if self
+            .filters
+            .iter_mut()
+            .rev()
+            .any(|sub| sub.try_put(&layout, &key))
+        {
+            self.len += 1;
+            return Ok(());
+        }
+        let newest = self.filters.len() - 1;
+        if self.filters[newest].kick_insert(&layout, &key, hash, self.shape.max_kicks) {
+            self.len += 1;
+            return Ok(());
+        }
+        self.grow()?;
+        let newest = self.filters.len() - 1;
+        // A fresh sub-filter has an empty slot in every bucket.
+        if self.filters[newest].try_put(&layout, &key) {
+            self.len += 1;
+            Ok(())
+        } else {
+            Err(Error::Full {
+                kind: FilterKind::Cuckoo,
+            })
+        }
+    }
+
+    /// Adds one sub-filter, or says why not (leaving the filter unchanged).
+    fn grow(&mut self) -> Result<()> {
+        let full = Error::Full {
+            kind: FilterKind::Cuckoo,
+        };
+        let k = self.filters.len() as u32;
+        if self.shape.expansion == 0 || k >= self.shape.max_filters {
+            return Err(full);
+        }
+        let buckets = self
+            .shape
+            .buckets_of(k)
+            .ok_or(Error::TooLarge { num_bits: u64::MAX })?;
+        let sub = SubFilter::new(&self.layout, buckets)?;
+        self.filters
+            .try_reserve(1)
+            .map_err(|_| Error::OutOfMemory {
+                bytes: std::mem::size_of::<SubFilter>() as u64,
+            })?;
+        self.filters.push(sub);
+        Ok(())
+    }
+
+    /// Adds `key` unless it may already be there (like `CF.ADDNX`): `Ok(true)` if added,
+    /// `Ok(false)` if [`contains`](Self::contains) already said "maybe" (a false positive
+    /// also gives `false`, and the key is then not added).
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CuckooFilter::new(100, 0.01)?;
+    /// assert!(f.insert_unique("k")?);
+    /// assert!(!f.insert_unique("k")?);
+    /// assert_eq!(f.count("k"), 1);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert_unique<T: Hash + ?Sized>(&mut self, key: &T) -> Result<bool> {
+        self.insert_unique_hash(hash_with_seed(key, self.shape.seed))
+    }
+
+    /// [`insert_unique`](Self::insert_unique) by a precomputed hash.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert).
+    pub fn insert_unique_hash(&mut self, hash: u64) -> Result<bool> {
+        if self.contains_hash(hash) {
+            return Ok(false);
+        }
+        self.insert_hash(hash).map(|()| true)
+    }
+
+    /// `false` if `key` is definitely absent; `true` if it may be present.
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(hash_with_seed(key, self.shape.seed))
+    }
+
+    /// [`contains`](Self::contains) by a precomputed hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let key = KeyParts::new(hash, self.layout.fp_bits);
+        self.filters
+            .iter()
+            .any(|sub| sub.contains(&self.layout, &key))
+    }
+
+    /// Removes one copy of `key`'s fingerprint, from the newest sub-filter holding one (like
+    /// `CF.DEL`); `true` if one was found.
+    ///
+    /// Remove only keys you inserted: removing a key that was never added but matches by
+    /// chance removes another key's fingerprint, and that key may then be reported absent.
+    ///
+    /// With several sub-filters, once the deletions since the last compaction exceed 10% of
+    /// [`len`](Self::len), this compacts the filter (see [`compact`](Self::compact)), as
+    /// RedisBloom does after `CF.DEL`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CuckooFilter::new(100, 0.01)?;
+    /// f.insert("a")?;
+    /// assert!(f.remove("a"));
+    /// assert!(!f.remove("a"));
+    /// assert_eq!((f.len(), f.num_deletes()), (0, 1));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+        self.remove_hash(hash_with_seed(key, self.shape.seed))
+    }
+
+    /// [`remove`](Self::remove) by a precomputed hash.
+    pub fn remove_hash(&mut self, hash: u64) -> bool {
+        let key = KeyParts::new(hash, self.layout.fp_bits);
+        let layout = self.layout;
+        if !self
+            .filters
+            .iter_mut()
+            .rev()
+            .any(|sub| sub.remove(&layout, &key))
+        {
+            return false;
+        }
+        self.len -= 1;
+        self.num_deletes += 1;
+        if self.filters.len() > 1 && self.num_deletes as f64 > self.len as f64 * 0.10 {
+            self.compact_from_top(false);
+        }
+        true
+    }
+
+    /// How many copies of `key`'s fingerprint the filter holds (like `CF.COUNT`): at least
+    /// the number of times `key` was inserted and not removed, more if other keys share its
+    /// fingerprint and buckets.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CuckooFilter::new(100, 0.01)?;
+    /// for _ in 0..3 { f.insert("x")?; }
+    /// assert_eq!(f.count("x"), 3);
+    /// assert_eq!(f.count("y"), 0);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> u32 {
+        self.count_hash(hash_with_seed(key, self.shape.seed))
+    }
+
+    /// [`count`](Self::count) by a precomputed hash.
+    pub fn count_hash(&self, hash: u64) -> u32 {
+        let key = KeyParts::new(hash, self.layout.fp_bits);
+        self.filters
+            .iter()
+            .map(|sub| sub.count(&self.layout, &key))
+            .fold(0u32, u32::saturating_add)
+    }
+
+    /// Moves fingerprints from newer sub-filters into older ones where they fit, and frees
+    /// the newest sub-filters that end up empty (RedisBloom's `CF.COMPACT`). Answers do not
+    /// change; [`num_filters`](Self::num_filters) and memory may shrink, and
+    /// [`num_deletes`](Self::num_deletes) restarts from 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::CuckooOptions;
+    /// let mut f = CuckooOptions::new(100).expansion(1).build()?;
+    /// for i in 0..300u32 { f.insert(&i)?; }
+    /// assert!(f.num_filters() >= 3);
+    /// // Remove most keys one by one; compaction keeps up with them.
+    /// for i in 0..250u32 { assert!(f.remove(&i)); }
+    /// f.compact();
+    /// assert_eq!(f.num_filters(), 1);
+    /// assert!((250..300u32).all(|i| f.contains(&i)));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn compact(&mut self) {
+        self.compact_from_top(true);
+    }
+
+    /// RedisBloom's `CuckooFilter_Compact`: from the newest sub-filter down to the second,
+    /// move what fits into older ones; free a sub-filter emptied while it is the newest.
+    /// Unless `keep_going`, stop at the first one that cannot be emptied (nothing below it
+    /// could be freed anyway).
+    fn compact_from_top(&mut self, keep_going: bool) {
+        let layout = self.layout;
+        for k in (1..self.filters.len()).rev() {
+            let (older, rest) = self.filters.split_at_mut(k);
+            let emptied = rest[0].relocate_into(&layout, older);
+            if emptied && k == self.filters.len() - 1 {
+                self.filters.pop();
+            } else if !emptied && !keep_going {
+                break;
+            }
+        }
+        self.num_deletes = 0;
+    }
+
+    /// Fingerprints stored: inserts minus removals (`CF.INFO`'s "Number of items inserted").
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// `true` if no fingerprint is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Removals since the last compaction (`CF.INFO`'s "Number of items deleted"; like
+    /// RedisBloom's counter, it restarts from 0 whenever the filter compacts).
+    pub fn num_deletes(&self) -> u64 {
+        self.num_deletes
+    }
+
+    /// The keys the filter was planned for, summed over its sub-filters (the first planned
+    /// for the requested capacity, sub-filter `k` for `expansion^k` times that; saturating).
+    pub fn capacity(&self) -> u64 {
+        (0..self.filters.len() as u32)
+            .map(|k| {
+                (self.shape.expansion as u64)
+                    .saturating_pow(k)
+                    .saturating_mul(self.shape.capacity)
+            })
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// Buckets of the first sub-filter (`CF.INFO`'s "Number of buckets").
+    pub fn num_buckets(&self) -> u64 {
+        self.shape.base_buckets
+    }
+
+    /// Slots in all sub-filters. RedisBloom's `CF.INFO` "Size" for its 8-bit slots is
+    /// `40 + 16·num_filters + num_slots` bytes.
+    pub fn num_slots(&self) -> u64 {
+        self.filters
+            .iter()
+            .map(|sub| sub.num_buckets() * self.shape.bucket_size as u64)
+            .sum()
+    }
+
+    /// Slots per bucket.
+    pub fn bucket_size(&self) -> u32 {
+        self.shape.bucket_size
+    }
+
+    /// Bits per fingerprint (and per slot).
+    pub fn fingerprint_bits(&self) -> u32 {
+        self.shape.fp_bits
+    }
+
+    /// Sub-filters in the chain, at least 1.
+    pub fn num_filters(&self) -> usize {
+        self.filters.len()
+    }
+
+    /// The most sub-filters the chain may grow to. (RedisBloom refuses every insert into a
+    /// filter that already has `cf-max-expansions` sub-filters, even one that would fit; a
+    /// server checks [`num_filters`](Self::num_filters) for that. This filter refuses only
+    /// inserts that would need one more.)
+    pub fn max_filters(&self) -> u32 {
+        self.shape.max_filters
+    }
+
+    /// The growth factor of each new sub-filter's buckets; 0 if the filter never grows.
+    pub fn expansion(&self) -> u32 {
+        self.shape.expansion
+    }
+
+    /// The most fingerprints an insert moves before giving up (`MAXITERATIONS`).
+    pub fn max_kicks(&self) -> u32 {
+        self.shape.max_kicks
+    }
+
+    /// The hash seed keys are hashed with.
+    pub fn seed(&self) -> u64 {
+        self.shape.seed
+    }
+
+    /// The fraction of slots in use, 0 to 1.
+    pub fn load_factor(&self) -> f64 {
+        self.len as f64 / self.num_slots() as f64
+    }
+
+    /// The false-positive rate a query for an absent key risks now: for each sub-filter, two
+    /// buckets of its current average occupancy, each slot matching with probability
+    /// 1/(2^f − 1): 1 − Π (1 − 1/(2^f − 1))^(2·occupied/buckets).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CuckooFilter::new(100_000, 0.01)?;
+    /// assert_eq!(f.estimated_fp_rate(), 0.0);
+    /// for i in 0..100_000u32 { f.insert(&i)?; }
+    /// let predicted = f.estimated_fp_rate();
+    /// assert!(predicted > 0.006 && predicted < 0.01, "{predicted}");
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn estimated_fp_rate(&self) -> f64 {
+        let q = 1.0 / ((1u64 << self.shape.fp_bits) - 1) as f64;
+        let miss: f64 = self
+            .filters
+            .iter()
+            .map(|sub| {
+                let per_bucket = sub.occupied() as f64 / sub.num_buckets() as f64;
+                (1.0 - q).powf(2.0 * per_bucket)
+            })
+            .product();
+        1.0 - miss
+    }
+
+    /// Bytes of memory the filter holds.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.filters.capacity() * std::mem::size_of::<SubFilter>()
+            + self
+                .filters
+                .iter()
+                .map(SubFilter::memory_bytes)
+                .sum::<usize>()
+    }
+
+    /// The filter in bloomkit's file format (the stored form is described on the type).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        format::to_bytes(self)
+    }
+
+    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] from the writer.
+    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
+        format::write_to(self, writer)
+    }
+
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
+    ///
+    /// # Errors
+    ///
+    /// An error, never a panic, for anything but a valid cuckoo filter: [`Error::BadMagic`],
+    /// [`Error::Truncated`], [`Error::ChecksumMismatch`], [`Error::WrongKind`],
+    /// [`Error::Corrupt`] (for parameters out of range, sub-filter sizes that disagree with
+    /// them, a payload of the wrong length, an item count that is not the occupied slots) and
+    /// so on. Nothing is allocated beyond what `bytes` can hold.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CuckooFilter::new(1000, 0.01)?;
+    /// f.insert("a")?;
+    /// let g = bloomkit::CuckooFilter::from_bytes(&f.to_bytes())?;
+    /// assert_eq!(f, g);
+    /// assert!(g.contains("a"));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        format::from_bytes(bytes)
+    }
+
+    /// Reads one filter from `reader`, consuming exactly its bytes. Memory grows only as the
+    /// payload actually arrives.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader.
+    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
+        format::read_from(reader)
+    }
+}
+
+impl PartialEq for CuckooFilter {
+    /// Equal when the parameters and every slot are the same, so they answer every query and
+    /// count alike and store the same fingerprints; the deletion counter, a statistic, is not
+    /// compared.
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (&self.shape, &other.shape);
+        a.capacity == b.capacity
+            && a.base_buckets == b.base_buckets
+            && a.bucket_size == b.bucket_size
+            && a.fp_bits == b.fp_bits
+            && a.max_kicks == b.max_kicks
+            && a.expansion == b.expansion
+            && a.max_filters == b.max_filters
+            && a.seed == b.seed
+            && self.filters == other.filters
+    }
+}
+
+impl Eq for CuckooFilter {}
+
+impl fmt::Debug for CuckooFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CuckooFilter")
+            .field("len", &self.len)
+            .field("num_buckets", &self.shape.base_buckets)
+            .field("bucket_size", &self.shape.bucket_size)
+            .field("fingerprint_bits", &self.shape.fp_bits)
+            .field("num_filters", &self.filters.len())
+            .field("expansion", &self.shape.expansion)
+            .field("max_kicks", &self.shape.max_kicks)
+            .field("seed", &self.shape.seed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Filter for CuckooFilter {
+    fn contains_hash(&self, hash: u64) -> bool {
+        CuckooFilter::contains_hash(self, hash)
+    }
+    fn seed(&self) -> u64 {
+        self.shape.seed
+    }
+    fn kind(&self) -> FilterKind {
+        FilterKind::Cuckoo
+    }
+    fn memory_bytes(&self) -> usize {
+        CuckooFilter::memory_bytes(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_seed_is_the_crate_default() {
+        let f = CuckooFilter::new(10, 0.01).unwrap();
+        assert_eq!(f.seed(), crate::DEFAULT_SEED);
+    }
+
+    #[test]
+    fn zero_capacity_is_one() {
+        let f = CuckooFilter::new(0, 0.01).unwrap();
+        assert_eq!(f.num_buckets(), 1);
+        assert_eq!(f.capacity(), 1);
+    }
+
+    #[test]
+    fn a_failed_kick_chain_restores_every_slot() {
+        let mut f = CuckooOptions::new(200).max_kicks(50).build().unwrap();
+        let mut i = 0u32;
+        while f.insert(&i).is_ok() {
+            i += 1;
+        }
+        // Every further failure leaves the bytes exactly as they were.
+        let mut failures = 0;
+        for j in i..i + 300 {
+            let before = f.to_bytes();
+            match f.insert(&j) {
+                Ok(()) => {}
+                Err(e) => {
+                    assert!(matches!(e, Error::Full { .. }), "{e}");
+                    assert_eq!(f.to_bytes(), before);
+                    failures += 1;
+                }
+            }
+        }
+        assert!(failures > 250, "{failures}");
+        assert!((0..i).all(|k| f.contains(&k)));
+    }
+
+    #[test]
+    fn growth_past_u64_is_an_error_not_a_panic() {
+        let shape = Shape {
+            capacity: 1,
+            base_buckets: 3,
+            bucket_size: 4,
+            fp_bits: 10,
+            max_kicks: 1,
+            expansion: 32_768,
+            max_filters: 65_535,
+            seed: 0,
+        };
+        assert_eq!(shape.buckets_of(2), Some(3 << 30));
+        assert_eq!(shape.buckets_of(4), Some(3 << 60));
+        assert_eq!(shape.buckets_of(5), None);
+        let layout = Layout::new(4, 10);
+        for buckets in [u64::MAX, 1 << 60, 1 << 50] {
+            assert!(matches!(
+                SubFilter::new(&layout, buckets),
+                Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
+            ));
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! [`CuckooOptions`]: every knob of a [`CuckooFilter`], with the library's defaults and
+//! RedisBloom's.
+
+use crate::error::{Error, Result};
+use crate::hash::DEFAULT_SEED;
+use crate::sizing::check_fp_rate;
+
+use super::table::{MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS};
+use super::CuckooFilter;
+
+/// The library's slots per bucket: 4 reaches ≈95% load (Fan et al.), the best space per key
+/// for fingerprints of 8 to 16 bits, and a 4-slot bucket of up to 16-bit slots is searched in
+/// one 64-bit word.
+pub(crate) const DEFAULT_BUCKET_SIZE: u32 = 4;
+
+/// The library's kick limit: Fan et al.'s 500, enough to reach the target load reliably.
+pub(crate) const DEFAULT_MAX_KICKS: u32 = 500;
+
+/// The most sub-filters a filter grows to by default: RedisBloom's `cf-max-expansions`.
+pub(crate) const DEFAULT_MAX_FILTERS: u32 = 32;
+
+/// RedisBloom's `CF.RESERVE` defaults: `BUCKETSIZE 2`, `MAXITERATIONS 20`, `EXPANSION 1`,
+/// and its fixed 8-bit fingerprints.
+const REDISBLOOM_BUCKET_SIZE: u32 = 2;
+const REDISBLOOM_MAX_KICKS: u32 = 20;
+const REDISBLOOM_EXPANSION: u32 = 1;
+const REDISBLOOM_FINGERPRINT_BITS: u32 = 8;
+
+/// The largest `EXPANSION` RedisBloom accepts, and so this crate.
+pub(crate) const MAX_EXPANSION: u32 = 32_768;
+
+/// The most slots a bucket may have (RedisBloom's `BUCKETSIZE` range).
+pub(crate) const MAX_BUCKET_SIZE: u32 = 255;
+
+/// The most kicks an insert may make (RedisBloom's `MAXITERATIONS` range).
+pub(crate) const MAX_MAX_KICKS: u32 = 65_535;
+
+/// The most sub-filters any filter may be allowed ([`CuckooOptions::max_filters`]).
+pub(crate) const MAX_MAX_FILTERS: u32 = 65_535;
+
+/// The load a table of `bucket_size`-slot buckets is sized for, so that `capacity` keys fit
+/// with the default kick limit: a little below the load at which inserts start to fail
+/// (measured at 100,000 keys: ≈86% with 2 slots, 94% with 3, 97% with 4, 99% with 8, and
+/// 85% and 96% for 2 and 4 at four million; Fan et al. give 84%, 95%, 98% for 2, 4, 8).
+///
+/// One-slot buckets are the exception: with short fingerprints a key's alternate bucket is
+/// one of only 2^f − 1 offsets away, and the load at the first failure falls with the table
+/// size (≈50% for 1,000 keys, 20% for a million at 8-bit fingerprints: Fan et al. §4 on
+/// f ≥ log2(n)/b). Prefer 2 or more slots.
+pub(crate) fn target_load(bucket_size: u32) -> f64 {
+    match bucket_size {
+        1 => 0.2,
+        2 => 0.76,
+        3 => 0.88,
+        4 => 0.94,
+        5..=7 => 0.95,
+        _ => 0.97,
+    }
+}
+
+/// How the first sub-filter's bucket count is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sizing {
+    /// ⌈(capacity / target load + 2·√capacity) / bucket_size⌉: any count, no power-of-two
+    /// waste.
+    Load,
+    /// RedisBloom's: the next power of two ≥ ⌊capacity / bucket_size⌋ (at least 1).
+    RedisBloom,
+}
+
+/// How to build a [`CuckooFilter`]: capacity, fingerprint size (from a target rate or given),
+/// bucket size, kick limit, growth, seed.
+///
+/// Two starting points, because the library and the RedisBloom-compatible server want
+/// different defaults:
+///
+/// | | [`new`](Self::new) (and [`CuckooFilter::new`]) | [`redisbloom`](Self::redisbloom) |
+/// |---|---|---|
+/// | slots per bucket | 4 (≈95% load) | 2 (`BUCKETSIZE`) |
+/// | fingerprint | ⌈log2(2·b/p)⌉ bits, p = 1% unless set: 10 bits | 8 bits |
+/// | buckets | ⌈(capacity / target load + 2·√capacity) / b⌉ | next power of two ≥ ⌊capacity / b⌋ |
+/// | max kicks | 500 | 20 (`MAXITERATIONS`) |
+/// | expansion | 0: a full filter refuses inserts | 1 (`EXPANSION`, rounded up to a power of two) |
+/// | sub-filters | at most 32 | at most 32 (`cf-max-expansions`) |
+///
+/// Every setter can be applied to either; the last of [`fp_rate`](Self::fp_rate) and
+/// [`fingerprint_bits`](Self::fingerprint_bits) wins.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::{CuckooFilter, CuckooOptions};
+///
+/// // What `CF.RESERVE k 1000` builds.
+/// let cf = CuckooOptions::redisbloom(1000).build()?;
+/// assert_eq!((cf.bucket_size(), cf.max_kicks(), cf.expansion()), (2, 20, 1));
+/// assert_eq!(cf.num_buckets(), 512);
+/// assert_eq!(cf.fingerprint_bits(), 8);
+///
+/// // `CF.RESERVE k 1000 BUCKETSIZE 4 MAXITERATIONS 50 EXPANSION 3`: RedisBloom stores
+/// // expansion 4.
+/// let cf = CuckooOptions::redisbloom(1000).bucket_size(4).max_kicks(50).expansion(3).build()?;
+/// assert_eq!((cf.num_buckets(), cf.expansion()), (256, 4));
+///
+/// // A library filter that grows instead of refusing inserts.
+/// let mut f = CuckooOptions::new(1000).fp_rate(0.001).expansion(2).build()?;
+/// for i in 0..5000u32 { f.insert(&i)?; }
+/// assert!(f.num_filters() > 1);
+/// assert!((0..5000u32).all(|i| f.contains(&i)));
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct CuckooOptions {
+    capacity: u64,
+    fp_rate: f64,
+    fingerprint_bits: Option<u32>,
+    bucket_size: u32,
+    max_kicks: u32,
+    expansion: u32,
+    max_filters: u32,
+    seed: u64,
+    sizing: Sizing,
+}
+
+impl CuckooOptions {
+    /// The library's defaults for `capacity` keys (0 is treated as 1): 4-slot buckets,
+    /// fingerprints for a 1% rate, 500 kicks, no expansion, the default seed.
+    pub fn new(capacity: u64) -> Self {
+        CuckooOptions {
+            capacity: capacity.max(1),
+            fp_rate: 0.01,
+            fingerprint_bits: None,
+            bucket_size: DEFAULT_BUCKET_SIZE,
+            max_kicks: DEFAULT_MAX_KICKS,
+            expansion: 0,
+            max_filters: DEFAULT_MAX_FILTERS,
+            seed: DEFAULT_SEED,
+            sizing: Sizing::Load,
+        }
+    }
+
+    /// RedisBloom's `CF.RESERVE key capacity` defaults: 2-slot buckets, 8-bit fingerprints,
+    /// 20 kicks, expansion 1, at most 32 sub-filters, and the bucket count RedisBloom picks
+    /// (the next power of two ≥ ⌊capacity / bucket size⌋, at least 1). Setting
+    /// [`bucket_size`](Self::bucket_size) later changes that count as it does in RedisBloom,
+    /// and [`expansion`](Self::expansion) is rounded up to a power of two (0 stays 0), as
+    /// RedisBloom stores and reports it.
+    ///
+    /// The bucket layout is RedisBloom's; the key hash is bloomkit's (XXH3), so which keys
+    /// collide differs, and a server answers like RedisBloom up to false positives.
+    pub fn redisbloom(capacity: u64) -> Self {
+        CuckooOptions {
+            fingerprint_bits: Some(REDISBLOOM_FINGERPRINT_BITS),
+            bucket_size: REDISBLOOM_BUCKET_SIZE,
+            max_kicks: REDISBLOOM_MAX_KICKS,
+            expansion: REDISBLOOM_EXPANSION,
+            sizing: Sizing::RedisBloom,
+            ..CuckooOptions::new(capacity)
+        }
+    }
+
+    /// Sizes fingerprints for a false-positive rate of `fp_rate` at capacity, per
+    /// sub-filter: f = ⌈log2(2·b/p)⌉ bits (the bound ε ≈ 2b/2^f of Fan et al.), at least 4.
+    /// Checked by [`build`](Self::build).
+    pub fn fp_rate(mut self, fp_rate: f64) -> Self {
+        self.fp_rate = fp_rate;
+        self.fingerprint_bits = None;
+        self
+    }
+
+    /// Fingerprints of exactly `bits` bits, 4 to 32 (checked by [`build`](Self::build)).
+    pub fn fingerprint_bits(mut self, bits: u32) -> Self {
+        self.fingerprint_bits = Some(bits);
+        self
+    }
+
+    /// Slots per bucket, 1 to 255. More slots reach a higher load but need longer
+    /// fingerprints for the same rate (each query compares 2·b of them).
+    pub fn bucket_size(mut self, slots: u32) -> Self {
+        self.bucket_size = slots;
+        self
+    }
+
+    /// How many fingerprints an insert may move before it gives up (or grows the filter),
+    /// 1 to 65,535 (RedisBloom's `MAXITERATIONS`).
+    pub fn max_kicks(mut self, kicks: u32) -> Self {
+        self.max_kicks = kicks;
+        self
+    }
+
+    /// Growth, 0 to 32,768: when an insert finds no room, a new sub-filter of `expansion^k`
+    /// times the first one's buckets is added (k sub-filters already exist), as RedisBloom's
+    /// `EXPANSION` does. 0 means a full filter refuses inserts ([`Error::Full`]).
+    ///
+    /// Every sub-filter adds its own ≈2·b·load/2^f to the false-positive rate: a filter
+    /// that grows is less accurate than one planned for its final size.
+    pub fn expansion(mut self, expansion: u32) -> Self {
+        self.expansion = expansion;
+        self
+    }
+
+    /// The most sub-filters, 1 to 65,535 (RedisBloom's `cf-max-expansions`, default 32).
+    /// An insert that needs one more fails with [`Error::Full`] and changes nothing.
+    pub fn max_filters(mut self, max_filters: u32) -> Self {
+        self.max_filters = max_filters;
+        self
+    }
+
+    /// The hash seed (default [`DEFAULT_SEED`]); probe with [`crate::hash_with_seed`].
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The filter these options describe.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::InvalidParameter`] for a
+    /// rate needing fingerprints over 32 bits (below ≈2·b/2^32), and for any setting outside
+    /// the range its setter documents; [`Error::TooLarge`] or [`Error::OutOfMemory`] if the
+    /// table does not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{CuckooOptions, Error};
+    /// assert!(matches!(
+    ///     CuckooOptions::new(10).bucket_size(0).build(),
+    ///     Err(Error::InvalidParameter { name: "bucket_size", .. })
+    /// ));
+    /// assert!(matches!(CuckooOptions::new(10).fp_rate(1.5).build(), Err(Error::InvalidFpRate { .. })));
+    /// ```
+    pub fn build(&self) -> Result<CuckooFilter> {
+        let b = self.bucket_size;
+        check_range(
+            "bucket_size",
+            b,
+            1,
+            MAX_BUCKET_SIZE,
+            "1 to 255 slots per bucket",
+        )?;
+        check_range(
+            "max_kicks",
+            self.max_kicks,
+            1,
+            MAX_MAX_KICKS,
+            "1 to 65535 kicks",
+        )?;
+        check_range(
+            "expansion",
+            self.expansion,
+            0,
+            MAX_EXPANSION,
+            "0 (no growth) to 32768",
+        )?;
+        check_range(
+            "max_filters",
+            self.max_filters,
+            1,
+            MAX_MAX_FILTERS,
+            "1 to 65535 sub-filters",
+        )?;
+        let fp_bits = match self.fingerprint_bits {
+            Some(bits) => {
+                check_range(
+                    "fingerprint_bits",
+                    bits,
+                    MIN_FINGERPRINT_BITS,
+                    MAX_FINGERPRINT_BITS,
+                    "4 to 32 bits",
+                )?;
+                bits
+            }
+            None => fingerprint_bits_for(b, self.fp_rate)?,
+        };
+        let (num_buckets, expansion) = match self.sizing {
+            Sizing::Load => {
+                // Small tables vary more around the target load: 2·√n spare slots let even
+                // they hold their capacity (0.2% of a million-key table).
+                let cap = self.capacity as f64;
+                let slots = (cap / target_load(b) + 2.0 * cap.sqrt()).ceil();
+                let buckets = (slots / b as f64).ceil();
+                if buckets >= u64::MAX as f64 {
+                    return Err(Error::TooLarge { num_bits: u64::MAX });
+                }
+                ((buckets as u64).max(1), self.expansion)
+            }
+            Sizing::RedisBloom => {
+                let buckets = (self.capacity / b as u64)
+                    .max(1)
+                    .checked_next_power_of_two()
+                    .ok_or(Error::TooLarge { num_bits: u64::MAX })?;
+                // RedisBloom keeps getNextN2(expansion): 0 stays 0, 3 becomes 4.
+                let expansion = self.expansion.next_power_of_two();
+                let expansion = if self.expansion == 0 { 0 } else { expansion };
+                (buckets, expansion)
+            }
+        };
+        CuckooFilter::from_shape(super::Shape {
+            capacity: self.capacity,
+            base_buckets: num_buckets,
+            bucket_size: b,
+            fp_bits,
+            max_kicks: self.max_kicks,
+            expansion,
+            max_filters: self.max_filters,
+            seed: self.seed,
+        })
+    }
+}
+
+impl Default for CuckooOptions {
+    /// [`CuckooOptions::new`] for 1024 keys (RedisBloom's `cf-initial-size`).
+    fn default() -> Self {
+        CuckooOptions::new(1024)
+    }
+}
+
+fn check_range(name: &'static str, v: u32, lo: u32, hi: u32, expected: &'static str) -> Result<()> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(Error::InvalidParameter {
+            name,
+            value: v.to_string(),
+            expected,
+        })
+    }
+}
+
+/// f = ⌈log2(2·b/p)⌉, at least 4 (coarser rates get a better rate than asked).
+pub(crate) fn fingerprint_bits_for(bucket_size: u32, fp_rate: f64) -> Result<u32> {
+    check_fp_rate(fp_rate)?;
+    // The small slack keeps an exact power of two (p = 2b/2^f) from rounding up a bit.
+    let bits = ((2.0 * bucket_size as f64 / fp_rate).log2() - 1e-9).ceil();
+    if bits > MAX_FINGERPRINT_BITS as f64 {
+        return Err(Error::InvalidParameter {
+            name: "fp_rate",
+            value: fp_rate.to_string(),
+            expected: "a rate that 32-bit fingerprints reach: at least 2·bucket_size/2^32 \
+                       (about 1.9e-9 with 4-slot buckets)",
+        });
+    }
+    Ok((bits as u32).max(MIN_FINGERPRINT_BITS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprint_sizes_follow_the_bound() {
+        assert_eq!(fingerprint_bits_for(4, 0.01).unwrap(), 10);
+        assert_eq!(fingerprint_bits_for(4, 0.001).unwrap(), 13);
+        assert_eq!(fingerprint_bits_for(2, 0.01).unwrap(), 9);
+        // Exactly 2b/2^f needs f bits, not f + 1.
+        assert_eq!(fingerprint_bits_for(4, 8.0 / 1024.0).unwrap(), 10);
+        // Coarse rates are clamped up to 4 bits.
+        assert_eq!(fingerprint_bits_for(4, 0.9).unwrap(), 4);
+        assert!(fingerprint_bits_for(4, 1e-12).is_err());
+        assert_eq!(fingerprint_bits_for(1, 1e-9).unwrap(), 31);
+    }
+
+    #[test]
+    fn redisbloom_bucket_counts() {
+        let b = |cap: u64, size: u32| {
+            CuckooOptions::redisbloom(cap)
+                .bucket_size(size)
+                .build()
+                .unwrap()
+                .num_buckets()
+        };
+        assert_eq!(b(1024, 2), 512);
+        assert_eq!(b(1000, 2), 512);
+        assert_eq!(b(1025, 2), 512);
+        assert_eq!(b(1026, 2), 1024);
+        assert_eq!(b(4, 2), 2);
+        assert_eq!(b(1, 2), 1);
+        assert_eq!(b(100, 255), 1);
+    }
+}

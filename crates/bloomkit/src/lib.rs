@@ -81,6 +81,7 @@ mod atomic;
 mod bits;
 mod blocked;
 mod classic;
+mod counting;
 mod error;
 pub mod format;
 mod hash;
@@ -90,6 +91,7 @@ pub use crate::any::AnyFilter;
 pub use crate::atomic::AtomicBloomFilter;
 pub use crate::blocked::BlockedBloomFilter;
 pub use crate::classic::BloomFilter;
+pub use crate::counting::CountingBloomFilter;
 pub use crate::error::{Error, Result};
 pub use crate::format::FilterKind;
 pub use crate::hash::{

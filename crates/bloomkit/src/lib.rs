@@ -76,6 +76,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod aging;
 mod any;
 mod atomic;
 mod bits;
@@ -87,6 +88,7 @@ pub mod format;
 mod hash;
 pub mod sizing;
 
+pub use crate::aging::AgingBloomFilter;
 pub use crate::any::AnyFilter;
 pub use crate::atomic::AtomicBloomFilter;
 pub use crate::blocked::BlockedBloomFilter;

@@ -1,0 +1,896 @@
+//! [`AgingBloomFilter`]: "seen recently", a Bloom filter whose keys expire by generations.
+//!
+//! A Bloom filter remembers forever, and fills up: a service that asks "have I seen this key
+//! lately?" over an endless stream needs one that forgets. The aging filter keeps G
+//! generations, each a [`BlockedBloomFilter`]: inserts go to the newest, a query asks all of
+//! them, and [`rotate`](AgingBloomFilter::rotate) (a server calls it on a timer, or every N
+//! inserts) drops the oldest and starts an empty newest one. Keys therefore expire in
+//! batches, a generation at a time: with a rotation every T seconds, a key is remembered for at
+//! least (G − 1)·T and at most G·T after its last insert. More generations give a smoother
+//! window for the same length, at G generations' memory.
+//!
+//! The use it was built for is a CDN's cache admission: most objects are requested once and
+//! never again ("one-hit wonders"), and caching them evicts objects that would have been hit.
+//! Admitting an object only on its *second* request within a window keeps them out
+//! ([`check_and_insert`](AgingBloomFilter::check_and_insert) does the check and the insert
+//! in one call). The same shape deduplicates events over a sliding window, or rate-limits
+//! repeated work.
+//!
+//! Why it is built this way:
+//!
+//! * **Blocked generations.** Every query checks G filters, so each should cost one cache miss:
+//!   the blocked layout, whose probing this type calls rather than repeats.
+//! * **The target rate is the whole filter's.** A query for an absent key is a false positive
+//!   if *any* generation says "maybe", so with each generation at rate q the filter's rate is
+//!   1 − (1 − q)^G. Each generation is sized for q = 1 − (1 − p)^(1/G)
+//!   ([`generation_fp_rate`](AgingBloomFilter::generation_fp_rate)), so that with every
+//!   generation holding its planned keys the filter meets p.
+//! * **Rotation recycles.** The dropped generation's memory is zeroed and becomes the new
+//!   newest one: a rotation allocates nothing, cannot fail, and costs one generation's worth
+//!   of zeroing.
+
+use std::fmt;
+use std::hash::Hash;
+use std::io::{Read, Write};
+
+use crate::bits::{Line, LineArray, LINE_WORDS};
+use crate::error::{Error, Result};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::sizing::{self, LINE_BITS};
+use crate::{BlockedBloomFilter, Filter};
+
+/// The most generations a filter may have: a query checks every one, so past a few dozen a
+/// finer window costs more in query time than it is worth.
+const MAX_GENERATIONS: u32 = 64;
+
+/// An aging Bloom filter: G generations of [`BlockedBloomFilter`]s, newest first, that rotate
+/// out, so that it answers "seen within the last G rotation periods?".
+///
+/// Inserts go to the newest generation; queries check all; [`rotate`](Self::rotate) drops the
+/// oldest. See the [module documentation](self) for the design and its uses.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::AgingBloomFilter;
+///
+/// // Two generations of up to 100,000 keys each; 1% for the whole filter.
+/// let mut recent = AgingBloomFilter::new(100_000, 0.01, 2)?;
+/// recent.insert("a");
+/// recent.rotate();
+/// assert!(recent.contains("a")); // one rotation ago: still remembered
+/// recent.rotate();
+/// assert!(!recent.contains("a")); // two: forgotten
+///
+/// // With both generations full, the rate meets the target.
+/// for i in 0..100_000u64 { recent.insert(&i); }
+/// recent.rotate();
+/// for i in 100_000..200_000u64 { recent.insert(&i); }
+/// assert!((0..200_000u64).all(|i| recent.contains(&i)));
+/// let fp = (200_000..400_000u64).filter(|i| recent.contains(i)).count() as f64 / 200_000.0;
+/// assert!(fp > 0.008 && fp <= 0.011, "{fp}");
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct AgingBloomFilter {
+    /// Newest first: `generations[0]` takes the inserts, the last is the next to be recycled.
+    /// Never empty, and all of the same bits, probes and seed.
+    generations: Vec<BlockedBloomFilter>,
+}
+
+impl AgingBloomFilter {
+    /// The number of generations to choose when nothing argues otherwise: a key is
+    /// remembered for between one and two rotation periods.
+    pub const DEFAULT_GENERATIONS: u32 = 2;
+
+    /// A filter of `generations` generations, each a [`BlockedBloomFilter`] sized for
+    /// `items_per_generation` keys (the most one rotation period brings) at the rate
+    /// [`generation_fp_rate`](Self::generation_fp_rate)`(fp_rate, generations)`, so that a
+    /// query, which checks every generation, meets `fp_rate` while each holds its planned
+    /// keys. `items_per_generation = 0` is treated as 1.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] unless `generations` is 1 to 64; [`Error::InvalidFpRate`]
+    /// unless `0 < fp_rate < 1`; [`Error::FpRateTooSmall`]; [`Error::TooLarge`] or
+    /// [`Error::OutOfMemory`] if the generations do not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{AgingBloomFilter, BlockedBloomFilter};
+    ///
+    /// let f = AgingBloomFilter::new(1_000_000, 0.01, 4)?;
+    /// assert_eq!(f.num_generations(), 4);
+    /// // Each generation is the blocked filter for the tighter per-generation rate.
+    /// let q = AgingBloomFilter::generation_fp_rate(0.01, 4)?;
+    /// assert!((q - 0.002510).abs() < 1e-6, "{q}");
+    /// assert_eq!(f.generation(0), Some(&BlockedBloomFilter::new(1_000_000, q)?));
+    /// assert!(AgingBloomFilter::new(1000, 0.01, 0).is_err());
+    /// assert!(AgingBloomFilter::new(1000, 0.01, 65).is_err());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn new(items_per_generation: u64, fp_rate: f64, generations: u32) -> Result<Self> {
+        Self::new_with_seed(items_per_generation, fp_rate, generations, DEFAULT_SEED)
+    }
+
+    /// [`AgingBloomFilter::new`] with a hash seed other than the default.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new_with_seed(100, 0.01, 2, 42)?;
+    /// f.insert_hash(bloomkit::hash_with_seed("k", 42));
+    /// assert!(f.contains("k") && f.seed() == 42);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn new_with_seed(
+        items_per_generation: u64,
+        fp_rate: f64,
+        generations: u32,
+        seed: u64,
+    ) -> Result<Self> {
+        let generation_rate = Self::generation_fp_rate(fp_rate, generations)?;
+        // Zero is one here, as for every filter (the blocked sizing would pick its probes for
+        // an empty filter otherwise).
+        let items = items_per_generation.max(1);
+        let first = BlockedBloomFilter::new_with_seed(items, generation_rate, seed)?;
+        Self::from_first(first, generations)
+    }
+
+    /// A filter of `generations` generations of `num_bits_per_generation` bits each (rounded
+    /// up to whole 512-bit lines) and `num_hashes` probes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] unless `generations` is 1 to 64; [`Error::ZeroBits`];
+    /// [`Error::InvalidNumHashes`] outside `1..=`[`sizing::MAX_NUM_HASHES`];
+    /// [`Error::TooLarge`] or [`Error::OutOfMemory`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AgingBloomFilter::with_params(1000, 6, 3)?;
+    /// assert_eq!(f.num_bits_per_generation(), 1024);
+    /// assert_eq!(f.num_bits(), 3 * 1024);
+    /// assert!(bloomkit::AgingBloomFilter::with_params(0, 6, 3).is_err());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn with_params(
+        num_bits_per_generation: u64,
+        num_hashes: u32,
+        generations: u32,
+    ) -> Result<Self> {
+        Self::with_params_and_seed(
+            num_bits_per_generation,
+            num_hashes,
+            generations,
+            DEFAULT_SEED,
+        )
+    }
+
+    /// [`AgingBloomFilter::with_params`] with a hash seed other than the default.
+    ///
+    /// # Errors
+    ///
+    /// As [`with_params`](Self::with_params).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AgingBloomFilter::with_params_and_seed(512, 4, 2, 9)?;
+    /// assert_eq!((f.num_hashes(), f.seed()), (4, 9));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn with_params_and_seed(
+        num_bits_per_generation: u64,
+        num_hashes: u32,
+        generations: u32,
+        seed: u64,
+    ) -> Result<Self> {
+        check_generations(generations)?;
+        let first =
+            BlockedBloomFilter::with_params_and_seed(num_bits_per_generation, num_hashes, seed)?;
+        Self::from_first(first, generations)
+    }
+
+    /// The filter of `generations` generations shaped like `first`.
+    fn from_first(first: BlockedBloomFilter, generations: u32) -> Result<Self> {
+        check_generations(generations)?;
+        let mut all = Vec::new();
+        all.try_reserve_exact(generations as usize)
+            .map_err(|_| Error::OutOfMemory {
+                bytes: generations as u64 * std::mem::size_of::<BlockedBloomFilter>() as u64,
+            })?;
+        let (num_bits, num_hashes, seed) = (first.num_bits(), first.num_hashes(), first.seed());
+        all.push(first);
+        for _ in 1..generations {
+            all.push(BlockedBloomFilter::with_params_and_seed(
+                num_bits, num_hashes, seed,
+            )?);
+        }
+        Ok(AgingBloomFilter { generations: all })
+    }
+
+    /// The rate each of `generations` generations is sized for so that the whole filter
+    /// meets `fp_rate`: a query is a false positive if any generation says "maybe", so
+    /// 1 − (1 − q)^G = p, and q = 1 − (1 − p)^(1/G), slightly more than p / G.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] unless `generations` is 1 to 64; [`Error::InvalidFpRate`]
+    /// unless `0 < fp_rate < 1`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::AgingBloomFilter;
+    ///
+    /// let q = AgingBloomFilter::generation_fp_rate(0.01, 2)?;
+    /// assert!((q - 0.005013).abs() < 1e-6, "{q}");
+    /// assert!((1.0 - (1.0 - q) * (1.0 - q) - 0.01).abs() < 1e-15);
+    /// assert_eq!(AgingBloomFilter::generation_fp_rate(0.01, 1)?, 0.01);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn generation_fp_rate(fp_rate: f64, generations: u32) -> Result<f64> {
+        check_generations(generations)?;
+        if !(fp_rate > 0.0 && fp_rate < 1.0) {
+            return Err(Error::InvalidFpRate { fp_rate });
+        }
+        if generations == 1 {
+            return Ok(fp_rate);
+        }
+        // In logarithms, so that tiny rates keep their precision: 1 − p rounds to 1 below
+        // 1e-16, while ln(1 − p) and e^x − 1 computed directly do not.
+        Ok(-((-fp_rate).ln_1p() / generations as f64).exp_m1())
+    }
+
+    /// Adds `key` to the newest generation; returns `true` if that generation changed (the
+    /// key was definitely not in it before).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// assert!(f.insert("a"));
+    /// assert!(!f.insert("a"));
+    /// f.rotate();
+    /// assert!(f.insert("a")); // refreshed into the new generation
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+        self.insert_hash(hash_with_seed(key, self.seed()))
+    }
+
+    /// [`insert`](Self::insert) by a precomputed hash ([`crate::hash`], or
+    /// [`crate::hash_with_seed`] with this filter's [`seed`](Self::seed)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// f.insert_hash(bloomkit::hash("a"));
+    /// assert!(f.contains("a"));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
+        self.generations[0].insert_hash(hash)
+    }
+
+    /// `false` if `key` was definitely not inserted within the last
+    /// [`num_generations`](Self::num_generations) generations; `true` if it may have been.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 3)?;
+    /// f.insert(&1u8);
+    /// f.rotate();
+    /// f.rotate();
+    /// assert!(f.contains(&1u8) && !f.contains(&2u8));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(hash_with_seed(key, self.seed()))
+    }
+
+    /// [`contains`](Self::contains) by a precomputed hash. The newest generation is asked
+    /// first: a recently seen key is most likely there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// f.insert("a");
+    /// assert!(f.contains_hash(bloomkit::hash("a")));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.generations.iter().any(|g| g.contains_hash(hash))
+    }
+
+    /// Whether `key` was seen within the window before this call, and then records it: the
+    /// "admit on second request" check of a CDN cache in one call. The key is inserted into
+    /// the newest generation either way, so a key seen again stays in the window.
+    ///
+    /// # Examples
+    ///
+    /// A cache that admits an object only when it is requested a second time within two
+    /// rotation periods, which keeps out the objects requested once:
+    ///
+    /// ```
+    /// use bloomkit::AgingBloomFilter;
+    ///
+    /// let mut requested = AgingBloomFilter::new(10_000, 0.001, 2)?;
+    /// let mut cache = std::collections::HashSet::new();
+    /// let mut serve = |url: &str, requested: &mut AgingBloomFilter| {
+    ///     if requested.check_and_insert(url) {
+    ///         cache.insert(url.to_string());
+    ///     }
+    /// };
+    /// serve("/index.html", &mut requested); // first request: not admitted
+    /// serve("/once.jpg", &mut requested);
+    /// requested.rotate(); // the server's timer, every few minutes
+    /// serve("/index.html", &mut requested); // second request within the window: admitted
+    /// requested.rotate();
+    /// requested.rotate();
+    /// serve("/once.jpg", &mut requested); // too late: counts as a first request again
+    /// assert!(cache.contains("/index.html") && !cache.contains("/once.jpg"));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn check_and_insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+        self.check_and_insert_hash(hash_with_seed(key, self.seed()))
+    }
+
+    /// [`check_and_insert`](Self::check_and_insert) by a precomputed hash.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// let h = bloomkit::hash("a");
+    /// assert!(!f.check_and_insert_hash(h));
+    /// assert!(f.check_and_insert_hash(h));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    #[inline]
+    pub fn check_and_insert_hash(&mut self, hash: u64) -> bool {
+        let (newest, older) = self.generations.split_at_mut(1);
+        // An insert that changes nothing in the newest generation found all its bits there:
+        // the key was already in it. Otherwise it may be in an older one.
+        !newest[0].insert_hash(hash) || older.iter().any(|g| g.contains_hash(hash))
+    }
+
+    /// Drops the oldest generation and starts an empty newest one: every key last inserted
+    /// [`num_generations`](Self::num_generations) rotations ago is forgotten. Call it on a
+    /// timer (every window / G) or every so many inserts.
+    ///
+    /// The dropped generation's memory is zeroed and reused, so a rotation never allocates
+    /// and never fails; it costs one generation's worth of zeroing (about a millisecond per
+    /// megabyte).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(1000, 0.01, 3)?;
+    /// f.insert("a");
+    /// let memory = f.memory_bytes();
+    /// f.rotate();
+    /// f.rotate();
+    /// assert!(f.contains("a"));
+    /// f.rotate();
+    /// assert!(!f.contains("a"));
+    /// assert_eq!(f.memory_bytes(), memory);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn rotate(&mut self) {
+        // Moves G small handles (no bits), bringing the oldest to the front.
+        self.generations.rotate_right(1);
+        self.generations[0].clear();
+    }
+
+    /// Forgets every key, keeping the memory: as [`rotate`](Self::rotate) G times.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(1000, 0.01, 3)?;
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a") && f.item_count() == 0);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        for generation in &mut self.generations {
+            generation.clear();
+        }
+    }
+
+    /// The number of generations, G: a key stays for G rotations after its last insert.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AgingBloomFilter::new(100, 0.01, bloomkit::AgingBloomFilter::DEFAULT_GENERATIONS)?;
+    /// assert_eq!(f.num_generations(), 2);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn num_generations(&self) -> u32 {
+        self.generations.len() as u32
+    }
+
+    /// The generation `age` rotations old: 0 is the newest, which takes the inserts; `None`
+    /// past the oldest.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// f.insert("a");
+    /// f.rotate();
+    /// assert!(f.generation(1).unwrap().contains("a"));
+    /// assert!(!f.generation(0).unwrap().contains("a"));
+    /// assert!(f.generation(2).is_none());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn generation(&self, age: usize) -> Option<&BlockedBloomFilter> {
+        self.generations.get(age)
+    }
+
+    /// Bits in each generation (a multiple of 512).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AgingBloomFilter::new(1_000_000, 0.01, 2)?;
+    /// // At 0.5% per generation: about 11.6 bits per key each.
+    /// let bits_per_key = f.num_bits_per_generation() as f64 / 1e6;
+    /// assert!((11.0..12.0).contains(&bits_per_key), "{bits_per_key}");
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn num_bits_per_generation(&self) -> u64 {
+        self.generations[0].num_bits()
+    }
+
+    /// Bits in all generations together.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AgingBloomFilter::with_params(512, 6, 5)?;
+    /// assert_eq!(f.num_bits(), 2560);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn num_bits(&self) -> u64 {
+        self.num_bits_per_generation() * self.num_generations() as u64
+    }
+
+    /// Probes per key, in each generation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AgingBloomFilter::new(1_000_000, 0.01, 2)?;
+    /// assert_eq!(f.num_hashes(), 7);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn num_hashes(&self) -> u32 {
+        self.generations[0].num_hashes()
+    }
+
+    /// The hash seed keys are hashed with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AgingBloomFilter::new(10, 0.01, 2)?;
+    /// assert_eq!(f.seed(), bloomkit::DEFAULT_SEED);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn seed(&self) -> u64 {
+        self.generations[0].seed()
+    }
+
+    /// The inserts within the window that changed the generation they went to, summed over
+    /// the generations: about the number of distinct keys seen per generation, so a key
+    /// seen in two generations counts twice. Each generation's own count is
+    /// [`generation`](Self::generation)`(age).item_count()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// f.insert("a");
+    /// f.insert("a");
+    /// f.rotate();
+    /// f.insert("a");
+    /// f.insert("b");
+    /// assert_eq!(f.item_count(), 3);
+    /// f.rotate();
+    /// assert_eq!(f.item_count(), 2);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn item_count(&self) -> u64 {
+        total_item_count(&self.generations)
+    }
+
+    /// The false-positive rate a query for an absent key risks now: 1 − Π(1 − qᵢ) over the
+    /// generations' estimated rates qᵢ.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(10_000, 0.01, 2)?;
+    /// assert_eq!(f.estimated_fp_rate(), 0.0);
+    /// for i in 0..10_000u32 { f.insert(&i); }
+    /// f.rotate();
+    /// for i in 10_000..20_000u32 { f.insert(&i); }
+    /// let rate = f.estimated_fp_rate();
+    /// assert!((0.008..0.011).contains(&rate), "{rate}");
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn estimated_fp_rate(&self) -> f64 {
+        let all_miss: f64 = self
+            .generations
+            .iter()
+            .map(|g| 1.0 - g.estimated_fp_rate())
+            .product();
+        1.0 - all_miss
+    }
+
+    /// Bytes of memory the filter holds: every generation's bits, and the handles.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AgingBloomFilter::with_params(1 << 20, 6, 4)?;
+    /// assert_eq!(f.memory_bytes() / 1000, 4 * (1 << 17) / 1000);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.generations.capacity() * std::mem::size_of::<BlockedBloomFilter>()
+            + self
+                .generations
+                .iter()
+                .map(|g| g.lines().memory_bytes())
+                .sum::<usize>()
+    }
+
+    /// The filter in bloomkit's file format (see `docs/FORMAT.md`). Parameters: the number of
+    /// generations (u32), bits per generation (u64), probes (u32). Payload: each generation's
+    /// item count (G words), then each generation's lines, newest first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::AgingBloomFilter;
+    ///
+    /// let mut f = AgingBloomFilter::new(1000, 0.01, 3)?;
+    /// f.insert("a");
+    /// f.rotate();
+    /// let bytes = f.to_bytes();
+    /// assert_eq!(bytes.len(), 44 + 16 + 3 * 8 + f.num_bits() as usize / 8 + 8);
+    /// let g = AgingBloomFilter::from_bytes(&bytes)?;
+    /// assert_eq!(g, f);
+    /// assert!(g.generation(1).unwrap().contains("a"));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        format::to_bytes(self)
+    }
+
+    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] from the writer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AgingBloomFilter::new(1000, 0.01, 2)?;
+    /// let mut out = Vec::new();
+    /// f.write_to(&mut out)?;
+    /// assert_eq!(out, f.to_bytes());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
+        format::write_to(self, writer)
+    }
+
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
+    ///
+    /// # Errors
+    ///
+    /// An error, never a panic, for anything but a valid aging filter; nothing is allocated
+    /// beyond what `bytes` can hold. See [`crate::BloomFilter::from_bytes`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{AgingBloomFilter, BlockedBloomFilter, Error};
+    ///
+    /// let blocked = BlockedBloomFilter::new(100, 0.01)?.to_bytes();
+    /// assert!(matches!(AgingBloomFilter::from_bytes(&blocked), Err(Error::WrongKind { .. })));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        format::from_bytes(bytes)
+    }
+
+    /// Reads one filter from `reader`, consuming exactly its bytes. Wrap a file in a
+    /// `BufReader`.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader. Memory grows
+    /// only as payload actually arrives.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// f.insert("a");
+    /// let bytes = f.to_bytes();
+    /// let g = bloomkit::AgingBloomFilter::read_from(&bytes[..])?;
+    /// assert!(g.contains("a") && g.item_count() == 1);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
+        format::read_from(reader)
+    }
+}
+
+/// `generations` must be 1 to [`MAX_GENERATIONS`].
+fn check_generations(generations: u32) -> Result<()> {
+    if (1..=MAX_GENERATIONS).contains(&generations) {
+        Ok(())
+    } else {
+        Err(Error::InvalidParameter {
+            name: "generations",
+            value: generations.to_string(),
+            expected: "1 to 64 (2 is the usual choice)",
+        })
+    }
+}
+
+/// The sum of the generations' item counts, saturating (the writer and the reader agree on it).
+fn total_item_count(generations: &[BlockedBloomFilter]) -> u64 {
+    generations
+        .iter()
+        .fold(0u64, |sum, g| sum.saturating_add(g.item_count()))
+}
+
+impl PartialEq for AgingBloomFilter {
+    /// Equal when they have the same generations, in the same order, with the same bits (and
+    /// so answer every query alike, now and after the same rotations); item counts, statistics,
+    /// are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.generations == other.generations
+    }
+}
+
+impl Eq for AgingBloomFilter {}
+
+impl fmt::Debug for AgingBloomFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgingBloomFilter")
+            .field("num_generations", &self.num_generations())
+            .field("num_bits_per_generation", &self.num_bits_per_generation())
+            .field("num_hashes", &self.num_hashes())
+            .field("seed", &self.seed())
+            .field("item_count", &self.item_count())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Filter for AgingBloomFilter {
+    fn contains_hash(&self, hash: u64) -> bool {
+        AgingBloomFilter::contains_hash(self, hash)
+    }
+    fn seed(&self) -> u64 {
+        AgingBloomFilter::seed(self)
+    }
+    fn kind(&self) -> FilterKind {
+        FilterKind::Aging
+    }
+    fn memory_bytes(&self) -> usize {
+        AgingBloomFilter::memory_bytes(self)
+    }
+}
+
+impl Persist for AgingBloomFilter {
+    const KIND: FilterKind = FilterKind::Aging;
+
+    fn seed(&self) -> u64 {
+        AgingBloomFilter::seed(self)
+    }
+
+    fn item_count(&self) -> u64 {
+        AgingBloomFilter::item_count(self)
+    }
+
+    fn params(&self) -> Vec<u8> {
+        let mut params = Vec::with_capacity(16);
+        params.extend_from_slice(&self.num_generations().to_le_bytes());
+        params.extend_from_slice(&self.num_bits_per_generation().to_le_bytes());
+        params.extend_from_slice(&self.num_hashes().to_le_bytes());
+        params
+    }
+
+    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
+        let counts = self.generations.iter().map(|g| g.item_count());
+        counts.chain(self.generations.iter().flat_map(|g| g.lines().words()))
+    }
+
+    fn payload_words_len(&self) -> u64 {
+        self.num_generations() as u64 * (1 + self.num_bits_per_generation() / 64)
+    }
+
+    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
+        let mut params = header.params();
+        let generations = params.u32()?;
+        let num_bits = params.u64()?;
+        let num_hashes = params.u32()?;
+        params.finish()?;
+        if check_generations(generations).is_err() {
+            return Err(Error::corrupt(format!(
+                "the header's number of generations {generations} is not 1 to {MAX_GENERATIONS}"
+            )));
+        }
+        if num_bits == 0 || num_bits % LINE_BITS != 0 {
+            return Err(Error::corrupt(format!(
+                "the header's bits per generation {num_bits} is not a positive multiple of \
+                 {LINE_BITS}"
+            )));
+        }
+        if sizing::check_num_hashes(num_hashes).is_err() {
+            return Err(Error::corrupt(format!(
+                "the header's number of hashes {num_hashes} is out of range"
+            )));
+        }
+        // One count word and the lines' words per generation, in bytes; a size that does not
+        // even fit in a u64 cannot be a real payload.
+        let expected = (num_bits / 64 + 1)
+            .checked_mul(generations as u64)
+            .and_then(|words| words.checked_mul(8))
+            .ok_or_else(|| Error::corrupt("the header's filter size overflows"))?;
+        header.expect_payload_len(expected)?;
+
+        // At most 64 words: bounded by the check above, not by the input.
+        let mut counts = Vec::with_capacity(generations as usize);
+        payload.read_words(generations as u64, |chunk| {
+            counts.extend_from_slice(chunk);
+            Ok(())
+        })?;
+
+        let num_lines = num_bits / LINE_BITS;
+        let mut all = Vec::with_capacity(generations as usize);
+        for (age, &count) in counts.iter().enumerate() {
+            let mut lines: Vec<Line> = Vec::new();
+            // Chunks hold whole lines: each generation's words are a multiple of 8 and chunks
+            // are 1024 words.
+            payload.read_words(num_lines * LINE_WORDS as u64, |chunk| {
+                format::grow_toward(&mut lines, chunk.len() / LINE_WORDS, num_lines)?;
+                lines.extend(chunk.chunks_exact(LINE_WORDS).map(|w| {
+                    let mut line = Line::default();
+                    line.0.copy_from_slice(w);
+                    line
+                }));
+                Ok(())
+            })?;
+            let generation = BlockedBloomFilter::from_parts(
+                LineArray::from_lines(lines),
+                num_hashes,
+                header.seed,
+                count,
+            );
+            // Each counted insert set at least one bit that was zero: a generation cannot
+            // count more keys than it has ones.
+            if count > generation.count_ones() {
+                return Err(Error::corrupt(format!(
+                    "generation {age} claims {count} items but has only {} bits set",
+                    generation.count_ones()
+                )));
+            }
+            all.push(generation);
+        }
+        if total_item_count(&all) != header.item_count {
+            return Err(Error::corrupt(format!(
+                "the header's item count {} is not the sum of the generations' {}",
+                header.item_count,
+                total_item_count(&all)
+            )));
+        }
+        Ok(AgingBloomFilter { generations: all })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_rate_composes_to_the_target() {
+        for &p in &[0.5, 0.1, 0.01, 1e-4, 1e-9, 1e-15] {
+            for g in [1u32, 2, 3, 8, 64] {
+                let q = AgingBloomFilter::generation_fp_rate(p, g).unwrap();
+                assert!(q > 0.0 && q <= p);
+                // Slightly above the plain split p / G (Bernoulli's inequality).
+                assert!(q >= p / g as f64 * (1.0 - 1e-12), "p={p} g={g}: {q}");
+                let whole = -(g as f64 * (-q).ln_1p()).exp_m1();
+                assert!((whole / p - 1.0).abs() < 1e-9, "p={p} g={g}: {whole}");
+            }
+        }
+    }
+
+    #[test]
+    fn rotation_recycles_the_oldest_generation_in_place() {
+        let mut f = AgingBloomFilter::with_params(4096, 6, 3).unwrap();
+        let oldest = f.generations[2].lines().lines().as_ptr();
+        f.insert("a");
+        f.rotate();
+        // The recycled memory is the new newest generation, and it is empty.
+        assert_eq!(f.generations[0].lines().lines().as_ptr(), oldest);
+        assert_eq!(f.generations[0].count_ones(), 0);
+        assert!(f.generations[1].contains("a"));
+    }
+
+    #[test]
+    fn bad_params_are_errors() {
+        for g in [0u32, 65, u32::MAX] {
+            assert!(matches!(
+                AgingBloomFilter::new(100, 0.01, g),
+                Err(Error::InvalidParameter {
+                    name: "generations",
+                    ..
+                })
+            ));
+            assert!(matches!(
+                AgingBloomFilter::with_params(512, 6, g),
+                Err(Error::InvalidParameter { .. })
+            ));
+        }
+        for p in [0.0, 1.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                AgingBloomFilter::new(10, p, 2),
+                Err(Error::InvalidFpRate { .. })
+            ));
+        }
+        assert!(matches!(
+            AgingBloomFilter::new(10, 1e-30, 2),
+            Err(Error::FpRateTooSmall { .. })
+        ));
+        assert!(matches!(
+            AgingBloomFilter::with_params(0, 6, 2),
+            Err(Error::ZeroBits)
+        ));
+        assert!(matches!(
+            AgingBloomFilter::with_params(512, 0, 2),
+            Err(Error::InvalidNumHashes { .. })
+        ));
+        assert!(matches!(
+            AgingBloomFilter::with_params(u64::MAX, 6, 2),
+            Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
+        ));
+        assert!(matches!(
+            AgingBloomFilter::new(u64::MAX / 4, 0.01, 2),
+            Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
+        ));
+        assert_eq!(
+            AgingBloomFilter::new(0, 0.01, 2).unwrap(),
+            AgingBloomFilter::new(1, 0.01, 2).unwrap()
+        );
+    }
+}

@@ -47,8 +47,22 @@ const MAX_GENERATIONS: u32 = 64;
 /// An aging Bloom filter: G generations of [`BlockedBloomFilter`]s, newest first, that rotate
 /// out, so that it answers "seen within the last G rotation periods?".
 ///
-/// Inserts go to the newest generation; queries check all; [`rotate`](Self::rotate) drops the
-/// oldest. See the [module documentation](self) for the design and its uses.
+/// Inserts go to the newest generation; queries check all; [`rotate`](Self::rotate) (on a
+/// timer, or every so many inserts) drops the oldest and recycles its memory as an empty
+/// newest one. With a rotation every T, a key is remembered for at least (G − 1)·T and at most
+/// G·T after its last insert; more generations make that window smoother, for G generations'
+/// memory.
+///
+/// Built for a CDN's cache admission: admit an object only on its second request within the
+/// window, which keeps out the many objects requested once
+/// ([`check_and_insert`](Self::check_and_insert) checks and records in one call). It also
+/// deduplicates events over a sliding window.
+///
+/// The target rate is the whole filter's: a query is a false positive if any generation says
+/// "maybe", so each generation is a blocked filter sized for
+/// [`generation_fp_rate`](Self::generation_fp_rate) = 1 − (1 − p)^(1/G), and with every
+/// generation holding its planned keys the filter meets p (at 1% with two generations, 11.5
+/// bits per key per generation, 7 probes).
 ///
 /// # Examples
 ///
@@ -376,8 +390,9 @@ impl AgingBloomFilter {
     /// timer (every window / G) or every so many inserts.
     ///
     /// The dropped generation's memory is zeroed and reused, so a rotation never allocates
-    /// and never fails; it costs one generation's worth of zeroing (about a millisecond per
-    /// megabyte).
+    /// and never fails; it costs one generation's worth of zeroing, at memory speed (under a
+    /// millisecond for a 29 MB generation, planned for 20 million keys at 1%, on a current
+    /// server).
     ///
     /// # Examples
     ///
@@ -567,9 +582,15 @@ impl AgingBloomFilter {
                 .sum::<usize>()
     }
 
-    /// The filter in bloomkit's file format (see `docs/FORMAT.md`). Parameters: the number of
-    /// generations (u32), bits per generation (u64), probes (u32). Payload: each generation's
-    /// item count (G words), then each generation's lines, newest first.
+    /// The filter in bloomkit's file format (see `docs/FORMAT.md`), kind 7.
+    ///
+    /// Parameters (16 bytes): the number of generations `G` (u32, 1 to 64), the bits per
+    /// generation `m` (u64, a positive multiple of 512), the hashes `k` (u32, 1 to 64).
+    /// Payload (`G·(8 + m / 8)` bytes), all little-endian u64 words: the `G` generations' item
+    /// counts, newest first (each at most the bits set in its generation), then the `G`
+    /// generations' bits, newest first, each laid out as a blocked filter's payload (kind 2).
+    /// Probes are the blocked filter's, in every generation. The header's item count is the
+    /// sum of the generations'.
     ///
     /// # Examples
     ///
@@ -845,6 +866,14 @@ mod tests {
         assert_eq!(f.generations[0].lines().lines().as_ptr(), oldest);
         assert_eq!(f.generations[0].count_ones(), 0);
         assert!(f.generations[1].contains("a"));
+    }
+
+    #[test]
+    fn is_send_sync_and_debug_shows_the_shape_only() {
+        fn send_sync<T: Send + Sync + Clone + fmt::Debug + PartialEq>() {}
+        send_sync::<AgingBloomFilter>();
+        let f = AgingBloomFilter::new(1_000_000, 0.01, 2).unwrap();
+        assert!(format!("{f:?}").len() < 200);
     }
 
     #[test]

@@ -29,16 +29,16 @@
 //!   newest one: a rotation allocates nothing, cannot fail, and costs one generation's worth
 //!   of zeroing.
 
+use crate::error::{Error, Result};
+use crate::format::FilterKind;
+use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::{BlockedBloomFilter, Filter};
 use std::fmt;
 use std::hash::Hash;
-use std::io::{Read, Write};
 
-use crate::bits::{Line, LineArray, LINE_WORDS};
-use crate::error::{Error, Result};
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
-use crate::hash::{hash_with_seed, DEFAULT_SEED};
-use crate::sizing::{self, LINE_BITS};
-use crate::{BlockedBloomFilter, Filter};
+mod persist;
+#[cfg(test)]
+mod tests;
 
 /// The most generations a filter may have: a query checks every one, so past a few dozen a
 /// finer window costs more in query time than it is worth.
@@ -163,7 +163,7 @@ impl AgingBloomFilter {
     /// # Errors
     ///
     /// [`Error::InvalidParameter`] unless `generations` is 1 to 64; [`Error::ZeroBits`];
-    /// [`Error::InvalidNumHashes`] outside `1..=`[`sizing::MAX_NUM_HASHES`];
+    /// [`Error::InvalidNumHashes`] outside `1..=`[`crate::sizing::MAX_NUM_HASHES`];
     /// [`Error::TooLarge`] or [`Error::OutOfMemory`].
     ///
     /// # Examples
@@ -581,96 +581,6 @@ impl AgingBloomFilter {
                 .map(|g| g.lines().memory_bytes())
                 .sum::<usize>()
     }
-
-    /// The filter in bloomkit's file format (see `docs/FORMAT.md`), kind 7.
-    ///
-    /// Parameters (16 bytes): the number of generations `G` (u32, 1 to 64), the bits per
-    /// generation `m` (u64, a positive multiple of 512), the hashes `k` (u32, 1 to 64).
-    /// Payload (`G·(8 + m / 8)` bytes), all little-endian u64 words: the `G` generations' item
-    /// counts, newest first (each at most the bits set in its generation), then the `G`
-    /// generations' bits, newest first, each laid out as a blocked filter's payload (kind 2).
-    /// Probes are the blocked filter's, in every generation. The header's item count is the
-    /// sum of the generations'.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit::AgingBloomFilter;
-    ///
-    /// let mut f = AgingBloomFilter::new(1000, 0.01, 3)?;
-    /// f.insert("a");
-    /// f.rotate();
-    /// let bytes = f.to_bytes();
-    /// assert_eq!(bytes.len(), 44 + 16 + 3 * 8 + f.num_bits() as usize / 8 + 8);
-    /// let g = AgingBloomFilter::from_bytes(&bytes)?;
-    /// assert_eq!(g, f);
-    /// assert!(g.generation(1).unwrap().contains("a"));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn to_bytes(&self) -> Vec<u8> {
-        format::to_bytes(self)
-    }
-
-    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] from the writer.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::AgingBloomFilter::new(1000, 0.01, 2)?;
-    /// let mut out = Vec::new();
-    /// f.write_to(&mut out)?;
-    /// assert_eq!(out, f.to_bytes());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
-        format::write_to(self, writer)
-    }
-
-    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
-    ///
-    /// # Errors
-    ///
-    /// An error, never a panic, for anything but a valid aging filter; nothing is allocated
-    /// beyond what `bytes` can hold. See [`crate::BloomFilter::from_bytes`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit::{AgingBloomFilter, BlockedBloomFilter, Error};
-    ///
-    /// let blocked = BlockedBloomFilter::new(100, 0.01)?.to_bytes();
-    /// assert!(matches!(AgingBloomFilter::from_bytes(&blocked), Err(Error::WrongKind { .. })));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        format::from_bytes(bytes)
-    }
-
-    /// Reads one filter from `reader`, consuming exactly its bytes. Wrap a file in a
-    /// `BufReader`.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader. Memory grows
-    /// only as payload actually arrives.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
-    /// f.insert("a");
-    /// let bytes = f.to_bytes();
-    /// let g = bloomkit::AgingBloomFilter::read_from(&bytes[..])?;
-    /// assert!(g.contains("a") && g.item_count() == 1);
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
-        format::read_from(reader)
-    }
 }
 
 /// `generations` must be 1 to [`MAX_GENERATIONS`].
@@ -728,198 +638,5 @@ impl Filter for AgingBloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         AgingBloomFilter::memory_bytes(self)
-    }
-}
-
-impl Persist for AgingBloomFilter {
-    const KIND: FilterKind = FilterKind::Aging;
-
-    fn seed(&self) -> u64 {
-        AgingBloomFilter::seed(self)
-    }
-
-    fn item_count(&self) -> u64 {
-        AgingBloomFilter::item_count(self)
-    }
-
-    fn params(&self) -> Vec<u8> {
-        let mut params = Vec::with_capacity(16);
-        params.extend_from_slice(&self.num_generations().to_le_bytes());
-        params.extend_from_slice(&self.num_bits_per_generation().to_le_bytes());
-        params.extend_from_slice(&self.num_hashes().to_le_bytes());
-        params
-    }
-
-    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
-        let counts = self.generations.iter().map(|g| g.item_count());
-        counts.chain(self.generations.iter().flat_map(|g| g.lines().words()))
-    }
-
-    fn payload_words_len(&self) -> u64 {
-        self.num_generations() as u64 * (1 + self.num_bits_per_generation() / 64)
-    }
-
-    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
-        let mut params = header.params();
-        let generations = params.u32()?;
-        let num_bits = params.u64()?;
-        let num_hashes = params.u32()?;
-        params.finish()?;
-        if check_generations(generations).is_err() {
-            return Err(Error::corrupt(format!(
-                "the header's number of generations {generations} is not 1 to {MAX_GENERATIONS}"
-            )));
-        }
-        if num_bits == 0 || num_bits % LINE_BITS != 0 {
-            return Err(Error::corrupt(format!(
-                "the header's bits per generation {num_bits} is not a positive multiple of \
-                 {LINE_BITS}"
-            )));
-        }
-        if sizing::check_num_hashes(num_hashes).is_err() {
-            return Err(Error::corrupt(format!(
-                "the header's number of hashes {num_hashes} is out of range"
-            )));
-        }
-        // One count word and the lines' words per generation, in bytes; a size that does not
-        // even fit in a u64 cannot be a real payload.
-        let expected = (num_bits / 64 + 1)
-            .checked_mul(generations as u64)
-            .and_then(|words| words.checked_mul(8))
-            .ok_or_else(|| Error::corrupt("the header's filter size overflows"))?;
-        header.expect_payload_len(expected)?;
-
-        // At most 64 words: bounded by the check above, not by the input.
-        let mut counts = Vec::with_capacity(generations as usize);
-        payload.read_words(generations as u64, |chunk| {
-            counts.extend_from_slice(chunk);
-            Ok(())
-        })?;
-
-        let num_lines = num_bits / LINE_BITS;
-        let mut all = Vec::with_capacity(generations as usize);
-        for (age, &count) in counts.iter().enumerate() {
-            let mut lines: Vec<Line> = Vec::new();
-            // Chunks hold whole lines: each generation's words are a multiple of 8 and chunks
-            // are 1024 words.
-            payload.read_words(num_lines * LINE_WORDS as u64, |chunk| {
-                format::grow_toward(&mut lines, chunk.len() / LINE_WORDS, num_lines)?;
-                lines.extend(chunk.chunks_exact(LINE_WORDS).map(|w| {
-                    let mut line = Line::default();
-                    line.0.copy_from_slice(w);
-                    line
-                }));
-                Ok(())
-            })?;
-            let generation = BlockedBloomFilter::from_parts(
-                LineArray::from_lines(lines),
-                num_hashes,
-                header.seed,
-                count,
-            );
-            // Each counted insert set at least one bit that was zero: a generation cannot
-            // count more keys than it has ones.
-            if count > generation.count_ones() {
-                return Err(Error::corrupt(format!(
-                    "generation {age} claims {count} items but has only {} bits set",
-                    generation.count_ones()
-                )));
-            }
-            all.push(generation);
-        }
-        if total_item_count(&all) != header.item_count {
-            return Err(Error::corrupt(format!(
-                "the header's item count {} is not the sum of the generations' {}",
-                header.item_count,
-                total_item_count(&all)
-            )));
-        }
-        Ok(AgingBloomFilter { generations: all })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generation_rate_composes_to_the_target() {
-        for &p in &[0.5, 0.1, 0.01, 1e-4, 1e-9, 1e-15] {
-            for g in [1u32, 2, 3, 8, 64] {
-                let q = AgingBloomFilter::generation_fp_rate(p, g).unwrap();
-                assert!(q > 0.0 && q <= p);
-                // Slightly above the plain split p / G (Bernoulli's inequality).
-                assert!(q >= p / g as f64 * (1.0 - 1e-12), "p={p} g={g}: {q}");
-                let whole = -(g as f64 * (-q).ln_1p()).exp_m1();
-                assert!((whole / p - 1.0).abs() < 1e-9, "p={p} g={g}: {whole}");
-            }
-        }
-    }
-
-    #[test]
-    fn rotation_recycles_the_oldest_generation_in_place() {
-        let mut f = AgingBloomFilter::with_params(4096, 6, 3).unwrap();
-        let oldest = f.generations[2].lines().lines().as_ptr();
-        f.insert("a");
-        f.rotate();
-        // The recycled memory is the new newest generation, and it is empty.
-        assert_eq!(f.generations[0].lines().lines().as_ptr(), oldest);
-        assert_eq!(f.generations[0].count_ones(), 0);
-        assert!(f.generations[1].contains("a"));
-    }
-
-    #[test]
-    fn is_send_sync_and_debug_shows_the_shape_only() {
-        fn send_sync<T: Send + Sync + Clone + fmt::Debug + PartialEq>() {}
-        send_sync::<AgingBloomFilter>();
-        let f = AgingBloomFilter::new(1_000_000, 0.01, 2).unwrap();
-        assert!(format!("{f:?}").len() < 200);
-    }
-
-    #[test]
-    fn bad_params_are_errors() {
-        for g in [0u32, 65, u32::MAX] {
-            assert!(matches!(
-                AgingBloomFilter::new(100, 0.01, g),
-                Err(Error::InvalidParameter {
-                    name: "generations",
-                    ..
-                })
-            ));
-            assert!(matches!(
-                AgingBloomFilter::with_params(512, 6, g),
-                Err(Error::InvalidParameter { .. })
-            ));
-        }
-        for p in [0.0, 1.0, -1.0, f64::NAN, f64::INFINITY] {
-            assert!(matches!(
-                AgingBloomFilter::new(10, p, 2),
-                Err(Error::InvalidFpRate { .. })
-            ));
-        }
-        assert!(matches!(
-            AgingBloomFilter::new(10, 1e-30, 2),
-            Err(Error::FpRateTooSmall { .. })
-        ));
-        assert!(matches!(
-            AgingBloomFilter::with_params(0, 6, 2),
-            Err(Error::ZeroBits)
-        ));
-        assert!(matches!(
-            AgingBloomFilter::with_params(512, 0, 2),
-            Err(Error::InvalidNumHashes { .. })
-        ));
-        assert!(matches!(
-            AgingBloomFilter::with_params(u64::MAX, 6, 2),
-            Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
-        ));
-        assert!(matches!(
-            AgingBloomFilter::new(u64::MAX / 4, 0.01, 2),
-            Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
-        ));
-        assert_eq!(
-            AgingBloomFilter::new(0, 0.01, 2).unwrap(),
-            AgingBloomFilter::new(1, 0.01, 2).unwrap()
-        );
     }
 }

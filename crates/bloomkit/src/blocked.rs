@@ -170,6 +170,15 @@ impl BlockedBloomFilter {
         &self.lines
     }
 
+    /// Zeroes every bit and the item count, keeping the memory: an aging filter recycles its
+    /// oldest generation this way, so a rotation never allocates.
+    pub(crate) fn clear(&mut self) {
+        for index in 0..self.lines.len() {
+            *self.lines.line_mut(index) = Line::default();
+        }
+        self.item_count = 0;
+    }
+
     /// Adds `key`; returns `true` if any bit changed, that is, if the key was definitely not
     /// in the filter before.
     #[inline]

@@ -129,6 +129,27 @@ impl BloomFilter {
         })
     }
 
+    /// A filter over existing words, for the kinds that project onto a classic filter (a
+    /// counting filter's nonzero counters). `words` must hold exactly `num_bits / 64` words,
+    /// and `num_hashes` must be valid: the callers derive both from a checked filter.
+    pub(crate) fn from_words(
+        words: Vec<u64>,
+        num_bits: u64,
+        num_hashes: u32,
+        seed: u64,
+        item_count: u64,
+    ) -> Self {
+        debug_assert_eq!(words.len() as u64 * 64, num_bits);
+        debug_assert!(sizing::check_num_hashes(num_hashes).is_ok());
+        BloomFilter {
+            bits: BitArray::from_words(words),
+            num_bits,
+            num_hashes,
+            seed,
+            item_count,
+        }
+    }
+
     /// Adds `key`; returns `true` if any bit changed, that is, if the key was definitely not
     /// in the filter before.
     #[inline]

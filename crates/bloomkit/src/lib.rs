@@ -76,11 +76,13 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod aging;
 mod any;
 mod atomic;
 mod bits;
 mod blocked;
 mod classic;
+mod counting;
 mod cuckoo;
 mod error;
 pub mod format;
@@ -90,10 +92,12 @@ mod scalable;
 pub mod sizing;
 mod xxh3;
 
+pub use crate::aging::AgingBloomFilter;
 pub use crate::any::AnyFilter;
 pub use crate::atomic::AtomicBloomFilter;
 pub use crate::blocked::BlockedBloomFilter;
 pub use crate::classic::BloomFilter;
+pub use crate::counting::CountingBloomFilter;
 pub use crate::cuckoo::{CuckooFilter, CuckooOptions};
 pub use crate::error::{Error, Result};
 pub use crate::format::FilterKind;

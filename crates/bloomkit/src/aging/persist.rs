@@ -1,0 +1,210 @@
+//! [`AgingBloomFilter`] in the shared file format (kind 7): generations, bits and probes as
+//! parameters; the generations' item counts, then their lines, newest first, as payload.
+
+use std::io::{Read, Write};
+
+use super::{check_generations, total_item_count, AgingBloomFilter, MAX_GENERATIONS};
+use crate::bits::{Line, LineArray, LINE_WORDS};
+use crate::error::{Error, Result};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::sizing::{self, LINE_BITS};
+use crate::BlockedBloomFilter;
+
+impl AgingBloomFilter {
+    /// The filter in bloomkit's file format (see `docs/FORMAT.md`), kind 7.
+    ///
+    /// Parameters (16 bytes): the number of generations `G` (u32, 1 to 64), the bits per
+    /// generation `m` (u64, a positive multiple of 512), the hashes `k` (u32, 1 to 64).
+    /// Payload (`G·(8 + m / 8)` bytes), all little-endian u64 words: the `G` generations' item
+    /// counts, newest first (each at most the bits set in its generation), then the `G`
+    /// generations' bits, newest first, each laid out as a blocked filter's payload (kind 2).
+    /// Probes are the blocked filter's, in every generation. The header's item count is the
+    /// sum of the generations'.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::AgingBloomFilter;
+    ///
+    /// let mut f = AgingBloomFilter::new(1000, 0.01, 3)?;
+    /// f.insert("a");
+    /// f.rotate();
+    /// let bytes = f.to_bytes();
+    /// assert_eq!(bytes.len(), 44 + 16 + 3 * 8 + f.num_bits() as usize / 8 + 8);
+    /// let g = AgingBloomFilter::from_bytes(&bytes)?;
+    /// assert_eq!(g, f);
+    /// assert!(g.generation(1).unwrap().contains("a"));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        format::to_bytes(self)
+    }
+
+    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] from the writer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AgingBloomFilter::new(1000, 0.01, 2)?;
+    /// let mut out = Vec::new();
+    /// f.write_to(&mut out)?;
+    /// assert_eq!(out, f.to_bytes());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
+        format::write_to(self, writer)
+    }
+
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
+    ///
+    /// # Errors
+    ///
+    /// An error, never a panic, for anything but a valid aging filter; nothing is allocated
+    /// beyond what `bytes` can hold. See [`crate::BloomFilter::from_bytes`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{AgingBloomFilter, BlockedBloomFilter, Error};
+    ///
+    /// let blocked = BlockedBloomFilter::new(100, 0.01)?.to_bytes();
+    /// assert!(matches!(AgingBloomFilter::from_bytes(&blocked), Err(Error::WrongKind { .. })));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        format::from_bytes(bytes)
+    }
+
+    /// Reads one filter from `reader`, consuming exactly its bytes. Wrap a file in a
+    /// `BufReader`.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader. Memory grows
+    /// only as payload actually arrives.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// f.insert("a");
+    /// let bytes = f.to_bytes();
+    /// let g = bloomkit::AgingBloomFilter::read_from(&bytes[..])?;
+    /// assert!(g.contains("a") && g.item_count() == 1);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
+        format::read_from(reader)
+    }
+}
+
+impl Persist for AgingBloomFilter {
+    const KIND: FilterKind = FilterKind::Aging;
+
+    fn seed(&self) -> u64 {
+        AgingBloomFilter::seed(self)
+    }
+
+    fn item_count(&self) -> u64 {
+        AgingBloomFilter::item_count(self)
+    }
+
+    fn params(&self) -> Vec<u8> {
+        let mut params = Vec::with_capacity(16);
+        params.extend_from_slice(&self.num_generations().to_le_bytes());
+        params.extend_from_slice(&self.num_bits_per_generation().to_le_bytes());
+        params.extend_from_slice(&self.num_hashes().to_le_bytes());
+        params
+    }
+
+    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
+        let counts = self.generations.iter().map(|g| g.item_count());
+        counts.chain(self.generations.iter().flat_map(|g| g.lines().words()))
+    }
+
+    fn payload_words_len(&self) -> u64 {
+        self.num_generations() as u64 * (1 + self.num_bits_per_generation() / 64)
+    }
+
+    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
+        let mut params = header.params();
+        let generations = params.u32()?;
+        let num_bits = params.u64()?;
+        let num_hashes = params.u32()?;
+        params.finish()?;
+        if check_generations(generations).is_err() {
+            return Err(Error::corrupt(format!(
+                "the header's number of generations {generations} is not 1 to {MAX_GENERATIONS}"
+            )));
+        }
+        if num_bits == 0 || num_bits % LINE_BITS != 0 {
+            return Err(Error::corrupt(format!(
+                "the header's bits per generation {num_bits} is not a positive multiple of \
+                 {LINE_BITS}"
+            )));
+        }
+        if sizing::check_num_hashes(num_hashes).is_err() {
+            return Err(Error::corrupt(format!(
+                "the header's number of hashes {num_hashes} is out of range"
+            )));
+        }
+        // One count word and the lines' words per generation, in bytes; a size that does not
+        // even fit in a u64 cannot be a real payload.
+        let expected = (num_bits / 64 + 1)
+            .checked_mul(generations as u64)
+            .and_then(|words| words.checked_mul(8))
+            .ok_or_else(|| Error::corrupt("the header's filter size overflows"))?;
+        header.expect_payload_len(expected)?;
+
+        // At most 64 words: bounded by the check above, not by the input.
+        let mut counts = Vec::with_capacity(generations as usize);
+        payload.read_words(generations as u64, |chunk| {
+            counts.extend_from_slice(chunk);
+            Ok(())
+        })?;
+
+        let num_lines = num_bits / LINE_BITS;
+        let mut all = Vec::with_capacity(generations as usize);
+        for (age, &count) in counts.iter().enumerate() {
+            let mut lines: Vec<Line> = Vec::new();
+            // Chunks hold whole lines: each generation's words are a multiple of 8 and chunks
+            // are 1024 words.
+            payload.read_words(num_lines * LINE_WORDS as u64, |chunk| {
+                format::grow_toward(&mut lines, chunk.len() / LINE_WORDS, num_lines)?;
+                lines.extend(chunk.chunks_exact(LINE_WORDS).map(|w| {
+                    let mut line = Line::default();
+                    line.0.copy_from_slice(w);
+                    line
+                }));
+                Ok(())
+            })?;
+            let generation = BlockedBloomFilter::from_parts(
+                LineArray::from_lines(lines),
+                num_hashes,
+                header.seed,
+                count,
+            );
+            // Each counted insert set at least one bit that was zero: a generation cannot
+            // count more keys than it has ones.
+            if count > generation.count_ones() {
+                return Err(Error::corrupt(format!(
+                    "generation {age} claims {count} items but has only {} bits set",
+                    generation.count_ones()
+                )));
+            }
+            all.push(generation);
+        }
+        if total_item_count(&all) != header.item_count {
+            return Err(Error::corrupt(format!(
+                "the header's item count {} is not the sum of the generations' {}",
+                header.item_count,
+                total_item_count(&all)
+            )));
+        }
+        Ok(AgingBloomFilter { generations: all })
+    }
+}

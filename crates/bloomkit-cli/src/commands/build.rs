@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bloomkit::{AnyFilter, BlockedBloomFilter, BloomFilter, FilterKind};
+use bloomkit::{AnyFilter, FilterKind, RibbonFilter};
 
 use crate::error::{Context, Error, Result};
 use crate::files::{self, Input};
@@ -10,19 +10,12 @@ use crate::keys::KeyReader;
 use crate::progress::Progress;
 use crate::{human, output};
 
-/// What the build knows about how many distinct keys it saw.
-enum Distinct {
-    /// Counted exactly (all key hashes were sorted).
-    Exact(u64),
-    /// Estimated from the filter's fill (keys were streamed into a pre-sized filter).
-    Estimated(u64),
-}
-
 /// Builds a filter of `kind` from the keys in `inputs` and writes it to `output`.
 ///
 /// With `items`, the filter is sized for that many keys up front and keys stream into it;
 /// without, every key's hash is held (8 bytes a key), sorted and deduplicated, and the filter
-/// is sized for exactly the distinct keys.
+/// is sized for exactly the distinct keys. A ribbon filter is always built the second way:
+/// it is solved from all its keys at once.
 ///
 /// # Errors
 ///
@@ -35,19 +28,25 @@ pub fn run(
     output: &Path,
     inputs: &[PathBuf],
 ) -> Result<()> {
+    if kind == FilterKind::Ribbon && items.is_some() {
+        return Err(Error::Message(
+            "--items does not apply to --kind ribbon: a ribbon filter is built from all its \
+             keys at once, sized for exactly the distinct keys; omit --items"
+                .to_string(),
+        ));
+    }
     // Fail on a bad rate before reading what may be gigabytes of keys.
-    new_filter(kind, 1, fp_rate)?;
+    check_rate(kind, fp_rate)?;
     let inputs = files::open_inputs(inputs)?;
 
     let (filter, keys, distinct) = match items {
         Some(items) => {
-            let mut filter = new_filter(kind, items, fp_rate)?;
+            let mut filter = AnyFilter::new(kind, items, fp_rate)?;
             let keys = read_hashes(inputs, |hash| {
-                filter.insert_hash(hash);
+                filter.insert_hash(hash)?;
                 Ok(())
             })?;
-            let distinct = Distinct::Estimated(filter.estimated_count());
-            (filter, keys, distinct)
+            (filter, keys, None)
         }
         None => {
             let mut hashes: Vec<u64> = Vec::new();
@@ -70,49 +69,50 @@ pub fn run(
             // n²/2^65: far below any false-positive rate a filter is built for.
             hashes.sort_unstable();
             hashes.dedup();
-            let mut filter = new_filter(kind, hashes.len() as u64, fp_rate)?;
-            for &hash in &hashes {
-                filter.insert_hash(hash);
-            }
-            (filter, keys, Distinct::Exact(hashes.len() as u64))
+            let filter = if kind == FilterKind::Ribbon {
+                RibbonFilter::build_from_hashes(&hashes, fp_rate)?.into()
+            } else {
+                let mut filter = AnyFilter::new(kind, hashes.len() as u64, fp_rate)?;
+                for &hash in &hashes {
+                    filter.insert_hash(hash)?;
+                }
+                filter
+            };
+            (filter, keys, Some(hashes.len() as u64))
         }
     };
 
     let file_bytes = files::write_filter(output, &filter)?;
 
-    let (distinct_count, distinct_text) = match distinct {
-        Distinct::Exact(n) => (n, format!("{} distinct", human::count(n))),
-        Distinct::Estimated(n) => (
-            n,
-            format!("about {} distinct, from the fill", human::count(n)),
+    // Without a count of distinct keys, the filter's own (keys it took as new) stands in.
+    let (held, held_text) = match distinct {
+        Some(n) => (n, format!("{} distinct", human::count(n))),
+        None => (
+            filter.len(),
+            format!("{} new to the filter", human::count(filter.len())),
         ),
     };
     output::print(&format!(
-        "wrote {}: {} filter, {} ({}), {}, {:.1} bits/key, {}\n\
-         fill {}, estimated false-positive rate {}\n",
+        "wrote {}: {} filter, {} ({}), {}, {:.1} bits/key\n\
+         estimated false-positive rate {}\n",
         output.display(),
         filter.kind(),
         human::count_of(keys, "key", "keys"),
-        distinct_text,
+        held_text,
         human::bytes(file_bytes),
-        bloomkit::sizing::bits_per_key(filter.num_bits(), distinct_count),
-        human::count_of(filter.num_hashes().into(), "hash", "hashes"),
-        human::percent_sig(filter.fill_ratio()),
+        bloomkit::sizing::bits_per_key(filter.memory_bytes() as u64 * 8, held),
         human::percent_sig(filter.estimated_fp_rate()),
     ))
 }
 
-/// A filter of `kind` sized for `items` keys at `fp_rate`, with the default seed (which
-/// [`bloomkit::hash_bytes`] hashes with).
-fn new_filter(kind: FilterKind, items: u64, fp_rate: f64) -> Result<AnyFilter> {
-    match kind {
-        FilterKind::Classic => Ok(BloomFilter::new(items, fp_rate)?.into()),
-        FilterKind::Blocked => Ok(BlockedBloomFilter::new(items, fp_rate)?.into()),
-        // FilterKind is non-exhaustive; the CLI only offers the kinds above.
-        other => Err(Error::Message(format!(
-            "cannot build a {other} filter; choose --kind classic or --kind blocked"
-        ))),
+/// Refuses a rate the kind would refuse, before any key is read.
+fn check_rate(kind: FilterKind, fp_rate: f64) -> Result<()> {
+    if kind == FilterKind::Ribbon {
+        RibbonFilter::build_from_hashes(&[], fp_rate)?;
+    } else {
+        AnyFilter::new(kind, 1, fp_rate)?;
     }
+    Ok(())
 }
 
 /// Reads every key of every input, in order, handing each key's hash to `sink`; returns the

@@ -15,17 +15,8 @@ use crate::{files, human, output};
 pub fn run(path: &Path) -> Result<()> {
     let loaded = files::load_filter(path)?;
     let f = &loaded.filter;
-    let estimated = f.estimated_count();
     let memory = f.memory_bytes() as u64;
-    let bits_per_key = if estimated == 0 {
-        "- (the filter is empty)".to_string()
-    } else {
-        format!(
-            "{:.2} (per estimated key)",
-            sizing::bits_per_key(f.num_bits(), estimated)
-        )
-    };
-    let fields = [
+    let mut fields: Vec<(&str, String)> = vec![
         ("file", path.display().to_string()),
         ("kind", f.kind().to_string()),
         (
@@ -49,7 +40,6 @@ pub fn run(path: &Path) -> Result<()> {
                 }
             ),
         ),
-        ("bits", human::count(f.num_bits())),
         (
             "bytes on disk",
             format!(
@@ -62,22 +52,25 @@ pub fn run(path: &Path) -> Result<()> {
             "bytes in memory",
             format!("{} ({} bytes)", human::bytes(memory), human::count(memory)),
         ),
-        ("hashes", f.num_hashes().to_string()),
         (
-            "item count",
-            format!(
-                "{} (inserts that changed the filter; after a merge, an estimate)",
-                human::count(f.item_count())
-            ),
+            "keys",
+            format!("{} (by the filter's own count)", human::count(f.len())),
         ),
-        ("fill", human::percent_sig(f.fill_ratio())),
-        ("estimated count", human::count(estimated)),
+        (
+            "bits per key",
+            if f.is_empty() {
+                "- (the filter is empty)".to_string()
+            } else {
+                format!("{:.2}", sizing::bits_per_key(memory * 8, f.len()))
+            },
+        ),
         (
             "estimated false-positive rate",
             human::percent_sig(f.estimated_fp_rate()),
         ),
-        ("bits per key", bits_per_key),
     ];
+    // Then what only this kind has: bits and hashes, layers, buckets, generations...
+    fields.extend(f.parameters());
     let width = fields.iter().map(|(name, _)| name.len()).max().unwrap_or(0) + 1;
     let mut text = String::new();
     for (name, value) in fields {

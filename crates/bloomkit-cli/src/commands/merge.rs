@@ -37,14 +37,13 @@ pub fn run(inputs: &[PathBuf], output: &Path) -> Result<()> {
     }
     let file_bytes = files::write_filter(output, &merged)?;
     output::print(&format!(
-        "wrote {}: {} filter, union of {} filters, {}, about {} distinct keys, fill {}, \
-         estimated false-positive rate {}\n",
+        "wrote {}: {} filter, union of {} filters, {}, about {} keys, estimated \
+         false-positive rate {}\n",
         output.display(),
         merged.kind(),
         inputs.len(),
         human::bytes(file_bytes),
-        human::count(merged.estimated_count()),
-        human::percent_sig(merged.fill_ratio()),
+        human::count(merged.len()),
         human::percent_sig(merged.estimated_fp_rate()),
     ))
 }

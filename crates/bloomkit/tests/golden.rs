@@ -1,12 +1,14 @@
 //! Golden files: filters written by an earlier build must load and answer exactly as they did.
 //!
-//! `tests/data/` holds one small filter per kind (and one with a non-default seed), each with
-//! an `.answers` file listing, for 3,000 keys (1,000 inserted, 2,000 not), the answer the
-//! filter gave when it was written. A change to the hash, the probe derivation, the sizing or
-//! the format fails here. Such a change needs a new format version, not new golden files.
+//! `tests/data/` holds one small filter per kind (and a classic one with a non-default seed),
+//! each with an `.answers` file listing, for 3,000 keys (1,000 inserted, 2,000 not), the answer
+//! the filter gave when it was written. A change to the hash, the probe derivation or the
+//! format fails here. Such a change needs a new format version, not new golden files.
 //!
-//! To write the files for a *new* kind: `BLOOMKIT_WRITE_GOLDEN=1 cargo test --test golden`,
-//! then check them in. Never rewrite an existing one.
+//! This file checks the classic and blocked fixtures in depth and every fixture through
+//! `AnyFilter`; each newer kind's test file (`counting.rs`, `scalable.rs`, ...) checks its own
+//! fixture in depth and writes it when it is missing and `BLOOMKIT_WRITE_GOLDEN=1` is set.
+//! Write a fixture once, when its kind first lands on main; never rewrite one that has landed.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;

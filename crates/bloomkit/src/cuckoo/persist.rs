@@ -1,7 +1,8 @@
 //! [`CuckooFilter`] in the shared file format (kind 5; layout in the module docs of
 //! `cuckoo`).
 //!
-//! Decoding trusts nothing: every parameter is range-checked, each sub-filter's size must be
+//! Decoding trusts nothing: every parameter that sizes or indexes anything is range-checked
+//! (the removal counter, a statistic, is taken as stored), each sub-filter's size must be
 //! the one the parameters imply, the declared payload length must be exactly the descriptors
 //! plus those sub-filters' words (computed with checked arithmetic), storage grows only as
 //! words arrive, padding bits must be zero, and the item count must equal the occupied slots.

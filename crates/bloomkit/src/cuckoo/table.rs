@@ -20,7 +20,7 @@
 //! # Buckets
 //!
 //! A key with mixed hash `x` and fingerprint `fp` may live in bucket `i1 = x mod M` or in
-//! `i2 = alt(i1) = (H(fp) − i1) mod M`, where `H` spreads the fingerprint over 64 bits. `alt`
+//! `i2 = alt(i1) = ((H(fp) mod M) − i1) mod M` (exact integer arithmetic, not wrapping), where `H` spreads the fingerprint over 64 bits. `alt`
 //! is an involution for every `M` (`alt(alt(i)) = i`), so the bucket count need not be a power
 //! of two, and a fingerprint's other bucket is found from its bucket and itself alone, which
 //! is what moving it during a kick needs. Both expressions reduce consistently modulo any

@@ -10,8 +10,10 @@
 //!
 //! Reading trusts nothing: the layer count is bounded by
 //! [`ScalableBloomFilter::MAX_LAYERS`] and by the declared payload length before the
-//! descriptors are read; every descriptor must be the layer the parameters imply (capacity and
-//! rate follow from the ones before, every layer but the newest is exactly full); the declared
+//! descriptors are read; every descriptor's capacity and rate must follow from the parameters
+//! and the layers before, and every layer but the newest must be exactly full. A layer's bits
+//! and probes are only range-checked, not re-derived: a file must stay readable when a later
+//! version plans new layers differently. The declared
 //! payload must be exactly the descriptors plus the bits they describe, and the items must sum
 //! to the header's count. Bits are then read layer by layer into storage that grows only as
 //! they arrive.

@@ -7,7 +7,8 @@ use std::sync::atomic::Ordering;
 
 use crate::bits::{AtomicLineArray, LINE_WORDS};
 use crate::blocked::{
-    blocked_params, line_contains, line_index, line_mask, lines_estimated_count, lines_fp_rate,
+    blocked_params, for_each_hash_batch, for_each_prefetched, line_index, line_mask,
+    lines_estimated_count, lines_fp_rate, probes_set, Step,
 };
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
@@ -124,8 +125,54 @@ impl AtomicBloomFilter {
     /// [`contains`](Self::contains) by a precomputed hash.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let line = self.lines.line(line_index(hash, self.lines.len())).load();
-        line_contains(&line, &line_mask(hash, self.num_hashes))
+        let line = self.lines.line(line_index(hash, self.lines.len()));
+        probes_set(hash, self.num_hashes, |w| line.0[w].load(Ordering::Relaxed))
+    }
+
+    /// Answers for many keys at once, appended to `answers` in order, with the lines of each
+    /// batch of 32 prefetched before they are probed (see
+    /// [`BlockedBloomFilter::contains_many`]).
+    pub fn contains_many<K: Hash>(&self, keys: &[K], answers: &mut Vec<bool>) {
+        answers.reserve(keys.len());
+        for_each_hash_batch(keys, self.seed, |hashes| {
+            self.contains_many_hashes(hashes, answers)
+        });
+    }
+
+    /// [`contains_many`](Self::contains_many) by precomputed hashes.
+    pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
+        answers.reserve(hashes.len());
+        let lines = &self.lines;
+        for_each_prefetched(hashes, lines.len(), |step| match step {
+            Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
+            Step::Visit(line, hash) => {
+                let line = lines.line(line);
+                answers.push(probes_set(hash, self.num_hashes, |w| {
+                    line.0[w].load(Ordering::Relaxed)
+                }))
+            }
+        });
+    }
+
+    /// Adds many keys at once, prefetching their lines in batches; returns how many of them
+    /// set a bit. Safe to call from many threads at once.
+    pub fn insert_many<K: Hash>(&self, keys: &[K]) -> u64 {
+        let mut changed = 0;
+        for_each_hash_batch(keys, self.seed, |hashes| {
+            changed += self.insert_many_hashes(hashes)
+        });
+        changed
+    }
+
+    /// [`insert_many`](Self::insert_many) by precomputed hashes.
+    pub fn insert_many_hashes(&self, hashes: &[u64]) -> u64 {
+        let lines = &self.lines;
+        let mut changed = 0;
+        for_each_prefetched(hashes, lines.len(), |step| match step {
+            Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
+            Step::Visit(_, hash) => changed += self.insert_hash(hash) as u64,
+        });
+        changed
     }
 
     /// Bits in the filter (a multiple of 512).

@@ -134,3 +134,41 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The batched operations are the one-by-one ones, only faster: the same answers in
+    /// the same order, the same bits, the same counts, for batches of every length (around
+    /// the batch size of 32 too).
+    #[test]
+    fn batched_operations_match_one_by_one(
+        keys in prop::collection::vec(any::<u64>(), 0..200),
+        probes in prop::collection::vec(any::<u64>(), 0..200),
+        (n, p) in plan(),
+    ) {
+        let mut one = BlockedBloomFilter::new(n, p).unwrap();
+        let mut many = one.clone();
+        let changed: u64 = keys.iter().map(|k| one.insert(k) as u64).sum();
+        prop_assert_eq!(many.insert_many(&keys), changed);
+        prop_assert_eq!(&many, &one);
+        prop_assert_eq!(many.item_count(), one.item_count());
+
+        let atomic = AtomicBloomFilter::new(n, p).unwrap();
+        prop_assert_eq!(atomic.insert_many(&keys), changed);
+        prop_assert_eq!(atomic.to_blocked().unwrap(), one.clone());
+
+        let all: Vec<u64> = keys.iter().chain(&probes).copied().collect();
+        let expected: Vec<bool> = all.iter().map(|k| one.contains(k)).collect();
+        let mut got = Vec::new();
+        many.contains_many(&all, &mut got);
+        prop_assert_eq!(&got, &expected);
+        let mut got_atomic = Vec::new();
+        atomic.contains_many(&all, &mut got_atomic);
+        prop_assert_eq!(&got_atomic, &expected);
+        let hashes: Vec<u64> = all.iter().map(bloomkit::hash).collect();
+        let mut by_hash = vec![true]; // appended to, not replaced
+        many.contains_many_hashes(&hashes, &mut by_hash);
+        prop_assert_eq!(&by_hash[1..], &expected[..]);
+    }
+}

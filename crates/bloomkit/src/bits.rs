@@ -125,6 +125,11 @@ impl LineArray {
         &self.lines
     }
 
+    #[cfg(feature = "parallel")]
+    pub(crate) fn lines_mut(&mut self) -> &mut [Line] {
+        &mut self.lines
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.lines.len()
     }

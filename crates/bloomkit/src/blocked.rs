@@ -66,7 +66,7 @@ pub(crate) fn probes_set(hash: u64, num_hashes: u32, word: impl Fn(usize) -> u64
 
 /// Sets the probes of `hash` in `line`; returns whether any bit was new.
 #[inline(always)]
-fn insert_into(line: &mut Line, hash: u64, num_hashes: u32) -> bool {
+pub(crate) fn insert_into(line: &mut Line, hash: u64, num_hashes: u32) -> bool {
     let mut new_bits = 0;
     for_each_probe(hash, num_hashes, |w, bit| {
         new_bits |= bit & !line.0[w];
@@ -241,6 +241,12 @@ impl BlockedBloomFilter {
 
     pub(crate) fn lines(&self) -> &LineArray {
         &self.lines
+    }
+
+    /// The lines to write and the insert counter, borrowed together.
+    #[cfg(feature = "parallel")]
+    pub(crate) fn lines_and_count_mut(&mut self) -> (&mut [Line], &mut u64) {
+        (self.lines.lines_mut(), &mut self.item_count)
     }
 
     /// Zeroes every bit and the item count, keeping the memory: an aging filter recycles its

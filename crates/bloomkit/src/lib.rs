@@ -113,6 +113,8 @@ mod cuckoo;
 mod error;
 pub mod format;
 mod hash;
+#[cfg(feature = "parallel")]
+mod parallel;
 mod prefetch;
 mod ribbon;
 mod scalable;

@@ -172,3 +172,24 @@ proptest! {
         prop_assert_eq!(&by_hash[1..], &expected[..]);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// A parallel build is the sequential one, bit for bit and count for count, whatever
+    /// the keys, the size and the number of threads.
+    #[test]
+    fn parallel_build_matches_sequential(
+        keys in prop::collection::vec(any::<u64>(), 0..3000),
+        (n, p) in plan(),
+        threads in 1usize..9,
+    ) {
+        let mut seq = BlockedBloomFilter::new(n, p).unwrap();
+        let mut par = seq.clone();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let want = seq.insert_many(&keys);
+        prop_assert_eq!(pool.install(|| par.par_insert_many(&keys)), want);
+        prop_assert_eq!(&par, &seq);
+        prop_assert_eq!(par.item_count(), seq.item_count());
+    }
+}

@@ -173,6 +173,7 @@ proptest! {
     }
 }
 
+#[cfg(feature = "parallel")]
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 

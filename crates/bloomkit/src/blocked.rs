@@ -285,7 +285,7 @@ impl BlockedBloomFilter {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let line = self.lines.line(line_index(hash, self.lines.len()));
-        probes_set(hash, self.num_hashes, |w| line.0[w])
+        crate::simd::probes_set_in_line(line, hash, self.num_hashes)
     }
 
     /// Answers for many keys at once, appended to `answers` in order: the same answers as
@@ -318,10 +318,11 @@ impl BlockedBloomFilter {
         let lines = &self.lines;
         for_each_prefetched(hashes, lines.len(), |step| match step {
             Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-            Step::Visit(line, hash) => {
-                let line = lines.line(line);
-                answers.push(probes_set(hash, self.num_hashes, |w| line.0[w]))
-            }
+            Step::Visit(line, hash) => answers.push(crate::simd::probes_set_in_line(
+                lines.line(line),
+                hash,
+                self.num_hashes,
+            )),
         });
     }
 

@@ -118,6 +118,7 @@ mod parallel;
 mod prefetch;
 mod ribbon;
 mod scalable;
+mod simd;
 pub mod sizing;
 mod xxh3;
 
@@ -137,6 +138,23 @@ pub use crate::ribbon::RibbonFilter;
 pub use crate::scalable::{LayerInfo, ScalableBloomFilter, ScalableBuilder};
 
 use std::hash::Hash;
+
+/// The query kernel the blocked filters use on this machine: `"avx2"` where the CPU has AVX2
+/// (detected at run time), else `"portable"`. Both give the same answers.
+pub fn query_kernel() -> &'static str {
+    if simd::avx2_in_use() {
+        "avx2"
+    } else {
+        "portable"
+    }
+}
+
+/// Makes the blocked filters use the portable query kernel even where AVX2 is available
+/// (`true`), or go back to the best one (`false`): for benchmarks that compare the two, and
+/// for checking a result on the portable path. It affects the whole process.
+pub fn use_portable_kernel(portable: bool) {
+    simd::set_force_portable(portable);
+}
 
 // The README's example runs as a doctest, so it cannot drift from the API.
 #[cfg(doctest)]

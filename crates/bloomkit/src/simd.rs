@@ -1,0 +1,202 @@
+//! The blocked filters' query kernel, portable and AVX2.
+//!
+//! A query tests k probes in one 512-bit line. The portable kernel
+//! ([`crate::blocked::probes_set`]) walks the probes one by one: each is a 32-bit multiply, a
+//! shift, a load and an AND, and the multiplies form a chain. The AVX2 kernel computes eight
+//! probes at once: it multiplies the probe seed by the first eight powers of the multiplier
+//! in one instruction, picks each probe's 32-bit word of the line with two permutes and a
+//! blend, and tests all eight bits with one shift and one `testz`. Both kernels read the same
+//! bits: probe i is bit `(a·C^i mod 2^32) >> 23` of the line, and on a little-endian machine
+//! bit `b` of the line is bit `b mod 32` of its 32-bit word `b / 32` (tests check the two
+//! kernels agree on random lines).
+//!
+//! The AVX2 kernel is chosen at run time (`is_x86_feature_detected!`, which caches its
+//! answer) so one binary runs everywhere; [`set_force_portable`] lets tests and benchmarks
+//! pick the portable one.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::bits::Line;
+
+/// Set by tests and benchmarks to measure or check the portable kernel on AVX2 machines.
+static FORCE_PORTABLE: AtomicBool = AtomicBool::new(false);
+
+/// Makes [`probes_set_in_line`] use the portable kernel even where AVX2 is available (for
+/// tests and benchmarks that compare the two). Both kernels give the same answers.
+pub(crate) fn set_force_portable(portable: bool) {
+    FORCE_PORTABLE.store(portable, Ordering::Relaxed);
+}
+
+/// Whether the AVX2 kernel is in use on this machine.
+pub(crate) fn avx2_in_use() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        !FORCE_PORTABLE.load(Ordering::Relaxed) && std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        false
+    }
+}
+
+/// Whether every probe of `hash` is set in `line`: the AVX2 kernel where the CPU has it, the
+/// portable one elsewhere.
+#[inline]
+pub(crate) fn probes_set_in_line(line: &Line, hash: u64, num_hashes: u32) -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        if avx2_in_use() {
+            // SAFETY: `avx2::probes_set` is compiled for AVX2, and we have just checked at
+            // run time that this CPU supports AVX2; that is its only requirement.
+            #[allow(unsafe_code)]
+            return unsafe { avx2::probes_set(line, hash, num_hashes) };
+        }
+    }
+    crate::blocked::probes_set(hash, num_hashes, |w| line.0[w])
+}
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use crate::bits::Line;
+
+    /// C^0 .. C^7 for the probe multiplier C = 0x9e3779b9, mod 2^32: lane i of
+    /// `a · POWERS` is the seed of probe i.
+    const POWERS: [u32; 8] = {
+        let mut p = [1u32; 8];
+        let mut i = 1;
+        while i < 8 {
+            p[i] = p[i - 1].wrapping_mul(0x9e37_79b9);
+            i += 1;
+        }
+        p
+    };
+
+    /// C^8: the step from one group of eight probes to the next.
+    const POWER_8: u32 = POWERS[7].wrapping_mul(0x9e37_79b9);
+
+    /// The AVX2 query kernel: the same answer as the portable `probes_set`.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn probes_set(line: &Line, hash: u64, num_hashes: u32) -> bool {
+        let w = &line.0;
+        // The line as two halves of eight 32-bit words: words 0..8 and 8..16.
+        let lo = _mm256_set_epi64x(w[3] as i64, w[2] as i64, w[1] as i64, w[0] as i64);
+        let hi = _mm256_set_epi64x(w[7] as i64, w[6] as i64, w[5] as i64, w[4] as i64);
+        let powers = _mm256_setr_epi32(
+            POWERS[0] as i32,
+            POWERS[1] as i32,
+            POWERS[2] as i32,
+            POWERS[3] as i32,
+            POWERS[4] as i32,
+            POWERS[5] as i32,
+            POWERS[6] as i32,
+            POWERS[7] as i32,
+        );
+        let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let one = _mm256_set1_epi32(1);
+        let seven = _mm256_set1_epi32(7);
+
+        let mut seed = hash as u32;
+        let mut left = num_hashes as i32;
+        let mut missing = _mm256_setzero_si256();
+        while left > 0 {
+            // Lane i: the top 9 bits of seed·C^i, the probe's bit in the line.
+            let bit =
+                _mm256_srli_epi32::<23>(_mm256_mullo_epi32(_mm256_set1_epi32(seed as i32), powers));
+            let word = _mm256_srli_epi32::<5>(bit);
+            // permutevar uses the low 3 bits of each index: pick from both halves, then
+            // keep the half the index's fourth bit names.
+            let from_lo = _mm256_permutevar8x32_epi32(lo, word);
+            let from_hi = _mm256_permutevar8x32_epi32(hi, word);
+            let in_hi = _mm256_cmpgt_epi32(word, seven);
+            let words = _mm256_blendv_epi8(from_lo, from_hi, in_hi);
+            let bits = _mm256_and_si256(
+                _mm256_srlv_epi32(words, _mm256_and_si256(bit, _mm256_set1_epi32(31))),
+                one,
+            );
+            // Only the first `left` lanes are probes; the rest must not count.
+            let live = _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane), one);
+            missing = _mm256_or_si256(missing, _mm256_andnot_si256(bits, live));
+            seed = seed.wrapping_mul(POWER_8);
+            left -= 8;
+        }
+        _mm256_testz_si256(missing, missing) == 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both kernels give the same answer for every probe count, on lines of every density,
+    /// including the all-zero and all-one lines. Runs the AVX2 kernel only where the CPU has
+    /// it (CI's x86_64 machines do), and says so.
+    #[test]
+    fn kernels_agree() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            // splitmix64: a fixed sequence, so a failure reproduces.
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let avx2 = avx2_in_use();
+        let mut checked = 0u64;
+        for density in [0u32, 1, 2, 3, 4, 6, 8] {
+            for _ in 0..200 {
+                let mut line = Line::default();
+                for word in &mut line.0 {
+                    // More ANDed randoms: sparser lines; density 0 is all ones, 8 all zeros.
+                    *word = match density {
+                        0 => u64::MAX,
+                        8 => 0,
+                        d => (0..d).fold(u64::MAX, |acc, _| acc & next()),
+                    };
+                }
+                for k in [1u32, 2, 5, 6, 7, 8, 9, 15, 16, 17, 33, 64] {
+                    for _ in 0..20 {
+                        let hash = next();
+                        let portable = crate::blocked::probes_set(hash, k, |w| line.0[w]);
+                        assert_eq!(probes_set_in_line(&line, hash, k), portable, "k={k}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100_000);
+        eprintln!("kernels agree on {checked} queries (AVX2 in use: {avx2})");
+    }
+
+    /// A line holding exactly a key's probes answers yes; clearing any one of them, no.
+    #[test]
+    fn each_probe_matters() {
+        for hash in [1u64, 0xdead_beef, u64::MAX, 0x0123_4567_89ab_cdef] {
+            for k in [1u32, 6, 8, 9, 20] {
+                let mask = crate::blocked::line_mask(hash, k);
+                let line = Line(mask);
+                assert!(probes_set_in_line(&line, hash, k));
+                for (w, &word) in mask.iter().enumerate() {
+                    let mut bits = word;
+                    while bits != 0 {
+                        let low = bits & bits.wrapping_neg();
+                        let mut cleared = line;
+                        cleared.0[w] &= !low;
+                        assert!(!probes_set_in_line(&cleared, hash, k), "k={k}");
+                        bits &= !low;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The switch to the portable kernel works (and is undone).
+    #[test]
+    fn portable_can_be_forced() {
+        set_force_portable(true);
+        assert!(!avx2_in_use());
+        set_force_portable(false);
+    }
+}

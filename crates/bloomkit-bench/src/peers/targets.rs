@@ -1,0 +1,131 @@
+//! The targets for the kinds that exist now, checked against a run.
+//!
+//! * Blocked query, present and absent keys: at least 1.5× faster than fastbloom's fastest
+//!   configuration, measuring at most 1.1% false positives, with at most 1.1× fastbloom's
+//!   memory per key.
+//! * Insert: at least 1.5× faster than fastbloom.
+//!
+//! "Fastest configuration" is taken strictly: for each figure, the fastest of the fastbloom
+//! `BloomFilter` rows (foldhash, its default SipHash, and bloomkit's hash through
+//! `insert_hash`/`contains_hash`), so a target is never met against a slow configuration.
+
+use crate::measure::{Outcome, Row};
+use crate::report::{markdown_table, percent, times};
+
+/// The speed-up the targets ask for.
+pub const SPEEDUP: f64 = 1.5;
+/// The highest false-positive rate the blocked filter may measure.
+pub const MAX_FP_RATE: f64 = 0.011;
+/// The most memory per key the blocked filter may take, relative to fastbloom's.
+pub const MAX_MEMORY_RATIO: f64 = 1.1;
+
+/// One target checked in one table.
+#[derive(Clone, Debug)]
+pub struct Check {
+    /// Where: regime and key type.
+    pub table: String,
+    /// What.
+    pub target: String,
+    /// bloomkit's figure.
+    pub ours: String,
+    /// fastbloom's figure, and which configuration.
+    pub theirs: String,
+    /// The ratio or comparison, as shown.
+    pub ratio: String,
+    /// Whether it is met.
+    pub met: bool,
+}
+
+/// One of a row's times.
+type Figure = fn(&Row) -> f64;
+
+fn blocked(outcomes: &[Outcome]) -> Option<&Row> {
+    outcomes
+        .iter()
+        .filter_map(Outcome::row)
+        .find(|r| r.info.is_bloomkit() && r.info.name == "BlockedBloomFilter")
+}
+
+/// The fastbloom `BloomFilter` row fastest by `figure`.
+fn fastest_fastbloom(outcomes: &[Outcome], figure: Figure) -> Option<&Row> {
+    outcomes
+        .iter()
+        .filter_map(Outcome::row)
+        .filter(|r| r.info.name == "fastbloom BloomFilter")
+        .min_by(|a, b| figure(a).total_cmp(&figure(b)))
+}
+
+/// Checks the targets against one table's outcomes (`table` names it).
+pub fn check(table: &str, outcomes: &[Outcome]) -> Vec<Check> {
+    let Some(ours) = blocked(outcomes) else {
+        return Vec::new();
+    };
+    let mut checks = Vec::new();
+    let speed: [(&str, Figure); 3] = [
+        ("query present ≥ 1.5× fastbloom", |r| r.present_ns),
+        ("query absent ≥ 1.5× fastbloom", |r| r.absent_ns),
+        ("insert ≥ 1.5× fastbloom", |r| r.insert_ns),
+    ];
+    for (target, figure) in speed {
+        if let Some(theirs) = fastest_fastbloom(outcomes, figure) {
+            let ratio = figure(theirs) / figure(ours);
+            checks.push(Check {
+                table: table.to_string(),
+                target: target.to_string(),
+                ours: format!("{:.1} ns", figure(ours)),
+                theirs: format!("{:.1} ns ({})", figure(theirs), theirs.info.hashing.label()),
+                ratio: times(ratio),
+                met: ratio >= SPEEDUP,
+            });
+        }
+    }
+    checks.push(Check {
+        table: table.to_string(),
+        target: "blocked false-positive rate ≤ 1.1%".to_string(),
+        ours: percent(ours.fp_rate()),
+        theirs: fastest_fastbloom(outcomes, |r| r.present_ns)
+            .map_or("–".to_string(), |r| percent(r.fp_rate())),
+        ratio: "–".to_string(),
+        met: ours.fp_rate() <= MAX_FP_RATE,
+    });
+    if let Some(theirs) = fastest_fastbloom(outcomes, |r| r.present_ns) {
+        let ratio = ours.bits_per_key() / theirs.bits_per_key();
+        checks.push(Check {
+            table: table.to_string(),
+            target: "blocked memory ≤ 1.1× fastbloom's (bits/key)".to_string(),
+            ours: format!("{:.2} bits/key", ours.bits_per_key()),
+            theirs: format!("{:.2} bits/key", theirs.bits_per_key()),
+            ratio: times(ratio),
+            met: ratio <= MAX_MEMORY_RATIO,
+        });
+    }
+    checks
+}
+
+/// The checks as a markdown table.
+pub fn table(checks: &[Check]) -> String {
+    let rows: Vec<Vec<String>> = checks
+        .iter()
+        .map(|c| {
+            vec![
+                c.table.clone(),
+                c.target.clone(),
+                c.ours.clone(),
+                c.theirs.clone(),
+                c.ratio.clone(),
+                if c.met { "met" } else { "**missed**" }.to_string(),
+            ]
+        })
+        .collect();
+    markdown_table(
+        &[
+            "table",
+            "target",
+            "bloomkit BlockedBloomFilter",
+            "fastbloom BloomFilter, fastest",
+            "ratio",
+            "",
+        ],
+        &rows,
+    )
+}

@@ -42,10 +42,15 @@
 
 use std::marker::PhantomData;
 
-use bloomkit::{sizing, AtomicBloomFilter, BlockedBloomFilter, BloomFilter};
+use bloomkit::{
+    sizing, AtomicBloomFilter, BlockedBloomFilter, BloomFilter, CountingBloomFilter, CuckooFilter,
+    RibbonFilter, ScalableBloomFilter,
+};
 
-use crate::keys::Key;
-use crate::subject::{Contender, Family, Hashing, Info, Subject};
+use crate::keys::{Key, KeyPool};
+use crate::subject::{
+    BloomkitHash, Contender, Family, Hashing, Info, Static, StaticFilter, Subject,
+};
 
 /// Implements [`Subject`] for a bloomkit filter type with the usual shape: `contains(&T)`,
 /// `contains_hash(u64)`, `memory_bytes()`, and an insert given as a closure `|filter, key|`
@@ -98,6 +103,162 @@ bloomkit_subject!(AtomicBloomFilter, |f, key| {
     AtomicBloomFilter::insert(f, key);
     true
 });
+
+bloomkit_subject!(CountingBloomFilter, |f, key| {
+    CountingBloomFilter::insert(f, key);
+    true
+});
+bloomkit_subject!(CuckooFilter, |f, key| CuckooFilter::insert(f, key).is_ok());
+bloomkit_subject!(ScalableBloomFilter, |f, key| {
+    ScalableBloomFilter::insert(f, key).is_ok()
+});
+
+impl StaticFilter for RibbonFilter {
+    fn build(hashes: &[u64], p: f64) -> Result<Self, String> {
+        RibbonFilter::build_from_hashes(hashes, p).map_err(|e| e.to_string())
+    }
+
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        RibbonFilter::contains_hash(self, hash)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        RibbonFilter::memory_bytes(self)
+    }
+}
+
+/// A blocked filter driven through its batched operations (`insert_many_hashes`,
+/// `contains_many_hashes`): keys are hashed as they come and handed over 1,024 at a time, so
+/// the rolling prefetch runs over long stretches. The same filter and answers as
+/// [`BlockedBloomFilter`] one by one; what differs is the time out of cache.
+pub struct Batched(BlockedBloomFilter);
+
+/// Keys handed to a batched call at once.
+const BATCH_KEYS: usize = 1024;
+
+impl Batched {
+    /// Runs `op` over the hashes of `pool`'s keys, 1,024 at a time.
+    fn over_pool<P: KeyPool>(pool: &P, mut op: impl FnMut(&[u64])) {
+        let mut hashes = Vec::with_capacity(BATCH_KEYS);
+        pool.for_each(|key| {
+            hashes.push(bloomkit::hash(std::hint::black_box(key)));
+            if hashes.len() == BATCH_KEYS {
+                op(&hashes);
+                hashes.clear();
+            }
+        });
+        op(&hashes);
+    }
+
+    fn count(&self, hashes: &[u64], answers: &mut Vec<bool>) -> u64 {
+        answers.clear();
+        self.0.contains_many_hashes(hashes, answers);
+        answers.iter().filter(|&&a| a).count() as u64
+    }
+}
+
+impl<K: Key + ?Sized> Subject<K> for Batched {
+    fn insert(&mut self, key: &K) -> bool {
+        self.0.insert(key);
+        true
+    }
+
+    fn contains(&self, key: &K) -> bool {
+        self.0.contains(key)
+    }
+
+    fn supports_hash(&self) -> bool {
+        true
+    }
+
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.0.contains_hash(hash)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.0.memory_bytes()
+    }
+
+    fn insert_pool(&mut self, pool: &K::Pool) -> u64 {
+        Batched::over_pool(pool, |hashes| {
+            self.0.insert_many_hashes(hashes);
+        });
+        0
+    }
+
+    fn count_pool(&self, pool: &K::Pool) -> u64 {
+        let mut answers = Vec::with_capacity(BATCH_KEYS);
+        let mut found = 0;
+        Batched::over_pool(pool, |hashes| found += self.count(hashes, &mut answers));
+        found
+    }
+
+    fn count_hashes(&self, hashes: &[u64]) -> u64 {
+        let mut answers = Vec::with_capacity(BATCH_KEYS);
+        hashes
+            .chunks(BATCH_KEYS)
+            .map(|chunk| self.count(chunk, &mut answers))
+            .sum()
+    }
+}
+
+/// A ribbon filter: static, built from the `bloomkit::hash`es of all its keys.
+pub struct Ribbon;
+
+impl<K: Key + ?Sized> Contender<K> for Ribbon {
+    fn info(&self) -> Info {
+        Info {
+            name: "RibbonFilter".to_string(),
+            crate_name: "bloomkit",
+            family: Family::Ribbon,
+            hashing: Hashing::Bloomkit,
+            note: Some("static: built from all keys; rate 2^-7 for a 1% target".to_string()),
+        }
+    }
+
+    fn build(&self, n: u64, p: f64) -> Result<Box<dyn Subject<K>>, String> {
+        Ok(Box::new(Static::<K, BloomkitHash, RibbonFilter>::new(
+            n, p,
+        )?))
+    }
+
+    fn memory_for(&self, n: u64, p: f64) -> Result<u64, String> {
+        let bits = RibbonFilter::planned_bits(n, p).map_err(|e| e.to_string())?;
+        Ok(std::mem::size_of::<RibbonFilter>() as u64 + bits / 8)
+    }
+
+    fn build_peak_bytes(&self, n: u64, p: f64) -> u64 {
+        // The collected hashes (8 bytes a key) and the build's scratch (about 37 bytes a
+        // key: the sorted hashes and a 20-byte band row per slot), beside the filter.
+        <Self as Contender<K>>::memory_for(self, n, p).unwrap_or(u64::MAX) + n.saturating_mul(45)
+    }
+}
+
+/// How much smaller than its final key count a scalable filter is planned: it grows 100×
+/// during the insert phase, the case the issue compares.
+pub const SCALABLE_GROWTH: u64 = 100;
+
+/// A scalable filter planned for a hundredth of its keys (it grows 100× while they go in).
+fn scalable_new(n: u64, p: f64) -> bloomkit::Result<ScalableBloomFilter> {
+    ScalableBloomFilter::new((n / SCALABLE_GROWTH).max(1), p)
+}
+
+/// Bytes of a scalable filter after `n` keys, planned for n/100: RedisBloom's layers
+/// (capacity ×2, rate ×0.5 from p/2), each a blocked filter, until they hold n.
+fn scalable_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
+    let first = (n / SCALABLE_GROWTH).max(1);
+    let mut bytes = std::mem::size_of::<ScalableBloomFilter>() as u64;
+    let (mut held, mut capacity, mut rate) = (0u64, first, p * 0.5);
+    while held < n.max(1) {
+        bytes += sizing::blocked_plan(capacity, rate)?.num_bits / 8
+            + std::mem::size_of::<BlockedBloomFilter>() as u64;
+        held += capacity;
+        capacity *= 2;
+        rate *= 0.5;
+    }
+    Ok(bytes)
+}
 
 /// The constructor of a bloomkit filter: `new(items, fp_rate)`.
 pub type NewFn<F> = fn(u64, f64) -> bloomkit::Result<F>;
@@ -177,6 +338,20 @@ fn atomic_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
     Ok(std::mem::size_of::<AtomicBloomFilter>() as u64 + sizing::blocked_plan(n, p)?.num_bits / 8)
 }
 
+/// Bytes of a counting filter: its struct and 4 bits per counter (the classic plan's bits).
+fn counting_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
+    Ok(
+        std::mem::size_of::<CountingBloomFilter>() as u64
+            + sizing::classic_plan(n, p)?.num_bits / 2,
+    )
+}
+
+/// Bytes of a cuckoo filter before it grows, as its options plan it.
+fn cuckoo_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
+    let options = bloomkit::CuckooOptions::new(n).fp_rate(p);
+    Ok(options.planned_memory_bytes()? as u64)
+}
+
 /// Every bloomkit filter kind this tree has, in report order.
 ///
 /// # Examples
@@ -206,9 +381,31 @@ pub fn contenders<K: Key + ?Sized>() -> Vec<Box<dyn Contender<K>>> {
             AtomicBloomFilter::new,
             Some(atomic_memory),
         )),
-        // The kinds being written on other branches go here, one entry each (see the
-        // module docs): CountingBloomFilter, ScalableBloomFilter, CuckooFilter,
-        // RibbonFilter, AgingBloomFilter.
+        Box::new(Ours::new(
+            "BlockedBloomFilter, batched",
+            Family::Blocked,
+            |n, p| BlockedBloomFilter::new(n, p).map(Batched),
+            Some(blocked_memory),
+        )),
+        Box::new(Ours::new(
+            "CountingBloomFilter",
+            Family::Counting,
+            CountingBloomFilter::new,
+            Some(counting_memory),
+        )),
+        Box::new(Ours::new(
+            "ScalableBloomFilter, grown 100×",
+            Family::Scalable,
+            scalable_new,
+            Some(scalable_memory),
+        )),
+        Box::new(Ours::new(
+            "CuckooFilter",
+            Family::Cuckoo,
+            CuckooFilter::new,
+            Some(cuckoo_memory),
+        )),
+        Box::new(Ribbon),
     ]
 }
 
@@ -216,17 +413,27 @@ pub fn contenders<K: Key + ?Sized>() -> Vec<Box<dyn Contender<K>>> {
 mod tests {
     use super::*;
 
+    /// Each size formula is what the filter holds once its keys are in (a scalable filter
+    /// has grown, a static one is built): exactly, but for the scalable filter's list of
+    /// layers, whose spare capacity the formula does not predict.
     #[test]
     fn memory_formulas_match_what_is_built() {
         for c in contenders::<u64>() {
-            for n in [1, 1000, 52_000, 1_000_000] {
-                let built = c.build(n, 0.01).unwrap().memory_bytes() as u64;
-                assert_eq!(
-                    c.memory_for(n, 0.01).unwrap(),
-                    built,
-                    "{} n={n}",
-                    c.info().name
-                );
+            let name = c.info().name;
+            for n in [1u64, 1000, 52_000, 1_000_000] {
+                let mut filter = c.build(n, 0.01).unwrap();
+                for key in 0..n {
+                    filter.insert(&key);
+                }
+                filter.finish().unwrap();
+                let built = filter.memory_bytes() as u64;
+                let planned = c.memory_for(n, 0.01).unwrap();
+                if name.starts_with("ScalableBloomFilter") {
+                    let spare = built.abs_diff(planned);
+                    assert!(spare <= 64 * 64, "{name} n={n}: {planned} vs {built}");
+                } else {
+                    assert_eq!(planned, built, "{name} n={n}");
+                }
             }
         }
     }

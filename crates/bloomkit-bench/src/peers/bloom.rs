@@ -397,22 +397,32 @@ impl<K: Key + ?Sized> Contender<K> for Growable {
             crate_name: "growable-bloom-filter 2",
             family: Family::Scalable,
             hashing: Hashing::Own("xxh3 (its stable hasher)"),
-            note: Some("memory from its layer formula (it reports none)".to_string()),
+            note: Some(
+                "planned for n/100 and grown 100×; memory from its layer formula (it reports \
+                 none)"
+                    .to_string(),
+            ),
         }
     }
 
     fn build(&self, n: u64, p: f64) -> Result<Box<dyn Subject<K>>, String> {
-        let est = usize::try_from(n.max(1)).map_err(|e| e.to_string())?;
+        // Planned for a hundredth of its keys, as bloomkit's scalable filter is: both grow
+        // 100× while the keys go in.
+        let est = (n / crate::ours::SCALABLE_GROWTH).max(1);
         Ok(Box::new(GrowableFilter {
-            filter: growable_bloom_filter::GrowableBloom::new(p, est),
-            est: n.max(1),
+            filter: growable_bloom_filter::GrowableBloom::new(
+                p,
+                usize::try_from(est).map_err(|e| e.to_string())?,
+            ),
+            est,
             fp_rate: p,
         }))
     }
 
     fn memory_for(&self, n: u64, p: f64) -> Result<u64, String> {
-        // n keys fill exactly its first layer.
-        Ok(growable_bytes(n.max(1), p, n.max(1)))
+        // Its layers after n keys, planned for n/100.
+        let est = (n / crate::ours::SCALABLE_GROWTH).max(1);
+        Ok(growable_bytes(est, p, n.max(1)))
     }
 }
 

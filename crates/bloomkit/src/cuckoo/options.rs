@@ -232,6 +232,42 @@ impl CuckooOptions {
     /// assert!(matches!(CuckooOptions::new(10).fp_rate(1.5).build(), Err(Error::InvalidFpRate { .. })));
     /// ```
     pub fn build(&self) -> Result<CuckooFilter> {
+        CuckooFilter::from_shape(self.shape()?)
+    }
+
+    /// The bytes [`build`](Self::build) would allocate (with one sub-filter, before any
+    /// growth), computed without allocating: for sizing a machine, a server's memory limit,
+    /// or a benchmark.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build), but for the allocation itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::CuckooOptions;
+    /// let options = CuckooOptions::new(100_000).fp_rate(0.01);
+    /// assert_eq!(options.planned_memory_bytes()?, options.build()?.memory_bytes());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn planned_memory_bytes(&self) -> Result<usize> {
+        let shape = self.shape()?;
+        let layout = super::table::Layout::new(shape.bucket_size, shape.fp_bits);
+        // The slot words, plus the guard word every sub-filter keeps.
+        let words = layout
+            .words_for(shape.base_buckets)
+            .and_then(|w| w.checked_add(1))
+            .and_then(|w| usize::try_from(w).ok())
+            .and_then(|w| w.checked_mul(std::mem::size_of::<u64>()))
+            .ok_or(Error::TooLarge { num_bits: u64::MAX })?;
+        Ok(std::mem::size_of::<CuckooFilter>()
+            + std::mem::size_of::<super::table::SubFilter>()
+            + words)
+    }
+
+    /// Checks the options and computes the filter's shape, allocating nothing.
+    fn shape(&self) -> Result<super::Shape> {
         let b = self.bucket_size;
         check_range(
             "bucket_size",
@@ -297,7 +333,7 @@ impl CuckooOptions {
                 (buckets, expansion)
             }
         };
-        CuckooFilter::from_shape(super::Shape {
+        Ok(super::Shape {
             capacity: self.capacity,
             base_buckets: num_buckets,
             bucket_size: b,

@@ -378,6 +378,30 @@ impl RibbonFilter {
         self.len == 0
     }
 
+    /// The bits a filter built from `items` distinct keys at `fp_rate` will take, planned
+    /// before building (a build that has to re-seed at a larger size, about once in 10^5,
+    /// takes about 3% more): for sizing a machine, or a benchmark, without the keys.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build) for the rate; [`Error::TooLarge`] for absurd counts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::RibbonFilter;
+    /// let keys: Vec<u64> = (0..10_000).collect();
+    /// let f = RibbonFilter::build(&keys, 0.01)?;
+    /// assert_eq!(RibbonFilter::planned_bits(10_000, 0.01)?, f.num_bits());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn planned_bits(items: u64, fp_rate: f64) -> Result<u64> {
+        let result_bits = result_bits_for(fp_rate)? as u64;
+        build::planned_num_slots(items)?
+            .checked_mul(result_bits)
+            .ok_or(Error::TooLarge { num_bits: u64::MAX })
+    }
+
     /// Slots in the solution: a multiple of 64, a few percent more than [`len`](Self::len)
     /// (0 for an empty filter).
     ///

@@ -164,6 +164,40 @@ Examples:
         output: PathBuf,
     },
 
+    /// Benchmark bloomkit's kinds on this machine, to size hardware
+    ///
+    /// For each kind (blocked, classic, atomic, blocked with batched queries, counting,
+    /// scalable grown 100×, cuckoo, ribbon): ns per insert (per key built, for ribbon), ns
+    /// per query of present and absent keys (and by precomputed hash), bits per key and the
+    /// measured false-positive rate, for filters in cache (about 64 KiB) and in main memory
+    /// (at least 512 MiB, queries at random lines). The same harness as BENCHMARKS.md,
+    /// without the peer crates. The full run takes many minutes and a few GiB of memory;
+    /// --quick finishes in under a minute.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit bench --quick
+  bloomkit bench --regime cache --keys string
+  bloomkit bench --regime memory > my-machine.md")]
+    Bench {
+        /// Which filter sizes to measure
+        #[arg(long, value_enum, default_value_t = RegimeArg::All)]
+        regime: RegimeArg,
+        /// Which keys to measure with
+        #[arg(long, value_enum, default_value_t = KeysArg::All)]
+        keys: KeysArg,
+        /// Shrunk sizes (8 MiB "out of cache"): shows it runs, in under a minute
+        #[arg(long)]
+        quick: bool,
+        /// Target false-positive rate, strictly between 0 and 1 (0.01 is 1%)
+        #[arg(
+            long,
+            value_name = "P",
+            default_value_t = 0.01,
+            allow_negative_numbers = true
+        )]
+        fp_rate: f64,
+    },
+
     /// Measure every filter kind on this machine: size, accuracy and speed
     ///
     /// Builds a classic, a blocked and an atomic filter for N keys, inserts N present keys
@@ -188,6 +222,28 @@ Examples:
         )]
         fp_rate: f64,
     },
+}
+
+/// Which filter sizes `bench` measures.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RegimeArg {
+    /// Filters of about 64 KiB, in the core's caches
+    Cache,
+    /// Filters of at least 512 MiB, in main memory (minutes)
+    Memory,
+    /// Both
+    All,
+}
+
+/// Which keys `bench` measures with.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum KeysArg {
+    /// 8-byte integers
+    Int,
+    /// 16- to 32-byte strings
+    String,
+    /// Both
+    All,
 }
 
 /// The filter kinds `build` offers.
@@ -250,5 +306,18 @@ fn run(command: Command) -> Result<()> {
         Command::Info { file } => commands::info::run(&file),
         Command::Merge { inputs, output } => commands::merge::run(&inputs, &output),
         Command::Demo { items, fp_rate } => commands::demo::run(items, fp_rate),
+        Command::Bench {
+            regime,
+            keys,
+            quick,
+            fp_rate,
+        } => commands::bench::run(&commands::bench::Options {
+            cache: regime != RegimeArg::Memory,
+            memory: regime != RegimeArg::Cache,
+            ints: keys != KeysArg::String,
+            strings: keys != KeysArg::Int,
+            quick,
+            fp_rate,
+        }),
     }
 }

@@ -689,3 +689,41 @@ fn version_and_help() {
         .stdout(predicate::str::contains("empty line is the empty key"))
         .stdout(predicate::str::contains("8 bytes"));
 }
+
+// ---- bench ----
+
+/// A quick in-cache benchmark measures every bloomkit kind and prints its table.
+#[test]
+fn bench_quick_measures_every_kind() {
+    let output = bloomkit()
+        .args(["bench", "--quick", "--regime", "cache", "--keys", "int"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("## in cache, int keys"), "{stdout}");
+    for kind in [
+        "BlockedBloomFilter",
+        "BloomFilter",
+        "AtomicBloomFilter",
+        "CountingBloomFilter",
+        "ScalableBloomFilter",
+        "CuckooFilter",
+        "RibbonFilter",
+    ] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {kind}")))
+            .unwrap_or_else(|| panic!("no {kind} row in\n{stdout}"));
+        assert!(row.contains('%'), "{row}");
+    }
+    assert!(!stdout.contains("out of cache"), "{stdout}");
+}
+
+#[test]
+fn bench_rejects_bad_rates() {
+    let assert = bloomkit()
+        .args(["bench", "--quick", "--fp-rate", "0"])
+        .assert();
+    assert_one_line_error(assert, &["false-positive rate"]);
+}

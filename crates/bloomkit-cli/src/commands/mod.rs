@@ -1,6 +1,7 @@
 //! One module per subcommand, each with a `run` function that `main` calls with the parsed
 //! arguments.
 
+pub mod bench;
 pub mod build;
 pub mod demo;
 pub mod info;

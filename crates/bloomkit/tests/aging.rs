@@ -2,14 +2,15 @@
 //! was last inserted in, expiry after G rotations, the measured rate with every generation
 //! full, the golden file, hostile input and bad parameters.
 
+mod common;
+use common::{data_dir, reseal};
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use bloomkit::sizing::blocked_fp_rate;
 use bloomkit::{AgingBloomFilter, BlockedBloomFilter, Error, Filter, FilterKind};
 use proptest::prelude::*;
-use xxhash_rust::xxh3::xxh3_64;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -279,10 +280,6 @@ fn one_generation_is_a_filter_that_clears_on_rotate() {
 // ---------------------------------------------------------------------------------------------
 // Golden file
 
-fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
-}
-
 fn golden_key(i: u64) -> String {
     format!("golden:{i}")
 }
@@ -370,14 +367,6 @@ fn sample_file() -> Vec<u8> {
     f.to_bytes()
 }
 
-/// Rewrites the checksum (XXH3-64, seed 0, of everything before it) so that a deliberate
-/// change reaches the field checks behind it.
-fn reseal(bytes: &mut [u8]) {
-    let n = bytes.len() - 8;
-    let sum = xxh3_64(&bytes[..n]);
-    bytes[n..].copy_from_slice(&sum.to_le_bytes());
-}
-
 // Offsets (docs/FORMAT.md): item count 24..32; parameters 36..52 (generations u32 36..40,
 // bits per generation u64 40..48, hashes u32 48..52); payload length 52..60; payload from 60:
 // G count words, then the lines.
@@ -394,33 +383,16 @@ fn put<const N: usize>(bytes: &mut [u8], at: usize, value: [u8; N]) {
 
 #[test]
 fn every_truncation_is_an_error() {
-    let file = sample_file();
-    assert!(AgingBloomFilter::from_bytes(&file).is_ok());
-    for len in 0..file.len() {
-        let cut = &file[..len];
-        assert!(AgingBloomFilter::from_bytes(cut).is_err(), "{len}");
-        let err = AgingBloomFilter::read_from(cut).unwrap_err();
-        assert!(
-            matches!(err, Error::Truncated | Error::BadMagic),
-            "len {len}: {err}"
-        );
-    }
+    common::assert_every_truncation_fails(&sample_file(), AgingBloomFilter::from_bytes, |b| {
+        AgingBloomFilter::read_from(b)
+    });
 }
 
 #[test]
 fn every_single_byte_corruption_is_an_error() {
-    let file = sample_file();
-    for pos in 0..file.len() {
-        for flip in [0x01u8, 0x80, 0xff] {
-            let mut bad = file.clone();
-            bad[pos] ^= flip;
-            assert!(
-                AgingBloomFilter::from_bytes(&bad).is_err(),
-                "flip {flip:#x} at {pos} loaded"
-            );
-            assert!(AgingBloomFilter::read_from(&bad[..]).is_err());
-        }
-    }
+    common::assert_every_byte_flip_fails(&sample_file(), AgingBloomFilter::from_bytes, |b| {
+        AgingBloomFilter::read_from(b)
+    });
 }
 
 #[test]

@@ -2,14 +2,15 @@
 //! removes, the projection onto a classic filter, the measured rate, the golden file, hostile
 //! input and bad parameters.
 
+mod common;
+use common::{data_dir, reseal};
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use bloomkit::sizing::classic_fp_rate;
 use bloomkit::{BloomFilter, CountingBloomFilter, Error, Filter, FilterKind};
 use proptest::prelude::*;
-use xxhash_rust::xxh3::xxh3_64;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -296,10 +297,6 @@ fn rate_at_a_tenth_of_a_percent_with_string_keys() {
 // ---------------------------------------------------------------------------------------------
 // Golden file
 
-fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
-}
-
 fn golden_key(i: u64) -> String {
     format!("golden:{i}")
 }
@@ -391,43 +388,18 @@ fn sample_file() -> Vec<u8> {
     f.to_bytes()
 }
 
-/// Rewrites the checksum (XXH3-64, seed 0, of everything before it) so that a deliberate
-/// change reaches the field checks behind it.
-fn reseal(bytes: &mut [u8]) {
-    let n = bytes.len() - 8;
-    let sum = xxh3_64(&bytes[..n]);
-    bytes[n..].copy_from_slice(&sum.to_le_bytes());
-}
-
 #[test]
 fn every_truncation_is_an_error() {
-    let file = sample_file();
-    assert!(CountingBloomFilter::from_bytes(&file).is_ok());
-    for len in 0..file.len() {
-        let cut = &file[..len];
-        assert!(CountingBloomFilter::from_bytes(cut).is_err(), "{len}");
-        let err = CountingBloomFilter::read_from(cut).unwrap_err();
-        assert!(
-            matches!(err, Error::Truncated | Error::BadMagic),
-            "len {len}: {err}"
-        );
-    }
+    common::assert_every_truncation_fails(&sample_file(), CountingBloomFilter::from_bytes, |b| {
+        CountingBloomFilter::read_from(b)
+    });
 }
 
 #[test]
 fn every_single_byte_corruption_is_an_error() {
-    let file = sample_file();
-    for pos in 0..file.len() {
-        for flip in [0x01u8, 0x80, 0xff] {
-            let mut bad = file.clone();
-            bad[pos] ^= flip;
-            assert!(
-                CountingBloomFilter::from_bytes(&bad).is_err(),
-                "flip {flip:#x} at {pos} loaded"
-            );
-            assert!(CountingBloomFilter::read_from(&bad[..]).is_err());
-        }
-    }
+    common::assert_every_byte_flip_fails(&sample_file(), CountingBloomFilter::from_bytes, |b| {
+        CountingBloomFilter::read_from(b)
+    });
 }
 
 #[test]

@@ -2,13 +2,15 @@
 //! rate, filling to failure, growth to the sub-filter cap, RedisBloom's `CF.*` semantics,
 //! the golden file, hostile input and bad parameters.
 
+mod common;
+use common::reseal;
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use bloomkit::{CuckooFilter, CuckooOptions, Error, Filter, FilterKind};
 use proptest::prelude::*;
-use xxhash_rust::xxh3::xxh3_64;
 
 fn is_full(e: &Error) -> bool {
     matches!(
@@ -584,12 +586,6 @@ const NUM_FILTERS: usize = 72;
 const PAYLOAD_LEN: usize = 84;
 const PAYLOAD: usize = 92;
 
-fn reseal(bytes: &mut [u8]) {
-    let n = bytes.len() - 8;
-    let sum = xxh3_64(&bytes[..n]);
-    bytes[n..].copy_from_slice(&sum.to_le_bytes());
-}
-
 fn put_u32(bytes: &mut [u8], at: usize, v: u32) {
     bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
@@ -618,28 +614,16 @@ fn loads(bytes: &[u8]) -> bool {
 
 #[test]
 fn every_truncation_is_an_error() {
-    let file = sample();
-    for len in 0..file.len() {
-        assert!(!loads(&file[..len]), "prefix of {len} bytes loaded");
-        let err = CuckooFilter::read_from(&file[..len]).unwrap_err();
-        assert!(
-            matches!(err, Error::Truncated | Error::BadMagic),
-            "{len}: {err}"
-        );
-    }
-    assert!(loads(&file));
+    common::assert_every_truncation_fails(&sample(), CuckooFilter::from_bytes, |b| {
+        CuckooFilter::read_from(b)
+    });
 }
 
 #[test]
 fn every_single_byte_corruption_is_an_error() {
-    let file = sample();
-    for pos in 0..file.len() {
-        for flip in [0x01u8, 0x80, 0xff] {
-            let mut bad = file.clone();
-            bad[pos] ^= flip;
-            assert!(!loads(&bad), "flip {flip:#x} at {pos} loaded");
-        }
-    }
+    common::assert_every_byte_flip_fails(&sample(), CuckooFilter::from_bytes, |b| {
+        CuckooFilter::read_from(b)
+    });
 }
 
 #[test]

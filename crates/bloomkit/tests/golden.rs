@@ -11,7 +11,9 @@
 //! Write a fixture once, when its kind first lands on main; never rewrite one that has landed.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+
+mod common;
+use common::data_dir;
 
 use bloomkit::{AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter, FilterKind};
 
@@ -70,10 +72,6 @@ fn fill(mut f: AnyFilter, key: fn(u64) -> String) -> AnyFilter {
         f.insert(key(i).as_str()).unwrap();
     }
     f
-}
-
-fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
 fn answers(f: &AnyFilter, key: fn(u64) -> String) -> String {

@@ -1,9 +1,11 @@
 //! Truncated, corrupted, foreign and hostile input: always an error, never a panic, never an
 //! allocation the input cannot justify.
 
+mod common;
+use common::reseal;
+
 use bloomkit::{AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Error};
 use proptest::prelude::*;
-use xxhash_rust::xxh3::xxh3_64;
 
 fn sample_files() -> Vec<Vec<u8>> {
     let mut classic = BloomFilter::new(200, 0.01).unwrap();
@@ -23,14 +25,6 @@ fn load_all(bytes: &[u8]) -> [bool; 4] {
         AtomicBloomFilter::from_bytes(bytes).is_ok(),
         AnyFilter::from_bytes(bytes).is_ok() && AnyFilter::read_from(bytes).is_ok(),
     ]
-}
-
-/// Rewrites the checksum (plain XXH3-64, seed 0, of everything before it: docs/FORMAT.md)
-/// so that a deliberate change reaches the field checks behind it.
-fn reseal(bytes: &mut [u8]) {
-    let n = bytes.len() - 8;
-    let sum = xxh3_64(&bytes[..n]);
-    bytes[n..].copy_from_slice(&sum.to_le_bytes());
 }
 
 #[test]

@@ -1,6 +1,9 @@
 //! RibbonFilter through its public API: no false negatives against a `HashSet` oracle, the
 //! promised false-positive rate and space, golden files, hostile input and bad parameters.
 
+mod common;
+use common::reseal;
+
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -9,7 +12,6 @@ use std::time::Instant;
 
 use bloomkit::{BloomFilter, Error, Filter, FilterKind, RibbonFilter};
 use proptest::prelude::*;
-use xxhash_rust::xxh3::xxh3_64;
 
 // ---------------------------------------------------------------------------------------------
 // Property tests: whatever the keys, no key built in is ever forgotten.
@@ -251,12 +253,6 @@ fn small_file() -> Vec<u8> {
     RibbonFilter::build(0..150u32, 0.01).unwrap().to_bytes()
 }
 
-fn reseal(bytes: &mut [u8]) {
-    let n = bytes.len() - 8;
-    let sum = xxh3_64(&bytes[..n]);
-    bytes[n..].copy_from_slice(&sum.to_le_bytes());
-}
-
 fn with(file: &[u8], at: usize, value: &[u8]) -> Vec<u8> {
     let mut bad = file.to_vec();
     bad[at..at + value.len()].copy_from_slice(value);
@@ -300,27 +296,16 @@ fn layout_is_as_documented() {
 
 #[test]
 fn every_truncation_is_an_error() {
-    let file = small_file();
-    for len in 0..file.len() {
-        assert!(!loads(&file[..len]), "a prefix of {len} bytes loaded");
-        let err = RibbonFilter::read_from(&file[..len]).unwrap_err();
-        assert!(
-            matches!(err, Error::Truncated | Error::BadMagic),
-            "len {len}: {err}"
-        );
-    }
+    common::assert_every_truncation_fails(&small_file(), RibbonFilter::from_bytes, |b| {
+        RibbonFilter::read_from(b)
+    });
 }
 
 #[test]
 fn every_single_byte_corruption_is_an_error() {
-    let file = small_file();
-    for pos in 0..file.len() {
-        for flip in [0x01u8, 0x80, 0xff] {
-            let mut bad = file.clone();
-            bad[pos] ^= flip;
-            assert!(!loads(&bad), "flip {flip:#x} at {pos} loaded");
-        }
-    }
+    common::assert_every_byte_flip_fails(&small_file(), RibbonFilter::from_bytes, |b| {
+        RibbonFilter::read_from(b)
+    });
 }
 
 #[test]

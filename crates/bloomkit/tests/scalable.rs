@@ -4,14 +4,15 @@
 //! To write the golden files (once, for a new format version only):
 //! `BLOOMKIT_WRITE_GOLDEN=1 cargo test -p bloomkit --release --test scalable`.
 
+mod common;
+use common::{data_dir, reseal};
+
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use bloomkit::sizing::blocked_fp_rate;
 use bloomkit::{AnyFilter, BlockedBloomFilter, Error, Filter, FilterKind, ScalableBloomFilter};
 use proptest::prelude::*;
-use xxhash_rust::xxh3::xxh3_64;
 
 // ---------------------------------------------------------------------------------------
 // RedisBloom's behaviour (see /work/shared/reference/redisbloom.md and RedisBloom's sb.c)
@@ -382,10 +383,6 @@ proptest! {
 // The golden file
 // ---------------------------------------------------------------------------------------
 
-fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
-}
-
 fn golden_key(i: u64) -> String {
     format!("golden:{i}")
 }
@@ -470,12 +467,6 @@ fn sample() -> Vec<u8> {
     f.to_bytes()
 }
 
-fn reseal(bytes: &mut [u8]) {
-    let n = bytes.len() - 8;
-    let sum = xxh3_64(&bytes[..n]);
-    bytes[n..].copy_from_slice(&sum.to_le_bytes());
-}
-
 fn put_u64(bytes: &mut [u8], at: usize, v: u64) {
     bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
@@ -511,27 +502,16 @@ fn the_layout_is_as_documented() {
 
 #[test]
 fn every_truncation_is_an_error() {
-    let file = sample();
-    for len in 0..file.len() {
-        assert!(!loads(&file[..len]), "prefix of {len} bytes loaded");
-        let err = ScalableBloomFilter::read_from(&file[..len]).unwrap_err();
-        assert!(
-            matches!(err, Error::Truncated | Error::BadMagic),
-            "len {len}: {err}"
-        );
-    }
+    common::assert_every_truncation_fails(&sample(), ScalableBloomFilter::from_bytes, |b| {
+        ScalableBloomFilter::read_from(b)
+    });
 }
 
 #[test]
 fn every_single_byte_corruption_is_an_error() {
-    let file = sample();
-    for pos in 0..file.len() {
-        for flip in [0x01u8, 0x80, 0xff] {
-            let mut bad = file.clone();
-            bad[pos] ^= flip;
-            assert!(!loads(&bad), "flip {flip:#x} at {pos} loaded");
-        }
-    }
+    common::assert_every_byte_flip_fails(&sample(), ScalableBloomFilter::from_bytes, |b| {
+        ScalableBloomFilter::read_from(b)
+    });
 }
 
 /// Deliberate, resealed changes to each field: each is `Corrupt` (or the specific error).

@@ -1,0 +1,68 @@
+//! Helpers shared by the test files: the fixtures' folder, the format's checksum, and the
+//! hostile-input checks every filter kind must pass.
+//!
+//! (Each test file is its own crate and uses only some of these.)
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use bloomkit::{AnyFilter, Error, Result};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Where the golden fixtures live.
+pub fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+/// Rewrites the checksum (plain XXH3-64, seed 0, of everything before it: docs/FORMAT.md),
+/// so that a deliberate change to a field reaches the field checks behind the checksum.
+pub fn reseal(bytes: &mut [u8]) {
+    let n = bytes.len() - 8;
+    let sum = xxh3_64(&bytes[..n]);
+    bytes[n..].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// `file` loads through both loaders, and no prefix of it does: `from_bytes` refuses every
+/// prefix, and `read_from` calls each one truncated (or, when even the magic is incomplete
+/// or missing, not a filter). `AnyFilter` refuses every prefix too.
+pub fn assert_every_truncation_fails<T>(
+    file: &[u8],
+    from_bytes: impl Fn(&[u8]) -> Result<T>,
+    read_from: impl Fn(&[u8]) -> Result<T>,
+) {
+    assert!(from_bytes(file).is_ok() && read_from(file).is_ok());
+    for len in 0..file.len() {
+        let cut = &file[..len];
+        assert!(from_bytes(cut).is_err(), "a prefix of {len} bytes loaded");
+        assert!(AnyFilter::from_bytes(cut).is_err(), "{len}");
+        match read_from(cut) {
+            Err(Error::Truncated | Error::BadMagic) => {}
+            Err(other) => panic!("prefix of {len} bytes: {other}"),
+            Ok(_) => panic!("a prefix of {len} bytes streamed in"),
+        }
+    }
+}
+
+/// Flipping one bit, the top bit, or every bit of any single byte of `file` makes it
+/// unloadable through either loader (the checksum, if nothing before it, catches it).
+pub fn assert_every_byte_flip_fails<T>(
+    file: &[u8],
+    from_bytes: impl Fn(&[u8]) -> Result<T>,
+    read_from: impl Fn(&[u8]) -> Result<T>,
+) {
+    for pos in 0..file.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut bad = file.to_vec();
+            bad[pos] ^= flip;
+            assert!(from_bytes(&bad).is_err(), "flip {flip:#x} at {pos} loaded");
+            assert!(
+                read_from(&bad).is_err(),
+                "flip {flip:#x} at {pos} streamed in"
+            );
+            assert!(
+                AnyFilter::from_bytes(&bad).is_err(),
+                "flip {flip:#x} at {pos}"
+            );
+        }
+    }
+}

@@ -663,3 +663,25 @@ proptest! {
         loads(&bytes);
     }
 }
+
+/// A layer that counts keys but has no bits set is corrupt (every counted insert sets a
+/// bit), not a filter that forgets its keys. Found missing while documenting the format.
+#[test]
+fn a_layer_counting_more_keys_than_it_has_bits_is_corrupt() {
+    let mut f = ScalableBloomFilter::new(100, 0.01).unwrap();
+    for i in 0..10u32 {
+        f.insert(&i).unwrap();
+    }
+    assert_eq!(f.num_layers(), 1);
+    let mut bytes = f.to_bytes();
+    // Header (36) + parameters (32) + payload length (8) + layer count (8) + one
+    // descriptor (40): the lines follow, up to the checksum.
+    let lines = 36 + 32 + 8 + 8 + 40;
+    let end = bytes.len() - 8;
+    bytes[lines..end].fill(0);
+    reseal(&mut bytes);
+    match ScalableBloomFilter::from_bytes(&bytes) {
+        Err(Error::Corrupt { reason }) => assert!(reason.contains("bits set"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -263,10 +263,20 @@ impl Persist for ScalableBloomFilter {
         }
 
         let mut layers = Vec::with_capacity(descriptors.len());
-        for d in descriptors {
+        for (i, d) in descriptors.into_iter().enumerate() {
             let lines = read_lines(payload, d.num_lines)?;
+            let filter = BlockedBloomFilter::from_parts(lines, d.num_hashes, header.seed, d.items);
+            // Each counted insert set at least one bit that was zero in its layer: a layer
+            // cannot count more keys than it has ones.
+            let ones = filter.count_ones();
+            if d.items > ones {
+                return Err(Error::corrupt(format!(
+                    "layer {i} claims {} items but has only {ones} bits set",
+                    d.items
+                )));
+            }
             layers.push(Layer {
-                filter: BlockedBloomFilter::from_parts(lines, d.num_hashes, header.seed, d.items),
+                filter,
                 capacity: d.capacity,
                 fp_rate: d.fp_rate,
             });

@@ -8,18 +8,19 @@
 //! # Choosing a filter
 //!
 //! Measured by `bloomkit demo` (1,000,000 21-byte keys at a 1% target, one thread, hashing
-//! included; the times are from a shared 2-core VM, so compare them with each other):
+//! included; the times are from a shared 2-core VM, so compare them with each other;
+//! `BENCHMARKS.md` has filters in and out of cache beside the other Rust crates):
 //!
 //! | type | bits/key at 1% | measured rate | insert ns | query ns | deletes | grows | merges | static |
 //! |---|---|---|---|---|---|---|---|---|
-//! | [`BlockedBloomFilter`] | 9.92 | 0.997% | 18 | 14 | no | no | yes | no |
-//! | [`BloomFilter`] | 9.59 | 0.997% | 21 | 31 | no | no | yes | no |
-//! | [`AtomicBloomFilter`] | 9.92 | 0.997% | 47 | 16 | no | no | yes | no |
-//! | [`CountingBloomFilter`] | 38.3 | 0.997% | 28 | 42 | yes | no | yes | no |
-//! | [`ScalableBloomFilter`] | 26.5 after growing 100× | 0.970% | 93 | 77 | no | yes | no | no |
-//! | [`CuckooFilter`] | 10.7 | 0.729% | 40 | 18 | yes | optional | no | no |
-//! | [`RibbonFilter`] | 7.32 | 0.775% | 72 (build) | 31 | no | no | no | yes |
-//! | [`AgingBloomFilter`] | 11.5 (2 generations) | 1.010% | 20 | 24 | by age | no | no | no |
+//! | [`BlockedBloomFilter`] | 9.92 | 0.997% | 17 | 12 | no | no | yes | no |
+//! | [`BloomFilter`] | 9.59 | 0.997% | 21 | 25 | no | no | yes | no |
+//! | [`AtomicBloomFilter`] | 9.92 | 0.997% | 43 | 12 | no | no | yes | no |
+//! | [`CountingBloomFilter`] | 38.3 | 0.997% | 25 | 32 | yes | no | yes | no |
+//! | [`ScalableBloomFilter`] | 26.5 after growing 100× | 0.970% | 51 | 42 | no | yes | no | no |
+//! | [`CuckooFilter`] | 10.7 | 0.729% | 44 | 20 | yes | optional | no | no |
+//! | [`RibbonFilter`] | 7.32 | 0.775% | 71 (build) | 24 | no | no | no | yes |
+//! | [`AgingBloomFilter`] | 11.5 (2 generations) | 1.010% | 17 | 18 | by age | no | no | no |
 //!
 //! * **Most uses:** [`BlockedBloomFilter`]. Every probe of a key falls in one 64-byte cache
 //!   line, so a query costs one cache miss, for 3% more memory than [`BloomFilter`].

@@ -1,7 +1,7 @@
 //! bloomkit's benchmark harness: bloomkit's filters beside the peer crates, measured in the
 //! same run on the same keys.
 //!
-//! The core (everything but [`peers`]) depends on bloomkit alone, so the CLI can offer a
+//! The core (everything but `peers`) depends on bloomkit alone, so the CLI can offer a
 //! `bloomkit bench` that measures bloomkit's kinds on a user's machine. The peer crates are
 //! optional dependencies behind the `peers` feature, used by the `compare` binary:
 //!
@@ -24,7 +24,7 @@
 //! * [`report`]: markdown tables of figures and of ratios against bloomkit.
 //! * [`memlimit`]: the memory system's limit: random 64-byte reads, dependent, independent
 //!   and batched with prefetch.
-//! * [`peers`] (feature `peers`): adapters for fastbloom, bloomfilter, sbbf-rs,
+//! * `peers` (feature `peers`): adapters for fastbloom, bloomfilter, sbbf-rs,
 //!   growable-bloom-filter, xorf, cuckoofilter and qfilter, and the targets.
 //!
 //! # Examples

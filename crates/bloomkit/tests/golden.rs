@@ -10,10 +10,8 @@
 //! fixture in depth and writes it when it is missing and `BLOOMKIT_WRITE_GOLDEN=1` is set.
 //! Write a fixture once, when its kind first lands on main; never rewrite one that has landed.
 
-use std::fmt::Write as _;
-
 mod common;
-use common::data_dir;
+use common::{data_dir, golden_answers};
 
 use bloomkit::{AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter, FilterKind};
 
@@ -74,20 +72,6 @@ fn fill(mut f: AnyFilter, key: fn(u64) -> String) -> AnyFilter {
     f
 }
 
-fn answers(f: &AnyFilter, key: fn(u64) -> String) -> String {
-    let mut out = String::new();
-    for i in 0..3000 {
-        let k = key(i);
-        let answer = if f.contains(k.as_str()) {
-            "maybe"
-        } else {
-            "no"
-        };
-        writeln!(out, "{k}\t{answer}").unwrap();
-    }
-    out
-}
-
 #[test]
 fn golden_files_load_and_answer_as_written() {
     let write = std::env::var_os("BLOOMKIT_WRITE_GOLDEN").is_some();
@@ -97,7 +81,7 @@ fn golden_files_load_and_answer_as_written() {
         if write && !bin_path.exists() {
             let f = (fx.build)();
             std::fs::write(&bin_path, f.to_bytes()).unwrap();
-            std::fs::write(&answers_path, answers(&f, fx.key)).unwrap();
+            std::fs::write(&answers_path, golden_answers(&f, fx.key)).unwrap();
         }
         let stored =
             std::fs::read(&bin_path).unwrap_or_else(|e| panic!("{}: {e}", bin_path.display()));
@@ -108,7 +92,7 @@ fn golden_files_load_and_answer_as_written() {
         let loaded = AnyFilter::from_bytes(&stored).unwrap();
         assert_eq!(loaded.kind(), fx.kind, "{}", fx.name);
         assert_eq!(
-            answers(&loaded, fx.key),
+            golden_answers(&loaded, fx.key),
             stored_answers,
             "{}: answers changed",
             fx.name

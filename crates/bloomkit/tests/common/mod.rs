@@ -4,14 +4,31 @@
 //! (Each test file is its own crate and uses only some of these.)
 #![allow(dead_code)]
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use bloomkit::{AnyFilter, Error, Result};
+use bloomkit::{AnyFilter, Error, Filter, Result};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Where the golden fixtures live.
 pub fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+/// A fixture's `.answers` text: for the keys `key(0..3000)` (the first 1,000 inserted), one
+/// line each, `key<TAB>maybe` or `key<TAB>no`, as `filter` answers them.
+pub fn golden_answers<F: Filter>(filter: &F, key: impl Fn(u64) -> String) -> String {
+    let mut out = String::new();
+    for i in 0..3000 {
+        let k = key(i);
+        let answer = if filter.contains(k.as_str()) {
+            "maybe"
+        } else {
+            "no"
+        };
+        writeln!(out, "{k}\t{answer}").unwrap();
+    }
+    out
 }
 
 /// Rewrites the checksum (plain XXH3-64, seed 0, of everything before it: docs/FORMAT.md),

@@ -101,8 +101,14 @@ impl AtomicBloomFilter {
     /// Adds a key by its precomputed hash.
     #[inline]
     pub fn insert_hash(&self, hash: u64) -> bool {
+        self.insert_into_line(line_index(hash, self.lines.len()), hash)
+    }
+
+    /// Sets the probes of `hash` in line `index` (the hash's line); whether any bit was new.
+    #[inline]
+    fn insert_into_line(&self, index: usize, hash: u64) -> bool {
         let mask = line_mask(hash, self.num_hashes);
-        let line = self.lines.line(line_index(hash, self.lines.len()));
+        let line = self.lines.line(index);
         let mut changed = false;
         for (word, m) in line.0.iter().zip(mask) {
             // Read first: most words of a loaded filter already hold their bits, and a plain
@@ -170,7 +176,7 @@ impl AtomicBloomFilter {
         let mut changed = 0;
         for_each_prefetched(hashes, lines.len(), |step| match step {
             Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-            Step::Visit(_, hash) => changed += self.insert_hash(hash) as u64,
+            Step::Visit(line, hash) => changed += self.insert_into_line(line, hash) as u64,
         });
         changed
     }

@@ -6,6 +6,8 @@
 //!
 //! # Overview of modules
 //!
+//! * [`frame`]: the request parser (RESP multibulk and inline), with Redis's limits.
+//! * [`connection`]: one client's stream: requests in, buffered replies out.
 //! * [`reply`]: what a command answers, and its RESP2/RESP3 encoding.
 //! * [`value`]: what a key holds (a scalable Bloom filter or a cuckoo filter).
 //! * [`cmd`]: the command layer. The filter commands see one key's value and return a
@@ -15,5 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cmd;
+pub mod connection;
+pub mod frame;
 pub mod reply;
 pub mod value;

@@ -3,7 +3,7 @@
 //!
 //! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
 //! strings. [`BloomCommand::parse`] does every check that needs neither the key nor the
-//! [`Defaults`](super::Defaults); the rest happens in `read`/`write`, before the key is
+//! [`Defaults`]; the rest happens in `read`/`write`, before the key is
 //! looked at where RedisBloom does so.
 //!
 //! Items are hashed as their raw bytes with [`bloomkit::hash_bytes_with_seed`], so an item
@@ -12,7 +12,7 @@
 //! # What is logged
 //!
 //! A command that changes its key returns the commands that replay the change under any
-//! [`Defaults`](super::Defaults): a creation is logged as
+//! [`Defaults`]: a creation is logged as
 //! `BF.RESERVE key rate capacity EXPANSION x` (or `NONSCALING`) with every parameter,
 //! then the items actually added as one `BF.MADD`. Items that were already present changed
 //! nothing and are left out; an item that failed (a full filter, `--maxmemory`) is left

@@ -9,6 +9,8 @@
 pub mod args;
 pub mod bloom;
 pub mod cuckoo;
+mod dump;
+mod shared;
 
 use bytes::Bytes;
 

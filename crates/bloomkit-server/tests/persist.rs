@@ -692,3 +692,160 @@ fn the_auto_snapshot_trigger_waits_for_the_log_to_outgrow_the_snapshot() {
     }
     assert!(p.should_auto_snapshot());
 }
+
+/// Golden files: a log and a snapshot written by an earlier build must read back exactly,
+/// and this build must write the same bytes. A change that breaks stored data fails here;
+/// it needs a new format version, not new golden files. Written once, when missing and
+/// `BLOOMKIT_WRITE_GOLDEN=1` is set; never rewritten after they landed.
+mod golden {
+    use super::*;
+    use bloomkit_server::persist::aof::{self, Tail};
+    use bloomkit_server::persist::snapshot::{
+        read_snapshot, SnapshotEntry, SnapshotHeader, SnapshotWriter,
+    };
+
+    fn data(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name)
+    }
+
+    const LOG: &str = "appendonly-v1.aof";
+    const SNAPSHOT: &str = "dump-v1.bks";
+    const GENERATION: u64 = 3;
+    const HEADER: SnapshotHeader = SnapshotHeader {
+        log_generation: GENERATION,
+        created_unix_ms: 1_700_000_000_000,
+    };
+
+    fn log_recipe() -> Vec<Vec<Bytes>> {
+        vec![
+            cmd(&["BF.RESERVE", "bloom", "0.01", "100", "EXPANSION", "2"]),
+            cmd(&["BF.ADD", "bloom", "apple"]),
+            cmd(&["BF.MADD", "bloom", "pear", "plum", ""]),
+            vec![
+                Bytes::from_static(b"CF.ADD"),
+                Bytes::from_static(b"binary\x00key"),
+                Bytes::from_static(b"\r\n\xff"),
+            ],
+            cmd(&["PEXPIREAT", "bloom", "1900000000000"]),
+            cmd(&["DEL", "gone"]),
+        ]
+    }
+
+    fn snapshot_recipe() -> Vec<SnapshotEntry> {
+        let mut bloom = ScalableBloomFilter::builder(50, 0.01)
+            .growth(2)
+            .build()
+            .unwrap();
+        for i in 0..80 {
+            bloom.insert(&format!("b{i}")[..]).unwrap();
+        }
+        let mut cuckoo = CuckooOptions::redisbloom(64).build().unwrap();
+        for i in 0..30 {
+            cuckoo.insert(&format!("c{i}")[..]).unwrap();
+        }
+        vec![
+            SnapshotEntry {
+                key: Bytes::from_static(b"bloom"),
+                expires_at_ms: Some(1_900_000_000_000),
+                value: Value::Bloom(bloom),
+            },
+            SnapshotEntry {
+                key: Bytes::from_static(b"cuckoo\x00"),
+                expires_at_ms: None,
+                value: Value::Cuckoo(cuckoo),
+            },
+        ]
+    }
+
+    fn encode_log(commands: &[Vec<Bytes>]) -> Vec<u8> {
+        let mut out = aof::log_header(GENERATION).to_vec();
+        for c in commands {
+            aof::encode_record(&mut out, c).unwrap();
+        }
+        out
+    }
+
+    fn encode_snapshot(entries: &[SnapshotEntry]) -> Vec<u8> {
+        let mut w = SnapshotWriter::new(Vec::new(), HEADER).unwrap();
+        for e in entries {
+            w.write_entry(&e.key, e.expires_at_ms, &e.value).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn fixture(name: &str, make: impl FnOnce() -> Vec<u8>) -> Vec<u8> {
+        let path = data(name);
+        if !path.exists() && std::env::var_os("BLOOMKIT_WRITE_GOLDEN").is_some() {
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, make()).unwrap();
+        }
+        fs::read(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (write it once with BLOOMKIT_WRITE_GOLDEN=1)",
+                path.display()
+            )
+        })
+    }
+
+    #[test]
+    fn the_version_1_log_reads_back_and_is_written_identically() {
+        let bytes = fixture(LOG, || encode_log(&log_recipe()));
+        let mut seen = Vec::new();
+        let scan = aof::scan_log(
+            &bytes[..],
+            bytes.len() as u64,
+            GENERATION,
+            Tail::Strict,
+            |_, c| {
+                seen.push(c);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(seen, log_recipe());
+        assert_eq!(scan.valid_len, bytes.len() as u64);
+        assert_eq!(encode_log(&log_recipe()), bytes);
+    }
+
+    #[test]
+    fn the_version_1_snapshot_loads_answers_and_is_written_identically() {
+        let bytes = fixture(SNAPSHOT, || encode_snapshot(&snapshot_recipe()));
+        let snap = read_snapshot(&bytes[..], bytes.len() as u64).unwrap();
+        assert_eq!(snap.header, HEADER);
+        assert_eq!(snap.entries.len(), 2);
+        assert_eq!(snap.entries[0].key, "bloom");
+        assert_eq!(snap.entries[0].expires_at_ms, Some(1_900_000_000_000));
+        match &snap.entries[0].value {
+            Value::Bloom(f) => {
+                assert_eq!(f.len(), 80);
+                assert!((0..80).all(|i| f.contains(&format!("b{i}")[..])));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &snap.entries[1].value {
+            Value::Cuckoo(f) => {
+                assert_eq!(f.len(), 30);
+                assert!((0..30).all(|i| f.contains(&format!("c{i}")[..])));
+            }
+            other => panic!("{other:?}"),
+        }
+        // What loads writes back to the same bytes.
+        assert_eq!(encode_snapshot(&snap.entries), bytes);
+    }
+
+    #[test]
+    fn a_directory_holding_the_golden_files_recovers() {
+        let snapshot = fixture(SNAPSHOT, || encode_snapshot(&snapshot_recipe()));
+        let log = fixture(LOG, || encode_log(&log_recipe()));
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(SNAPSHOT_FILE), snapshot).unwrap();
+        fs::write(log_path(dir.path(), GENERATION), log).unwrap();
+        let (p, mut recovery) = open(dir.path(), FsyncPolicy::No);
+        assert!(recovery.warnings().is_empty());
+        assert_eq!(recovery.take_entries().len(), 2);
+        assert_eq!(replay(&recovery), log_recipe());
+        assert_eq!(p.stats().log_generation, GENERATION);
+    }
+}

@@ -85,16 +85,31 @@ pub fn encode_record(out: &mut Vec<u8>, command: &[Bytes]) -> io::Result<()> {
 
 /// Writes `*<n>\r\n` then `$<len>\r\n<bytes>\r\n` for each argument.
 fn push_resp_array(out: &mut Vec<u8>, args: &[Bytes]) {
-    out.push(b'*');
-    out.extend_from_slice(args.len().to_string().as_bytes());
-    out.extend_from_slice(b"\r\n");
+    push_prefixed(out, b'*', args.len());
     for arg in args {
-        out.push(b'$');
-        out.extend_from_slice(arg.len().to_string().as_bytes());
-        out.extend_from_slice(b"\r\n");
+        push_prefixed(out, b'$', arg.len());
         out.extend_from_slice(arg);
         out.extend_from_slice(b"\r\n");
     }
+}
+
+/// Writes `<prefix><n in decimal>\r\n` without allocating (this runs under the keyspace's
+/// locks, once per argument).
+fn push_prefixed(out: &mut Vec<u8>, prefix: u8, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push(prefix);
+    out.extend_from_slice(&digits[i..]);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Parses a record's payload: exactly one RESP array of bulk strings, nothing after it.

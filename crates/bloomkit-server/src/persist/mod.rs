@@ -58,7 +58,9 @@
 //!
 //! 1. take every shard lock (in index order), clone the `Arc<Value>`s, and call
 //!    [`Persistence::begin_snapshot`] while holding them: it switches the log to a new
-//!    generation, so every command logged from now on is after the cut;
+//!    generation, so every command logged from now on is after the cut. It fsyncs the
+//!    outgoing generation; with `no`, call [`Persistence::sync`] just before taking the
+//!    locks so that the fsync under them has little left to write;
 //! 2. release the locks: writers carry on (copy-on-write on the `Arc`s);
 //! 3. on a blocking thread, [`SnapshotCut::write`] the clones: it writes `dump.<gen>.tmp`,
 //!    fsyncs it, renames it over `dump.bks`, fsyncs the directory, and deletes the log

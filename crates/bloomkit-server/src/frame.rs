@@ -263,7 +263,6 @@ pub fn split_inline(line: &[u8]) -> Result<Vec<Bytes>, ProtocolError> {
                     if line.get(i + 1).is_some_and(|b| !b.is_ascii_whitespace()) {
                         return Err(unbalanced());
                     }
-                    in_double = false;
                     i += 1;
                     break;
                 } else {
@@ -278,7 +277,6 @@ pub fn split_inline(line: &[u8]) -> Result<Vec<Bytes>, ProtocolError> {
                     if line.get(i + 1).is_some_and(|b| !b.is_ascii_whitespace()) {
                         return Err(unbalanced());
                     }
-                    in_single = false;
                     i += 1;
                     break;
                 } else {

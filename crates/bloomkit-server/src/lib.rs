@@ -13,11 +13,13 @@
 //! * [`cmd`]: the command layer. The filter commands see one key's value and return a
 //!   reply plus what to log; they know nothing of sockets or storage, so the same code can
 //!   run inside a Redis module.
+//! * [`persist`]: the append-only log and snapshots; start-up recovery.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod cmd;
 pub mod connection;
 pub mod frame;
+pub mod persist;
 pub mod reply;
 pub mod value;

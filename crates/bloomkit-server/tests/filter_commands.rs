@@ -87,6 +87,17 @@ impl Slot {
     }
 }
 
+/// `BF.INFO key FIELD`: a one-element array in RESP2, a one-entry map in RESP3.
+fn info_field(name: &str, value: i64) -> Reply {
+    Reply::PerProtocol {
+        resp2: Box::new(Reply::Array(vec![Reply::Integer(value)])),
+        resp3: Box::new(Reply::Map(vec![(
+            Reply::Simple(name.to_string()),
+            Reply::Integer(value),
+        )])),
+    }
+}
+
 fn err(text: &str) -> Reply {
     Reply::error(text)
 }
@@ -256,21 +267,18 @@ fn bf_add_exists_card_info_answer_as_redisbloom() {
         panic!()
     };
     assert_eq!(info[1].1, Reply::Integer(f.memory_bytes() as i64));
-    assert_eq!(
-        s.run("BF.INFO k capacity"),
-        Reply::Array(vec![Reply::Integer(100)])
-    );
+    assert_eq!(s.run("BF.INFO k capacity"), info_field("Capacity", 100));
     assert_eq!(
         s.run("BF.INFO k ITEMS"),
-        Reply::Array(vec![Reply::Integer(3)])
+        info_field("Number of items inserted", 3)
     );
     assert_eq!(
         s.run("BF.INFO k Filters"),
-        Reply::Array(vec![Reply::Integer(1)])
+        info_field("Number of filters", 1)
     );
     assert_eq!(
         s.run("BF.INFO k expansion"),
-        Reply::Array(vec![Reply::Integer(2)])
+        info_field("Expansion rate", 2)
     );
     assert_eq!(s.run("BF.INFO k bogus"), err("Invalid information value"));
     assert_eq!(Slot::new().run("BF.INFO nokey bogus"), err("ERR not found"));
@@ -440,10 +448,7 @@ fn bf_scaling_follows_redisbloom_examples() {
     };
     let capacities: Vec<u64> = f.layers().map(|l| l.capacity).collect();
     assert_eq!(capacities, [10, 20, 40, 80]);
-    assert_eq!(
-        s.run("BF.INFO bf capacity"),
-        Reply::Array(vec![Reply::Integer(150)])
-    );
+    assert_eq!(s.run("BF.INFO bf capacity"), info_field("Capacity", 150));
 
     // Capacity 4 and "0".."99": RedisBloom's tests expect 23, 5 and 4 layers for EXPANSION
     // 1, 2 and 4. With EXPANSION 1 the count is 25 minus the false positives (items that
@@ -728,7 +733,11 @@ fn cf_full_and_maximum_expansions() {
     let Reply::Array(answers) = s.run("CF.INSERT k ITEMS x y") else {
         panic!()
     };
-    assert!(answers.contains(&Reply::Integer(-1)), "{answers:?}");
+    let full = Reply::PerProtocol {
+        resp2: Box::new(Reply::Integer(-1)),
+        resp3: Box::new(Reply::Bool(false)),
+    };
+    assert!(answers.contains(&full), "{answers:?}");
 
     // cf-max-expansions: once the filter has that many sub-filters, inserts are refused.
     let mut s = Slot::new();
@@ -791,7 +800,13 @@ fn cf_growth_past_maxmemory_is_refused() {
     else {
         panic!()
     };
-    assert_eq!(answers, [Reply::Integer(-1)]);
+    assert_eq!(
+        answers,
+        [Reply::PerProtocol {
+            resp2: Box::new(Reply::Integer(-1)),
+            resp3: Box::new(Reply::Bool(false)),
+        }]
+    );
     let mut big = Slot::new();
     assert_eq!(
         big.run_with(

@@ -75,7 +75,7 @@ impl Model {
                     f.insert(&c[2][..]).map_err(|e| e.to_string())?;
                 }
                 Some((_, Value::Cuckoo(f))) => f.insert(&c[2][..]).map_err(|e| e.to_string())?,
-                None => return Err("no such key".into()),
+                _ => return Err("no such key, or a key being restored".into()),
             },
             "T.CDEL" => match self.keys.get_mut(&key) {
                 Some((_, Value::Cuckoo(f))) => {

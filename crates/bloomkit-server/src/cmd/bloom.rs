@@ -529,18 +529,20 @@ fn info(value: Option<&Value>, field: Option<&[u8]>) -> Reply {
     .into_iter()
     .find(|(name, _)| is_word(field, name))
     .map(|(_, f)| f);
-    // One field: RedisBloom answers a one-element array in RESP2 (and a one-entry map in
-    // RESP3, which `Reply` cannot express beside it: the RESP2 shape is kept, as most
-    // clients speak RESP2; see the README).
-    let value = match field {
-        Some(InfoField::Capacity) => capacity,
-        Some(InfoField::Size) => size,
-        Some(InfoField::Filters) => filters,
-        Some(InfoField::Items) => items,
-        Some(InfoField::Expansion) => expansion,
+    // One field: RedisBloom answers a one-element array in RESP2 and a one-entry map in
+    // RESP3.
+    let (name, value) = match field {
+        Some(InfoField::Capacity) => ("Capacity", capacity),
+        Some(InfoField::Size) => ("Size", size),
+        Some(InfoField::Filters) => ("Number of filters", filters),
+        Some(InfoField::Items) => ("Number of items inserted", items),
+        Some(InfoField::Expansion) => ("Expansion rate", expansion),
         None => return Reply::error("Invalid information value"),
     };
-    Reply::Array(vec![value])
+    Reply::PerProtocol {
+        resp2: Box::new(Reply::Array(vec![value.clone()])),
+        resp3: Box::new(Reply::Map(vec![(Reply::Simple(name.to_string()), value)])),
+    }
 }
 
 fn scandump(value: Option<&Value>, iter: Option<i64>) -> Reply {

@@ -358,9 +358,16 @@ impl CuckooCommand {
                         replies.push(Reply::error(error));
                         break;
                     }
-                    // RedisBloom answers −1 for an item that found no room (RESP3 `CF.INSERT`
-                    // there says false; see the README), and goes on with the next.
-                    Reply::Integer(-1)
+                    // RedisBloom answers −1 for an item that found no room (in RESP3, false
+                    // for CF.INSERT and -1 for CF.INSERTNX), and goes on with the next.
+                    if integers {
+                        Reply::Integer(-1)
+                    } else {
+                        Reply::PerProtocol {
+                            resp2: Box::new(Reply::Integer(-1)),
+                            resp3: Box::new(Reply::Bool(false)),
+                        }
+                    }
                 }
             };
             replies.push(reply);

@@ -43,7 +43,7 @@ impl Model {
                     f.insert(&item[..]).map_err(|e| e.to_string())?;
                 }
                 Some(Value::Cuckoo(f)) => f.insert(&item[..]).map_err(|e| e.to_string())?,
-                None => return Err("no such key".into()),
+                _ => return Err("no such key, or a key being restored".into()),
             },
             _ => return Err("unknown command".into()),
         }

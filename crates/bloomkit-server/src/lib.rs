@@ -15,5 +15,9 @@
 #![forbid(unsafe_code)]
 
 pub mod cmd;
+pub mod config;
+pub mod dispatch;
+pub mod keyspace;
 pub mod reply;
+pub mod server;
 pub mod value;

@@ -8,7 +8,12 @@
 
 pub mod args;
 pub mod bloom;
+pub mod connection;
 pub mod cuckoo;
+pub mod glob;
+pub mod keys;
+pub mod server;
+pub mod table;
 
 use bytes::Bytes;
 

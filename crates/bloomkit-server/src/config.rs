@@ -7,6 +7,7 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock};
 
 use bytes::Bytes;
@@ -120,11 +121,30 @@ pub fn parse_memory(text: &[u8]) -> Option<u64> {
 }
 
 /// What `CONFIG SET` may change while the server runs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Settings {
-    /// Why a `std::sync::RwLock`: commands copy the defaults out (a few words) and never
+    /// Why a `std::sync::RwLock`: readers copy the defaults out (a few words) and never
     /// hold the lock across an await; `CONFIG SET` is rare.
     defaults: RwLock<Defaults>,
+    /// Bumped by every `CONFIG SET` of a default, so that connections keep their own copy
+    /// ([`DefaultsCache`]) and check one never-written atomic per command instead of
+    /// taking a lock every core contends for.
+    generation: AtomicU64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings::new(Defaults::default())
+    }
+}
+
+/// A connection's copy of the [`Defaults`], refreshed by [`Settings::cached`] only when
+/// `CONFIG SET` has changed them.
+#[derive(Clone, Debug, Default)]
+pub struct DefaultsCache {
+    /// The [`Settings`] generation the copy was taken at; 0: never taken.
+    generation: u64,
+    defaults: Defaults,
 }
 
 impl Settings {
@@ -132,7 +152,21 @@ impl Settings {
     pub fn new(defaults: Defaults) -> Settings {
         Settings {
             defaults: RwLock::new(defaults),
+            generation: AtomicU64::new(1),
         }
+    }
+
+    /// The current defaults, through `cache`: a copy is taken only when they changed
+    /// since `cache` was last refreshed.
+    pub fn cached<'a>(&self, cache: &'a mut DefaultsCache) -> &'a Defaults {
+        // Acquire pairs with the Release in `set`: seeing the new generation means seeing
+        // the defaults written before it.
+        let generation = self.generation.load(Ordering::Acquire);
+        if cache.generation != generation {
+            cache.defaults = self.defaults();
+            cache.generation = generation;
+        }
+        &cache.defaults
     }
 
     /// A copy of the current defaults, for one command.
@@ -448,6 +482,18 @@ mod tests {
                 "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value"
             ))
         );
+    }
+
+    #[test]
+    fn cached_defaults_follow_config_set() {
+        let settings = Settings::default();
+        let keyspace = Keyspace::new(0);
+        let mut cache = DefaultsCache::default();
+        assert_eq!(settings.cached(&mut cache).bf_initial_size, 100);
+        settings
+            .set(&args(&["bf-initial-size", "7"]), &keyspace)
+            .unwrap();
+        assert_eq!(settings.cached(&mut cache).bf_initial_size, 7);
     }
 
     #[test]

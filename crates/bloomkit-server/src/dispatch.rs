@@ -13,6 +13,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::cmd::{connection, keys, server, table, FilterCommand};
+use crate::config::DefaultsCache;
 use crate::keyspace::Ticket;
 use crate::reply::{Protocol, Reply};
 use crate::server::Shared;
@@ -33,6 +34,8 @@ pub struct Session {
     pub lib_name: Option<Bytes>,
     /// `CLIENT SETINFO LIB-VER`.
     pub lib_ver: Option<Bytes>,
+    /// This connection's copy of the filter defaults.
+    pub defaults: DefaultsCache,
 }
 
 impl Session {
@@ -45,6 +48,7 @@ impl Session {
             name: None,
             lib_name: None,
             lib_ver: None,
+            defaults: DefaultsCache::default(),
         }
     }
 }
@@ -142,7 +146,6 @@ fn run(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]) -> Executed 
             ..Executed::reply(Reply::Ok)
         };
     };
-    shared.stats().count_command();
 
     // Filter commands first: their parser knows its own names, so whatever the filter
     // layer learns needs no change here.
@@ -153,8 +156,8 @@ fn run(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]) -> Executed 
         return match parsed {
             Err(reply) => Executed::reply(reply),
             Ok(command) => {
-                let defaults = shared.settings().defaults();
-                let (reply, ticket) = shared.keyspace().run_filter(&command, &defaults);
+                let defaults = shared.settings().cached(&mut session.defaults);
+                let (reply, ticket) = shared.keyspace().run_filter(&command, defaults);
                 Executed::logged(reply, ticket)
             }
         };

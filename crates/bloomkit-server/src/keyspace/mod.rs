@@ -95,6 +95,10 @@ struct Shard {
     /// Sum of the entries' `memory_bytes`; changed only under the write lock, read without
     /// it (`INFO`, `--maxmemory` checks).
     memory_bytes: AtomicUsize,
+    /// Log records appended by writes to this shard since the last snapshot began. Per
+    /// shard, beside the lock writers already hold, so that counting never makes writers
+    /// on different cores contend for one shared counter.
+    dirty: AtomicU64,
 }
 
 #[derive(Default)]
@@ -231,8 +235,6 @@ pub struct Keyspace {
     maxmemory: AtomicU64,
     /// Keys removed because they expired (`expired_keys` in `INFO stats`).
     expired_keys: AtomicU64,
-    /// Log records appended since the last snapshot began (`rdb_changes_since_last_save`).
-    dirty: AtomicU64,
 }
 
 impl Keyspace {
@@ -244,7 +246,6 @@ impl Keyspace {
             journal: OnceLock::new(),
             maxmemory: AtomicU64::new(maxmemory),
             expired_keys: AtomicU64::new(0),
-            dirty: AtomicU64::new(0),
         }
     }
 
@@ -297,7 +298,10 @@ impl Keyspace {
 
     /// Log records appended since the last snapshot began.
     pub fn changes_since_snapshot(&self) -> u64 {
-        self.dirty.load(Ordering::Relaxed)
+        self.shards
+            .iter()
+            .map(|s| s.dirty.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// The number of keys and how many of them have an expiry (`INFO keyspace`), counting
@@ -361,7 +365,7 @@ impl Keyspace {
         let outcome = command.write(&mut slot, &ctx);
         shard.put_back(stored_key, slot, expires_at_ms, old_memory);
         log.extend(outcome.log);
-        let ticket = self.append(&log);
+        let ticket = self.append(index, &log);
         drop(shard);
         (outcome.reply, ticket)
     }
@@ -390,7 +394,7 @@ impl Keyspace {
         let ticket = if removed.is_empty() {
             None
         } else {
-            self.append(&[logged])
+            self.append(shards.first_index(), &[logged])
         };
         drop(shards);
         drop(removed);
@@ -484,7 +488,7 @@ impl Keyspace {
             shard.map.volatile = 0;
             shard.memory_bytes.store(0, Ordering::Relaxed);
         }
-        let ticket = self.append(&[vec![Bytes::from_static(b"FLUSHALL")]]);
+        let ticket = self.append(0, &[vec![Bytes::from_static(b"FLUSHALL")]]);
         drop(shards);
         drop(removed);
         ticket
@@ -502,7 +506,8 @@ impl Keyspace {
         condition: ExpireCondition,
     ) -> (bool, Option<Ticket>) {
         let now = self.now();
-        let mut shard = self.write(self.shard_index(key));
+        let index = self.shard_index(key);
+        let mut shard = self.write(index);
         let mut log = Vec::new();
         self.expire_if_needed(&mut shard, key, now, &mut log);
         let allowed = shard
@@ -525,7 +530,7 @@ impl Keyspace {
                 }
             }
         }
-        let ticket = self.append(&log);
+        let ticket = self.append(index, &log);
         drop(shard);
         (allowed, ticket)
     }
@@ -549,7 +554,8 @@ impl Keyspace {
     /// `PERSIST`: removes `key`'s expiry; whether it had one. Logged as `PERSIST key`.
     pub fn persist(&self, key: &Bytes) -> (bool, Option<Ticket>) {
         let now = self.now();
-        let mut shard = self.write(self.shard_index(key));
+        let index = self.shard_index(key);
+        let mut shard = self.write(index);
         let mut log = Vec::new();
         self.expire_if_needed(&mut shard, key, now, &mut log);
         let had = shard.get(key).is_some_and(|e| e.expires_at_ms.is_some());
@@ -557,7 +563,7 @@ impl Keyspace {
             shard.set_expiry(key, None);
             log.push(vec![Bytes::from_static(b"PERSIST"), key.clone()]);
         }
-        let ticket = self.append(&log);
+        let ticket = self.append(index, &log);
         drop(shard);
         (had, ticket)
     }
@@ -591,7 +597,7 @@ impl Keyspace {
             }
             Ok(())
         };
-        let ticket = self.append(&log);
+        let ticket = self.append(src_index, &log);
         drop(shards);
         result.map(|()| ticket)
     }
@@ -638,7 +644,7 @@ impl Keyspace {
                 swept += removed.len();
                 self.expired_keys
                     .fetch_add(removed.len() as u64, Ordering::Relaxed);
-                self.append(&[logged]);
+                self.append(index, &[logged]);
             }
             drop(shard);
         }
@@ -675,7 +681,9 @@ impl Keyspace {
                     }),
             );
         }
-        self.dirty.store(0, Ordering::Relaxed);
+        for shard in self.shards.iter() {
+            shard.dirty.store(0, Ordering::Relaxed);
+        }
         drop(maps);
         Ok((writer, entries))
     }
@@ -693,12 +701,15 @@ impl Keyspace {
         (!self.is_loading()).then(now_ms)
     }
 
-    fn append(&self, log: &[Vec<Bytes>]) -> Option<Ticket> {
+    /// Appends `log` for a change made under shard `index`'s lock (the first of several).
+    fn append(&self, index: usize, log: &[Vec<Bytes>]) -> Option<Ticket> {
         if log.is_empty() {
             return None;
         }
         let journal = self.journal.get()?;
-        self.dirty.fetch_add(log.len() as u64, Ordering::Relaxed);
+        self.shards[index]
+            .dirty
+            .fetch_add(log.len() as u64, Ordering::Relaxed);
         journal.append(log)
     }
 
@@ -783,6 +794,11 @@ impl<'a> ShardSet<'a> {
             .binary_search_by_key(&index, |(i, _)| *i)
             .unwrap_or_else(|_| unreachable!("shard {index} was not locked"));
         &mut self.shards[at].1
+    }
+
+    /// The lowest shard index locked (0 if none), to count a log record against.
+    fn first_index(&self) -> usize {
+        self.shards.first().map_or(0, |(index, _)| *index)
     }
 
     fn defer_drop(&mut self, entry: Entry) {

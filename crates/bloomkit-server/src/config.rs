@@ -247,6 +247,7 @@ impl Settings {
             .defaults
             .write()
             .unwrap_or_else(PoisonError::into_inner) = defaults;
+        self.generation.fetch_add(1, Ordering::Release);
         if let Some(bytes) = maxmemory {
             keyspace.set_maxmemory(bytes);
         }

@@ -6,6 +6,8 @@
 //!
 //! # Overview of modules
 //!
+//! * [`frame`]: the request parser (RESP multibulk and inline), with Redis's limits.
+//! * [`connection`]: one client's stream: requests in, buffered replies out.
 //! * [`reply`]: what a command answers, and its RESP2/RESP3 encoding.
 //! * [`value`]: what a key holds (a scalable Bloom filter or a cuckoo filter).
 //! * [`cmd`]: the command layer. The filter commands see one key's value and return a
@@ -21,6 +23,7 @@
 //! * [`config`]: `bloomkit serve`'s options, and what `CONFIG GET/SET` reaches.
 //! * [`server`]: the accept loop, one task per client (pipelined requests answered in one
 //!   flush, after their writes are durable), `--maxclients`, and graceful shutdown.
+//! * [`persist`]: the append-only log and snapshots; start-up recovery.
 //!
 //! # Example
 //!
@@ -43,6 +46,7 @@ pub mod connection;
 pub mod dispatch;
 pub mod frame;
 pub mod keyspace;
+pub mod persist;
 pub mod reply;
 pub mod server;
 pub mod value;

@@ -44,6 +44,15 @@ pub enum Reply {
     Bool(bool),
     /// A floating-point number: RESP3 `,`, a bulk string in RESP2.
     Double(f64),
+    /// Different replies by protocol, where RedisBloom's RESP3 answer is not the automatic
+    /// upgrade of its RESP2 one (`BF.INFO key FIELD`: a one-element array in RESP2, a
+    /// one-entry map in RESP3).
+    PerProtocol {
+        /// The RESP2 reply.
+        resp2: Box<Reply>,
+        /// The RESP3 reply.
+        resp3: Box<Reply>,
+    },
 }
 
 impl Reply {
@@ -96,6 +105,10 @@ impl Reply {
                 out.extend_from_slice(if *b { b"#t\r\n" } else { b"#f\r\n" })
             }
             Reply::Bool(b) => line(out, b':', if *b { b"1" } else { b"0" }),
+            Reply::PerProtocol {
+                resp2: for_resp2,
+                resp3: for_resp3,
+            } => if resp3 { for_resp3 } else { for_resp2 }.encode(protocol, out),
             Reply::Double(x) => {
                 let text = format_double(*x);
                 if resp3 {
@@ -157,6 +170,12 @@ mod tests {
         assert_eq!(wire(&Reply::Null, Protocol::Resp3), "_\r\n");
         assert_eq!(wire(&Reply::Double(0.5), Protocol::Resp2), "$3\r\n0.5\r\n");
         assert_eq!(wire(&Reply::Double(0.5), Protocol::Resp3), ",0.5\r\n");
+        let split = Reply::PerProtocol {
+            resp2: Box::new(Reply::Integer(-1)),
+            resp3: Box::new(Reply::Bool(false)),
+        };
+        assert_eq!(wire(&split, Protocol::Resp2), ":-1\r\n");
+        assert_eq!(wire(&split, Protocol::Resp3), "#f\r\n");
     }
 
     #[test]

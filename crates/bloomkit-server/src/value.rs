@@ -1,6 +1,8 @@
-//! The values the keyspace holds: one filter per key.
+//! The values the keyspace holds: one filter per key, or a filter still arriving in
+//! `BF.LOADCHUNK`/`CF.LOADCHUNK` chunks.
 
-use bloomkit::{AnyFilter, CuckooFilter, ScalableBloomFilter};
+use bloomkit::format::{self, HeaderInfo};
+use bloomkit::{AnyFilter, CuckooFilter, Error, FilterKind, ScalableBloomFilter};
 
 /// A key's value: the filter behind a `BF.*` or `CF.*` key.
 #[derive(Clone, Debug, PartialEq)]
@@ -9,6 +11,10 @@ pub enum Value {
     Bloom(ScalableBloomFilter),
     /// A cuckoo key (`TYPE` answers `MBbloomCF`).
     Cuckoo(CuckooFilter),
+    /// A filter being restored from `SCANDUMP` chunks: its header has arrived, not yet all
+    /// of its bytes. `TYPE` answers as for the finished filter; filter commands other than
+    /// `LOADCHUNK` answer an error until the last chunk arrives.
+    Loading(PartialDump),
 }
 
 impl Value {
@@ -17,6 +23,8 @@ impl Value {
         match self {
             Value::Bloom(_) => "MBbloom--",
             Value::Cuckoo(_) => "MBbloomCF",
+            Value::Loading(d) if d.kind() == FilterKind::Cuckoo => "MBbloomCF",
+            Value::Loading(_) => "MBbloom--",
         }
     }
 
@@ -25,15 +33,17 @@ impl Value {
         match self {
             Value::Bloom(f) => f.memory_bytes(),
             Value::Cuckoo(f) => f.memory_bytes(),
+            Value::Loading(d) => d.memory_bytes(),
         }
     }
 
     /// The value in bloomkit's file format (self-describing and checksummed), as stored in
-    /// snapshots.
+    /// snapshots. A [`Value::Loading`] is stored as [`PartialDump::to_bytes`] writes it.
     pub fn to_bytes(&self) -> Vec<u8> {
         match self {
             Value::Bloom(f) => f.to_bytes(),
             Value::Cuckoo(f) => f.to_bytes(),
+            Value::Loading(d) => d.to_bytes(),
         }
     }
 
@@ -44,6 +54,9 @@ impl Value {
     /// Whatever the format reader finds wrong (truncation, checksum, corruption), and
     /// [`bloomkit::Error::WrongKind`] for a filter kind the server does not serve.
     pub fn from_bytes(bytes: &[u8]) -> bloomkit::Result<Value> {
+        if bytes.starts_with(&PartialDump::MAGIC) {
+            return PartialDump::from_bytes(bytes).map(Value::Loading);
+        }
         match AnyFilter::from_bytes(bytes)? {
             AnyFilter::Scalable(f) => Ok(Value::Bloom(f)),
             AnyFilter::Cuckoo(f) => Ok(Value::Cuckoo(f)),
@@ -52,5 +65,206 @@ impl Value {
                 found: other.kind().code(),
             }),
         }
+    }
+}
+
+/// The first bytes of an encoded filter, received by `BF.LOADCHUNK`/`CF.LOADCHUNK` in
+/// order, and how many the whole encoding has.
+///
+/// Bytes are kept as they arrive, and only when the last one is in is the filter decoded,
+/// by bloomkit's reader, which checks every field and the checksum. So a hostile or damaged
+/// dump can never build a filter, and memory grows only with the data actually received (a
+/// header that claims a terabyte costs nothing until a terabyte is sent).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartialDump {
+    /// The length of the whole encoding, from its header.
+    encoded_len: u64,
+    /// Where the header ends.
+    header_len: usize,
+    kind: FilterKind,
+    /// The encoding's first bytes: at least the header, fewer than `encoded_len`.
+    received: Vec<u8>,
+}
+
+impl PartialDump {
+    /// What a snapshot of a partial dump starts with: not bloomkit's magic (`\x89BKF`), so the
+    /// two cannot be confused.
+    pub const MAGIC: [u8; 8] = *b"\x89BKP\r\n\x1a\n";
+
+    /// A dump whose first bytes are `header`, which must be exactly an encoded filter's
+    /// header (as [`bloomkit::format::peek_header`] reads it).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] if `header` is not exactly a header, or of a kind other than a
+    /// scalable Bloom or a cuckoo filter; the reader's errors for a malformed one.
+    pub fn new(header: &[u8]) -> bloomkit::Result<PartialDump> {
+        let info = Self::check_header(header)?;
+        if header.len() != info.header_len {
+            return Err(Error::Corrupt {
+                reason: format!(
+                    "a dump's first chunk is its {}-byte header, not {} bytes",
+                    info.header_len,
+                    header.len()
+                ),
+            });
+        }
+        Ok(PartialDump {
+            encoded_len: info.encoded_len,
+            header_len: info.header_len,
+            kind: info.kind,
+            received: header.to_vec(),
+        })
+    }
+
+    fn check_header(bytes: &[u8]) -> bloomkit::Result<HeaderInfo> {
+        let info = format::peek_header(bytes)?.ok_or(Error::Truncated)?;
+        if !matches!(info.kind, FilterKind::Scalable | FilterKind::Cuckoo) {
+            return Err(Error::WrongKind {
+                expected: FilterKind::Scalable,
+                found: info.kind.code(),
+            });
+        }
+        Ok(info)
+    }
+
+    /// The kind of filter arriving: [`FilterKind::Scalable`] or [`FilterKind::Cuckoo`].
+    pub fn kind(&self) -> FilterKind {
+        self.kind
+    }
+
+    /// The length of the whole encoding.
+    pub fn encoded_len(&self) -> u64 {
+        self.encoded_len
+    }
+
+    /// The length of the encoding's header, which the first chunk holds.
+    pub fn header_len(&self) -> usize {
+        self.header_len
+    }
+
+    /// The bytes received so far, header first.
+    pub fn received(&self) -> &[u8] {
+        &self.received
+    }
+
+    /// Appends the next bytes of the encoding; the caller checks they fit in
+    /// [`encoded_len`](Self::encoded_len). Storage grows by doubling, but never past the
+    /// encoding's length, so the last chunk leaves no slack.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfMemory`] if the allocator refuses.
+    pub fn append(&mut self, chunk: &[u8]) -> bloomkit::Result<()> {
+        let needed = self.received.len() + chunk.len();
+        if needed > self.received.capacity() {
+            let total = usize::try_from(self.encoded_len).unwrap_or(usize::MAX);
+            let target = needed
+                .max(self.received.capacity().saturating_mul(2))
+                .min(total.max(needed));
+            self.received
+                .try_reserve_exact(target - self.received.len())
+                .map_err(|_| Error::OutOfMemory {
+                    bytes: target as u64,
+                })?;
+        }
+        self.received.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    /// Whether every byte of the encoding has arrived.
+    pub fn is_complete(&self) -> bool {
+        self.received.len() as u64 == self.encoded_len
+    }
+
+    /// The filter, once [complete](Self::is_complete): decoded and checked by bloomkit's
+    /// reader (every field, the payload and the checksum).
+    ///
+    /// # Errors
+    ///
+    /// Whatever the reader finds wrong, and [`Error::Truncated`] if bytes are missing.
+    pub fn finish(&self) -> bloomkit::Result<Value> {
+        if !self.is_complete() {
+            return Err(Error::Truncated);
+        }
+        match self.kind {
+            FilterKind::Cuckoo => CuckooFilter::from_bytes(&self.received).map(Value::Cuckoo),
+            _ => ScalableBloomFilter::from_bytes(&self.received).map(Value::Bloom),
+        }
+    }
+
+    /// Bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.received.capacity()
+    }
+
+    /// The dump as a snapshot stores it: [`MAGIC`](Self::MAGIC), the encoding's length
+    /// (8 bytes, little-endian), then the bytes received. (The snapshot file checksums
+    /// its records; the encoding's own checksum arrives with its last chunk.)
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 + self.received.len());
+        out.extend_from_slice(&Self::MAGIC);
+        out.extend_from_slice(&self.encoded_len.to_le_bytes());
+        out.extend_from_slice(&self.received);
+        out
+    }
+
+    /// Reads what [`to_bytes`](Self::to_bytes) wrote.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadMagic`] without the magic; [`Error::Corrupt`] when the length disagrees
+    /// with the header received, or the bytes are not fewer than it; the header's errors.
+    pub fn from_bytes(bytes: &[u8]) -> bloomkit::Result<PartialDump> {
+        let rest = bytes.strip_prefix(&Self::MAGIC).ok_or(Error::BadMagic)?;
+        let (len, received) = rest.split_at_checked(8).ok_or(Error::Truncated)?;
+        let mut len_bytes = [0u8; 8];
+        len_bytes.copy_from_slice(len);
+        let encoded_len = u64::from_le_bytes(len_bytes);
+        let info = Self::check_header(received)?;
+        if info.encoded_len != encoded_len || received.len() as u64 >= encoded_len {
+            return Err(Error::Corrupt {
+                reason: format!(
+                    "a partial dump of {} bytes for an encoding of {encoded_len} (its header \
+                     says {})",
+                    received.len(),
+                    info.encoded_len
+                ),
+            });
+        }
+        Ok(PartialDump {
+            encoded_len,
+            header_len: info.header_len,
+            kind: info.kind,
+            received: received.to_vec(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partial_dump_round_trips_through_a_snapshot() {
+        let mut f = ScalableBloomFilter::new(100, 0.01).unwrap();
+        f.insert("a").unwrap();
+        let bytes = f.to_bytes();
+        let info = format::peek_header(&bytes).unwrap().unwrap();
+        let mut d = PartialDump::new(&bytes[..info.header_len]).unwrap();
+        d.append(&bytes[info.header_len..info.header_len + 10])
+            .unwrap();
+        let v = Value::Loading(d.clone());
+        assert_eq!(v.type_name(), "MBbloom--");
+        let back = Value::from_bytes(&v.to_bytes()).unwrap();
+        assert_eq!(back, v);
+        d.append(&bytes[info.header_len + 10..]).unwrap();
+        assert!(d.is_complete());
+        assert_eq!(d.received.capacity(), bytes.len());
+        assert_eq!(d.finish().unwrap(), Value::Bloom(f));
+        // A snapshot whose length disagrees with its header is refused.
+        let mut snap = v.to_bytes();
+        snap[8] ^= 1;
+        assert!(Value::from_bytes(&snap).is_err());
     }
 }

@@ -275,6 +275,86 @@ pub(crate) fn to_bytes<F: Persist>(filter: &F) -> Vec<u8> {
     out
 }
 
+/// What the fixed header at the start of an encoded filter says about the whole encoding,
+/// as [`peek_header`] reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HeaderInfo {
+    /// The kind of filter encoded.
+    pub kind: FilterKind,
+    /// Bytes from the start up to the payload: the magic, the fixed fields, the parameters
+    /// and the payload length (44 + the parameter length).
+    pub header_len: usize,
+    /// Bytes of the whole encoding: header, payload and checksum.
+    pub encoded_len: u64,
+    /// The item count the header declares.
+    pub item_count: u64,
+}
+
+/// Reads the header at the start of an encoded filter without reading (or needing) the
+/// rest: its kind, where the payload starts and how long the whole encoding is. `Ok(None)`
+/// means `prefix` is too short to tell (and, as far as it goes, looks like a filter).
+///
+/// For receiving a filter in pieces (a server's `BF.LOADCHUNK`): the total length says how
+/// much to expect and lets a memory limit refuse it before any of it is stored. The
+/// header's fields are checked as the readers check them; the payload and the checksum are
+/// checked only when the whole encoding is read with a `from_bytes`.
+///
+/// # Errors
+///
+/// [`Error::BadMagic`], [`Error::UnsupportedVersion`], [`Error::UnknownHashAlgorithm`],
+/// [`Error::UnknownKind`], and [`Error::Corrupt`] for reserved flags, an oversized
+/// parameter block, or a length that overflows.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::{format, FilterKind, ScalableBloomFilter};
+/// let bytes = ScalableBloomFilter::new(1000, 0.01)?.to_bytes();
+/// let info = format::peek_header(&bytes[..100])?.unwrap();
+/// assert_eq!(info.kind, FilterKind::Scalable);
+/// assert_eq!(info.encoded_len, bytes.len() as u64);
+/// assert!(format::peek_header(&bytes[..info.header_len])?.is_some());
+/// assert!(format::peek_header(&bytes[..info.header_len - 1])?.is_none());
+/// assert!(format::peek_header(b"not a filter").is_err());
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+pub fn peek_header(prefix: &[u8]) -> Result<Option<HeaderInfo>> {
+    let magic_len = prefix.len().min(MAGIC.len());
+    if prefix[..magic_len] != MAGIC[..magic_len] {
+        return Err(Error::BadMagic);
+    }
+    // The parameter length sits at offset 32, and says where the payload length ends.
+    let Some(params_len) = prefix.get(32..36) else {
+        return Ok(None);
+    };
+    let params_len =
+        u32::from_le_bytes([params_len[0], params_len[1], params_len[2], params_len[3]]);
+    if params_len > MAX_PARAMS_LEN {
+        return Err(Error::corrupt(format!(
+            "the header declares {params_len} bytes of parameters (at most {MAX_PARAMS_LEN} \
+             are valid)"
+        )));
+    }
+    let header_len = 44 + params_len as usize;
+    let Some(head) = prefix.get(..header_len) else {
+        return Ok(None);
+    };
+    let header = FormatReader::new(head, None).header()?;
+    let kind =
+        FilterKind::from_code(header.kind).ok_or(Error::UnknownKind { found: header.kind })?;
+    let encoded_len = header
+        .payload_len
+        .checked_add(header_len as u64 + 8)
+        .ok_or_else(|| Error::corrupt("the header's payload length overflows"))?;
+    Ok(Some(HeaderInfo {
+        kind,
+        header_len,
+        encoded_len,
+        item_count: header.item_count,
+    }))
+}
+
 /// A reader of the shared format that checks as it goes and checksums what it reads.
 pub(crate) struct FormatReader<R> {
     inner: R,
@@ -531,6 +611,40 @@ mod tests {
         }
         assert_eq!(v.len(), 30);
         assert_eq!(v.capacity(), 30);
+    }
+
+    #[test]
+    fn peek_header_reads_every_prefix_without_panicking() {
+        let f = crate::CuckooOptions::redisbloom(1000).build().unwrap();
+        let bytes = f.to_bytes();
+        let info = peek_header(&bytes).unwrap().unwrap();
+        assert_eq!(info.kind, FilterKind::Cuckoo);
+        assert_eq!(info.header_len, 44 + 48);
+        assert_eq!(info.encoded_len, bytes.len() as u64);
+        for n in 0..info.header_len {
+            assert!(peek_header(&bytes[..n]).unwrap().is_none(), "{n}");
+        }
+        // Flipping any header byte gives an error or another well-formed answer.
+        for i in 0..info.header_len {
+            let mut b = bytes[..info.header_len].to_vec();
+            b[i] ^= 0x80;
+            let _ = peek_header(&b);
+        }
+        // A huge payload length overflows the total: an error, not a wrapped length.
+        let mut b = bytes[..info.header_len].to_vec();
+        let at = info.header_len - 8;
+        b[at..].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(peek_header(&b), Err(Error::Corrupt { .. })));
+        let mut b = bytes[..info.header_len].to_vec();
+        b[10] = 99;
+        assert!(matches!(
+            peek_header(&b),
+            Err(Error::UnknownKind { found: 99 })
+        ));
+        let mut b = bytes.clone();
+        b[32..36].copy_from_slice(&5000u32.to_le_bytes());
+        assert!(matches!(peek_header(&b), Err(Error::Corrupt { .. })));
+        assert!(matches!(peek_header(b"\x89BKX"), Err(Error::BadMagic)));
     }
 
     #[test]

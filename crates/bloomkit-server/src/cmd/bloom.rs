@@ -1,21 +1,152 @@
-//! `BF.*` commands. PLACEHOLDER: being written on its own branch; recognises nothing yet.
+//! `BF.*`: RedisBloom's scalable Bloom filter commands, served by
+//! [`ScalableBloomFilter`].
+//!
+//! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
+//! strings. [`BloomCommand::parse`] does every check that needs neither the key nor the
+//! [`Defaults`]; the rest happens in `read`/`write`, before the key is
+//! looked at where RedisBloom does so.
+//!
+//! Items are hashed as their raw bytes with [`bloomkit::hash_bytes_with_seed`], so an item
+//! sent as `apple` matches a key inserted as the text `"apple"` by the library or the CLI.
+//!
+//! # What is logged
+//!
+//! A command that changes its key returns the commands that replay the change under any
+//! [`Defaults`]: a creation is logged as
+//! `BF.RESERVE key rate capacity EXPANSION x` (or `NONSCALING`) with every parameter,
+//! then the items actually added as one `BF.MADD`. Items that were already present changed
+//! nothing and are left out; an item that failed (a full filter, `--maxmemory`) is left
+//! out with everything after it, so the replay stops where the command stopped.
 
+use bloomkit::{hash_bytes_with_seed, Error, ScalableBloomFilter};
 use bytes::Bytes;
 
-use super::{Access, Ctx, Outcome};
+use super::args::{command_name, is_word, parse_f64, parse_i64, wrong_arity};
+use super::dump::{self, Chunk, Loaded};
+use super::shared::{
+    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Lookup,
+    INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM,
+};
+use super::{Access, Ctx, Defaults, Outcome};
 use crate::reply::Reply;
 use crate::value::Value;
+
+/// RedisBloom caps error rates above this, silently.
+const MAX_ERROR_RATE: f64 = 0.25;
+/// The largest capacity (`bf-initial-size`'s range).
+const MAX_CAPACITY: i64 = 1 << 30;
+/// The largest `EXPANSION`.
+const MAX_EXPANSION: i64 = 32_768;
+
+/// How a new filter grows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Growth {
+    /// `EXPANSION x`, x ≥ 1.
+    Scaling(u32),
+    /// `NONSCALING` (or `EXPANSION 0`).
+    NonScaling,
+    /// Whatever `bf-expansion-factor` says when the filter is created.
+    Default,
+    /// `BF.INSERT`'s `EXPANSION x`, x ≥ 1: scaling unless `bf-expansion-factor` is 0.
+    InsertExpansion(u32),
+}
+
+/// The parameters of a filter to create; `None` takes the default.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Params {
+    error_rate: Option<f64>,
+    capacity: Option<u64>,
+    growth: Growth,
+}
+
+/// A `BF.INFO` field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum InfoField {
+    Capacity,
+    Size,
+    Filters,
+    Items,
+    Expansion,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Op {
+    Reserve(Params),
+    /// `BF.ADD` (`multi` false), `BF.MADD` and `BF.INSERT`: create if allowed, then add.
+    Add {
+        items: Vec<Bytes>,
+        multi: bool,
+        create: Option<Params>,
+    },
+    Exists {
+        items: Vec<Bytes>,
+        multi: bool,
+    },
+    /// The field as given: RedisBloom checks it only after finding the key.
+    Info(Option<Bytes>),
+    Card,
+    /// The iterator, if numeric: RedisBloom checks it only after finding the key.
+    ScanDump(Option<i64>),
+    LoadChunk {
+        iter: i64,
+        data: Bytes,
+        args: Vec<Bytes>,
+    },
+}
 
 /// A parsed `BF.*` command.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BloomCommand {
     key: Bytes,
+    op: Op,
 }
 
 impl BloomCommand {
-    /// Parses `args`; `None` if the name is not a `BF.*` command this server knows.
-    pub fn parse(_args: &[Bytes]) -> Option<Result<Self, Reply>> {
-        None
+    /// Parses `args` (the command name first); `None` if the name is not a `BF.*` command
+    /// this server knows; `Some(Err(reply))` for an error RedisBloom answers before looking
+    /// at the key.
+    pub fn parse(args: &[Bytes]) -> Option<Result<Self, Reply>> {
+        let name = command_name(args);
+        let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(args)) };
+        let key = || args.get(1).cloned().unwrap_or_default();
+        let n = args.len();
+        let result = match name.as_str() {
+            "bf.reserve" => checked((4..=7).contains(&n)).and_then(|()| parse_reserve(args)),
+            "bf.add" | "bf.madd" => {
+                let multi = name == "bf.madd";
+                checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Add {
+                    items: args[2..].to_vec(),
+                    multi,
+                    create: Some(Params {
+                        error_rate: None,
+                        capacity: None,
+                        growth: Growth::Default,
+                    }),
+                })
+            }
+            "bf.insert" => checked(n >= 4).and_then(|()| parse_insert(args)),
+            "bf.exists" | "bf.mexists" => {
+                let multi = name == "bf.mexists";
+                checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Exists {
+                    items: args[2..].to_vec(),
+                    multi,
+                })
+            }
+            "bf.info" => checked(n == 2 || n == 3).map(|()| Op::Info(args.get(2).cloned())),
+            "bf.card" => checked(n == 2).map(|()| Op::Card),
+            "bf.scandump" => checked(n == 3).map(|()| Op::ScanDump(parse_i64(&args[2]))),
+            "bf.loadchunk" => checked(n == 4).and_then(|()| {
+                let iter = parse_i64(&args[2])
+                    .ok_or_else(|| Reply::error("ERR Second argument must be numeric"))?;
+                Ok(Op::LoadChunk {
+                    iter,
+                    data: args[3].clone(),
+                    args: args.to_vec(),
+                })
+            }),
+            _ => return None,
+        };
+        Some(result.map(|op| BloomCommand { key: key(), op }))
     }
 
     /// The key.
@@ -23,18 +154,446 @@ impl BloomCommand {
         &self.key
     }
 
-    /// Read or write.
+    /// Whether the command only reads its key: `BF.EXISTS`, `BF.MEXISTS`, `BF.INFO`,
+    /// `BF.CARD`, `BF.SCANDUMP`.
     pub fn access(&self) -> Access {
-        Access::Write
+        match self.op {
+            Op::Exists { .. } | Op::Info(_) | Op::Card | Op::ScanDump(_) => Access::Read,
+            _ => Access::Write,
+        }
     }
 
-    /// See [`super::FilterCommand::read`].
-    pub fn read(&self, _value: Option<&Value>, _ctx: &Ctx<'_>) -> Reply {
-        Reply::error("ERR not implemented")
+    /// Runs the command against the key's value (`None`: no such key). A write command
+    /// answers what it would answer, on a copy, leaving the key as it is.
+    pub fn read(&self, value: Option<&Value>, ctx: &Ctx<'_>) -> Reply {
+        match &self.op {
+            Op::Exists { items, multi } => exists(value, items, *multi),
+            Op::Info(field) => info(value, field.as_deref()),
+            Op::Card => match lookup(value) {
+                Ok(f) => Reply::Integer(f.len() as i64),
+                Err(Lookup::Missing) => Reply::Integer(0),
+                Err(status) => status.error(LOADCHUNK),
+            },
+            Op::ScanDump(iter) => scandump(value, *iter),
+            _ => {
+                let mut copy = value.cloned();
+                self.write(&mut copy, ctx).reply
+            }
+        }
     }
 
-    /// See [`super::FilterCommand::write`].
-    pub fn write(&self, _slot: &mut Option<Value>, _ctx: &Ctx<'_>) -> Outcome {
-        Outcome::unchanged(Reply::error("ERR not implemented"))
+    /// Runs the command against the key's slot, which it may fill, change or empty.
+    pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome {
+        match &self.op {
+            Op::Reserve(params) => self.reserve(slot, params, ctx),
+            Op::Add {
+                items,
+                multi,
+                create,
+            } => self.add(slot, items, *multi, create.as_ref(), ctx),
+            Op::LoadChunk { iter, data, args } => loadchunk(slot, *iter, data, args, ctx),
+            _ => Outcome::unchanged(self.read(slot.as_ref(), ctx)),
+        }
+    }
+
+    fn reserve(&self, slot: &mut Option<Value>, params: &Params, ctx: &Ctx<'_>) -> Outcome {
+        if slot.is_some() {
+            let status = match lookup(slot.as_ref()) {
+                Err(Lookup::WrongType) => Reply::error(super::shared::WRONGTYPE),
+                _ => Reply::error(ITEM_EXISTS),
+            };
+            return Outcome::unchanged(status);
+        }
+        match create(&self.key, params, ctx) {
+            Ok((filter, log)) => {
+                *slot = Some(Value::Bloom(filter));
+                Outcome {
+                    reply: Reply::Ok,
+                    log: vec![log],
+                }
+            }
+            Err(reply) => Outcome::unchanged(reply),
+        }
+    }
+
+    fn add(
+        &self,
+        slot: &mut Option<Value>,
+        items: &[Bytes],
+        multi: bool,
+        create_with: Option<&Params>,
+        ctx: &Ctx<'_>,
+    ) -> Outcome {
+        let mut log = Vec::new();
+        match (lookup(slot.as_ref()), create_with) {
+            (Ok(_), _) => {}
+            (Err(Lookup::Missing), Some(params)) => match create(&self.key, params, ctx) {
+                Ok((filter, creation)) => {
+                    *slot = Some(Value::Bloom(filter));
+                    log.push(creation);
+                }
+                Err(reply) => return Outcome::unchanged(reply),
+            },
+            (Err(status), _) => return Outcome::unchanged(status.error(LOADCHUNK)),
+        }
+        let Some(Value::Bloom(filter)) = slot.as_mut() else {
+            return Outcome::unchanged(Lookup::Missing.error(LOADCHUNK));
+        };
+        let mut replies = Vec::with_capacity(items.len());
+        let mut added = Vec::new();
+        for item in items {
+            let reply = add_one(filter, item, ctx);
+            let failed = reply.is_error();
+            if reply == Reply::Bool(true) {
+                added.push(item.clone());
+            }
+            replies.push(reply);
+            if failed {
+                break;
+            }
+        }
+        if !added.is_empty() {
+            log.push(command("BF.MADD", &self.key, added));
+        }
+        let reply = if multi {
+            Reply::Array(replies)
+        } else {
+            replies.pop().unwrap_or(Reply::Bool(false))
+        };
+        Outcome { reply, log }
+    }
+}
+
+/// The command that finishes a restore, for the "still being restored" error.
+const LOADCHUNK: &str = "BF.LOADCHUNK";
+
+/// The key's filter, or RedisBloom's status for it.
+fn lookup(value: Option<&Value>) -> Result<&ScalableBloomFilter, Lookup> {
+    match value {
+        Some(Value::Bloom(f)) => Ok(f),
+        Some(Value::Loading(d)) if d.kind() == bloomkit::FilterKind::Scalable => {
+            Err(Lookup::Loading)
+        }
+        Some(_) => Err(Lookup::WrongType),
+        None => Err(Lookup::Missing),
+    }
+}
+
+fn parse_reserve(args: &[Bytes]) -> Result<Op, Reply> {
+    let error_rate = parse_f64(&args[2]).ok_or_else(|| Reply::error("ERR bad error rate"))?;
+    if !(error_rate > 0.0 && error_rate < 1.0) {
+        return Err(Reply::error(
+            "ERR error rate must be in the range (0.000000, 1.000000)",
+        ));
+    }
+    let capacity = parse_i64(&args[3]).ok_or_else(|| Reply::error("ERR bad capacity"))?;
+    if !(1..=MAX_CAPACITY).contains(&capacity) {
+        return Err(Reply::error(
+            "ERR capacity must be in the range [1, 1073741824]",
+        ));
+    }
+    let nonscaling = arg_index(args, "NONSCALING").is_some();
+    let expansion = arg_index(args, "EXPANSION");
+    if expansion == Some(args.len() - 1) {
+        return Err(Reply::error("ERR no expansion"));
+    }
+    let growth = match expansion {
+        Some(at) => {
+            let x = long_long(args.get(at + 1)).ok_or_else(|| Reply::error("ERR bad expansion"))?;
+            // RedisBloom also refuses an EXPANSION when `bf-expansion-factor` is 0; here only
+            // the NONSCALING keyword conflicts, so that a logged RESERVE replays the same
+            // under any configuration (see the README's list of differences).
+            if x != 0 && nonscaling {
+                return Err(Reply::error("Nonscaling filters cannot expand"));
+            }
+            if !(0..=MAX_EXPANSION).contains(&x) {
+                return Err(Reply::error(
+                    "ERR expansion must be in the range [0, 32768]",
+                ));
+            }
+            if x == 0 {
+                Growth::NonScaling
+            } else {
+                Growth::Scaling(x as u32)
+            }
+        }
+        None if nonscaling => Growth::NonScaling,
+        None => Growth::Default,
+    };
+    Ok(Op::Reserve(Params {
+        error_rate: Some(error_rate.min(MAX_ERROR_RATE)),
+        capacity: Some(capacity as u64),
+        growth,
+    }))
+}
+
+/// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS ...`,
+/// scanned as RedisBloom scans it: by the first letter of each option (and the second of
+/// `ERROR`, the third of `NOCREATE`), stopping at `ITEMS`.
+fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
+    let mut error_rate = None;
+    let mut capacity = None;
+    let mut expansion = None;
+    let mut nonscaling = false;
+    let mut nocreate = false;
+    let mut items_at = None;
+    let mut pos = 2;
+    let lower = |arg: &Bytes, i: usize| arg.get(i).map(u8::to_ascii_lowercase);
+    while pos < args.len() && items_at.is_none() {
+        let arg = &args[pos];
+        match lower(arg, 0) {
+            Some(b'i') => {
+                pos += 1;
+                items_at = Some(pos);
+            }
+            Some(b'e') => {
+                pos += 1;
+                let value = args.get(pos).ok_or_else(|| wrong_arity(args))?;
+                if lower(arg, 1) == Some(b'r') {
+                    let rate = parse_f64(value)
+                        .filter(|r| *r > 0.0 && *r < 1.0)
+                        .ok_or_else(|| Reply::error("Bad error rate"))?;
+                    error_rate = Some(rate.min(MAX_ERROR_RATE));
+                } else {
+                    let x = parse_i64(value)
+                        .filter(|x| (0..=MAX_EXPANSION).contains(x))
+                        .ok_or_else(|| Reply::error("Bad expansion"))?;
+                    expansion = Some(x as u32);
+                }
+                pos += 1;
+            }
+            Some(b'c') => {
+                pos += 1;
+                let value = args.get(pos).ok_or_else(|| wrong_arity(args))?;
+                let c = parse_i64(value)
+                    .filter(|c| (1..=MAX_CAPACITY).contains(c))
+                    .ok_or_else(|| Reply::error("Bad capacity"))?;
+                capacity = Some(c as u64);
+                pos += 1;
+            }
+            Some(b'n') => {
+                if lower(arg, 2) == Some(b'c') {
+                    nocreate = true;
+                } else {
+                    nonscaling = true;
+                }
+                pos += 1;
+            }
+            _ => return Err(Reply::error("Unknown argument received")),
+        }
+    }
+    let items_at = items_at
+        .filter(|&at| at < args.len())
+        .ok_or_else(|| wrong_arity(args))?;
+    // RedisBloom: EXPANSION 0 and NONSCALING make a non-scaling filter, and a
+    // non-scaling default stays non-scaling whatever EXPANSION says (resolved in `create`).
+    let growth = match expansion {
+        _ if nonscaling => Growth::NonScaling,
+        Some(0) => Growth::NonScaling,
+        Some(x) => Growth::InsertExpansion(x),
+        None => Growth::Default,
+    };
+    Ok(Op::Add {
+        items: args[items_at..].to_vec(),
+        multi: true,
+        create: (!nocreate).then_some(Params {
+            error_rate,
+            capacity,
+            growth,
+        }),
+    })
+}
+
+/// Builds a filter after asking the budget, and the `BF.RESERVE` that replays it.
+fn create(
+    key: &Bytes,
+    params: &Params,
+    ctx: &Ctx<'_>,
+) -> Result<(ScalableBloomFilter, Vec<Bytes>), Reply> {
+    let d: &Defaults = ctx.defaults;
+    let could_not = || Reply::error("ERR could not create filter");
+    let error_rate = params
+        .error_rate
+        .unwrap_or(d.bf_error_rate.min(MAX_ERROR_RATE));
+    let capacity = params.capacity.unwrap_or(d.bf_initial_size);
+    let valid =
+        error_rate > 0.0 && error_rate < 1.0 && (1..=MAX_CAPACITY as u64).contains(&capacity);
+    if !valid {
+        return Err(could_not());
+    }
+    let default_growth = match d.bf_expansion_factor {
+        0 => Growth::NonScaling,
+        x => Growth::Scaling(x),
+    };
+    let growth = match params.growth {
+        Growth::Default => default_growth,
+        // BF.INSERT keeps a non-scaling default whatever EXPANSION says, as RedisBloom does.
+        Growth::InsertExpansion(_) if default_growth == Growth::NonScaling => Growth::NonScaling,
+        Growth::InsertExpansion(x) => Growth::Scaling(x),
+        g => g,
+    };
+    let builder = ScalableBloomFilter::builder(capacity, error_rate);
+    let (builder, growth_words) = match growth {
+        Growth::Scaling(x) if x as i64 <= MAX_EXPANSION => {
+            (builder.growth(x), vec![word("EXPANSION"), num(x)])
+        }
+        Growth::NonScaling => (builder.non_scaling(true), vec![word("NONSCALING")]),
+        _ => return Err(could_not()),
+    };
+    let memory_error = |e: Error| match e {
+        Error::TooLarge { .. } | Error::OutOfMemory { .. } => Reply::error(INSUFFICIENT_MEMORY),
+        _ => could_not(),
+    };
+    let planned = builder.planned_memory_bytes().map_err(memory_error)?;
+    admit_new_filter(ctx.budget, planned)?;
+    let filter = builder.build().map_err(memory_error)?;
+    let mut rest = vec![num(error_rate), num(capacity)];
+    rest.extend(growth_words);
+    Ok((filter, command("BF.RESERVE", key, rest)))
+}
+
+/// Adds one item, asking the budget before the filter grows a layer.
+fn add_one(filter: &mut ScalableBloomFilter, item: &[u8], ctx: &Ctx<'_>) -> Reply {
+    let hash = hash_bytes_with_seed(item, filter.seed());
+    if filter.contains_hash(hash) {
+        return Reply::Bool(false);
+    }
+    let full = |filter: &ScalableBloomFilter| {
+        Reply::error(if filter.is_scaling() {
+            "ERR problem inserting into filter"
+        } else {
+            "ERR non scaling filter is full"
+        })
+    };
+    match filter.growth_memory_bytes() {
+        Ok(0) => {}
+        Ok(bytes) if !ctx.budget.within_maxmemory(bytes) => return Reply::error(OOM),
+        Ok(_) => {}
+        Err(_) => return full(filter),
+    }
+    match filter.insert_hash(hash) {
+        Ok(added) => Reply::Bool(added),
+        Err(_) => full(filter),
+    }
+}
+
+fn exists(value: Option<&Value>, items: &[Bytes], multi: bool) -> Reply {
+    let answer = |item: &Bytes| match value {
+        Some(Value::Bloom(f)) => Reply::Bool(f.contains_hash(hash_bytes_with_seed(item, f.seed()))),
+        _ => Reply::Bool(false),
+    };
+    // A filter still being restored cannot answer yet; any other key (or none) answers 0,
+    // as RedisBloom does.
+    if let Err(Lookup::Loading) = lookup(value) {
+        return Lookup::Loading.error(LOADCHUNK);
+    }
+    if multi {
+        Reply::Array(items.iter().map(answer).collect())
+    } else {
+        items.first().map(answer).unwrap_or(Reply::Bool(false))
+    }
+}
+
+fn info(value: Option<&Value>, field: Option<&[u8]>) -> Reply {
+    let f = match lookup(value) {
+        Ok(f) => f,
+        Err(status) => return status.error(LOADCHUNK),
+    };
+    let capacity = Reply::Integer(f.capacity().min(i64::MAX as u64) as i64);
+    // Our memory, not RedisBloom's formula: the layouts differ (see the README).
+    let size = Reply::Integer(f.memory_bytes() as i64);
+    let filters = Reply::Integer(f.num_layers() as i64);
+    let items = Reply::Integer(f.len() as i64);
+    let expansion = if f.is_scaling() {
+        Reply::Integer(f.growth() as i64)
+    } else {
+        Reply::Null
+    };
+    let Some(field) = field else {
+        let entry = |name: &str, value| (Reply::Simple(name.to_string()), value);
+        return Reply::Map(vec![
+            entry("Capacity", capacity),
+            entry("Size", size),
+            entry("Number of filters", filters),
+            entry("Number of items inserted", items),
+            entry("Expansion rate", expansion),
+        ]);
+    };
+    let field = [
+        ("capacity", InfoField::Capacity),
+        ("size", InfoField::Size),
+        ("filters", InfoField::Filters),
+        ("items", InfoField::Items),
+        ("expansion", InfoField::Expansion),
+    ]
+    .into_iter()
+    .find(|(name, _)| is_word(field, name))
+    .map(|(_, f)| f);
+    // One field: RedisBloom answers a one-element array in RESP2 and a one-entry map in
+    // RESP3.
+    let (name, value) = match field {
+        Some(InfoField::Capacity) => ("Capacity", capacity),
+        Some(InfoField::Size) => ("Size", size),
+        Some(InfoField::Filters) => ("Number of filters", filters),
+        Some(InfoField::Items) => ("Number of items inserted", items),
+        Some(InfoField::Expansion) => ("Expansion rate", expansion),
+        None => return Reply::error("Invalid information value"),
+    };
+    Reply::PerProtocol {
+        resp2: Box::new(Reply::Array(vec![value.clone()])),
+        resp3: Box::new(Reply::Map(vec![(Reply::Simple(name.to_string()), value)])),
+    }
+}
+
+fn scandump(value: Option<&Value>, iter: Option<i64>) -> Reply {
+    let Some(value) = value.filter(|_| lookup(value).is_ok()) else {
+        return match lookup(value) {
+            Err(status) => status.error(LOADCHUNK),
+            Ok(_) => Lookup::Missing.error(LOADCHUNK),
+        };
+    };
+    let Some(iter) = iter else {
+        return Reply::error("Second argument must be numeric");
+    };
+    match dump::scandump(value, iter) {
+        Chunk::Header(bytes) => Reply::Array(vec![Reply::Integer(1), Reply::bulk(bytes)]),
+        Chunk::Data { next, bytes } => Reply::Array(vec![Reply::Integer(next), Reply::bulk(bytes)]),
+        Chunk::End => Reply::Array(vec![Reply::Integer(0), Reply::bulk(Bytes::new())]),
+    }
+}
+
+fn loadchunk(
+    slot: &mut Option<Value>,
+    iter: i64,
+    data: &Bytes,
+    args: &[Bytes],
+    ctx: &Ctx<'_>,
+) -> Outcome {
+    let changed = || Outcome {
+        reply: Reply::Ok,
+        log: vec![verbatim(args)],
+    };
+    match lookup(slot.as_ref()) {
+        Err(Lookup::Missing) if iter == 1 => {
+            match dump::start(bloomkit::FilterKind::Scalable, data, ctx.budget) {
+                Ok(value) => {
+                    *slot = Some(value);
+                    changed()
+                }
+                Err(e) => Outcome::unchanged(e.bloom_reply()),
+            }
+        }
+        Err(status @ (Lookup::Missing | Lookup::WrongType)) => {
+            Outcome::unchanged(status.error(LOADCHUNK))
+        }
+        Ok(_) | Err(Lookup::Loading) => match dump::load(slot, iter, data, ctx.budget) {
+            Ok(Loaded::Changed) => changed(),
+            Ok(Loaded::Unchanged) => Outcome::unchanged(Reply::Ok),
+            Err(e @ dump::LoadError::Corrupt) => Outcome {
+                reply: e.bloom_reply(),
+                log: vec![verbatim(args)],
+            },
+            Err(e) => Outcome::unchanged(e.bloom_reply()),
+        },
     }
 }

@@ -1,21 +1,154 @@
-//! `CF.*` commands. PLACEHOLDER: being written on its own branch; recognises nothing yet.
+//! `CF.*`: RedisBloom's cuckoo filter commands, served by [`CuckooFilter`] built with
+//! [`CuckooOptions::redisbloom`] (2-slot buckets, 8-bit fingerprints, a power-of-two bucket
+//! count, growth by `EXPANSION`).
+//!
+//! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
+//! strings. [`CuckooCommand::parse`] does every check that needs neither the key nor the
+//! [`Defaults`](super::Defaults); checks that depend on `cf-bucket-size` (the lower bound of
+//! a capacity) happen in `read`/`write`, in the same order, before the key is looked at.
+//!
+//! `cf-max-expansions` is checked as RedisBloom checks it: an insert command into a filter
+//! that already has that many sub-filters answers `Maximum expansions reached` and adds
+//! nothing; a command that starts below the limit may grow past it. Filters are built to
+//! allow 65,535 sub-filters, RedisBloom's own hard limit, so the configured limit is the
+//! server's, not stored in the filter.
+//!
+//! # What is logged
+//!
+//! A creation is logged as `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION x`;
+//! the fingerprints actually stored as `CF.INSERT key MAXEXPANSIONS n ITEMS ...`, where `n`
+//! is the `cf-max-expansions` the command ran under (so the replay passes the same check
+//! whatever the configuration then); a removal as `CF.DEL key item`. `MAXEXPANSIONS` is a
+//! bloomkit extension of `CF.INSERT`/`CF.INSERTNX` (RedisBloom answers
+//! `Unknown argument received` to it): a per-command `cf-max-expansions`.
 
+use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooOptions, Error, FilterKind};
 use bytes::Bytes;
 
+use super::args::{command_name, parse_i64, wrong_arity};
+use super::dump::{self, Chunk, Loaded};
+use super::shared::{
+    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Lookup,
+    INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE,
+};
 use super::{Access, Ctx, Outcome};
 use crate::reply::Reply;
 use crate::value::Value;
+
+/// The largest capacity (`cf-initial-size`'s range).
+const MAX_CAPACITY: i64 = 1 << 30;
+/// RedisBloom's hard limit on sub-filters (`UINT16_MAX`).
+const MAX_SUB_FILTERS: u32 = 65_535;
+/// The largest `cf-bucket-size`: a capacity of at least twice it is valid whatever the
+/// configuration.
+const MAX_BUCKET_SIZE: i64 = 255;
+
+/// `CF.RESERVE`'s options; `None` takes the default.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Reserve {
+    capacity: i64,
+    bucket_size: Option<u32>,
+    max_iterations: Option<u32>,
+    expansion: Option<u32>,
+}
+
+/// A check `CF.INSERT` could not finish without the configuration: the smallest capacity
+/// given whose validity depends on `cf-bucket-size`, and the error RedisBloom would answer
+/// next if that capacity is valid.
+#[derive(Clone, Debug, PartialEq)]
+struct Deferred {
+    min_capacity: u64,
+    then: Option<Reply>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Op {
+    Reserve(Reserve),
+    /// `CF.ADD`, `CF.ADDNX`, `CF.INSERT`, `CF.INSERTNX`.
+    Insert {
+        items: Vec<Bytes>,
+        nx: bool,
+        multi: bool,
+        autocreate: bool,
+        capacity: Option<u64>,
+        max_expansions: Option<u32>,
+        deferred: Option<Deferred>,
+    },
+    Exists {
+        items: Vec<Bytes>,
+        multi: bool,
+    },
+    Count(Bytes),
+    Del(Bytes),
+    Info,
+    /// The position, if valid.
+    ScanDump(i64),
+    LoadChunk {
+        pos: i64,
+        data: Bytes,
+        args: Vec<Bytes>,
+    },
+}
 
 /// A parsed `CF.*` command.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CuckooCommand {
     key: Bytes,
+    op: Op,
 }
 
 impl CuckooCommand {
-    /// Parses `args`; `None` if the name is not a `CF.*` command this server knows.
-    pub fn parse(_args: &[Bytes]) -> Option<Result<Self, Reply>> {
-        None
+    /// Parses `args` (the command name first); `None` if the name is not a `CF.*` command
+    /// this server knows; `Some(Err(reply))` for an error RedisBloom answers before looking
+    /// at the key.
+    pub fn parse(args: &[Bytes]) -> Option<Result<Self, Reply>> {
+        let name = command_name(args);
+        let n = args.len();
+        let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(args)) };
+        let result = match name.as_str() {
+            "cf.reserve" => checked(n >= 3 && n % 2 == 1).and_then(|()| parse_reserve(args)),
+            "cf.add" | "cf.addnx" => checked(n == 3).map(|()| Op::Insert {
+                items: args[2..].to_vec(),
+                nx: name == "cf.addnx",
+                multi: false,
+                autocreate: true,
+                capacity: None,
+                max_expansions: None,
+                deferred: None,
+            }),
+            "cf.insert" | "cf.insertnx" => {
+                checked(n >= 4).and_then(|()| parse_insert(args, name == "cf.insertnx"))
+            }
+            "cf.exists" | "cf.mexists" => {
+                let multi = name == "cf.mexists";
+                checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Exists {
+                    items: args[2..].to_vec(),
+                    multi,
+                })
+            }
+            "cf.count" => checked(n == 3).map(|()| Op::Count(args[2].clone())),
+            "cf.del" => checked(n == 3).map(|()| Op::Del(args[2].clone())),
+            "cf.info" => checked(n == 2).map(|()| Op::Info),
+            "cf.scandump" => checked(n == 3).and_then(|()| {
+                parse_i64(&args[2])
+                    .filter(|&p| p >= 0)
+                    .map(Op::ScanDump)
+                    .ok_or_else(|| Reply::error("Invalid position"))
+            }),
+            "cf.loadchunk" => checked(n == 4).and_then(|()| {
+                let pos = parse_i64(&args[2])
+                    .filter(|&p| p != 0)
+                    .ok_or_else(|| Reply::error("Invalid position"))?;
+                Ok(Op::LoadChunk {
+                    pos,
+                    data: args[3].clone(),
+                    args: args.to_vec(),
+                })
+            }),
+            _ => return None,
+        };
+        let key = args.get(1).cloned().unwrap_or_default();
+        Some(result.map(|op| CuckooCommand { key, op }))
     }
 
     /// The key.
@@ -23,18 +156,485 @@ impl CuckooCommand {
         &self.key
     }
 
-    /// Read or write.
+    /// Whether the command only reads its key: `CF.EXISTS`, `CF.MEXISTS`, `CF.COUNT`,
+    /// `CF.INFO`, `CF.SCANDUMP`.
     pub fn access(&self) -> Access {
-        Access::Write
+        match self.op {
+            Op::Exists { .. } | Op::Count(_) | Op::Info | Op::ScanDump(_) => Access::Read,
+            _ => Access::Write,
+        }
     }
 
-    /// See [`super::FilterCommand::read`].
-    pub fn read(&self, _value: Option<&Value>, _ctx: &Ctx<'_>) -> Reply {
-        Reply::error("ERR not implemented")
+    /// Runs the command against the key's value (`None`: no such key). A write command
+    /// answers what it would answer, on a copy, leaving the key as it is.
+    pub fn read(&self, value: Option<&Value>, ctx: &Ctx<'_>) -> Reply {
+        match &self.op {
+            Op::Exists { items, multi } => {
+                let answer = |item: &Bytes| {
+                    Reply::Bool(lookup(value).is_ok_and(|f| f.contains_hash(hash(f, item))))
+                };
+                match lookup(value) {
+                    Err(Lookup::Loading) => Lookup::Loading.error(LOADCHUNK),
+                    _ if *multi => Reply::Array(items.iter().map(answer).collect()),
+                    _ => items.first().map(answer).unwrap_or(Reply::Bool(false)),
+                }
+            }
+            Op::Count(item) => match lookup(value) {
+                Ok(f) => Reply::Integer(f.count_hash(hash(f, item)) as i64),
+                Err(Lookup::Loading) => Lookup::Loading.error(LOADCHUNK),
+                Err(_) => Reply::Integer(0),
+            },
+            Op::Info => match lookup(value) {
+                Ok(f) => info(f),
+                Err(status) => status.error(LOADCHUNK),
+            },
+            Op::ScanDump(pos) => scandump(value, *pos),
+            _ => {
+                let mut copy = value.cloned();
+                self.write(&mut copy, ctx).reply
+            }
+        }
     }
 
-    /// See [`super::FilterCommand::write`].
-    pub fn write(&self, _slot: &mut Option<Value>, _ctx: &Ctx<'_>) -> Outcome {
-        Outcome::unchanged(Reply::error("ERR not implemented"))
+    /// Runs the command against the key's slot, which it may fill, change or empty.
+    pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome {
+        match &self.op {
+            Op::Reserve(r) => self.reserve(slot, r, ctx),
+            Op::Insert {
+                items,
+                nx,
+                multi,
+                autocreate,
+                capacity,
+                max_expansions,
+                deferred,
+            } => {
+                if let Some(d) = deferred {
+                    if d.min_capacity < 2 * ctx.defaults.cf_bucket_size as u64 {
+                        return Outcome::unchanged(Reply::error(INSERT_CAPACITY_RANGE));
+                    }
+                    if let Some(then) = &d.then {
+                        return Outcome::unchanged(then.clone());
+                    }
+                }
+                let limit = max_expansions.unwrap_or(ctx.defaults.cf_max_expansions);
+                let create = autocreate.then(|| capacity.unwrap_or(ctx.defaults.cf_initial_size));
+                self.insert(slot, items, *nx, *multi, create, limit, ctx)
+            }
+            Op::Del(item) => {
+                let removed = match slot.as_mut() {
+                    Some(Value::Cuckoo(f)) => f.remove_hash(hash(f, item)),
+                    Some(Value::Loading(d)) if d.kind() == FilterKind::Cuckoo => {
+                        return Outcome::unchanged(Lookup::Loading.error(LOADCHUNK))
+                    }
+                    _ => return Outcome::unchanged(Reply::error("Not found")),
+                };
+                Outcome {
+                    reply: Reply::Bool(removed),
+                    log: if removed {
+                        vec![command("CF.DEL", &self.key, vec![item.clone()])]
+                    } else {
+                        Vec::new()
+                    },
+                }
+            }
+            Op::LoadChunk { pos, data, args } => loadchunk(slot, *pos, data, args, ctx),
+            _ => Outcome::unchanged(self.read(slot.as_ref(), ctx)),
+        }
+    }
+
+    fn reserve(&self, slot: &mut Option<Value>, r: &Reserve, ctx: &Ctx<'_>) -> Outcome {
+        let d = ctx.defaults;
+        let bucket_size = r.bucket_size.unwrap_or(d.cf_bucket_size);
+        if (bucket_size as i64) * 2 > r.capacity || r.capacity > MAX_CAPACITY {
+            return Outcome::unchanged(Reply::error(
+                "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+            ));
+        }
+        if slot.is_some() {
+            return Outcome::unchanged(match lookup(slot.as_ref()) {
+                Err(Lookup::WrongType) => Reply::error(WRONGTYPE),
+                _ => Reply::error(ITEM_EXISTS),
+            });
+        }
+        let shape = Shape {
+            capacity: r.capacity as u64,
+            bucket_size,
+            max_iterations: r.max_iterations.unwrap_or(d.cf_max_iterations),
+            expansion: r.expansion.unwrap_or(d.cf_expansion_factor),
+        };
+        match create(&self.key, shape, ctx) {
+            Ok((filter, log)) => {
+                *slot = Some(Value::Cuckoo(filter));
+                Outcome {
+                    reply: Reply::Ok,
+                    log: vec![log],
+                }
+            }
+            Err(reply) => Outcome::unchanged(reply),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn insert(
+        &self,
+        slot: &mut Option<Value>,
+        items: &[Bytes],
+        nx: bool,
+        multi: bool,
+        create_with: Option<u64>,
+        max_expansions: u32,
+        ctx: &Ctx<'_>,
+    ) -> Outcome {
+        let mut log = Vec::new();
+        match (lookup(slot.as_ref()), create_with) {
+            (Ok(_), _) => {}
+            (Err(Lookup::Missing), Some(capacity)) => {
+                let d = ctx.defaults;
+                let shape = Shape {
+                    capacity,
+                    bucket_size: d.cf_bucket_size,
+                    max_iterations: d.cf_max_iterations,
+                    expansion: d.cf_expansion_factor,
+                };
+                match create(&self.key, shape, ctx) {
+                    Ok((filter, creation)) => {
+                        *slot = Some(Value::Cuckoo(filter));
+                        log.push(creation);
+                    }
+                    Err(reply) => return Outcome::unchanged(reply),
+                }
+            }
+            (Err(status), _) => return Outcome::unchanged(status.error(LOADCHUNK)),
+        }
+        let Some(Value::Cuckoo(filter)) = slot.as_mut() else {
+            return Outcome::unchanged(Lookup::Missing.error(LOADCHUNK));
+        };
+        // RedisBloom's guard against runaway growth: checked once, before any insert (the
+        // creation above stays, and is logged).
+        if filter.num_filters() as u64 >= max_expansions as u64 {
+            return Outcome {
+                reply: Reply::error("Maximum expansions reached"),
+                log,
+            };
+        }
+        let mut replies = Vec::with_capacity(items.len());
+        let mut stored = Vec::new();
+        for item in items {
+            let h = hash(filter, item);
+            let mut refused = false;
+            let may_grow = |bytes: usize| {
+                refused = !ctx.budget.within_maxmemory(bytes);
+                !refused
+            };
+            let result = if nx {
+                filter.insert_unique_hash_within(h, may_grow)
+            } else {
+                filter.insert_hash_within(h, may_grow).map(|()| true)
+            };
+            // CF.INSERTNX answers integers; the others booleans (RESP3), as RedisBloom does.
+            let integers = nx && multi;
+            let reply = match result {
+                Ok(inserted) => {
+                    if inserted {
+                        stored.push(item.clone());
+                    }
+                    if integers {
+                        Reply::Integer(inserted as i64)
+                    } else {
+                        Reply::Bool(inserted)
+                    }
+                }
+                Err(e) => {
+                    let error = if refused {
+                        OOM
+                    } else {
+                        match e {
+                            Error::Full { .. } if filter.expansion() == 0 => "Filter is full",
+                            _ => "ERR Insufficient memory",
+                        }
+                    };
+                    if !multi {
+                        replies.push(Reply::error(error));
+                        break;
+                    }
+                    // RedisBloom answers −1 for an item that found no room (in RESP3, false
+                    // for CF.INSERT and -1 for CF.INSERTNX), and goes on with the next.
+                    if integers {
+                        Reply::Integer(-1)
+                    } else {
+                        Reply::PerProtocol {
+                            resp2: Box::new(Reply::Integer(-1)),
+                            resp3: Box::new(Reply::Bool(false)),
+                        }
+                    }
+                }
+            };
+            replies.push(reply);
+        }
+        if !stored.is_empty() {
+            let mut rest = vec![word("MAXEXPANSIONS"), num(max_expansions), word("ITEMS")];
+            rest.extend(stored);
+            log.push(command("CF.INSERT", &self.key, rest));
+        }
+        let reply = if multi {
+            Reply::Array(replies)
+        } else {
+            replies.pop().unwrap_or(Reply::Bool(false))
+        };
+        Outcome { reply, log }
+    }
+}
+
+/// The command that finishes a restore, for the "still being restored" error.
+const LOADCHUNK: &str = "CF.LOADCHUNK";
+
+/// `CF.INSERT`'s capacity range error (RedisBloom names the setting in it).
+const INSERT_CAPACITY_RANGE: &str =
+    "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
+
+/// Items are hashed as their raw bytes, as everywhere in the server.
+fn hash(f: &CuckooFilter, item: &[u8]) -> u64 {
+    hash_bytes_with_seed(item, f.seed())
+}
+
+/// The key's filter, or RedisBloom's status for it.
+fn lookup(value: Option<&Value>) -> Result<&CuckooFilter, Lookup> {
+    match value {
+        Some(Value::Cuckoo(f)) => Ok(f),
+        Some(Value::Loading(d)) if d.kind() == FilterKind::Cuckoo => Err(Lookup::Loading),
+        Some(_) => Err(Lookup::WrongType),
+        None => Err(Lookup::Missing),
+    }
+}
+
+fn parse_reserve(args: &[Bytes]) -> Result<Op, Reply> {
+    let capacity = parse_i64(&args[2]).ok_or_else(|| Reply::error("Bad capacity"))?;
+    // RedisBloom finds each option anywhere in the arguments and reads the one after it.
+    let option = |name: &str, lo: i64, hi: i64| -> Result<Option<u32>, Reply> {
+        let Some(at) = arg_index(args, name) else {
+            return Ok(None);
+        };
+        let x = long_long(args.get(at + 1))
+            .ok_or_else(|| Reply::Error(format!("Couldn't parse {name}")))?;
+        if !(lo..=hi).contains(&x) {
+            return Err(Reply::Error(format!(
+                "{name}: value must be in the range [{lo}, {hi}]"
+            )));
+        }
+        Ok(Some(x as u32))
+    };
+    let max_iterations = option("MAXITERATIONS", 1, 65_535)?;
+    let bucket_size = option("BUCKETSIZE", 1, MAX_BUCKET_SIZE)?;
+    let expansion = option("EXPANSION", 0, 32_768)?;
+    Ok(Op::Reserve(Reserve {
+        capacity,
+        bucket_size,
+        max_iterations,
+        expansion,
+    }))
+}
+
+/// `CF.INSERT key [CAPACITY c] [NOCREATE] [MAXEXPANSIONS n] ITEMS ...`, scanned as
+/// RedisBloom scans it: by each option's first letter, stopping at `ITEMS`.
+fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
+    let mut capacity = None;
+    let mut max_expansions = None;
+    let mut autocreate = true;
+    let mut items_at = None;
+    // The smallest capacity whose validity depends on `cf-bucket-size` (2 to 509).
+    let mut ambiguous: Option<u64> = None;
+    let mut pos = 2;
+    let mut scan = |pos: &mut usize, items_at: &mut Option<usize>| -> Result<(), Reply> {
+        while *pos < args.len() && items_at.is_none() {
+            let arg = &args[*pos];
+            match arg.first().map(u8::to_ascii_lowercase) {
+                Some(b'c') => {
+                    *pos += 1;
+                    let value = args.get(*pos).ok_or_else(|| wrong_arity(args))?;
+                    let c = parse_i64(value).ok_or_else(|| Reply::error("Bad capacity"))?;
+                    if !(2..=MAX_CAPACITY).contains(&c) {
+                        return Err(Reply::error(INSERT_CAPACITY_RANGE));
+                    }
+                    if c < 2 * MAX_BUCKET_SIZE {
+                        ambiguous = Some(ambiguous.map_or(c as u64, |m| m.min(c as u64)));
+                    }
+                    capacity = Some(c as u64);
+                    *pos += 1;
+                }
+                Some(b'i') => {
+                    *pos += 1;
+                    *items_at = Some(*pos);
+                }
+                Some(b'n') => {
+                    autocreate = false;
+                    *pos += 1;
+                }
+                // bloomkit's extension (RedisBloom has no option starting with 'm').
+                Some(b'm') => {
+                    *pos += 1;
+                    let value = args.get(*pos).ok_or_else(|| wrong_arity(args))?;
+                    let n = parse_i64(value)
+                        .filter(|n| (1..=65_536).contains(n))
+                        .ok_or_else(|| {
+                            Reply::error("ERR MAXEXPANSIONS must be an integer from 1 to 65536")
+                        })?;
+                    max_expansions = Some(n as u32);
+                    *pos += 1;
+                }
+                _ => return Err(Reply::error("Unknown argument received")),
+            }
+        }
+        if items_at.map_or(true, |at| at == args.len()) {
+            return Err(wrong_arity(args));
+        }
+        Ok(())
+    };
+    let error = scan(&mut pos, &mut items_at).err();
+    let deferred = match (ambiguous, error) {
+        (None, Some(e)) => return Err(e),
+        (Some(min_capacity), then) => Some(Deferred { min_capacity, then }),
+        (None, None) => None,
+    };
+    Ok(Op::Insert {
+        items: items_at.map(|at| args[at..].to_vec()).unwrap_or_default(),
+        nx,
+        multi: true,
+        autocreate,
+        capacity,
+        max_expansions,
+        deferred,
+    })
+}
+
+/// A filter's shape as `CF.RESERVE` names it.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    capacity: u64,
+    bucket_size: u32,
+    max_iterations: u32,
+    expansion: u32,
+}
+
+/// Builds a filter after asking the budget, and the `CF.RESERVE` that replays it.
+fn create(key: &Bytes, s: Shape, ctx: &Ctx<'_>) -> Result<(CuckooFilter, Vec<Bytes>), Reply> {
+    let could_not = || Reply::error("ERR Could not create filter");
+    if s.capacity < 2 * s.bucket_size as u64 || s.capacity > MAX_CAPACITY as u64 {
+        return Err(could_not());
+    }
+    let options = CuckooOptions::redisbloom(s.capacity)
+        .bucket_size(s.bucket_size)
+        .max_kicks(s.max_iterations)
+        .expansion(s.expansion)
+        .max_filters(MAX_SUB_FILTERS);
+    let memory_error = |e: Error| match e {
+        Error::TooLarge { .. } | Error::OutOfMemory { .. } => Reply::error(INSUFFICIENT_MEMORY),
+        _ => could_not(),
+    };
+    let planned = options.planned_memory_bytes().map_err(memory_error)?;
+    admit_new_filter(ctx.budget, planned)?;
+    let filter = options.build().map_err(memory_error)?;
+    let log = command(
+        "CF.RESERVE",
+        key,
+        vec![
+            num(s.capacity),
+            word("BUCKETSIZE"),
+            num(s.bucket_size),
+            word("MAXITERATIONS"),
+            num(s.max_iterations),
+            word("EXPANSION"),
+            num(s.expansion),
+        ],
+    );
+    Ok((filter, log))
+}
+
+/// RedisBloom's `CF.INFO` "Size" for this filter: its struct (40 bytes), 16 bytes per
+/// sub-filter and the slots (one byte each at RedisBloom's 8-bit fingerprints). Computed
+/// from the shape, so it matches RedisBloom's figure for every filter it could have built;
+/// the memory this server holds is [`CuckooFilter::memory_bytes`] (`INFO memory`).
+fn redisbloom_size(f: &CuckooFilter) -> u64 {
+    let slot_bytes = (f.num_slots() * f.fingerprint_bits() as u64).div_ceil(8);
+    40 + 16 * f.num_filters() as u64 + slot_bytes
+}
+
+fn info(f: &CuckooFilter) -> Reply {
+    let entry = |name: &str, value: u64| {
+        (
+            Reply::Simple(name.to_string()),
+            Reply::Integer(value.min(i64::MAX as u64) as i64),
+        )
+    };
+    Reply::Map(vec![
+        entry("Size", redisbloom_size(f)),
+        entry("Number of buckets", f.num_buckets()),
+        entry("Number of filters", f.num_filters() as u64),
+        entry("Number of items inserted", f.len()),
+        entry("Number of items deleted", f.num_deletes()),
+        entry("Bucket size", f.bucket_size() as u64),
+        entry("Expansion rate", f.expansion() as u64),
+        entry("Max iterations", f.max_kicks() as u64),
+    ])
+}
+
+fn scandump(value: Option<&Value>, pos: i64) -> Reply {
+    let end = || Reply::Array(vec![Reply::Integer(0), Reply::Null]);
+    let f = match lookup(value) {
+        Ok(f) => f,
+        Err(status) => return status.error(LOADCHUNK),
+    };
+    // RedisBloom dumps nothing of an empty filter.
+    if f.is_empty() {
+        return end();
+    }
+    let Some(value) = value else {
+        return end();
+    };
+    match dump::scandump(value, pos) {
+        Chunk::Header(bytes) => Reply::Array(vec![Reply::Integer(1), Reply::bulk(bytes)]),
+        Chunk::Data { next, bytes } => Reply::Array(vec![Reply::Integer(next), Reply::bulk(bytes)]),
+        Chunk::End => end(),
+    }
+}
+
+fn loadchunk(
+    slot: &mut Option<Value>,
+    pos: i64,
+    data: &Bytes,
+    args: &[Bytes],
+    ctx: &Ctx<'_>,
+) -> Outcome {
+    let changed = || Outcome {
+        reply: Reply::Ok,
+        log: vec![verbatim(args)],
+    };
+    let status = lookup(slot.as_ref()).map(|_| ());
+    if pos == 1 {
+        return match status {
+            Err(Lookup::Missing) => match dump::start(FilterKind::Cuckoo, data, ctx.budget) {
+                Ok(value) => {
+                    *slot = Some(value);
+                    changed()
+                }
+                Err(e) => Outcome::unchanged(e.cuckoo_header_reply()),
+            },
+            Err(Lookup::WrongType) => Outcome::unchanged(Reply::error(WRONGTYPE)),
+            Ok(()) | Err(Lookup::Loading) => Outcome::unchanged(Reply::error(ITEM_EXISTS)),
+        };
+    }
+    match status {
+        Err(status @ (Lookup::Missing | Lookup::WrongType)) => {
+            Outcome::unchanged(status.error(LOADCHUNK))
+        }
+        Ok(()) | Err(Lookup::Loading) => match dump::load(slot, pos, data, ctx.budget) {
+            Ok(Loaded::Changed) => changed(),
+            Ok(Loaded::Unchanged) => Outcome::unchanged(Reply::Ok),
+            Err(e @ dump::LoadError::Corrupt) => Outcome {
+                reply: e.cuckoo_chunk_reply(),
+                log: vec![verbatim(args)],
+            },
+            Err(e) => Outcome::unchanged(e.cuckoo_chunk_reply()),
+        },
     }
 }

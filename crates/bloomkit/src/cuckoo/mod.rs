@@ -237,6 +237,44 @@ impl CuckooFilter {
     ///
     /// As [`insert`](Self::insert).
     pub fn insert_hash(&mut self, hash: u64) -> Result<()> {
+        self.insert_hash_within(hash, |_| true)
+    }
+
+    /// [`insert_hash`](Self::insert_hash), asking `may_grow` before a sub-filter is added:
+    /// it is given the bytes the new sub-filter would allocate, and answers whether they may
+    /// be. Whether an insert needs to grow is only known once the kicks have failed, so a
+    /// server passes its memory limit here rather than guessing beforehand.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert), and [`Error::OutOfMemory`] with the bytes asked for
+    /// when `may_grow` refuses them. In every case the filter is unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{hash_bytes, CuckooOptions, Error};
+    /// let mut f = CuckooOptions::redisbloom(64).build()?;
+    /// let mut i = 0u32;
+    /// // Fill the first sub-filter while refusing any growth.
+    /// loop {
+    ///     match f.insert_hash_within(hash_bytes(&i.to_le_bytes()), |_| false) {
+    ///         Ok(()) => i += 1,
+    ///         Err(Error::OutOfMemory { bytes }) => { assert!(bytes > 0); break; }
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// }
+    /// assert_eq!((f.num_filters(), f.len()), (1, i as u64));
+    /// // Allowed, the same insert grows the filter.
+    /// f.insert_hash_within(hash_bytes(&i.to_le_bytes()), |_| true)?;
+    /// assert_eq!(f.num_filters(), 2);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn insert_hash_within(
+        &mut self,
+        hash: u64,
+        may_grow: impl FnOnce(usize) -> bool,
+    ) -> Result<()> {
         let key = KeyParts::new(hash, self.layout.fp_bits);
         let layout = self.layout;
         // Any free slot in any sub-filter, newest first (where room is likeliest).
@@ -254,7 +292,7 @@ impl CuckooFilter {
             self.len += 1;
             return Ok(());
         }
-        self.grow()?;
+        self.grow(may_grow)?;
         let newest = self.filters.len() - 1;
         // A fresh sub-filter has an empty slot in every bucket.
         if self.filters[newest].try_put(&layout, &key) {
@@ -267,8 +305,9 @@ impl CuckooFilter {
         }
     }
 
-    /// Adds one sub-filter, or says why not (leaving the filter unchanged).
-    fn grow(&mut self) -> Result<()> {
+    /// Adds one sub-filter if `may_grow` allows its bytes, or says why not (leaving the
+    /// filter unchanged).
+    fn grow(&mut self, may_grow: impl FnOnce(usize) -> bool) -> Result<()> {
         let full = Error::Full {
             kind: FilterKind::Cuckoo,
         };
@@ -276,10 +315,28 @@ impl CuckooFilter {
         if self.shape.expansion == 0 || k >= self.shape.max_filters {
             return Err(full);
         }
-        let buckets = self
-            .shape
-            .buckets_of(k)
+        let too_large = Error::TooLarge { num_bits: u64::MAX };
+        let buckets = self.shape.buckets_of(k).ok_or(too_large)?;
+        // The slot words and the guard word, plus (at most) the growth of the list when it
+        // is full.
+        let list = if self.filters.len() == self.filters.capacity() {
+            self.filters.capacity().max(4) * std::mem::size_of::<SubFilter>()
+        } else {
+            0
+        };
+        let bytes = self
+            .layout
+            .words_for(buckets)
+            .and_then(|w| w.checked_add(1))
+            .and_then(|w| w.checked_mul(8))
+            .and_then(|b| usize::try_from(b).ok())
+            .and_then(|b| b.checked_add(list))
             .ok_or(Error::TooLarge { num_bits: u64::MAX })?;
+        if !may_grow(bytes) {
+            return Err(Error::OutOfMemory {
+                bytes: bytes as u64,
+            });
+        }
         let sub = SubFilter::new(&self.layout, buckets)?;
         self.filters
             .try_reserve(1)
@@ -318,10 +375,24 @@ impl CuckooFilter {
     ///
     /// As [`insert`](Self::insert).
     pub fn insert_unique_hash(&mut self, hash: u64) -> Result<bool> {
+        self.insert_unique_hash_within(hash, |_| true)
+    }
+
+    /// [`insert_unique_hash`](Self::insert_unique_hash), asking `may_grow` before a
+    /// sub-filter is added, as [`insert_hash_within`](Self::insert_hash_within) does.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert_hash_within`](Self::insert_hash_within).
+    pub fn insert_unique_hash_within(
+        &mut self,
+        hash: u64,
+        may_grow: impl FnOnce(usize) -> bool,
+    ) -> Result<bool> {
         if self.contains_hash(hash) {
             return Ok(false);
         }
-        self.insert_hash(hash).map(|()| true)
+        self.insert_hash_within(hash, may_grow).map(|()| true)
     }
 
     /// `false` if `key` is definitely absent; `true` if it may be present.

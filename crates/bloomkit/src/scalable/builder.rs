@@ -130,6 +130,33 @@ impl ScalableBuilder {
         self
     }
 
+    /// The bytes [`build`](Self::build) would allocate, computed without allocating: what
+    /// [`ScalableBloomFilter::memory_bytes`] reports for the new filter. A server checks it
+    /// against its memory limit before `BF.RESERVE` builds anything, so that a request for a
+    /// filter of several gigabytes is refused rather than attempted.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build), but for the allocation itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::ScalableBloomFilter;
+    /// let builder = ScalableBloomFilter::builder(100_000, 0.001).growth(4);
+    /// assert_eq!(builder.planned_memory_bytes()?, builder.clone().build()?.memory_bytes());
+    /// // RedisBloom's `BF.RESERVE k 0.0000001 1073741824`: planned, not allocated.
+    /// let huge = ScalableBloomFilter::builder(1 << 30, 1e-7).planned_memory_bytes()?;
+    /// assert!(huge > 4_000_000_000, "{huge}");
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn planned_memory_bytes(&self) -> Result<usize> {
+        self.params.validate()?;
+        let layer =
+            Layer::planned_heap_bytes(self.params.initial_capacity, self.params.first_rate())?;
+        Ok(std::mem::size_of::<ScalableBloomFilter>() + std::mem::size_of::<Layer>() + layer)
+    }
+
     /// Builds the filter, with its first layer allocated.
     ///
     /// # Errors

@@ -1,7 +1,8 @@
 //! One layer of the chain, and what [`crate::ScalableBloomFilter::layers`] reports of it.
 
 use crate::blocked::BlockedBloomFilter;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::sizing;
 
 /// One layer of the chain: a blocked filter planned for `capacity` keys at `fp_rate`.
 ///
@@ -21,6 +22,17 @@ impl Layer {
             capacity,
             fp_rate,
         })
+    }
+
+    /// The heap bytes [`Layer::new`] would allocate for these parameters, without
+    /// allocating them.
+    pub(super) fn planned_heap_bytes(capacity: u64, fp_rate: f64) -> Result<usize> {
+        let plan = sizing::blocked_plan(capacity, fp_rate)?;
+        // Whole 512-bit lines, as the blocked filter allocates them.
+        usize::try_from(plan.num_bits.div_ceil(sizing::LINE_BITS) * (sizing::LINE_BITS / 8))
+            .map_err(|_| Error::TooLarge {
+                num_bits: plan.num_bits,
+            })
     }
 
     pub(super) fn items(&self) -> u64 {

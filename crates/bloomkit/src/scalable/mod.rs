@@ -212,27 +212,82 @@ impl ScalableBloomFilter {
         Ok(added)
     }
 
-    /// Adds a layer with capacity × growth and rate × tightening, or fails changing nothing.
-    fn grow(&mut self) -> Result<()> {
-        let full = Error::Full {
-            kind: FilterKind::Scalable,
-        };
+    /// The capacity and rate of the layer the chain would add next, or why it cannot grow.
+    fn next_layer(&self) -> Result<(u64, f64)> {
         if self.params.non_scaling || self.layers.len() >= Self::MAX_LAYERS {
-            return Err(full);
+            return Err(Error::Full {
+                kind: FilterKind::Scalable,
+            });
         }
         let newest = self.newest();
         let capacity = newest
             .capacity
             .checked_mul(self.params.growth as u64)
             .ok_or(Error::TooLarge { num_bits: u64::MAX })?;
-        let fp_rate = newest.fp_rate * self.params.tightening;
-        let layer = match Layer::new(capacity, fp_rate, self.seed) {
-            Ok(layer) => layer,
-            // The rate has shrunk past what the hash can deliver (or to zero): the chain has
-            // reached its end.
-            Err(Error::FpRateTooSmall { .. } | Error::InvalidFpRate { .. }) => return Err(full),
-            Err(e) => return Err(e),
+        Ok((capacity, newest.fp_rate * self.params.tightening))
+    }
+
+    /// A rate that has shrunk past what the hash can deliver (or to zero) means the chain
+    /// has reached its end: the filter is full, not misconfigured.
+    fn end_of_chain(e: Error) -> Error {
+        match e {
+            Error::FpRateTooSmall { .. } | Error::InvalidFpRate { .. } => Error::Full {
+                kind: FilterKind::Scalable,
+            },
+            e => e,
+        }
+    }
+
+    /// The bytes the next insert of a new key would allocate, computed without allocating:
+    /// 0 while the newest layer has room, else the next layer's bits plus (at most) the
+    /// growth of the layer list. A server asks its memory limit for this before inserting,
+    /// so that a growth past the limit is refused rather than attempted.
+    ///
+    /// # Errors
+    ///
+    /// The error that insert would fail with instead of growing: [`Error::Full`] when the
+    /// newest layer is full and the chain cannot grow (non-scaling, or at its end),
+    /// [`Error::TooLarge`] when the next layer cannot be addressed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{Error, ScalableBloomFilter};
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// for i in 0..10u32 {
+    ///     assert_eq!(f.growth_memory_bytes()?, 0);
+    ///     f.insert(&i)?;
+    /// }
+    /// let planned = f.growth_memory_bytes()?;
+    /// let before = f.memory_bytes();
+    /// f.insert(&10u32)?;
+    /// assert_eq!(f.num_layers(), 2);
+    /// assert!(f.memory_bytes() - before <= planned);
+    ///
+    /// let mut fixed = ScalableBloomFilter::builder(1, 0.01).non_scaling(true).build()?;
+    /// fixed.insert("a")?;
+    /// assert!(matches!(fixed.growth_memory_bytes(), Err(Error::Full { .. })));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn growth_memory_bytes(&self) -> Result<usize> {
+        if !self.newest().is_full() {
+            return Ok(0);
+        }
+        let (capacity, fp_rate) = self.next_layer()?;
+        let bits = Layer::planned_heap_bytes(capacity, fp_rate).map_err(Self::end_of_chain)?;
+        // A full list doubles (to at least 4 entries, as Vec grows): count the new part.
+        let list = if self.layers.len() == self.layers.capacity() {
+            self.layers.capacity().max(4) * std::mem::size_of::<Layer>()
+        } else {
+            0
         };
+        Ok(bits.saturating_add(list))
+    }
+
+    /// Adds a layer with capacity × growth and rate × tightening, or fails changing nothing.
+    fn grow(&mut self) -> Result<()> {
+        let (capacity, fp_rate) = self.next_layer()?;
+        let layer = Layer::new(capacity, fp_rate, self.seed).map_err(Self::end_of_chain)?;
         // Reserve before pushing, so that a refused allocation is an error, not an abort.
         self.layers.try_reserve(1).map_err(|_| Error::OutOfMemory {
             bytes: (std::mem::size_of::<Layer>() * (self.layers.len() + 1)) as u64,

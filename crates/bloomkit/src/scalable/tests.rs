@@ -190,3 +190,59 @@ fn debug_shows_the_shape() {
     let s = format!("{f:?}");
     assert!(s.len() < 300 && s.contains("num_layers: 1"), "{s}");
 }
+
+#[test]
+fn planned_memory_is_what_build_allocates() {
+    for (cap, rate, growth, non_scaling) in [
+        (1, 0.01, 2, false),
+        (100, 0.01, 2, true),
+        (1000, 0.001, 4, false),
+        (123_457, 0.25, 1, false),
+        (10, 1e-9, 32_768, false),
+    ] {
+        let b = ScalableBloomFilter::builder(cap, rate)
+            .growth(growth)
+            .non_scaling(non_scaling);
+        let planned = b.planned_memory_bytes().unwrap();
+        assert_eq!(planned, b.build().unwrap().memory_bytes(), "{cap} {rate}");
+    }
+    // Bad parameters are the builder's errors, found without allocating.
+    assert!(ScalableBloomFilter::builder(10, 0.0)
+        .planned_memory_bytes()
+        .is_err());
+    assert!(ScalableBloomFilter::builder(10, 0.01)
+        .growth(0)
+        .planned_memory_bytes()
+        .is_err());
+}
+
+#[test]
+fn growth_memory_is_the_next_layers_bits() {
+    let mut f = ScalableBloomFilter::builder(10, 0.01)
+        .growth(3)
+        .build()
+        .unwrap();
+    let mut i = 0u32;
+    while f.num_layers() < 4 {
+        let planned = f.growth_memory_bytes().unwrap();
+        let (layers, before) = (f.num_layers(), f.memory_bytes());
+        f.insert(&i).unwrap();
+        i += 1;
+        if f.num_layers() > layers {
+            let bits = f.layers().last().unwrap().memory_bytes;
+            assert!(planned >= bits, "{planned} < {bits}");
+            assert!(f.memory_bytes() - before <= planned);
+            // At most the bits and the doubling of a short list.
+            assert!(planned - bits <= 4 * std::mem::size_of::<Layer>());
+        } else {
+            assert_eq!(planned, 0);
+        }
+    }
+    // A chain at its end says so, as insert would.
+    let mut f = ScalableBloomFilter::builder(1, 0.01)
+        .non_scaling(true)
+        .build()
+        .unwrap();
+    f.insert(&1u8).unwrap();
+    assert!(matches!(f.growth_memory_bytes(), Err(Error::Full { .. })));
+}

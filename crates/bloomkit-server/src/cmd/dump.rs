@@ -1,0 +1,297 @@
+//! `SCANDUMP` and `LOADCHUNK`, shared by `BF.*` and `CF.*`: a filter's bloomkit encoding
+//! cut into chunks, and put back together.
+//!
+//! Clients treat chunks as opaque (redis-py's loop: `SCANDUMP` from iterator 0 until it
+//! answers 0, then `LOADCHUNK` every `(iterator, data)` pair in order, with no end message),
+//! so the chunks are simply slices of the filter's file encoding (`docs/FORMAT.md`):
+//!
+//! * iterator 0 answers `[1, header]`: the encoding's header (magic, kind, parameters,
+//!   payload length), which says how long the whole encoding is;
+//! * iterator `i ≥ 1` answers the bytes from `header + i − 1`, at most 16 MiB, with the
+//!   iterator `i + len` (RedisBloom's arithmetic: the iterator is one past the chunk's end,
+//!   counted after the header);
+//! * past the end: `[0, ""]` for `BF`, `[0, nil]` for `CF`.
+//!
+//! `LOADCHUNK` with iterator 1 and a header creates a [`Value::Loading`] key, once the
+//! memory budget admits the encoding's length. Later chunks must follow in order; each is
+//! appended as it arrives, so memory grows only with the data received. The chunk that
+//! completes the encoding decodes it with bloomkit's reader, which checks every field and
+//! the checksum: a damaged or hostile dump is refused and its key removed, never built.
+//! A dump taken while the filter changed between `SCANDUMP` calls fails the same way, where
+//! RedisBloom would silently load a mixture.
+
+use std::io::{self, Write};
+
+use bloomkit::format::{self, HeaderInfo};
+use bloomkit::FilterKind;
+
+use super::shared::{INSUFFICIENT_MEMORY, OOM};
+use super::Budget;
+use crate::reply::Reply;
+use crate::value::{PartialDump, Value};
+
+/// The largest chunk `SCANDUMP` answers: RedisBloom's `MAX_SCANDUMP_SIZE`.
+pub(crate) const MAX_CHUNK_BYTES: usize = 16 << 20;
+
+/// The longest header: 44 fixed bytes and at most 1024 of parameters.
+const MAX_HEADER_BYTES: u64 = 44 + 1024;
+
+/// A writer that keeps the bytes of `[start, end)` of what is written through it, and stops
+/// the writing (with an error the caller ignores) once past `end`, so a window near the start
+/// of a large filter costs little.
+struct Window {
+    start: u64,
+    end: u64,
+    pos: u64,
+    out: Vec<u8>,
+}
+
+impl Write for Window {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.pos >= self.end && !buf.is_empty() {
+            return Err(io::Error::other("window complete"));
+        }
+        let buf_start = self.pos;
+        let buf_end = buf_start + buf.len() as u64;
+        let lo = self.start.max(buf_start);
+        let hi = self.end.min(buf_end);
+        if lo < hi {
+            self.out
+                .extend_from_slice(&buf[(lo - buf_start) as usize..(hi - buf_start) as usize]);
+        }
+        self.pos = buf_end;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Bytes `[start, start + len)` of `value`'s encoding (fewer past its end).
+fn window(value: &Value, start: u64, len: usize) -> Vec<u8> {
+    let mut w = Window {
+        start,
+        end: start.saturating_add(len as u64),
+        pos: 0,
+        out: Vec::with_capacity(len),
+    };
+    // The only error is the window's own "complete", which ends the writing early.
+    let _ = match value {
+        Value::Bloom(f) => f.write_to(&mut w),
+        Value::Cuckoo(f) => f.write_to(&mut w),
+        Value::Loading(d) => w.write_all(d.received()).map_err(bloomkit::Error::Io),
+    };
+    w.out
+}
+
+/// The header of `value`'s encoding, and what it says.
+fn header(value: &Value) -> Option<(Vec<u8>, HeaderInfo)> {
+    let mut head = window(value, 0, MAX_HEADER_BYTES as usize);
+    let info = format::peek_header(&head).ok()??;
+    head.truncate(info.header_len);
+    Some((head, info))
+}
+
+/// What `SCANDUMP` answers for one iterator.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Chunk {
+    /// Iterator 0: the header, to be loaded with iterator 1.
+    Header(Vec<u8>),
+    /// The bytes for an iterator, and the iterator to load them with (and to ask next).
+    Data {
+        /// The next iterator.
+        next: i64,
+        /// The bytes.
+        bytes: Vec<u8>,
+    },
+    /// Past the end.
+    End,
+}
+
+/// `SCANDUMP value iter` (a finished filter).
+pub(crate) fn scandump(value: &Value, iter: i64) -> Chunk {
+    let Some((head, info)) = header(value) else {
+        return Chunk::End;
+    };
+    if iter == 0 {
+        return Chunk::Header(head);
+    }
+    // RedisBloom answers the end for negative iterators too.
+    let Some(start) = u64::try_from(iter - 1)
+        .ok()
+        .and_then(|i| i.checked_add(info.header_len as u64))
+        .filter(|&s| s < info.encoded_len)
+    else {
+        return Chunk::End;
+    };
+    let len = (info.encoded_len - start).min(MAX_CHUNK_BYTES as u64) as usize;
+    let bytes = window(value, start, len);
+    Chunk::Data {
+        next: iter + bytes.len() as i64,
+        bytes,
+    }
+}
+
+/// Why a `LOADCHUNK` was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LoadError {
+    /// Not a header of the right kind, or an iterator that cannot hold the chunk.
+    BadData,
+    /// The chunk starts past the encoding's end.
+    NoLink,
+    /// The chunk runs past the encoding's end.
+    TooBig,
+    /// The chunk is not the next one (and not a repeat of one already loaded).
+    OutOfOrder,
+    /// Past `--maxmemory`.
+    Oom,
+    /// More than the machine has, or the allocator refused.
+    Insufficient,
+    /// The last chunk arrived and the whole does not decode: the key was removed.
+    Corrupt,
+}
+
+impl LoadError {
+    /// `BF.LOADCHUNK`'s answer: RedisBloom's strings where it has one.
+    pub(crate) fn bloom_reply(self) -> Reply {
+        Reply::error(match self {
+            LoadError::BadData | LoadError::Corrupt => "ERR received bad data",
+            LoadError::NoLink => "ERR invalid offset - no link found",
+            LoadError::TooBig => "ERR invalid chunk - Too big for current filter",
+            LoadError::OutOfOrder => {
+                "ERR invalid offset - chunks must be loaded in the order BF.SCANDUMP returned them"
+            }
+            LoadError::Oom => OOM,
+            LoadError::Insufficient => INSUFFICIENT_MEMORY,
+        })
+    }
+
+    /// `CF.LOADCHUNK`'s answer for a header (iterator 1).
+    pub(crate) fn cuckoo_header_reply(self) -> Reply {
+        match self {
+            LoadError::Oom => Reply::error(OOM),
+            LoadError::Insufficient => Reply::error(INSUFFICIENT_MEMORY),
+            _ => Reply::error("Invalid header"),
+        }
+    }
+
+    /// `CF.LOADCHUNK`'s answer for a later chunk: RedisBloom has one string for them all.
+    pub(crate) fn cuckoo_chunk_reply(self) -> Reply {
+        match self {
+            LoadError::Oom => Reply::error(OOM),
+            LoadError::Insufficient => Reply::error(INSUFFICIENT_MEMORY),
+            _ => Reply::error("Couldn't load chunk!"),
+        }
+    }
+}
+
+/// The first chunk of a dump of `kind`, for a missing key: the value to store.
+pub(crate) fn start(
+    kind: FilterKind,
+    header: &[u8],
+    budget: &dyn Budget,
+) -> Result<Value, LoadError> {
+    let dump = PartialDump::new(header).map_err(|_| LoadError::BadData)?;
+    if dump.kind() != kind {
+        return Err(LoadError::BadData);
+    }
+    // The whole encoding will be held, then decoded: ask for it now rather than fail half
+    // way through a large restore.
+    let total = usize::try_from(dump.encoded_len()).unwrap_or(usize::MAX);
+    if !budget.within_maxmemory(total) {
+        return Err(LoadError::Oom);
+    }
+    if budget.machine_available().is_some_and(|a| total > a) {
+        return Err(LoadError::Insufficient);
+    }
+    Ok(Value::Loading(dump))
+}
+
+/// What a later chunk did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Loaded {
+    /// Nothing: a repeat of bytes already loaded (a retried command), or an empty chunk.
+    Unchanged,
+    /// The chunk was appended (and may have completed the filter).
+    Changed,
+}
+
+/// A chunk after the header, for a key holding `value` of the same family (a filter being
+/// restored, or a finished one: only repeats of its own bytes are accepted then).
+pub(crate) fn load(
+    slot: &mut Option<Value>,
+    iter: i64,
+    data: &[u8],
+    budget: &dyn Budget,
+) -> Result<Loaded, LoadError> {
+    let len = data.len() as u64;
+    // RedisBloom: `iter <= 0 || iter < len` is bad data; the chunk ends at `iter`, and
+    // an iterator of 1 is the first byte after the header.
+    if iter <= 0 || (iter as u64) < len {
+        return Err(LoadError::BadData);
+    }
+    let relative = (iter as u64 - len)
+        .checked_sub(1)
+        .ok_or(LoadError::NoLink)?;
+    let Some(value) = slot.as_mut() else {
+        return Err(LoadError::BadData);
+    };
+    let (header_len, encoded_len, received) = match &*value {
+        Value::Loading(d) => (
+            d.header_len() as u64,
+            d.encoded_len(),
+            d.received().len() as u64,
+        ),
+        finished => {
+            let (_, info) = header(finished).ok_or(LoadError::BadData)?;
+            (info.header_len as u64, info.encoded_len, info.encoded_len)
+        }
+    };
+    let start = header_len.checked_add(relative).ok_or(LoadError::NoLink)?;
+    if start >= encoded_len {
+        return Err(LoadError::NoLink);
+    }
+    if start + len > encoded_len {
+        return Err(LoadError::TooBig);
+    }
+    if start < received || len == 0 {
+        // Only a repeat of what is already there is harmless.
+        let same = match &*value {
+            Value::Loading(d) => {
+                d.received().get(start as usize..(start + len) as usize) == Some(data)
+            }
+            finished => window(finished, start, data.len()) == data,
+        };
+        return if same && start + len <= received {
+            Ok(Loaded::Unchanged)
+        } else {
+            Err(LoadError::OutOfOrder)
+        };
+    }
+    let Value::Loading(dump) = value else {
+        return Err(LoadError::OutOfOrder);
+    };
+    if start != received {
+        return Err(LoadError::OutOfOrder);
+    }
+    // The last chunk is decoded into a filter about as large as the encoding, beside it.
+    let completes = start + len == encoded_len;
+    let extra = data
+        .len()
+        .saturating_add(if completes { encoded_len as usize } else { 0 });
+    if !budget.within_maxmemory(extra) {
+        return Err(LoadError::Oom);
+    }
+    dump.append(data).map_err(|_| LoadError::Insufficient)?;
+    if completes {
+        match dump.finish() {
+            Ok(filter) => *value = filter,
+            Err(_) => {
+                *slot = None;
+                return Err(LoadError::Corrupt);
+            }
+        }
+    }
+    Ok(Loaded::Changed)
+}

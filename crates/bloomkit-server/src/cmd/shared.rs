@@ -1,0 +1,97 @@
+//! What the `BF.*` and `CF.*` commands share: RedisBloom's common error strings, finding a
+//! key's filter, asking the memory budget, and RedisBloom's argument search.
+
+use bytes::Bytes;
+
+use super::Budget;
+use crate::reply::Reply;
+
+/// A missing key where one is needed.
+pub(crate) const NOT_FOUND: &str = "ERR not found";
+/// A key of another type.
+pub(crate) const WRONGTYPE: &str =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+/// `RESERVE` (or a dump's header) for a key that exists.
+pub(crate) const ITEM_EXISTS: &str = "ERR item exists";
+/// An allocation past `--maxmemory`: Redis's own text for deny-oom commands.
+pub(crate) const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+/// A filter larger than the machine can give, or whose allocation failed.
+pub(crate) const INSUFFICIENT_MEMORY: &str = "ERR Insufficient memory to create filter";
+
+/// Why a filter command cannot use a key, in RedisBloom's terms (`statusStrerror`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// No such key.
+    Missing,
+    /// A key of the other family.
+    WrongType,
+    /// A filter of this family still arriving in `LOADCHUNK` chunks.
+    Loading,
+}
+
+impl Lookup {
+    /// The error RedisBloom answers for this status; `loading` names the command that
+    /// finishes a restore.
+    pub(crate) fn error(self, loadchunk: &str) -> Reply {
+        match self {
+            Lookup::Missing => Reply::error(NOT_FOUND),
+            Lookup::WrongType => Reply::error(WRONGTYPE),
+            Lookup::Loading => Reply::Error(format!(
+                "ERR the filter is still being restored: send the rest of its chunks with \
+                 {loadchunk}"
+            )),
+        }
+    }
+}
+
+/// Asks the budget for `bytes` of a new filter: `--maxmemory` first (Redis refuses a
+/// deny-oom command before it runs), then what the machine has.
+pub(crate) fn admit_new_filter(budget: &dyn Budget, bytes: usize) -> Result<(), Reply> {
+    if !budget.within_maxmemory(bytes) {
+        return Err(Reply::error(OOM));
+    }
+    if budget
+        .machine_available()
+        .is_some_and(|available| bytes > available)
+    {
+        return Err(Reply::error(INSUFFICIENT_MEMORY));
+    }
+    Ok(())
+}
+
+/// RedisBloom's `RMUtil_ArgIndex`: the first argument equal to `word` (ignoring case),
+/// searched from the command name on, as RedisBloom searches (so a key spelled like an
+/// option is found as that option, exactly as there).
+pub(crate) fn arg_index(args: &[Bytes], word: &str) -> Option<usize> {
+    args.iter().position(|a| super::args::is_word(a, word))
+}
+
+/// `RedisModule_StringToLongLong` on an optional argument (`None` fails, where RedisBloom
+/// would read past the end of its argument vector).
+pub(crate) fn long_long(arg: Option<&Bytes>) -> Option<i64> {
+    arg.and_then(|a| super::args::parse_i64(a))
+}
+
+/// A command that changed its key, logged verbatim: the arguments as the client sent them.
+pub(crate) fn verbatim(args: &[Bytes]) -> Vec<Bytes> {
+    args.to_vec()
+}
+
+/// An argument list from string pieces (the name, then words) and byte strings.
+pub(crate) fn command(name: &'static str, key: &Bytes, rest: Vec<Bytes>) -> Vec<Bytes> {
+    let mut out = Vec::with_capacity(2 + rest.len());
+    out.push(Bytes::from_static(name.as_bytes()));
+    out.push(key.clone());
+    out.extend(rest);
+    out
+}
+
+/// A number as a log argument.
+pub(crate) fn num(n: impl ToString) -> Bytes {
+    Bytes::from(n.to_string())
+}
+
+/// A keyword as a log argument.
+pub(crate) fn word(w: &'static str) -> Bytes {
+    Bytes::from_static(w.as_bytes())
+}

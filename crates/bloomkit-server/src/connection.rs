@@ -1,0 +1,227 @@
+//! One client's byte stream: requests in, replies out.
+//!
+//! Replies are encoded into an output buffer and sent by [`Connection::flush`]. A client
+//! that pipelines (writes many requests before reading) has all the requests already in
+//! the read buffer answered before the first flush, so a batch of a thousand `BF.ADD`s
+//! costs one `write` instead of a thousand. [`Connection::read_command`] flushes before
+//! it waits for the network, so a client that sends one request and waits is never left
+//! without its reply.
+
+use std::io;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::frame::{Parser, ProtocolError};
+use crate::reply::{Protocol, Reply};
+
+/// Past this many bytes of encoded replies, the server should flush even while requests
+/// remain buffered, so that a long pipeline does not grow the output without bound.
+pub const FLUSH_THRESHOLD: usize = 64 * 1024;
+
+/// Why a connection stopped.
+#[derive(Debug)]
+pub enum ConnError {
+    /// The client broke the protocol; answer [`ProtocolError::message`] and close.
+    Protocol(ProtocolError),
+    /// The socket failed, or the client hung up in the middle of a request.
+    Io(io::Error),
+}
+
+impl From<io::Error> for ConnError {
+    fn from(e: io::Error) -> Self {
+        ConnError::Io(e)
+    }
+}
+
+impl From<ProtocolError> for ConnError {
+    fn from(e: ProtocolError) -> Self {
+        ConnError::Protocol(e)
+    }
+}
+
+impl std::fmt::Display for ConnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnError::Protocol(e) => write!(f, "{e}"),
+            ConnError::Io(e) => write!(f, "connection error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnError {}
+
+/// A client connection over any byte stream (a `TcpStream` in the server, an in-memory
+/// duplex in tests).
+#[derive(Debug)]
+pub struct Connection<S> {
+    stream: S,
+    input: BytesMut,
+    output: Vec<u8>,
+    parser: Parser,
+    protocol: Protocol,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
+    /// Wraps a stream; the connection speaks RESP2 until told otherwise.
+    pub fn new(stream: S) -> Self {
+        Connection {
+            stream,
+            input: BytesMut::with_capacity(16 * 1024),
+            output: Vec::with_capacity(16 * 1024),
+            parser: Parser::new(),
+            protocol: Protocol::Resp2,
+        }
+    }
+
+    /// The next request, reading from the socket only when none is buffered (and flushing
+    /// pending replies before it waits). `Ok(None)` is a clean end: the client closed
+    /// between requests.
+    ///
+    /// # Errors
+    ///
+    /// [`ConnError::Protocol`] for a malformed request; [`ConnError::Io`] for a socket
+    /// error or a client that hung up in the middle of a request.
+    pub async fn read_command(&mut self) -> Result<Option<Vec<Bytes>>, ConnError> {
+        loop {
+            if let Some(request) = self.next_buffered()? {
+                return Ok(Some(request));
+            }
+            self.flush().await?;
+            if !self.fill().await? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// The next request already in the read buffer, without touching the socket.
+    ///
+    /// # Errors
+    ///
+    /// [`ProtocolError`] for a malformed request.
+    pub fn next_buffered(&mut self) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        self.parser.parse(&mut self.input)
+    }
+
+    /// Reads more bytes into the buffer: `Ok(false)` on a clean end of stream.
+    ///
+    /// # Errors
+    ///
+    /// A socket error, or [`io::ErrorKind::UnexpectedEof`] when the client hangs up in the
+    /// middle of a request.
+    pub async fn fill(&mut self) -> io::Result<bool> {
+        if self.stream.read_buf(&mut self.input).await? == 0 {
+            if self.input.is_empty() && self.parser.is_idle() {
+                return Ok(false);
+            }
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "client closed the connection in the middle of a request",
+            ));
+        }
+        Ok(true)
+    }
+
+    /// Encodes a reply into the output buffer in the connection's protocol.
+    pub fn write_reply(&mut self, reply: &Reply) {
+        reply.encode(self.protocol, &mut self.output);
+    }
+
+    /// Bytes of encoded replies not yet sent.
+    pub fn pending_output(&self) -> usize {
+        self.output.len()
+    }
+
+    /// Sends every buffered reply.
+    ///
+    /// # Errors
+    ///
+    /// A socket error.
+    pub async fn flush(&mut self) -> io::Result<()> {
+        if !self.output.is_empty() {
+            self.stream.write_all(&self.output).await?;
+            self.stream.flush().await?;
+            self.output.clear();
+            // A one-off huge reply should not pin its buffer for the connection's lifetime.
+            if self.output.capacity() > 1024 * 1024 {
+                self.output.shrink_to(16 * 1024);
+            }
+        }
+        Ok(())
+    }
+
+    /// The protocol replies are encoded in.
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+
+    /// Switches the protocol (after `HELLO 2` or `HELLO 3`); later replies use it.
+    pub fn set_protocol(&mut self, protocol: Protocol) {
+        self.protocol = protocol;
+    }
+
+    /// Answers a protocol error and flushes, before the caller drops the connection.
+    ///
+    /// # Errors
+    ///
+    /// A socket error (the client may already be gone; the caller closes either way).
+    pub async fn reject(&mut self, error: &ProtocolError) -> io::Result<()> {
+        self.write_reply(&Reply::Error(error.message()));
+        self.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn pipelined_requests_are_answered_in_one_flush() {
+        let (client, server) = tokio::io::duplex(1024);
+        let mut conn = Connection::new(server);
+        let (mut client_read, mut client_write) = tokio::io::split(client);
+        client_write
+            .write_all(b"*1\r\n$4\r\nPING\r\nPING\r\n")
+            .await
+            .unwrap();
+        // Half-close: the server sees the end of the requests, the replies still flow back.
+        client_write.shutdown().await.unwrap();
+        let mut answered = 0;
+        while let Some(request) = conn.read_command().await.unwrap() {
+            assert_eq!(request, vec![Bytes::from_static(b"PING")]);
+            conn.write_reply(&Reply::Simple("PONG".into()));
+            answered += 1;
+        }
+        assert_eq!(answered, 2);
+        conn.flush().await.unwrap();
+        drop(conn);
+        let mut got = Vec::new();
+        client_read.read_to_end(&mut got).await.unwrap();
+        assert_eq!(got, b"+PONG\r\n+PONG\r\n");
+    }
+
+    #[tokio::test]
+    async fn hanging_up_mid_request_is_an_error_not_a_clean_end() {
+        let (mut client, server) = tokio::io::duplex(1024);
+        let mut conn = Connection::new(server);
+        client.write_all(b"*2\r\n$4\r\nECHO\r\n").await.unwrap();
+        drop(client);
+        match conn.read_command().await {
+            Err(ConnError::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof),
+            other => panic!("expected an I/O error, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn resp3_switch_changes_the_encoding() {
+        let (mut client, server) = tokio::io::duplex(1024);
+        let mut conn = Connection::new(server);
+        conn.write_reply(&Reply::Bool(true));
+        conn.set_protocol(Protocol::Resp3);
+        conn.write_reply(&Reply::Bool(true));
+        conn.flush().await.unwrap();
+        let mut got = [0u8; 8];
+        client.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b":1\r\n#t\r\n");
+    }
+}

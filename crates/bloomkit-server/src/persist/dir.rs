@@ -1,0 +1,165 @@
+//! The data directory: file names, the lock, and directory fsyncs.
+//!
+//! ```text
+//! LOCK                  held (flock) by the server using the directory
+//! dump.bks              the snapshot
+//! dump.<gen>.tmp        a snapshot being written (deleted on start-up if left by a crash)
+//! appendonly.<gen>.aof  the log, one file per generation (1, 2, 3... in decimal)
+//! ```
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::error::PersistError;
+
+/// The snapshot's file name.
+pub const SNAPSHOT_FILE: &str = "dump.bks";
+
+/// The lock file's name.
+pub const LOCK_FILE: &str = "LOCK";
+
+/// The file name of log generation `gen`.
+pub fn log_file_name(generation: u64) -> String {
+    format!("appendonly.{generation}.aof")
+}
+
+/// The file name of a snapshot being written that will start replay at `gen`.
+pub fn temp_snapshot_name(generation: u64) -> String {
+    format!("dump.{generation}.tmp")
+}
+
+/// What a listing of the directory found.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Log generations present, ascending.
+    pub logs: Vec<u64>,
+    /// Whether `dump.bks` exists.
+    pub snapshot: bool,
+    /// Leftover temporary snapshots.
+    pub temps: Vec<PathBuf>,
+}
+
+/// A canonical decimal generation (no sign, no leading zero, at least 1).
+fn parse_generation(digits: &str) -> Option<u64> {
+    let g: u64 = digits.parse().ok()?;
+    (g >= 1 && g.to_string() == digits).then_some(g)
+}
+
+/// Lists the files persistence cares about; others are left alone.
+pub fn list(dir: &Path) -> Result<Listing, PersistError> {
+    let mut listing = Listing::default();
+    let entries = fs::read_dir(dir).map_err(|e| PersistError::io("list", dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| PersistError::io("list", dir, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name == SNAPSHOT_FILE {
+            listing.snapshot = true;
+        } else if let Some(g) = name
+            .strip_prefix("appendonly.")
+            .and_then(|r| r.strip_suffix(".aof"))
+            .and_then(parse_generation)
+        {
+            listing.logs.push(g);
+        } else if name.starts_with("dump.") && name.ends_with(".tmp") {
+            listing.temps.push(entry.path());
+        }
+    }
+    listing.logs.sort_unstable();
+    Ok(listing)
+}
+
+/// Makes the directory's entries (files created, renamed or removed in it) durable.
+pub fn sync_dir(dir: &Path) -> Result<(), PersistError> {
+    // On Unix a directory opened read-only can be fsynced; elsewhere this is not possible
+    // and not needed (Windows has no separate directory metadata to flush).
+    #[cfg(unix)]
+    {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| PersistError::io("fsync the directory", dir, e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// Takes the directory's lock, held until the returned file is closed (or the process dies:
+/// the kernel drops an flock with its last descriptor, so a SIGKILL leaves no stale lock).
+pub fn lock(dir: &Path) -> Result<File, PersistError> {
+    let path = dir.join(LOCK_FILE);
+    // Not truncated on open: the holder's pid stays readable until we hold the lock.
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| PersistError::io("open", &path, e))?;
+    #[cfg(unix)]
+    {
+        use rustix::fs::{flock, FlockOperation};
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+                return Err(PersistError::Locked {
+                    dir: dir.to_path_buf(),
+                })
+            }
+            Err(e) => return Err(PersistError::io("lock", &path, e.into())),
+        }
+    }
+    // For a human wondering who holds it; nothing reads it back.
+    let pid = format!("{}\n", std::process::id());
+    file.set_len(0)
+        .and_then(|()| file.write_all(pid.as_bytes()))
+        .map_err(|e| PersistError::io("write", &path, e))?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generations_parse_only_in_canonical_form() {
+        assert_eq!(parse_generation("1"), Some(1));
+        assert_eq!(parse_generation("42"), Some(42));
+        for bad in ["0", "01", "+1", "", "x", "18446744073709551616"] {
+            assert_eq!(parse_generation(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn listing_finds_logs_in_order_and_ignores_strangers() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "appendonly.10.aof",
+            "appendonly.2.aof",
+            "appendonly.02.aof",
+            "dump.bks",
+            "dump.3.tmp",
+            "notes.txt",
+        ] {
+            fs::write(dir.path().join(name), b"").unwrap();
+        }
+        let l = list(dir.path()).unwrap();
+        assert_eq!(l.logs, vec![2, 10]);
+        assert!(l.snapshot);
+        assert_eq!(l.temps, vec![dir.path().join("dump.3.tmp")]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_second_lock_on_the_same_directory_fails_until_the_first_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = lock(dir.path()).unwrap();
+        match lock(dir.path()) {
+            Err(PersistError::Locked { dir: d }) => assert_eq!(d, dir.path()),
+            other => panic!("{other:?}"),
+        }
+        drop(first);
+        lock(dir.path()).unwrap();
+    }
+}

@@ -1,0 +1,626 @@
+//! Persistence: an append-only log of every change plus snapshots, so that nothing
+//! acknowledged is lost.
+//!
+//! This module knows files, not keys: the keyspace hands it commands to log and, for a
+//! snapshot, its entries; it hands back what start-up must load. Formats, byte by byte, and
+//! the recovery rules are in `docs/PERSISTENCE.md`.
+//!
+//! # How the keyspace uses it
+//!
+//! **Start-up.** [`Persistence::open`] locks the data directory, checks the snapshot and
+//! every log record, cuts a torn tail from the last log, and returns a [`Recovery`]: load
+//! [`Recovery::take_entries`] into the keyspace, replay [`Recovery::for_each_command`]
+//! through the command dispatcher (with an unlimited memory budget), log
+//! [`Recovery::warnings`]. Any other damage is a [`PersistError`] that names the file and the
+//! byte offset; start-up must stop then, never carry on without the data.
+//!
+//! **Each write command**, in this order:
+//!
+//! 1. take the key's shard lock, run the command;
+//! 2. [`Persistence::append`] its [`crate::cmd::Outcome::log`] while still holding the
+//!    lock, so the log's order is the order in which commands changed each key. `append` only
+//!    encodes and `write`s under a mutex (microseconds, no fsync), and returns a [`Ticket`];
+//! 3. release the lock;
+//! 4. `persistence.durable(ticket).await`: with [`FsyncPolicy::Always`] this resolves once an
+//!    fsync that covers the record has completed; with the other policies at once;
+//! 5. send the reply. An error from `append` or `durable` means the write may not be on disk:
+//!    answer an error, never `OK`.
+//!
+//! ```no_run
+//! # use bloomkit_server::persist::{FsyncPolicy, Persistence};
+//! # use bytes::Bytes;
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let (persistence, mut recovery) =
+//!     Persistence::open("bloomkit-data".as_ref(), FsyncPolicy::Always)?;
+//! for entry in recovery.take_entries() {
+//!     // keyspace.insert(entry.key, entry.expires_at_ms, entry.value)
+//! }
+//! recovery.for_each_command(|args| {
+//!     // dispatch(args, &Unlimited).map_err(|reply| format!("{reply:?}"))
+//!     Ok(())
+//! })?;
+//! for warning in recovery.warnings() {
+//!     eprintln!("warning: {warning}");
+//! }
+//!
+//! // A write: append under the key's lock, wait for durability after releasing it.
+//! let ticket = {
+//!     // let shard = keyspace.lock(key); let outcome = cmd.write(slot, &ctx);
+//!     let log = vec![vec![Bytes::from("BF.ADD"), Bytes::from("k"), Bytes::from("x")]];
+//!     persistence.append(&log)?
+//! };
+//! persistence.durable(ticket).await?;
+//! // reply
+//! # Ok(()) }
+//! ```
+//!
+//! **Snapshots** (`SAVE`, `BGSAVE`, and when [`Persistence::should_auto_snapshot`] says so):
+//!
+//! 1. take every shard lock (in index order), clone the `Arc<Value>`s, and call
+//!    [`Persistence::begin_snapshot`] while holding them: it switches the log to a new
+//!    generation, so every command logged from now on is after the cut. It fsyncs the
+//!    outgoing generation; with `no`, call [`Persistence::sync`] just before taking the
+//!    locks so that the fsync under them has little left to write;
+//! 2. release the locks: writers carry on (copy-on-write on the `Arc`s);
+//! 3. on a blocking thread, [`SnapshotCut::write`] the clones: it writes `dump.<gen>.tmp`,
+//!    fsyncs it, renames it over `dump.bks`, fsyncs the directory, and deletes the log
+//!    generations the snapshot now covers. A crash at any point leaves either the old
+//!    snapshot and every log, or the new snapshot and the logs after it.
+//!
+//! **Shutdown**: [`Persistence::sync`] before exiting (dropping the `Persistence` also
+//! syncs, ignoring errors).
+//!
+//! # The files
+//!
+//! ```text
+//! <dir>/LOCK                  flock'ed by the server using the directory
+//! <dir>/dump.bks              the snapshot, with the generation replay starts from
+//! <dir>/appendonly.<g>.aof    one log file per generation g = 1, 2, 3...
+//! <dir>/dump.<g>.tmp          a snapshot being written
+//! ```
+//!
+//! # Why it is built this way
+//!
+//! * **Group commit.** With `always`, an fsync takes milliseconds; one per command would cap
+//!   a server at a few hundred writes a second. Instead a dedicated thread fsyncs in a loop
+//!   whenever someone waits, and one fsync covers every record written before it began: 50
+//!   clients writing at once share one fsync, not 50.
+//! * **Generations instead of truncation.** A snapshot cannot truncate the log it is cut
+//!   from (writers keep appending to it), and rewriting a log while it grows needs a second
+//!   buffer. Switching to a new file at the cut is O(1) under the keyspace's locks, and
+//!   deleting whole older files afterwards is atomic per file.
+//! * **A dedicated thread, not `spawn_blocking`, for fsync**: fsyncs are serialized anyway
+//!   (one covers all before it), and a thread that lives as long as the log needs no runtime,
+//!   so the same code serves tests and the replay before the runtime starts serving.
+
+pub mod aof;
+mod dir;
+mod error;
+mod recovery;
+mod save;
+pub mod snapshot;
+mod sync;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::File;
+use std::future::Future;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+
+pub use dir::{log_file_name, LOCK_FILE, SNAPSHOT_FILE};
+pub use error::PersistError;
+pub use recovery::Recovery;
+pub use save::SnapshotCut;
+pub use snapshot::SnapshotEntry;
+
+use sync::SyncControl;
+
+/// When the log is fsynced: `--appendfsync`, with Redis's names and meanings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FsyncPolicy {
+    /// `always`: a write is acknowledged only once an fsync covering it has completed, so it
+    /// survives `kill -9` and power loss. Concurrent writes share fsyncs (group commit).
+    Always,
+    /// `everysec` (the default): a background thread fsyncs once a second; a power loss may
+    /// lose the last second of acknowledged writes, a `kill -9` loses none (they are in the
+    /// kernel's page cache).
+    #[default]
+    EverySec,
+    /// `no`: the kernel writes the log when it likes (typically within 30 s). Snapshots,
+    /// log rotation and shutdown still fsync, since the directory's structure depends on it.
+    No,
+}
+
+impl FsyncPolicy {
+    /// The name `--appendfsync` and `CONFIG GET appendfsync` use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FsyncPolicy::Always => "always",
+            FsyncPolicy::EverySec => "everysec",
+            FsyncPolicy::No => "no",
+        }
+    }
+}
+
+impl fmt::Display for FsyncPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error for an `--appendfsync` value that is not a policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsePolicyError(String);
+
+impl fmt::Display for ParsePolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid fsync policy {:?}: expected always, everysec or no",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for ParsePolicyError {}
+
+impl FromStr for FsyncPolicy {
+    type Err = ParsePolicyError;
+
+    /// Parses `always`, `everysec` or `no`, in any case (as Redis does).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("always") {
+            Ok(FsyncPolicy::Always)
+        } else if s.eq_ignore_ascii_case("everysec") {
+            Ok(FsyncPolicy::EverySec)
+        } else if s.eq_ignore_ascii_case("no") {
+            Ok(FsyncPolicy::No)
+        } else {
+            Err(ParsePolicyError(s.to_string()))
+        }
+    }
+}
+
+/// A place in the log, returned by [`Persistence::append`]: pass it to
+/// [`Persistence::durable`] to wait until everything up to it is on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ticket(u64);
+
+/// The log size below which [`Persistence::should_auto_snapshot`] never fires: Redis's
+/// `auto-aof-rewrite-min-size`.
+pub const AUTO_SNAPSHOT_MIN_LOG_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How long after a failed snapshot [`Persistence::should_auto_snapshot`] waits before it
+/// suggests another (Redis waits 5 s after a failed `BGSAVE` too): a full disk should not be
+/// hammered in a loop.
+const AUTO_SNAPSHOT_RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// Figures for `INFO persistence`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PersistStats {
+    /// The fsync policy (`aof_fsync`... Redis shows it under `CONFIG GET appendfsync`).
+    pub policy: FsyncPolicy,
+    /// The generation being appended to.
+    pub log_generation: u64,
+    /// Bytes in the log files not yet covered by a snapshot (`aof_current_size`).
+    pub log_bytes: u64,
+    /// Bytes of the last snapshot file (`aof_base_size`; 0 if there is none).
+    pub snapshot_bytes: u64,
+    /// Records logged since the cut of the last successful snapshot
+    /// (`rdb_changes_since_last_save`). A command that creates its key logs two.
+    pub changes_since_last_save: u64,
+    /// Unix time (seconds) of the last successful snapshot, or of start-up
+    /// (`rdb_last_save_time`).
+    pub last_save_unix: u64,
+    /// Whether a snapshot is being written (`rdb_bgsave_in_progress`).
+    pub snapshot_in_progress: bool,
+    /// Whether the last snapshot succeeded (`rdb_last_bgsave_status`: ok/err); true before
+    /// the first.
+    pub last_snapshot_ok: bool,
+    /// Why the last snapshot failed.
+    pub last_snapshot_error: Option<String>,
+    /// How long the last snapshot took, in milliseconds (`rdb_last_bgsave_time_sec` × 1000).
+    pub last_snapshot_duration_ms: Option<u64>,
+    /// Why the log stopped accepting writes, if it did (`aof_last_write_status`).
+    pub log_error: Option<String>,
+    /// Fsyncs of log files since start-up: with group commit, far fewer than writes.
+    pub log_fsyncs: u64,
+}
+
+/// The data directory, open: the log being appended to, the fsync thread, snapshot state.
+///
+/// One per server. `append` may be called from many threads at once (it takes an internal
+/// mutex); `durable` futures are `Send + 'static`.
+#[derive(Debug)]
+pub struct Persistence {
+    shared: Arc<Shared>,
+    syncer: Option<JoinHandle<()>>,
+}
+
+/// What the fsync thread and snapshot cuts share with the `Persistence`.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    dir: PathBuf,
+    policy: FsyncPolicy,
+    /// Held for the lock's sake: closing it releases the directory.
+    _lock: File,
+    /// A `std` mutex, not a tokio one: it is held for a `write` call, never across an
+    /// `.await`, and `append` runs under the keyspace's (std) shard locks anyway.
+    log: Mutex<LogState>,
+    sync: SyncControl,
+    fsyncs: AtomicU64,
+    snapshot_running: AtomicBool,
+    saves: Mutex<SaveState>,
+    auto_min_bytes: AtomicU64,
+}
+
+#[derive(Debug)]
+struct LogState {
+    /// The current generation's file, opened for appending. In an `Arc` so that the fsync
+    /// thread can sync it without holding the mutex.
+    file: Arc<File>,
+    generation: u64,
+    /// Bytes in the current generation's file.
+    file_len: u64,
+    /// Older generations not yet covered by a snapshot: generation → bytes.
+    closed: BTreeMap<u64, u64>,
+    /// Records appended since start-up, plus those found in the logs: tickets count these.
+    written: u64,
+    /// `written` at the cut of the last successful snapshot.
+    saved: u64,
+    /// Set when a write could not be undone or an fsync failed: the log then refuses
+    /// everything, since what is on disk is no longer known.
+    failure: Option<String>,
+    /// Reused encoding buffer.
+    buf: Vec<u8>,
+}
+
+#[derive(Debug)]
+struct SaveState {
+    last_save_unix: u64,
+    last_ok: bool,
+    last_error: Option<String>,
+    last_failed_at: Option<Instant>,
+    last_duration_ms: Option<u64>,
+    snapshot_bytes: u64,
+}
+
+impl Persistence {
+    /// Opens (creating it if missing) and recovers the data directory `dir`.
+    ///
+    /// Takes the directory's lock, checks the snapshot and every log record, truncates a
+    /// torn tail from the last log, removes what a crash mid-snapshot left behind, fsyncs
+    /// what it keeps, and starts the fsync thread (for `always` and `everysec`).
+    ///
+    /// # Errors
+    ///
+    /// [`PersistError::Locked`] if another server uses `dir`; [`PersistError::CorruptLog`] or
+    /// [`PersistError::CorruptSnapshot`] (with file and offset) for damage that is not a torn
+    /// tail; [`PersistError::Inconsistent`] if a log generation is missing;
+    /// [`PersistError::Io`] for file system errors. The directory is left untouched on
+    /// every error but `Io`.
+    pub fn open(dir: &Path, policy: FsyncPolicy) -> Result<(Persistence, Recovery), PersistError> {
+        std::fs::create_dir_all(dir).map_err(|e| PersistError::io("create", dir, e))?;
+        let lock = dir::lock(dir)?;
+        let recovered = recovery::recover(dir)?;
+        let now = unix_ms();
+        let shared = Arc::new(Shared {
+            dir: dir.to_path_buf(),
+            policy,
+            _lock: lock,
+            log: Mutex::new(LogState {
+                file: Arc::new(recovered.file),
+                generation: recovered.generation,
+                file_len: recovered.file_len,
+                closed: recovered.closed,
+                written: recovered.records,
+                saved: 0,
+                failure: None,
+                buf: Vec::new(),
+            }),
+            // Everything found on disk was fsynced by recovery.
+            sync: SyncControl::new(recovered.records),
+            fsyncs: AtomicU64::new(0),
+            snapshot_running: AtomicBool::new(false),
+            saves: Mutex::new(SaveState {
+                last_save_unix: recovered.snapshot_unix_ms.unwrap_or(now) / 1000,
+                last_ok: true,
+                last_error: None,
+                last_failed_at: None,
+                last_duration_ms: None,
+                snapshot_bytes: recovered.snapshot_bytes,
+            }),
+            auto_min_bytes: AtomicU64::new(AUTO_SNAPSHOT_MIN_LOG_BYTES),
+        });
+        let syncer = match policy {
+            FsyncPolicy::Always | FsyncPolicy::EverySec => {
+                let s = Arc::clone(&shared);
+                let handle = std::thread::Builder::new()
+                    .name("bloomkit-fsync".to_string())
+                    .spawn(move || sync::run(&s))
+                    .map_err(|e| PersistError::io("start the fsync thread for", dir, e))?;
+                Some(handle)
+            }
+            FsyncPolicy::No => None,
+        };
+        Ok((Persistence { shared, syncer }, recovered.recovery))
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// The fsync policy.
+    pub fn policy(&self) -> FsyncPolicy {
+        self.shared.policy
+    }
+
+    /// Appends `commands` to the log, in order, as one `write`: no fsync.
+    ///
+    /// Call it while holding the lock of the key the commands change, so that the log's
+    /// order is the order of the changes; it takes an internal mutex for the length of one
+    /// `write` system call. An empty `commands` appends nothing and returns a ticket that is
+    /// already durable or becomes so with what precedes it.
+    ///
+    /// # Errors
+    ///
+    /// The `write`'s error (a full disk, say), after the file has been cut back to where it
+    /// was, so the log never holds half a command; then the command must not be
+    /// acknowledged, and the caller should undo it or answer an error. If even cutting back
+    /// fails, or an fsync failed earlier, the log refuses every later append.
+    pub fn append(&self, commands: &[Vec<Bytes>]) -> io::Result<Ticket> {
+        let mut guard = self.shared.lock_log();
+        let log = &mut *guard;
+        if let Some(reason) = &log.failure {
+            return Err(failed(reason));
+        }
+        if commands.is_empty() {
+            return Ok(Ticket(log.written));
+        }
+        log.buf.clear();
+        for command in commands {
+            aof::encode_record(&mut log.buf, command)?;
+        }
+        let result = (&*log.file).write_all(&log.buf);
+        let appended = log.buf.len() as u64;
+        // A 512 MiB LOADCHUNK should not keep its buffer for the life of the server.
+        if log.buf.capacity() > 1 << 20 {
+            log.buf = Vec::new();
+        }
+        match result {
+            Ok(()) => {
+                log.file_len += appended;
+                log.written += commands.len() as u64;
+                Ok(Ticket(log.written))
+            }
+            Err(e) => {
+                // A partial write would leave half a record in the middle of the log once
+                // the next append succeeds, and start-up would then (rightly) refuse it.
+                if let Err(e2) = log.file.set_len(log.file_len) {
+                    let reason = format!(
+                        "a write to {} failed ({e}) and could not be undone ({e2})",
+                        self.shared.log_path(log.generation).display()
+                    );
+                    log.failure = Some(reason.clone());
+                    self.shared.sync.fail(reason);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Resolves once the log is durable up to `ticket`, as the policy defines it.
+    ///
+    /// With [`FsyncPolicy::Always`], once an fsync that began after the ticket's `write`
+    /// has completed; one fsync serves every waiter whose record it covers. With
+    /// `EverySec` and `No`, at once. The future owns what it needs (`Send + 'static`), so it
+    /// can be awaited after the keyspace's locks are released or moved into a task.
+    ///
+    /// # Errors
+    ///
+    /// When the fsync failed, or the log failed earlier: the write may not be on disk, and
+    /// must not be acknowledged.
+    pub fn durable(&self, ticket: Ticket) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        self.shared
+            .sync
+            .wait(ticket.0, self.shared.policy == FsyncPolicy::Always)
+    }
+
+    /// Fsyncs the log now, whatever the policy: for `SHUTDOWN` and for `SAVE` with `no`.
+    /// Blocking.
+    ///
+    /// # Errors
+    ///
+    /// The fsync's error; the log then refuses further appends.
+    pub fn sync(&self) -> io::Result<()> {
+        self.shared.fsync_log().map_err(|r| failed(&r))
+    }
+
+    /// Switches the log to a new generation and returns the cut a snapshot is written from.
+    ///
+    /// Call it while holding every shard lock, right after cloning the values: every command
+    /// logged before it is in the snapshot, every one after it in the new generation. It
+    /// fsyncs the outgoing generation (recovery relies on every generation but the last being
+    /// complete on disk, and with `always`/`everysec` at most a second of writes is unsynced),
+    /// creates the next one and fsyncs the directory: no other I/O, whatever the keyspace's
+    /// size.
+    ///
+    /// # Errors
+    ///
+    /// [`PersistError::SnapshotInProgress`] if a cut is still alive (one snapshot at a time:
+    /// `BGSAVE` answers `ERR Background save already in progress`); [`PersistError::Io`] if
+    /// the fsync or the file creation fails (the log carries on in the old generation, but
+    /// an fsync failure stops it for good); [`PersistError::LogFailed`] if the log failed
+    /// earlier.
+    pub fn begin_snapshot(&self) -> Result<SnapshotCut, PersistError> {
+        save::begin(&self.shared)
+    }
+
+    /// Writes the snapshot for `cut`: see [`SnapshotCut::write`], which this calls. Blocking.
+    ///
+    /// # Errors
+    ///
+    /// As [`SnapshotCut::write`].
+    pub fn write_snapshot<I, V>(&self, cut: SnapshotCut, entries: I) -> Result<(), PersistError>
+    where
+        I: IntoIterator<Item = (Bytes, Option<u64>, V)>,
+        V: std::borrow::Borrow<crate::value::Value>,
+    {
+        cut.write(entries)
+    }
+
+    /// Whether the log has grown enough that a snapshot should be taken: it holds at least
+    /// [`AUTO_SNAPSHOT_MIN_LOG_BYTES`] and at least as many bytes as the last snapshot (the
+    /// data on disk has doubled since it), no snapshot is running, and the last one did not
+    /// fail in the last 5 seconds. Redis's `auto-aof-rewrite-percentage 100` rule.
+    pub fn should_auto_snapshot(&self) -> bool {
+        if self.shared.snapshot_running.load(Ordering::Acquire) {
+            return false;
+        }
+        let log_bytes = {
+            let log = self.shared.lock_log();
+            if log.failure.is_some() {
+                return false;
+            }
+            log.total_bytes()
+        };
+        let saves = self.shared.lock_saves();
+        let recently_failed = saves
+            .last_failed_at
+            .is_some_and(|t| t.elapsed() < AUTO_SNAPSHOT_RETRY_DELAY);
+        log_bytes >= self.shared.auto_min_bytes.load(Ordering::Relaxed)
+            && log_bytes >= saves.snapshot_bytes
+            && !recently_failed
+    }
+
+    /// Sets the log size below which [`Persistence::should_auto_snapshot`] never fires
+    /// (default [`AUTO_SNAPSHOT_MIN_LOG_BYTES`]).
+    pub fn set_auto_snapshot_min_bytes(&self, bytes: u64) {
+        self.shared.auto_min_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Figures for `INFO persistence`.
+    pub fn stats(&self) -> PersistStats {
+        let (log_generation, log_bytes, changes, log_error) = {
+            let log = self.shared.lock_log();
+            (
+                log.generation,
+                log.total_bytes(),
+                log.written - log.saved,
+                log.failure.clone(),
+            )
+        };
+        let saves = self.shared.lock_saves();
+        PersistStats {
+            policy: self.shared.policy,
+            log_generation,
+            log_bytes,
+            snapshot_bytes: saves.snapshot_bytes,
+            changes_since_last_save: changes,
+            last_save_unix: saves.last_save_unix,
+            snapshot_in_progress: self.shared.snapshot_running.load(Ordering::Acquire),
+            last_snapshot_ok: saves.last_ok,
+            last_snapshot_error: saves.last_error.clone(),
+            last_snapshot_duration_ms: saves.last_duration_ms,
+            log_error,
+            log_fsyncs: self.shared.fsyncs.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Drop for Persistence {
+    fn drop(&mut self) {
+        self.shared.sync.shut_down();
+        if let Some(handle) = self.syncer.take() {
+            let _ = handle.join();
+        }
+        // A clean stop leaves nothing in the page cache only (Redis fsyncs on shutdown
+        // whatever the policy, too). Errors have nowhere to go here: `sync` reports them.
+        let _ = self.shared.fsync_log();
+    }
+}
+
+impl Shared {
+    fn lock_log(&self) -> MutexGuard<'_, LogState> {
+        // Nothing panics while holding it; if something ever did, the state is still
+        // consistent between statements, so carry on rather than poison every writer.
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_saves(&self) -> MutexGuard<'_, SaveState> {
+        self.saves.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn log_path(&self, generation: u64) -> PathBuf {
+        self.dir.join(log_file_name(generation))
+    }
+
+    /// Fsyncs the current generation, covering every record written so far, and tells the
+    /// waiters. On failure the log is marked failed: after a failed fsync the kernel may have
+    /// dropped the dirty pages, so nothing written before can be assumed durable, and
+    /// retrying would only hide that.
+    fn fsync_log(&self) -> Result<(), String> {
+        let (target, file, generation) = {
+            let log = self.lock_log();
+            if let Some(reason) = &log.failure {
+                return Err(reason.clone());
+            }
+            (log.written, Arc::clone(&log.file), log.generation)
+        };
+        // Without the mutex: appends go on while the disk works, and the next round's
+        // fsync covers them (group commit).
+        match file.sync_data() {
+            Ok(()) => {
+                self.fsyncs.fetch_add(1, Ordering::Relaxed);
+                self.sync.synced(target);
+                Ok(())
+            }
+            Err(e) => {
+                let reason = format!(
+                    "fsync of {} failed: {e}",
+                    self.log_path(generation).display()
+                );
+                self.fail(reason.clone());
+                Err(reason)
+            }
+        }
+    }
+
+    /// Marks the log failed and wakes every waiter with the reason.
+    fn fail(&self, reason: String) {
+        let mut log = self.lock_log();
+        if log.failure.is_none() {
+            log.failure = Some(reason.clone());
+        }
+        drop(log);
+        self.sync.fail(reason);
+    }
+}
+
+impl LogState {
+    fn total_bytes(&self) -> u64 {
+        self.closed.values().sum::<u64>() + self.file_len
+    }
+}
+
+fn failed(reason: &str) -> io::Error {
+    io::Error::other(format!("the append-only log is unusable: {reason}"))
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,251 @@
+//! Taking a snapshot: the cut (a log rotation under the keyspace's locks), then the write
+//! (temp file, fsync, rename, directory fsync, removal of the covered logs).
+//!
+//! Why each crash point is safe, in the order the steps run:
+//!
+//! | crash after | on disk | recovery |
+//! |---|---|---|
+//! | the cut | old snapshot, every log, a new empty generation | old snapshot + every log |
+//! | writing `dump.<g>.tmp` (complete or not) | the same + the temp file | removes the temp file; old snapshot + every log |
+//! | the rename, before the directory fsync | old or new `dump.bks` | either is consistent: the logs are all still there |
+//! | the directory fsync / some removals | new snapshot + logs it covers | removes the covered logs; new snapshot + newer logs |
+
+use std::borrow::Borrow;
+use std::fs::{self, OpenOptions};
+use std::io::BufWriter;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use super::dir::{self, temp_snapshot_name, SNAPSHOT_FILE};
+use super::error::PersistError;
+use super::recovery::create_log;
+use super::snapshot::{SnapshotHeader, SnapshotWriter};
+use super::{unix_ms, Shared};
+use crate::value::Value;
+
+/// A snapshot's cut: the log generation where replay of this snapshot will start, taken by
+/// [`super::Persistence::begin_snapshot`]. Write it with [`SnapshotCut::write`]; dropping it
+/// unwritten abandons the snapshot (the old one and every log still hold everything).
+///
+/// It owns what it needs, so it can be moved into `spawn_blocking`.
+#[derive(Debug)]
+pub struct SnapshotCut {
+    shared: Arc<Shared>,
+    /// The first generation after the cut.
+    generation: u64,
+    /// Records logged before the cut.
+    written: u64,
+    started: Instant,
+    created_unix_ms: u64,
+}
+
+/// Where a test stops [`SnapshotCut::write`], as if the process died there.
+#[cfg_attr(not(test), allow(dead_code))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CrashPoint {
+    /// The temp file half written, not synced.
+    MidTemp,
+    /// The temp file complete and synced, not renamed.
+    BeforeRename,
+    /// Renamed over `dump.bks`, directory not synced, no log removed.
+    AfterRename,
+    /// The oldest covered log removed, the others not.
+    MidRemoval,
+}
+
+pub(crate) fn begin(shared: &Arc<Shared>) -> Result<SnapshotCut, PersistError> {
+    if shared
+        .snapshot_running
+        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return Err(PersistError::SnapshotInProgress);
+    }
+    // From here on the cut's Drop clears the flag, on every path.
+    let mut cut = SnapshotCut {
+        shared: Arc::clone(shared),
+        generation: 0,
+        written: 0,
+        started: Instant::now(),
+        created_unix_ms: unix_ms(),
+    };
+    let mut guard = shared.lock_log();
+    let log = &mut *guard;
+    if let Some(reason) = &log.failure {
+        return Err(PersistError::LogFailed {
+            reason: reason.clone(),
+        });
+    }
+    let old_path = shared.log_path(log.generation);
+    // Every generation but the last must be complete on disk: recovery treats damage in
+    // them as corruption, not as a torn tail.
+    if let Err(e) = log.file.sync_data() {
+        let reason = format!("fsync of {} failed: {e}", old_path.display());
+        log.failure = Some(reason.clone());
+        drop(guard);
+        shared.sync.fail(reason);
+        return Err(PersistError::io("fsync", old_path, e));
+    }
+    shared.fsyncs.fetch_add(1, Ordering::Relaxed);
+    let next = log.generation + 1;
+    let file = create_log(&shared.dir, next)?;
+    // The new file must exist after a crash before any record in it is acknowledged.
+    if let Err(e) = dir::sync_dir(&shared.dir) {
+        // Leave no stray generation behind: appends carry on in the old one.
+        let _ = fs::remove_file(shared.log_path(next));
+        return Err(e);
+    }
+    log.closed.insert(log.generation, log.file_len);
+    log.file = Arc::new(file);
+    log.generation = next;
+    log.file_len = super::aof::LOG_HEADER_LEN as u64;
+    cut.generation = next;
+    cut.written = log.written;
+    drop(guard);
+    // Everything before the cut was just fsynced: wake anyone waiting for it.
+    shared.sync.synced(cut.written);
+    Ok(cut)
+}
+
+impl SnapshotCut {
+    /// The generation replay of this snapshot starts from.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Writes the snapshot of `entries` (key, expiry in Unix ms, value: what the keyspace
+    /// held at the cut) and retires the logs it covers. Blocking: run it on a blocking thread.
+    ///
+    /// Writes `dump.<generation>.tmp`, fsyncs it, renames it over `dump.bks`, fsyncs the
+    /// directory, then removes every log generation before the cut. Updates the figures in
+    /// [`super::Persistence::stats`] either way.
+    ///
+    /// # Errors
+    ///
+    /// [`PersistError::Io`] naming the file; the temp file is removed, and the previous
+    /// snapshot and every log are left as they were, so nothing is lost. A key over 512 MiB
+    /// is an `Io` error of kind `InvalidInput`.
+    pub fn write<I, V>(self, entries: I) -> Result<(), PersistError>
+    where
+        I: IntoIterator<Item = (Bytes, Option<u64>, V)>,
+        V: Borrow<Value>,
+    {
+        self.write_until(entries, None)
+    }
+
+    /// [`SnapshotCut::write`], stopping at `crash` as if the process died there (tests).
+    pub(crate) fn write_until<I, V>(
+        self,
+        entries: I,
+        crash: Option<CrashPoint>,
+    ) -> Result<(), PersistError>
+    where
+        I: IntoIterator<Item = (Bytes, Option<u64>, V)>,
+        V: Borrow<Value>,
+    {
+        let shared = Arc::clone(&self.shared);
+        let dir = shared.dir.as_path();
+        let temp = dir.join(temp_snapshot_name(self.generation));
+        let result = (|| -> Result<Option<u64>, PersistError> {
+            let io = |e| PersistError::io("write", &temp, e);
+            let file = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&temp)
+                .map_err(|e| PersistError::io("create", &temp, e))?;
+            let header = SnapshotHeader {
+                log_generation: self.generation,
+                created_unix_ms: self.created_unix_ms,
+            };
+            let mut w =
+                SnapshotWriter::new(BufWriter::with_capacity(1 << 20, file), header).map_err(io)?;
+            for (key, expires_at_ms, value) in entries {
+                w.write_entry(&key, expires_at_ms, value.borrow())
+                    .map_err(io)?;
+            }
+            let file = w
+                .finish()
+                .map_err(io)?
+                .into_inner()
+                .map_err(|e| io(e.into_error()))?;
+            if crash == Some(CrashPoint::MidTemp) {
+                let len = file.metadata().map_err(io)?.len();
+                file.set_len(len / 2).map_err(io)?;
+                return Ok(None);
+            }
+            file.sync_all()
+                .map_err(|e| PersistError::io("fsync", &temp, e))?;
+            let bytes = file
+                .metadata()
+                .map_err(|e| PersistError::io("stat", &temp, e))?
+                .len();
+            if crash == Some(CrashPoint::BeforeRename) {
+                return Ok(None);
+            }
+            let target = dir.join(SNAPSHOT_FILE);
+            fs::rename(&temp, &target).map_err(|e| PersistError::io("rename", &temp, e))?;
+            if crash == Some(CrashPoint::AfterRename) {
+                return Ok(None);
+            }
+            dir::sync_dir(dir)?;
+            Ok(Some(bytes))
+        })();
+
+        let bytes = match result {
+            Ok(Some(bytes)) => bytes,
+            // A simulated crash: nothing after this point happens, not even bookkeeping.
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                let _ = fs::remove_file(&temp);
+                let mut saves = shared.lock_saves();
+                saves.last_ok = false;
+                saves.last_error = Some(e.to_string());
+                saves.last_failed_at = Some(Instant::now());
+                saves.last_duration_ms = Some(self.elapsed_ms());
+                return Err(e);
+            }
+        };
+
+        // The new snapshot is durable: the generations before the cut are redundant.
+        let covered: Vec<u64> = {
+            let mut log = shared.lock_log();
+            let keep = log.closed.split_off(&self.generation);
+            let covered = std::mem::replace(&mut log.closed, keep);
+            log.saved = self.written;
+            covered.into_keys().collect()
+        };
+        {
+            let mut saves = shared.lock_saves();
+            saves.last_save_unix = unix_ms() / 1000;
+            saves.last_ok = true;
+            saves.last_error = None;
+            saves.last_failed_at = None;
+            saves.last_duration_ms = Some(self.elapsed_ms());
+            saves.snapshot_bytes = bytes;
+        }
+        // Unlinked without the log mutex: appends need not wait for the file system. A
+        // removal that fails (or a crash before it) leaves a covered log that the next
+        // start-up removes.
+        for (i, g) in covered.iter().enumerate() {
+            if crash == Some(CrashPoint::MidRemoval) && i == 1 {
+                return Ok(());
+            }
+            let _ = fs::remove_file(shared.log_path(*g));
+        }
+        Ok(())
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+impl Drop for SnapshotCut {
+    fn drop(&mut self) {
+        self.shared.snapshot_running.store(false, Ordering::Release);
+    }
+}

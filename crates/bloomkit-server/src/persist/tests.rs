@@ -1,0 +1,242 @@
+//! Crash-point simulations: a snapshot interrupted at each step, and leftovers that a crash
+//! leaves, must recover every item. (The formats' hostile-input tests are beside them, in
+//! `aof.rs` and `snapshot.rs`; the public API's in `tests/persist.rs`.)
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bytes::Bytes;
+
+use super::save::CrashPoint;
+use super::{log_file_name, FsyncPolicy, Persistence, Recovery, SNAPSHOT_FILE};
+use crate::value::Value;
+
+/// Keys to real filters, changed by `ADDB key item` / `ADDC key item` (creating the key with
+/// fixed parameters when missing, logged as an explicit creation first, as the server does).
+#[derive(Default, Debug, PartialEq)]
+struct Model(BTreeMap<Bytes, Value>);
+
+impl Model {
+    fn apply(&mut self, c: &[Bytes]) -> Result<(), String> {
+        let (name, key, item) = match c {
+            [n, k, i] => (n, k, i),
+            _ => return Err("bad arity".into()),
+        };
+        match &name[..] {
+            b"NEWB" => {
+                let f = ScalableBloomFilter::builder(20, 0.01)
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                self.0.insert(key.clone(), Value::Bloom(f));
+            }
+            b"NEWC" => {
+                let f = CuckooOptions::redisbloom(32)
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                self.0.insert(key.clone(), Value::Cuckoo(f));
+            }
+            b"ADD" => match self.0.get_mut(key) {
+                Some(Value::Bloom(f)) => {
+                    f.insert(&item[..]).map_err(|e| e.to_string())?;
+                }
+                Some(Value::Cuckoo(f)) => f.insert(&item[..]).map_err(|e| e.to_string())?,
+                _ => return Err("no such key, or a key being restored".into()),
+            },
+            _ => return Err("unknown command".into()),
+        }
+        Ok(())
+    }
+
+    /// One write: create the key if needed, add the item, log both under "the key's lock".
+    fn write(&mut self, p: &Persistence, key: &str, item: &str) {
+        let mut log = Vec::new();
+        if !self.0.contains_key(key.as_bytes()) {
+            let kind = if key.starts_with('c') { "NEWC" } else { "NEWB" };
+            log.push(args(&[kind, key, "-"]));
+        }
+        log.push(args(&["ADD", key, item]));
+        for c in &log {
+            self.apply(c).unwrap();
+        }
+        p.append(&log).unwrap();
+    }
+
+    fn entries(&self) -> Vec<(Bytes, Option<u64>, Arc<Value>)> {
+        self.0
+            .iter()
+            .map(|(k, v)| (k.clone(), None, Arc::new(v.clone())))
+            .collect()
+    }
+
+    fn recover(recovery: &mut Recovery) -> Model {
+        let mut m = Model::default();
+        for e in recovery.take_entries() {
+            assert_eq!(e.expires_at_ms, None);
+            m.0.insert(e.key, e.value);
+        }
+        recovery.for_each_command(|c| m.apply(&c)).unwrap();
+        m
+    }
+}
+
+fn args(a: &[&str]) -> Vec<Bytes> {
+    a.iter()
+        .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+        .collect()
+}
+
+fn writes(m: &mut Model, p: &Persistence, tag: &str, n: usize) {
+    for i in 0..n {
+        let key = ["b1", "b2", "c1"][i % 3];
+        m.write(p, key, &format!("{tag}-{i}"));
+    }
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "LOCK")
+        .collect();
+    names.sort();
+    names
+}
+
+/// A first snapshot, more writes, then a second snapshot that "crashes" at `crash` while
+/// writers carry on; then a restart must give back every item, whatever the crash point.
+fn crash_during_second_snapshot(crash: CrashPoint) -> (Vec<String>, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = Model::default();
+    {
+        let (p, _) = Persistence::open(dir.path(), FsyncPolicy::EverySec).unwrap();
+        writes(&mut m, &p, "before-first", 40);
+        p.begin_snapshot().unwrap().write(m.entries()).unwrap();
+        writes(&mut m, &p, "after-first", 40);
+        // Two abandoned cuts: the second snapshot covers three generations (2, 3, 4).
+        drop(p.begin_snapshot().unwrap());
+        writes(&mut m, &p, "between", 10);
+        drop(p.begin_snapshot().unwrap());
+        writes(&mut m, &p, "between-again", 10);
+        let cut = p.begin_snapshot().unwrap();
+        let entries = m.entries();
+        writes(&mut m, &p, "during", 25);
+        cut.write_until(entries, Some(crash)).unwrap();
+        // The process dies: whatever was written (with everysec, in the page cache) stays.
+    }
+    let (p, mut recovery) = Persistence::open(dir.path(), FsyncPolicy::EverySec).unwrap();
+    let warnings = recovery.warnings().to_vec();
+    let rebuilt = Model::recover(&mut recovery);
+    assert_eq!(rebuilt, m, "{crash:?}: state differs after recovery");
+    // Recovery leaves a clean directory: one snapshot, no temp file, no covered log.
+    let after = files(dir.path());
+    assert!(after.iter().all(|f| !f.ends_with(".tmp")), "{after:?}");
+    assert!(after.contains(&SNAPSHOT_FILE.to_string()));
+    // And the next snapshot still works from here.
+    let mut m2 = rebuilt;
+    writes(&mut m2, &p, "after-restart", 5);
+    p.begin_snapshot().unwrap().write(m2.entries()).unwrap();
+    drop(p);
+    let (_p, mut recovery) = Persistence::open(dir.path(), FsyncPolicy::EverySec).unwrap();
+    assert_eq!(Model::recover(&mut recovery), m2);
+    (warnings, after)
+}
+
+#[test]
+fn crash_while_writing_the_temp_file_keeps_the_old_snapshot_and_every_log() {
+    let (warnings, after) = crash_during_second_snapshot(CrashPoint::MidTemp);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("dump.5.tmp"), "{warnings:?}");
+    assert_eq!(
+        after,
+        [
+            "appendonly.2.aof",
+            "appendonly.3.aof",
+            "appendonly.4.aof",
+            "appendonly.5.aof",
+            "dump.bks"
+        ]
+    );
+}
+
+#[test]
+fn crash_before_the_rename_keeps_the_old_snapshot_and_every_log() {
+    let (warnings, after) = crash_during_second_snapshot(CrashPoint::BeforeRename);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("dump.5.tmp"));
+    assert_eq!(after.len(), 5, "{after:?}");
+}
+
+#[test]
+fn crash_after_the_rename_uses_the_new_snapshot_and_drops_covered_logs() {
+    let (warnings, after) = crash_during_second_snapshot(CrashPoint::AfterRename);
+    // Generations 2, 3 and 4 are covered by the new snapshot and removed on start-up.
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    assert!(warnings
+        .iter()
+        .all(|w| w.contains("already holds its commands")));
+    assert_eq!(after, ["appendonly.5.aof", "dump.bks"]);
+}
+
+#[test]
+fn crash_in_the_middle_of_removing_covered_logs_finishes_the_removal() {
+    let (warnings, after) = crash_during_second_snapshot(CrashPoint::MidRemoval);
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert_eq!(after, ["appendonly.5.aof", "dump.bks"]);
+}
+
+#[test]
+fn an_old_generation_brought_back_after_a_snapshot_is_ignored_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = Model::default();
+    let old_log;
+    {
+        let (p, _) = Persistence::open(dir.path(), FsyncPolicy::No).unwrap();
+        writes(&mut m, &p, "a", 20);
+        old_log = fs::read(dir.path().join(log_file_name(1))).unwrap();
+        p.begin_snapshot().unwrap().write(m.entries()).unwrap();
+        writes(&mut m, &p, "b", 20);
+    }
+    // As if the removal never reached the disk.
+    fs::write(dir.path().join(log_file_name(1)), &old_log).unwrap();
+    let (_p, mut recovery) = Persistence::open(dir.path(), FsyncPolicy::No).unwrap();
+    assert_eq!(recovery.warnings().len(), 1);
+    // Replaying generation 1 on top of the snapshot would add its items twice to the cuckoo
+    // filter: the state must be exactly the model's.
+    assert_eq!(Model::recover(&mut recovery), m);
+    assert!(!dir.path().join(log_file_name(1)).exists());
+}
+
+#[test]
+fn a_crash_right_after_a_rotation_leaves_an_empty_or_headerless_last_log() {
+    for keep in [0usize, 10, 24] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = Model::default();
+        {
+            let (p, _) = Persistence::open(dir.path(), FsyncPolicy::No).unwrap();
+            writes(&mut m, &p, "x", 9);
+            drop(p.begin_snapshot().unwrap());
+        }
+        // The new generation's header never fully reached the disk.
+        let path = dir.path().join(log_file_name(2));
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(keep as u64)
+            .unwrap();
+        let (p, mut recovery) = Persistence::open(dir.path(), FsyncPolicy::No).unwrap();
+        assert_eq!(
+            recovery.warnings().len(),
+            usize::from(keep % 24 != 0),
+            "{keep}"
+        );
+        assert_eq!(Model::recover(&mut recovery), m);
+        writes(&mut m, &p, "y", 3);
+        drop(p);
+        let (_p, mut recovery) = Persistence::open(dir.path(), FsyncPolicy::No).unwrap();
+        assert_eq!(Model::recover(&mut recovery), m, "{keep}");
+    }
+}

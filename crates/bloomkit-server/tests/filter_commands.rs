@@ -1,0 +1,1228 @@
+//! The `BF.*` and `CF.*` command layer without a network: `FilterCommand::parse`, then
+//! `read`/`write` on a slot, with exact replies, error strings in RedisBloom's order, the
+//! memory budget, the replay log, and dumps.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bloomkit_server::cmd::{Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Unlimited};
+use bloomkit_server::reply::{Protocol, Reply};
+use bloomkit_server::value::Value;
+use bytes::Bytes;
+
+/// A budget with a fixed allowance for `--maxmemory` and the machine.
+struct TestBudget {
+    maxmemory_extra: usize,
+    machine: Option<usize>,
+    /// The largest request seen, to prove nothing big was attempted unasked.
+    largest_ask: AtomicUsize,
+}
+
+impl TestBudget {
+    fn new(maxmemory_extra: usize, machine: Option<usize>) -> Self {
+        TestBudget {
+            maxmemory_extra,
+            machine,
+            largest_ask: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Budget for TestBudget {
+    fn within_maxmemory(&self, extra_bytes: usize) -> bool {
+        self.largest_ask.fetch_max(extra_bytes, Ordering::Relaxed);
+        extra_bytes <= self.maxmemory_extra
+    }
+    fn machine_available(&self) -> Option<usize> {
+        self.machine
+    }
+}
+
+fn args(words: &[&[u8]]) -> Vec<Bytes> {
+    words.iter().map(|w| Bytes::copy_from_slice(w)).collect()
+}
+
+fn words(line: &str) -> Vec<Bytes> {
+    line.split(' ')
+        .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+        .collect()
+}
+
+/// A slot and the context commands run in.
+struct Slot {
+    value: Option<Value>,
+    defaults: Defaults,
+    log: Vec<Vec<Bytes>>,
+}
+
+impl Slot {
+    fn new() -> Self {
+        Slot {
+            value: None,
+            defaults: Defaults::default(),
+            log: Vec::new(),
+        }
+    }
+
+    fn run_with(&mut self, args: Vec<Bytes>, budget: &dyn Budget) -> Reply {
+        let cmd = match FilterCommand::parse(&args).expect("a filter command") {
+            Ok(cmd) => cmd,
+            Err(reply) => return reply,
+        };
+        let ctx = Ctx {
+            defaults: &self.defaults,
+            budget,
+        };
+        match cmd.access() {
+            Access::Read => cmd.read(self.value.as_ref(), &ctx),
+            Access::Write => {
+                let Outcome { reply, log } = cmd.write(&mut self.value, &ctx);
+                self.log.extend(log);
+                reply
+            }
+        }
+    }
+
+    fn run(&mut self, line: &str) -> Reply {
+        self.run_with(words(line), &Unlimited)
+    }
+}
+
+/// `BF.INFO key FIELD`: a one-element array in RESP2, a one-entry map in RESP3.
+fn info_field(name: &str, value: i64) -> Reply {
+    Reply::PerProtocol {
+        resp2: Box::new(Reply::Array(vec![Reply::Integer(value)])),
+        resp3: Box::new(Reply::Map(vec![(
+            Reply::Simple(name.to_string()),
+            Reply::Integer(value),
+        )])),
+    }
+}
+
+fn err(text: &str) -> Reply {
+    Reply::error(text)
+}
+
+fn bools(answers: &[bool]) -> Reply {
+    Reply::Array(answers.iter().map(|&b| Reply::Bool(b)).collect())
+}
+
+fn wire(reply: &Reply, protocol: Protocol) -> String {
+    let mut out = Vec::new();
+    reply.encode(protocol, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Replays `log` on an empty slot with other defaults and `Unlimited`.
+fn replay(log: &[Vec<Bytes>], defaults: Defaults) -> Option<Value> {
+    let mut slot = Slot::new();
+    slot.defaults = defaults;
+    for entry in log {
+        let reply = slot.run_with(entry.clone(), &Unlimited);
+        assert!(!reply.is_error(), "replaying {entry:?}: {reply:?}");
+    }
+    slot.value
+}
+
+fn odd_defaults() -> Defaults {
+    Defaults {
+        bf_error_rate: 0.2,
+        bf_initial_size: 7,
+        bf_expansion_factor: 0,
+        cf_bucket_size: 4,
+        cf_initial_size: 64,
+        cf_max_iterations: 3,
+        cf_expansion_factor: 0,
+        cf_max_expansions: 1,
+    }
+}
+
+#[test]
+fn names_outside_the_families_are_not_filter_commands() {
+    assert!(FilterCommand::parse(&words("GET k")).is_none());
+    assert!(FilterCommand::parse(&words("BF.NOPE k")).is_none());
+    assert!(FilterCommand::parse(&words("cf.nope k")).is_none());
+    assert!(FilterCommand::parse(&[]).is_none());
+}
+
+#[test]
+fn bf_reserve_errors_in_redisbloom_order() {
+    let mut s = Slot::new();
+    let cases = [
+        (
+            "BF.RESERVE k 0.01",
+            "ERR wrong number of arguments for 'bf.reserve' command",
+        ),
+        (
+            "BF.RESERVE k 0.01 100 a b c d",
+            "ERR wrong number of arguments for 'bf.reserve' command",
+        ),
+        ("BF.RESERVE k x 100", "ERR bad error rate"),
+        ("BF.RESERVE k x y", "ERR bad error rate"),
+        (
+            "BF.RESERVE k 0 100",
+            "ERR error rate must be in the range (0.000000, 1.000000)",
+        ),
+        (
+            "BF.RESERVE k 1 x",
+            "ERR error rate must be in the range (0.000000, 1.000000)",
+        ),
+        (
+            "BF.RESERVE k -0.5 100",
+            "ERR error rate must be in the range (0.000000, 1.000000)",
+        ),
+        ("BF.RESERVE k 0.01 x", "ERR bad capacity"),
+        ("BF.RESERVE k 0.01 1.5", "ERR bad capacity"),
+        (
+            "BF.RESERVE k 0.01 0",
+            "ERR capacity must be in the range [1, 1073741824]",
+        ),
+        (
+            "BF.RESERVE k 0.01 1073741825",
+            "ERR capacity must be in the range [1, 1073741824]",
+        ),
+        ("BF.RESERVE k 0.01 100 EXPANSION", "ERR no expansion"),
+        ("BF.RESERVE k 0.01 100 EXPANSION x", "ERR bad expansion"),
+        (
+            "BF.RESERVE k 0.01 100 NONSCALING EXPANSION 2",
+            "Nonscaling filters cannot expand",
+        ),
+        (
+            "BF.RESERVE k 0.01 100 EXPANSION -1 NONSCALING",
+            "Nonscaling filters cannot expand",
+        ),
+        (
+            "BF.RESERVE k 0.01 100 EXPANSION 32769",
+            "ERR expansion must be in the range [0, 32768]",
+        ),
+        (
+            "BF.RESERVE k 0.01 100 EXPANSION -1",
+            "ERR expansion must be in the range [0, 32768]",
+        ),
+        // RedisBloom finds options anywhere, even in the key's place.
+        ("BF.RESERVE EXPANSION 0.01 100", "ERR bad expansion"),
+    ];
+    for (line, expected) in cases {
+        assert_eq!(s.run(line), err(expected), "{line}");
+    }
+    assert!(s.value.is_none() && s.log.is_empty());
+
+    assert_eq!(
+        s.run("BF.RESERVE k 0.01 100 EXPANSION 0 NONSCALING"),
+        Reply::Ok
+    );
+    assert_eq!(s.run("BF.RESERVE k 0.01 100"), err("ERR item exists"));
+    // Unknown trailing words are ignored; rates above 0.25 are capped.
+    let mut s = Slot::new();
+    assert_eq!(s.run("bf.reserve k 0.9 100 whatever"), Reply::Ok);
+    assert_eq!(s.log, vec![words("BF.RESERVE k 0.25 100 EXPANSION 2")]);
+    let Some(Value::Bloom(f)) = &s.value else {
+        panic!()
+    };
+    assert_eq!(f.fp_rate(), 0.25);
+    // A key of the other family.
+    let mut s = Slot::new();
+    s.run("CF.RESERVE k 100");
+    assert_eq!(
+        s.run("BF.RESERVE k 0.01 100"),
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+}
+
+#[test]
+fn bf_add_exists_card_info_answer_as_redisbloom() {
+    let mut s = Slot::new();
+    assert_eq!(s.run("BF.EXISTS k a"), Reply::Bool(false));
+    assert_eq!(s.run("BF.MEXISTS k a b"), bools(&[false, false]));
+    assert_eq!(s.run("BF.CARD k"), Reply::Integer(0));
+    assert_eq!(s.run("BF.INFO k"), err("ERR not found"));
+    assert_eq!(s.run("BF.ADD k a"), Reply::Bool(true));
+    assert_eq!(s.run("BF.ADD k a"), Reply::Bool(false));
+    assert_eq!(s.run("BF.MADD k a b c"), bools(&[false, true, true]));
+    assert_eq!(
+        s.run("BF.MEXISTS k a b c d"),
+        bools(&[true, true, true, false])
+    );
+    assert_eq!(s.run("BF.EXISTS k c"), Reply::Bool(true));
+    assert_eq!(s.run("BF.CARD k"), Reply::Integer(3));
+    let Reply::Map(info) = s.run("BF.INFO k") else {
+        panic!()
+    };
+    let names: Vec<_> = info.iter().map(|(k, _)| k.clone()).collect();
+    assert_eq!(
+        names,
+        [
+            "Capacity",
+            "Size",
+            "Number of filters",
+            "Number of items inserted",
+            "Expansion rate"
+        ]
+        .map(|n| Reply::Simple(n.into()))
+    );
+    assert_eq!(info[0].1, Reply::Integer(100));
+    assert_eq!(info[2].1, Reply::Integer(1));
+    assert_eq!(info[3].1, Reply::Integer(3));
+    assert_eq!(info[4].1, Reply::Integer(2));
+    let Some(Value::Bloom(f)) = &s.value else {
+        panic!()
+    };
+    assert_eq!(info[1].1, Reply::Integer(f.memory_bytes() as i64));
+    assert_eq!(s.run("BF.INFO k capacity"), info_field("Capacity", 100));
+    assert_eq!(
+        s.run("BF.INFO k ITEMS"),
+        info_field("Number of items inserted", 3)
+    );
+    assert_eq!(
+        s.run("BF.INFO k Filters"),
+        info_field("Number of filters", 1)
+    );
+    assert_eq!(
+        s.run("BF.INFO k expansion"),
+        info_field("Expansion rate", 2)
+    );
+    assert_eq!(s.run("BF.INFO k bogus"), err("Invalid information value"));
+    assert_eq!(Slot::new().run("BF.INFO nokey bogus"), err("ERR not found"));
+    // The log: an explicit creation, then the added items only.
+    assert_eq!(
+        s.log,
+        vec![
+            words("BF.RESERVE k 0.01 100 EXPANSION 2"),
+            words("BF.MADD k a"),
+            words("BF.MADD k b c"),
+        ]
+    );
+    // Arity.
+    for (line, name) in [
+        ("BF.ADD k", "bf.add"),
+        ("BF.ADD k a b", "bf.add"),
+        ("BF.MADD k", "bf.madd"),
+        ("BF.EXISTS k a b", "bf.exists"),
+        ("BF.MEXISTS k", "bf.mexists"),
+        ("BF.INFO", "bf.info"),
+        ("BF.INFO k a b", "bf.info"),
+        ("BF.CARD", "bf.card"),
+        ("BF.SCANDUMP k", "bf.scandump"),
+        ("BF.LOADCHUNK k 1", "bf.loadchunk"),
+    ] {
+        let expected = format!("ERR wrong number of arguments for '{name}' command");
+        assert_eq!(s.run(line), err(&expected), "{line}");
+    }
+    // Another family's key: EXISTS answers 0, the rest WRONGTYPE.
+    let mut c = Slot::new();
+    c.run("CF.ADD k a");
+    let wrongtype = err("WRONGTYPE Operation against a key holding the wrong kind of value");
+    assert_eq!(c.run("BF.EXISTS k a"), Reply::Bool(false));
+    assert_eq!(c.run("BF.MEXISTS k a"), bools(&[false]));
+    assert_eq!(c.run("BF.ADD k a"), wrongtype);
+    assert_eq!(c.run("BF.CARD k"), wrongtype);
+    assert_eq!(c.run("BF.INFO k"), wrongtype);
+    assert_eq!(c.run("BF.SCANDUMP k 0"), wrongtype);
+}
+
+#[test]
+fn bf_resp3_and_resp2_shapes() {
+    let mut s = Slot::new();
+    let add = s.run("BF.ADD k a");
+    assert_eq!(wire(&add, Protocol::Resp3), "#t\r\n");
+    assert_eq!(wire(&add, Protocol::Resp2), ":1\r\n");
+    let info = s.run("BF.INFO k");
+    assert!(wire(&info, Protocol::Resp3).starts_with("%5\r\n+Capacity\r\n:100\r\n"));
+    assert!(wire(&info, Protocol::Resp2).starts_with("*10\r\n+Capacity\r\n:100\r\n"));
+    let mut n = Slot::new();
+    n.run("BF.RESERVE k 0.01 10 NONSCALING");
+    let info = n.run("BF.INFO k");
+    assert!(wire(&info, Protocol::Resp2).ends_with("+Expansion rate\r\n$-1\r\n"));
+    assert!(wire(&info, Protocol::Resp3).ends_with("+Expansion rate\r\n_\r\n"));
+    assert_eq!(
+        wire(&n.run("BF.INFO k expansion"), Protocol::Resp2),
+        "*1\r\n$-1\r\n"
+    );
+}
+
+#[test]
+fn bf_insert_options_and_errors() {
+    let mut s = Slot::new();
+    let cases = [
+        (
+            "BF.INSERT k ITEMS",
+            "ERR wrong number of arguments for 'bf.insert' command",
+        ),
+        (
+            "BF.INSERT k CAPACITY 10",
+            "ERR wrong number of arguments for 'bf.insert' command",
+        ),
+        (
+            "BF.INSERT k NOCREATE ITEMS",
+            "ERR wrong number of arguments for 'bf.insert' command",
+        ),
+        (
+            "BF.INSERT k ERROR",
+            "ERR wrong number of arguments for 'bf.insert' command",
+        ),
+        ("BF.INSERT k CAPACITY x ITEMS a", "Bad capacity"),
+        ("BF.INSERT k CAPACITY 0 ITEMS a", "Bad capacity"),
+        ("BF.INSERT k ERROR x ITEMS a", "Bad error rate"),
+        ("BF.INSERT k ERROR 1 ITEMS a", "Bad error rate"),
+        ("BF.INSERT k EXPANSION x ITEMS a", "Bad expansion"),
+        ("BF.INSERT k EXPANSION 32769 ITEMS a", "Bad expansion"),
+        ("BF.INSERT k WAT ITEMS a", "Unknown argument received"),
+        ("BF.INSERT k CAPACITY 0 WAT", "Bad capacity"),
+        ("BF.INSERT k NOCREATE ITEMS a", "ERR not found"),
+    ];
+    for (line, expected) in cases {
+        assert_eq!(s.run(line), err(expected), "{line}");
+    }
+    assert!(s.value.is_none() && s.log.is_empty());
+    assert_eq!(
+        s.run("BF.INSERT k CAPACITY 5 ERROR 0.5 CAPACITY 20 EXPANSION 3 ITEMS a b a"),
+        bools(&[true, true, false])
+    );
+    let Some(Value::Bloom(f)) = &s.value else {
+        panic!()
+    };
+    // Repeated options: the last wins; 0.5 is capped at 0.25.
+    assert_eq!((f.capacity(), f.fp_rate(), f.growth()), (20, 0.25, 3));
+    assert_eq!(
+        s.log,
+        vec![
+            words("BF.RESERVE k 0.25 20 EXPANSION 3"),
+            words("BF.MADD k a b")
+        ]
+    );
+    // Options are ignored once the key exists.
+    assert_eq!(
+        s.run("BF.INSERT k CAPACITY 1 NONSCALING ITEMS c"),
+        bools(&[true])
+    );
+    // EXPANSION 0 and NONSCALING both make a non-scaling filter; "ITEMS" ends the options.
+    let mut n = Slot::new();
+    n.run("BF.INSERT n EXPANSION 0 CAPACITY 2 ITEMS NONSCALING x");
+    assert_eq!(n.log[0], words("BF.RESERVE n 0.01 2 NONSCALING"));
+    assert_eq!(
+        n.run("BF.INSERT n ITEMS y z"),
+        Reply::Array(vec![err("ERR non scaling filter is full")])
+    );
+}
+
+#[test]
+fn bf_nonscaling_full_stops_madd_and_logs_what_replays() {
+    let mut s = Slot::new();
+    s.run("BF.RESERVE k 0.01 3 NONSCALING");
+    s.log.clear();
+    let Reply::Array(replies) = s.run("BF.MADD k a b a c d e f g h i j k l") else {
+        panic!()
+    };
+    assert_eq!(
+        replies[..4],
+        [
+            Reply::Bool(true),
+            Reply::Bool(true),
+            Reply::Bool(false),
+            Reply::Bool(true)
+        ]
+    );
+    // The filter holds 3; the next item that is not a false positive fails, and ends the
+    // answers.
+    let (last, between) = replies[4..].split_last().unwrap();
+    assert_eq!(*last, err("ERR non scaling filter is full"));
+    assert!(between.iter().all(|r| *r == Reply::Bool(false)));
+    assert_eq!(s.log, vec![words("BF.MADD k a b c")]);
+    assert_eq!(
+        s.run("BF.INSERT k ITEMS l"),
+        Reply::Array(vec![err("ERR non scaling filter is full")])
+    );
+    assert_eq!(s.run("BF.ADD k a"), Reply::Bool(false));
+    assert_eq!(s.log.len(), 1);
+}
+
+#[test]
+fn bf_scaling_follows_redisbloom_examples() {
+    // BF.RESERVE bf 0.01 10, then "0".."99": layers of 10/20/40/80.
+    let mut s = Slot::new();
+    s.run("BF.RESERVE bf 0.01 10");
+    for i in 0..100 {
+        s.run(&format!("BF.ADD bf {i}"));
+    }
+    let Some(Value::Bloom(f)) = &s.value else {
+        panic!()
+    };
+    let capacities: Vec<u64> = f.layers().map(|l| l.capacity).collect();
+    assert_eq!(capacities, [10, 20, 40, 80]);
+    assert_eq!(s.run("BF.INFO bf capacity"), info_field("Capacity", 150));
+
+    // Capacity 4 and "0".."99": RedisBloom's tests expect 23, 5 and 4 layers for EXPANSION
+    // 1, 2 and 4. With EXPANSION 1 the count is 25 minus the false positives (items that
+    // answer 0 are not counted, so fewer layers fill); which items collide depends on the
+    // hash, and bloomkit's (XXH3) collides on other items than RedisBloom's MurmurHash.
+    let layers = |expansion: u32| {
+        let mut s = Slot::new();
+        s.run(&format!("BF.RESERVE k 0.01 4 EXPANSION {expansion}"));
+        let mut added = 0;
+        for i in 0..100 {
+            if s.run(&format!("BF.ADD k {i}")) == Reply::Bool(true) {
+                added += 1;
+            }
+        }
+        let Some(Value::Bloom(f)) = &s.value else {
+            panic!()
+        };
+        (f.num_layers(), added)
+    };
+    let (one, added) = layers(1);
+    // Every layer holds 4; the last may be partly filled.
+    assert_eq!(one, (added as usize).div_ceil(4));
+    assert!((23..=25).contains(&one), "{one} layers for {added} added");
+    // With bloomkit's stable hash none of "0".."99" is a false positive, so all 100 are
+    // counted: 25 layers, where RedisBloom's hash makes 2 of them false positives (23).
+    assert_eq!((one, added), (25, 100));
+    assert_eq!(layers(2).0, 5); // 4+8+16+32+64 = 124 ≥ 100 > 60
+    assert_eq!(layers(4).0, 4); // 4+16+64+256 ≥ 100 > 84
+}
+
+#[test]
+fn bf_memory_is_asked_before_it_is_allocated() {
+    let mut s = Slot::new();
+    // RedisBloom 2.8 allocates 5 GB for this without a word.
+    let machine = TestBudget::new(usize::MAX, Some(1 << 30));
+    assert_eq!(
+        s.run_with(words("BF.RESERVE k 0.0000001 1073741824"), &machine),
+        err("ERR Insufficient memory to create filter")
+    );
+    assert!(s.value.is_none());
+    let limit = TestBudget::new(1 << 20, None);
+    assert_eq!(
+        s.run_with(words("BF.RESERVE k 0.0000001 1073741824"), &limit),
+        err("OOM command not allowed when used memory > 'maxmemory'.")
+    );
+    assert!(limit.largest_ask.load(Ordering::Relaxed) > 4_000_000_000);
+    // Implicit creation asks too.
+    assert_eq!(
+        s.run_with(words("BF.ADD k a"), &TestBudget::new(10, None)),
+        err("OOM command not allowed when used memory > 'maxmemory'.")
+    );
+    assert!(s.value.is_none() && s.log.is_empty());
+
+    // A growth past the limit stops MADD there; what was added is logged.
+    let mut s = Slot::new();
+    s.run("BF.RESERVE k 0.01 2");
+    s.log.clear();
+    let small = TestBudget::new(100, None);
+    assert_eq!(
+        s.run_with(words("BF.MADD k a b c d"), &small),
+        Reply::Array(vec![
+            Reply::Bool(true),
+            Reply::Bool(true),
+            err("OOM command not allowed when used memory > 'maxmemory'."),
+        ])
+    );
+    assert_eq!(s.log, vec![words("BF.MADD k a b")]);
+    assert_eq!(s.run_with(words("BF.MADD k c"), &Unlimited), bools(&[true]));
+}
+
+#[test]
+fn cf_reserve_errors_in_redisbloom_order() {
+    let mut s = Slot::new();
+    let cases = [
+        (
+            "CF.RESERVE k",
+            "ERR wrong number of arguments for 'cf.reserve' command",
+        ),
+        (
+            "CF.RESERVE k 100 BUCKETSIZE",
+            "ERR wrong number of arguments for 'cf.reserve' command",
+        ),
+        ("CF.RESERVE k x", "Bad capacity"),
+        ("CF.RESERVE k x MAXITERATIONS x", "Bad capacity"),
+        (
+            "CF.RESERVE k 100 MAXITERATIONS x BUCKETSIZE x",
+            "Couldn't parse MAXITERATIONS",
+        ),
+        (
+            "CF.RESERVE k 100 MAXITERATIONS 0 BUCKETSIZE x",
+            "MAXITERATIONS: value must be in the range [1, 65535]",
+        ),
+        (
+            "CF.RESERVE k 100 MAXITERATIONS 65536",
+            "MAXITERATIONS: value must be in the range [1, 65535]",
+        ),
+        (
+            "CF.RESERVE k 100 BUCKETSIZE x EXPANSION x",
+            "Couldn't parse BUCKETSIZE",
+        ),
+        (
+            "CF.RESERVE k 100 BUCKETSIZE 0",
+            "BUCKETSIZE: value must be in the range [1, 255]",
+        ),
+        (
+            "CF.RESERVE k 100 BUCKETSIZE 256",
+            "BUCKETSIZE: value must be in the range [1, 255]",
+        ),
+        ("CF.RESERVE k 100 EXPANSION x", "Couldn't parse EXPANSION"),
+        (
+            "CF.RESERVE k 100 EXPANSION 32769",
+            "EXPANSION: value must be in the range [0, 32768]",
+        ),
+        (
+            "CF.RESERVE k 3",
+            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+        ),
+        (
+            "CF.RESERVE k 100 BUCKETSIZE 51",
+            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+        ),
+        (
+            "CF.RESERVE k 1073741825",
+            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+        ),
+        (
+            "CF.RESERVE k -5",
+            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+        ),
+    ];
+    for (line, expected) in cases {
+        assert_eq!(s.run(line), err(expected), "{line}");
+    }
+    assert!(s.value.is_none() && s.log.is_empty());
+    assert_eq!(s.run("CF.RESERVE k 1000 EXPANSION 3 junk words"), Reply::Ok);
+    assert_eq!(s.run("CF.RESERVE k 1000"), err("ERR item exists"));
+    assert_eq!(
+        s.log,
+        vec![words(
+            "CF.RESERVE k 1000 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 3"
+        )]
+    );
+    // RedisBloom's CF.INFO for `CF.RESERVE cf 1000`, Size included; EXPANSION 3 is stored as 4.
+    let Reply::Map(info) = s.run("CF.INFO k") else {
+        panic!()
+    };
+    let values: Vec<(String, i64)> = info
+        .into_iter()
+        .map(|(k, v)| match (k, v) {
+            (Reply::Simple(k), Reply::Integer(v)) => (k, v),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let expected = [
+        ("Size", 1080),
+        ("Number of buckets", 512),
+        ("Number of filters", 1),
+        ("Number of items inserted", 0),
+        ("Number of items deleted", 0),
+        ("Bucket size", 2),
+        ("Expansion rate", 4),
+        ("Max iterations", 20),
+    ]
+    .map(|(k, v)| (k.to_string(), v));
+    assert_eq!(values, expected);
+    // The lower bound of a capacity follows cf-bucket-size when BUCKETSIZE is not given.
+    let mut s = Slot::new();
+    s.defaults.cf_bucket_size = 8;
+    assert_eq!(
+        s.run("CF.RESERVE k 10"),
+        err("Capacity must be in the range [2 * BUCKETSIZE, 1073741824]")
+    );
+    assert_eq!(s.run("CF.RESERVE k 10 BUCKETSIZE 4"), Reply::Ok);
+}
+
+#[test]
+fn cf_commands_answer_as_redisbloom() {
+    let mut s = Slot::new();
+    assert_eq!(s.run("CF.EXISTS k a"), Reply::Bool(false));
+    assert_eq!(s.run("CF.COUNT k a"), Reply::Integer(0));
+    assert_eq!(s.run("CF.DEL k a"), err("Not found"));
+    assert_eq!(s.run("CF.INFO k"), err("ERR not found"));
+    assert_eq!(s.run("CF.ADD k a"), Reply::Bool(true));
+    assert_eq!(s.run("CF.ADD k a"), Reply::Bool(true));
+    assert_eq!(s.run("CF.COUNT k a"), Reply::Integer(2));
+    assert_eq!(s.run("CF.ADDNX k a"), Reply::Bool(false));
+    assert_eq!(s.run("CF.ADDNX k b"), Reply::Bool(true));
+    assert_eq!(s.run("CF.INSERT k ITEMS c a"), bools(&[true, true]));
+    assert_eq!(
+        s.run("CF.INSERTNX k ITEMS c d"),
+        Reply::Array(vec![Reply::Integer(0), Reply::Integer(1)])
+    );
+    assert_eq!(s.run("CF.MEXISTS k a b z"), bools(&[true, true, false]));
+    assert_eq!(s.run("CF.DEL k a"), Reply::Bool(true));
+    assert_eq!(s.run("CF.COUNT k a"), Reply::Integer(2));
+    assert_eq!(s.run("CF.DEL k zz"), Reply::Bool(false));
+    let Reply::Map(info) = s.run("CF.INFO k") else {
+        panic!()
+    };
+    assert_eq!(info[1].1, Reply::Integer(512)); // cf-initial-size 1024 / 2
+    assert_eq!(info[3].1, Reply::Integer(5));
+    assert_eq!(info[4].1, Reply::Integer(1));
+    assert_eq!(
+        s.log,
+        vec![
+            words("CF.RESERVE k 1024 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1"),
+            words("CF.INSERT k MAXEXPANSIONS 32 ITEMS a"),
+            words("CF.INSERT k MAXEXPANSIONS 32 ITEMS a"),
+            words("CF.INSERT k MAXEXPANSIONS 32 ITEMS b"),
+            words("CF.INSERT k MAXEXPANSIONS 32 ITEMS c a"),
+            words("CF.INSERT k MAXEXPANSIONS 32 ITEMS d"),
+            words("CF.DEL k a"),
+        ]
+    );
+    // RESP3: booleans, but integers for CF.INSERTNX and CF.COUNT.
+    assert_eq!(wire(&s.run("CF.ADDNX k b"), Protocol::Resp3), "#f\r\n");
+    assert_eq!(
+        wire(&s.run("CF.INSERTNX k ITEMS b"), Protocol::Resp3),
+        "*1\r\n:0\r\n"
+    );
+    assert_eq!(wire(&s.run("CF.COUNT k b"), Protocol::Resp3), ":1\r\n");
+    // Another family's key.
+    let mut b = Slot::new();
+    b.run("BF.ADD k a");
+    let wrongtype = err("WRONGTYPE Operation against a key holding the wrong kind of value");
+    assert_eq!(b.run("CF.EXISTS k a"), Reply::Bool(false));
+    assert_eq!(b.run("CF.COUNT k a"), Reply::Integer(0));
+    assert_eq!(b.run("CF.DEL k a"), err("Not found"));
+    assert_eq!(b.run("CF.ADD k a"), wrongtype);
+    assert_eq!(b.run("CF.INFO k"), wrongtype);
+    assert_eq!(b.run("CF.RESERVE k 100"), wrongtype);
+}
+
+#[test]
+fn cf_insert_options_and_errors_in_order() {
+    let mut s = Slot::new();
+    let arity = "ERR wrong number of arguments for 'cf.insert' command";
+    let range = "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
+    let cases = [
+        ("CF.INSERT k ITEMS", arity),
+        ("CF.INSERT k CAPACITY 100", arity),
+        ("CF.INSERT k NOCREATE ITEMS", arity),
+        ("CF.INSERT k CAPACITY x ITEMS a", "Bad capacity"),
+        ("CF.INSERT k CAPACITY 1 ITEMS a", range),
+        ("CF.INSERT k WAT ITEMS a", "Unknown argument received"),
+        ("CF.INSERT k NOCREATE ITEMS a", "ERR not found"),
+        // A capacity checked against cf-bucket-size comes before a later error...
+        ("CF.INSERT k CAPACITY 3 WAT", range),
+        // ...and a valid one lets the later error through.
+        ("CF.INSERT k CAPACITY 4 WAT", "Unknown argument received"),
+        ("CF.INSERT k CAPACITY 4 CAPACITY", arity),
+    ];
+    for (line, expected) in cases {
+        assert_eq!(s.run(line), err(expected), "{line}");
+    }
+    assert!(s.value.is_none() && s.log.is_empty());
+    s.defaults.cf_bucket_size = 4;
+    assert_eq!(s.run("CF.INSERT k CAPACITY 7 ITEMS a"), err(range));
+    assert_eq!(s.run("CF.INSERT k CAPACITY 8 ITEMS a"), bools(&[true]));
+    assert_eq!(
+        s.log[0],
+        words("CF.RESERVE k 8 BUCKETSIZE 4 MAXITERATIONS 20 EXPANSION 1")
+    );
+}
+
+#[test]
+fn cf_full_and_maximum_expansions() {
+    // EXPANSION 0: a full filter refuses inserts.
+    let mut s = Slot::new();
+    s.run("CF.RESERVE k 4 BUCKETSIZE 2 EXPANSION 0");
+    let mut stored = 0;
+    let mut last = Reply::Ok;
+    for i in 0..64 {
+        last = s.run(&format!("CF.ADD k {i}"));
+        if last != Reply::Bool(true) {
+            break;
+        }
+        stored += 1;
+    }
+    assert_eq!(last, err("Filter is full"));
+    assert!(stored >= 2, "{stored}");
+    let Reply::Array(answers) = s.run("CF.INSERT k ITEMS x y") else {
+        panic!()
+    };
+    let full = Reply::PerProtocol {
+        resp2: Box::new(Reply::Integer(-1)),
+        resp3: Box::new(Reply::Bool(false)),
+    };
+    assert!(answers.contains(&full), "{answers:?}");
+
+    // cf-max-expansions: once the filter has that many sub-filters, inserts are refused.
+    let mut s = Slot::new();
+    s.defaults.cf_max_expansions = 2;
+    s.run("CF.RESERVE k 4");
+    let mut i = 0;
+    let reply = loop {
+        let reply = s.run(&format!("CF.ADD k {i}"));
+        if reply != Reply::Bool(true) {
+            break reply;
+        }
+        i += 1;
+    };
+    assert_eq!(reply, err("Maximum expansions reached"));
+    let Some(Value::Cuckoo(f)) = &s.value else {
+        panic!()
+    };
+    assert_eq!(f.num_filters(), 2);
+    assert_eq!(
+        s.run("CF.INSERT k ITEMS z"),
+        err("Maximum expansions reached")
+    );
+    // The limit in force is logged with the inserts, so replay passes it whatever the
+    // configuration then.
+    let back = replay(&s.log, odd_defaults());
+    assert_eq!(back, s.value);
+    // An implicit creation that is refused at once is still created (and logged).
+    let mut s = Slot::new();
+    s.defaults.cf_max_expansions = 1;
+    assert_eq!(s.run("CF.ADD k a"), err("Maximum expansions reached"));
+    assert!(s.value.is_some());
+    assert_eq!(s.log.len(), 1);
+}
+
+#[test]
+fn cf_growth_past_maxmemory_is_refused() {
+    let mut s = Slot::new();
+    s.run("CF.RESERVE k 4");
+    s.log.clear();
+    let budget = TestBudget::new(0, None);
+    let mut i = 0;
+    let reply = loop {
+        let reply = s.run_with(words(&format!("CF.ADD k {i}")), &budget);
+        if reply != Reply::Bool(true) {
+            break reply;
+        }
+        i += 1;
+    };
+    assert_eq!(
+        reply,
+        err("OOM command not allowed when used memory > 'maxmemory'.")
+    );
+    let Some(Value::Cuckoo(f)) = &s.value else {
+        panic!()
+    };
+    assert_eq!(f.num_filters(), 1);
+    assert_eq!(s.log.len(), i);
+    // In CF.INSERT the item answers -1, as for RedisBloom's failed allocation.
+    let Reply::Array(answers) = s.run_with(words(&format!("CF.INSERT k ITEMS {i}")), &budget)
+    else {
+        panic!()
+    };
+    assert_eq!(
+        answers,
+        [Reply::PerProtocol {
+            resp2: Box::new(Reply::Integer(-1)),
+            resp3: Box::new(Reply::Bool(false)),
+        }]
+    );
+    let mut big = Slot::new();
+    assert_eq!(
+        big.run_with(
+            words("CF.RESERVE big 1073741824"),
+            &TestBudget::new(1 << 20, None)
+        ),
+        err("OOM command not allowed when used memory > 'maxmemory'.")
+    );
+    assert_eq!(
+        big.run_with(
+            words("CF.RESERVE big 1073741824"),
+            &TestBudget::new(usize::MAX, Some(1 << 20))
+        ),
+        err("ERR Insufficient memory to create filter")
+    );
+}
+
+/// Runs a mixed workload under the default configuration and replays its log under another.
+#[test]
+fn logs_replay_to_the_same_value_under_other_defaults() {
+    let scripts: Vec<Vec<String>> = vec![
+        (0..300).map(|i| format!("BF.ADD b {}", i % 250)).collect(),
+        std::iter::once("BF.INSERT b CAPACITY 7 ERROR 0.001 EXPANSION 3 ITEMS x".to_string())
+            .chain((0..100).map(|i| format!("BF.MADD b {i} {} {}", i * 7, i % 5)))
+            .collect(),
+        std::iter::once("BF.RESERVE b 0.02 5".to_string())
+            .chain((0..60).map(|i| format!("BF.INSERT b NONSCALING ITEMS {i}")))
+            .collect(),
+        std::iter::once("BF.INSERT b EXPANSION 0 CAPACITY 3 ITEMS a b c d".to_string()).collect(),
+        (0..400)
+            .map(|i| match i % 5 {
+                0 => format!("CF.ADD c {}", i % 37),
+                1 => format!("CF.ADDNX c {}", i % 41),
+                2 => format!("CF.DEL c {}", i % 13),
+                3 => format!("CF.INSERT c ITEMS {i} {} {}", i + 1, i % 7),
+                _ => format!("CF.INSERTNX c ITEMS {} {i}", i % 3),
+            })
+            .collect(),
+        std::iter::once("CF.RESERVE c 8 BUCKETSIZE 1 MAXITERATIONS 5 EXPANSION 2".to_string())
+            .chain((0..200).map(|i| format!("CF.ADD c {i}")))
+            .collect(),
+    ];
+    for script in scripts {
+        let mut s = Slot::new();
+        for line in &script {
+            s.run(line);
+        }
+        assert!(s.value.is_some(), "{script:?}");
+        let back = replay(&s.log, odd_defaults());
+        assert_eq!(back, s.value, "{}", script[0]);
+        // Cuckoo equality leaves out the deletion counter; compare the bytes too.
+        assert_eq!(
+            back.map(|v| v.to_bytes()),
+            s.value.as_ref().map(Value::to_bytes)
+        );
+    }
+}
+
+/// redis-py's loop: SCANDUMP from 0 until it answers 0, then LOADCHUNK every pair in order.
+fn dump(s: &mut Slot, family: &str, key: &str) -> Vec<(i64, Bytes)> {
+    let mut chunks = Vec::new();
+    let mut iter = 0;
+    loop {
+        let reply = s.run(&format!("{family}.SCANDUMP {key} {iter}"));
+        let Reply::Array(pair) = reply else {
+            panic!("{reply:?}")
+        };
+        let [Reply::Integer(next), data] = &pair[..] else {
+            panic!("{pair:?}")
+        };
+        if *next == 0 {
+            let end = if family == "BF" {
+                Reply::bulk(Bytes::new())
+            } else {
+                Reply::Null
+            };
+            assert_eq!(*data, end);
+            break;
+        }
+        let Reply::Bulk(bytes) = data else { panic!() };
+        chunks.push((*next, bytes.clone()));
+        iter = *next;
+    }
+    chunks
+}
+
+fn load(s: &mut Slot, family: &str, key: &str, chunks: &[(i64, Bytes)]) -> Vec<Reply> {
+    chunks
+        .iter()
+        .map(|(iter, data)| {
+            let cmd = args(&[
+                format!("{family}.LOADCHUNK").as_bytes(),
+                key.as_bytes(),
+                iter.to_string().as_bytes(),
+                data,
+            ]);
+            s.run_with(cmd, &Unlimited)
+        })
+        .collect()
+}
+
+#[test]
+fn dumps_round_trip_into_another_key() {
+    for family in ["BF", "CF"] {
+        let mut src = Slot::new();
+        for i in 0..5000 {
+            src.run(&format!("{family}.ADD k {i}"));
+        }
+        let chunks = dump(&mut src, family, "k");
+        assert!(chunks.len() >= 2);
+        assert_eq!(chunks[0].0, 1);
+        let mut dst = Slot::new();
+        let replies = load(&mut dst, family, "k2", &chunks);
+        assert!(replies.iter().all(|r| *r == Reply::Ok), "{replies:?}");
+        // The restored key is a finished filter, equal to the source, answering alike.
+        assert_eq!(dst.value, src.value);
+        for i in (0..10_000).step_by(7) {
+            let q = format!("{family}.EXISTS k {i}");
+            assert_eq!(dst.run(&q), src.run(&q));
+        }
+        // The log replays to the same value.
+        assert_eq!(replay(&dst.log, odd_defaults()), dst.value);
+        // A retried chunk is harmless; a header for an existing key is refused.
+        let last = chunks.last().unwrap();
+        assert_eq!(
+            load(&mut dst, family, "k2", std::slice::from_ref(last)),
+            [Reply::Ok]
+        );
+        let refused = load(&mut dst, family, "k2", &chunks[..1]);
+        let expected = if family == "BF" {
+            "ERR received bad data"
+        } else {
+            "ERR item exists"
+        };
+        assert_eq!(refused, [err(expected)]);
+    }
+    // An empty cuckoo filter dumps nothing, as RedisBloom's.
+    let mut s = Slot::new();
+    s.run("CF.RESERVE e 100");
+    assert_eq!(
+        s.run("CF.SCANDUMP e 0"),
+        Reply::Array(vec![Reply::Integer(0), Reply::Null])
+    );
+    // An empty Bloom filter dumps its header and its (zero) bits.
+    let mut s = Slot::new();
+    s.run("BF.RESERVE b 0.01 100");
+    let chunks = dump(&mut s, "BF", "b");
+    let mut d = Slot::new();
+    load(&mut d, "BF", "b", &chunks);
+    assert_eq!(d.value, s.value);
+}
+
+#[test]
+fn scandump_and_loadchunk_argument_errors() {
+    let mut s = Slot::new();
+    assert_eq!(s.run("BF.SCANDUMP k x"), err("ERR not found"));
+    s.run("BF.ADD k a");
+    assert_eq!(
+        s.run("BF.SCANDUMP k x"),
+        err("Second argument must be numeric")
+    );
+    assert_eq!(
+        s.run("BF.SCANDUMP k -5"),
+        Reply::Array(vec![Reply::Integer(0), Reply::bulk(Bytes::new())])
+    );
+    assert_eq!(
+        s.run("BF.SCANDUMP k 99999999999"),
+        s.run("BF.SCANDUMP k -5")
+    );
+    assert_eq!(
+        s.run("BF.LOADCHUNK k x y"),
+        err("ERR Second argument must be numeric")
+    );
+    assert_eq!(
+        Slot::new().run("BF.LOADCHUNK nokey 5 y"),
+        err("ERR not found")
+    );
+    assert_eq!(s.run("CF.SCANDUMP k x"), err("Invalid position"));
+    assert_eq!(s.run("CF.SCANDUMP k -1"), err("Invalid position"));
+    assert_eq!(Slot::new().run("CF.SCANDUMP nokey 0"), err("ERR not found"));
+    assert_eq!(s.run("CF.LOADCHUNK k 0 x"), err("Invalid position"));
+    assert_eq!(s.run("CF.LOADCHUNK k x x"), err("Invalid position"));
+    assert_eq!(
+        Slot::new().run("CF.LOADCHUNK nokey 5 x"),
+        err("ERR not found")
+    );
+    assert_eq!(
+        Slot::new().run("CF.LOADCHUNK nokey 1 x"),
+        err("Invalid header")
+    );
+    assert_eq!(
+        s.run("CF.LOADCHUNK k 1 x"),
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+    assert_eq!(
+        Slot::new().run("BF.LOADCHUNK other 1 garbage"),
+        err("ERR received bad data")
+    );
+    // A cuckoo header into BF, and the reverse, is bad data.
+    let mut c = Slot::new();
+    c.run("CF.ADD c a");
+    let cf_chunks = dump(&mut c, "CF", "c");
+    assert_eq!(
+        load(&mut Slot::new(), "BF", "x", &cf_chunks[..1]),
+        [err("ERR received bad data")]
+    );
+    let bf_chunks = dump(&mut s, "BF", "k");
+    assert_eq!(
+        load(&mut Slot::new(), "CF", "x", &bf_chunks[..1]),
+        [err("Invalid header")]
+    );
+}
+
+#[test]
+fn a_key_being_restored_answers_only_loadchunk() {
+    let mut src = Slot::new();
+    for i in 0..100 {
+        src.run(&format!("BF.ADD k {i}"));
+    }
+    let chunks = dump(&mut src, "BF", "k");
+    let mut dst = Slot::new();
+    load(&mut dst, "BF", "k", &chunks[..1]);
+    assert_eq!(dst.value.as_ref().unwrap().type_name(), "MBbloom--");
+    let restoring = err(
+        "ERR the filter is still being restored: send the rest of its chunks with BF.LOADCHUNK",
+    );
+    for line in [
+        "BF.ADD k a",
+        "BF.EXISTS k a",
+        "BF.INFO k",
+        "BF.CARD k",
+        "BF.SCANDUMP k 0",
+    ] {
+        assert_eq!(dst.run(line), restoring, "{line}");
+    }
+    assert_eq!(dst.run("BF.RESERVE k 0.01 10"), err("ERR item exists"));
+    assert_eq!(
+        dst.run("CF.ADD k a"),
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+    // A snapshot taken now restores the partial state, which then completes.
+    let snapshot = Value::from_bytes(&dst.value.as_ref().unwrap().to_bytes()).unwrap();
+    let mut later = Slot::new();
+    later.value = Some(snapshot);
+    assert!(load(&mut later, "BF", "k", &chunks[1..])
+        .iter()
+        .all(|r| *r == Reply::Ok));
+    assert_eq!(later.value, src.value);
+}
+
+#[test]
+fn hostile_chunks_are_refused_without_panicking() {
+    for family in ["BF", "CF"] {
+        let mut src = Slot::new();
+        for i in 0..3000 {
+            src.run(&format!("{family}.ADD k {i}"));
+        }
+        let chunks = dump(&mut src, family, "k");
+        let header = &chunks[0].1;
+        let body = &chunks[1].1;
+        let header_len = header.len();
+
+        // Every truncation of the header.
+        for n in 0..header_len {
+            let mut s = Slot::new();
+            let r = load(&mut s, family, "x", &[(1, header.slice(..n))]);
+            assert!(r[0].is_error(), "{family} header of {n} bytes: {r:?}");
+            assert!(s.value.is_none());
+        }
+        // Flipped bytes anywhere: the load fails (at the header, or at the last chunk,
+        // where the checksum is checked and the key is removed), never panics, and a key
+        // is only left behind holding exactly the source filter.
+        let total: Vec<u8> = chunks.iter().flat_map(|(_, d)| d.iter().copied()).collect();
+        for at in (0..total.len())
+            .step_by(total.len() / 97 + 1)
+            .chain(0..header_len)
+        {
+            let mut flipped = chunks.clone();
+            let mut offset = at;
+            for (_, data) in flipped.iter_mut() {
+                if offset < data.len() {
+                    let mut bytes = data.to_vec();
+                    bytes[offset] ^= 0x5a;
+                    *data = Bytes::from(bytes);
+                    break;
+                }
+                offset -= data.len();
+            }
+            let mut s = Slot::new();
+            let replies = load(&mut s, family, "x", &flipped);
+            // A flip in the header's payload length makes a header that waits for more
+            // bytes than will come: the key stays "being restored", and says so.
+            let waiting = matches!(s.value, Some(Value::Loading(_)));
+            assert!(
+                replies.iter().any(Reply::is_error) || waiting,
+                "{family} flip at {at}"
+            );
+            assert!(
+                s.value.is_none() || waiting || s.value == src.value,
+                "{family} flip at {at}"
+            );
+        }
+        // Chunks out of order, truncated, or past the end.
+        let mut s = Slot::new();
+        load(&mut s, family, "x", &chunks[..1]);
+        let (iter, data) = &chunks[1];
+        let cut = data.slice(..data.len() / 2);
+        let bad_data = if family == "BF" {
+            "ERR received bad data"
+        } else {
+            "Couldn't load chunk!"
+        };
+        let no_link = if family == "BF" {
+            "ERR invalid offset - no link found"
+        } else {
+            "Couldn't load chunk!"
+        };
+        let too_big = if family == "BF" {
+            "ERR invalid chunk - Too big for current filter"
+        } else {
+            "Couldn't load chunk!"
+        };
+        let out_of_order = if family == "BF" {
+            "ERR invalid offset - chunks must be loaded in the order BF.SCANDUMP returned them"
+        } else {
+            "Couldn't load chunk!"
+        };
+        let total_len = total.len() as i64;
+        let cases: Vec<((i64, Bytes), &str)> = vec![
+            (
+                (0, data.clone()),
+                if family == "BF" {
+                    bad_data
+                } else {
+                    "Invalid position"
+                },
+            ),
+            ((-3, data.clone()), bad_data),
+            ((5, data.clone()), bad_data),
+            ((*iter, cut.clone()), out_of_order),
+            (
+                (
+                    *iter - data.len() as i64 + 10 + cut.len() as i64,
+                    cut.clone(),
+                ),
+                out_of_order,
+            ),
+            ((*iter + 10, data.clone()), too_big),
+            ((total_len * 4, Bytes::from_static(b"x")), no_link),
+            ((i64::MAX, Bytes::from_static(b"x")), no_link),
+            (
+                (
+                    total_len - header_len as i64 + 2,
+                    Bytes::from(vec![0u8; 20]),
+                ),
+                too_big,
+            ),
+        ];
+        for ((iter, data), expected) in cases {
+            let r = load(&mut s, family, "x", &[(iter, data)]);
+            assert_eq!(r, [err(expected)], "{family} iter {iter}");
+        }
+        assert!(s.log.len() == 1, "only the header changed the key");
+        // The body still loads after all that.
+        let r = load(&mut s, family, "x", &chunks[1..]);
+        assert!(r.iter().all(|r| *r == Reply::Ok), "{r:?}");
+        assert_eq!(s.value, src.value);
+        let _ = body;
+
+        // A header claiming a huge filter: refused by the budget before anything is held,
+        // and under no limit it holds only what arrives.
+        let mut huge = header.to_vec();
+        let at = header_len - 8;
+        huge[at..].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        let huge = Bytes::from(huge);
+        let mut s = Slot::new();
+        let limited = TestBudget::new(1 << 20, None);
+        let cmd = args(&[format!("{family}.LOADCHUNK").as_bytes(), b"x", b"1", &huge]);
+        assert_eq!(
+            s.run_with(cmd.clone(), &limited),
+            err("OOM command not allowed when used memory > 'maxmemory'.")
+        );
+        assert_eq!(
+            s.run_with(cmd.clone(), &TestBudget::new(usize::MAX, Some(1 << 30))),
+            err("ERR Insufficient memory to create filter")
+        );
+        assert_eq!(s.run_with(cmd, &Unlimited), Reply::Ok);
+        assert!(s.value.as_ref().unwrap().memory_bytes() < 4096);
+        let r = load(
+            &mut s,
+            family,
+            "x",
+            &[(1 + 1000, Bytes::from(vec![7u8; 1000]))],
+        );
+        assert_eq!(r, [Reply::Ok]);
+        assert!(s.value.as_ref().unwrap().memory_bytes() < 8192);
+    }
+}
+
+#[test]
+fn write_commands_through_read_change_nothing() {
+    let mut s = Slot::new();
+    s.run("BF.ADD k a");
+    let before = s.value.clone();
+    let cmd = FilterCommand::parse(&words("BF.ADD k b")).unwrap().unwrap();
+    let ctx = Ctx {
+        defaults: &s.defaults,
+        budget: &Unlimited,
+    };
+    assert_eq!(cmd.read(s.value.as_ref(), &ctx), Reply::Bool(true));
+    assert_eq!(s.value, before);
+    assert_eq!(cmd.key(), &Bytes::from_static(b"k"));
+    // And read commands through write log nothing.
+    let cmd = FilterCommand::parse(&words("BF.EXISTS k a"))
+        .unwrap()
+        .unwrap();
+    let out = cmd.write(&mut s.value, &ctx);
+    assert_eq!((out.reply, out.log.len()), (Reply::Bool(true), 0));
+}

@@ -1,0 +1,851 @@
+//! Persistence through its public API: what is appended comes back, in order, under every
+//! fsync policy; damage is either a reported torn tail or an error naming file and offset;
+//! snapshots plus logs rebuild real filters; group commit shares fsyncs.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bloomkit_server::persist::{
+    log_file_name, FsyncPolicy, PersistError, Persistence, Recovery, SNAPSHOT_FILE,
+};
+use bloomkit_server::value::Value;
+use bytes::Bytes;
+
+fn cmd(args: &[&str]) -> Vec<Bytes> {
+    args.iter()
+        .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+        .collect()
+}
+
+fn replay(recovery: &Recovery) -> Vec<Vec<Bytes>> {
+    let mut seen = Vec::new();
+    recovery
+        .for_each_command(|c| {
+            seen.push(c);
+            Ok(())
+        })
+        .unwrap();
+    seen
+}
+
+fn open(dir: &Path, policy: FsyncPolicy) -> (Persistence, Recovery) {
+    Persistence::open(dir, policy).unwrap_or_else(|e| panic!("open failed: {e}"))
+}
+
+fn log_path(dir: &Path, generation: u64) -> PathBuf {
+    dir.join(log_file_name(generation))
+}
+
+/// A tiny keyspace over real filters: enough commands to exercise every kind of value, an
+/// expiry and a deletion, applied the same way live and on replay.
+#[derive(Default, Debug, PartialEq)]
+struct Model {
+    keys: HashMap<Bytes, (Option<u64>, Value)>,
+}
+
+impl Model {
+    fn apply(&mut self, c: &[Bytes]) -> Result<(), String> {
+        let word = |i: usize| -> Result<&str, String> {
+            c.get(i)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .ok_or_else(|| format!("argument {i} missing"))
+        };
+        let key = c.get(1).cloned().ok_or("no key")?;
+        match word(0)? {
+            "T.BRESERVE" => {
+                let cap: u64 = word(2)?.parse().map_err(|_| "bad capacity")?;
+                let f = ScalableBloomFilter::builder(cap, 0.01)
+                    .growth(2)
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                self.keys.insert(key, (None, Value::Bloom(f)));
+            }
+            "T.CRESERVE" => {
+                let cap: u64 = word(2)?.parse().map_err(|_| "bad capacity")?;
+                let f = CuckooOptions::redisbloom(cap)
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                self.keys.insert(key, (None, Value::Cuckoo(f)));
+            }
+            "T.ADD" => match self.keys.get_mut(&key) {
+                Some((_, Value::Bloom(f))) => {
+                    f.insert(&c[2][..]).map_err(|e| e.to_string())?;
+                }
+                Some((_, Value::Cuckoo(f))) => f.insert(&c[2][..]).map_err(|e| e.to_string())?,
+                _ => return Err("no such key, or a key being restored".into()),
+            },
+            "T.CDEL" => match self.keys.get_mut(&key) {
+                Some((_, Value::Cuckoo(f))) => {
+                    f.remove(&c[2][..]);
+                }
+                _ => return Err("WRONGTYPE".into()),
+            },
+            "PEXPIREAT" => {
+                let at: u64 = word(2)?.parse().map_err(|_| "bad time")?;
+                self.keys.get_mut(&key).ok_or("no such key")?.0 = Some(at);
+            }
+            "DEL" => {
+                self.keys.remove(&key);
+            }
+            other => return Err(format!("unknown command {other}")),
+        }
+        Ok(())
+    }
+
+    /// Applies `c` and logs it, as the server does (append while the key is locked).
+    fn run(&mut self, p: &Persistence, c: Vec<Bytes>) {
+        self.apply(&c).unwrap();
+        p.append(&[c]).unwrap();
+    }
+
+    fn entries(&self) -> Vec<(Bytes, Option<u64>, Arc<Value>)> {
+        self.keys
+            .iter()
+            .map(|(k, (e, v))| (k.clone(), *e, Arc::new(v.clone())))
+            .collect()
+    }
+
+    fn recover(recovery: &mut Recovery) -> Model {
+        let mut m = Model::default();
+        for e in recovery.take_entries() {
+            m.keys.insert(e.key, (e.expires_at_ms, e.value));
+        }
+        recovery.for_each_command(|c| m.apply(&c)).unwrap();
+        m
+    }
+}
+
+/// A workload touching two Bloom keys, a cuckoo key with deletions, an expiry and a DEL.
+fn workload(m: &mut Model, p: &Persistence, round: usize) {
+    let b = format!("bloom{}", round % 2);
+    if !m.keys.contains_key(b.as_bytes()) {
+        m.run(p, cmd(&["T.BRESERVE", &b, "50"]));
+    }
+    if !m.keys.contains_key(&b"cuckoo"[..]) {
+        m.run(p, cmd(&["T.CRESERVE", "cuckoo", "64"]));
+    }
+    for i in 0..30 {
+        m.run(p, cmd(&["T.ADD", &b, &format!("r{round}-i{i}")]));
+    }
+    m.run(p, cmd(&["T.ADD", "cuckoo", &format!("c{round}")]));
+    if round % 3 == 2 {
+        m.run(p, cmd(&["T.CDEL", "cuckoo", &format!("c{}", round - 1)]));
+    }
+    if round == 4 {
+        m.run(p, cmd(&["PEXPIREAT", "bloom0", "1900000000000"]));
+    }
+    if round == 6 {
+        m.run(p, cmd(&["T.BRESERVE", "temp", "10"]));
+        m.run(p, cmd(&["DEL", "temp"]));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_policy_replays_exactly_what_was_appended() {
+    for policy in [FsyncPolicy::Always, FsyncPolicy::EverySec, FsyncPolicy::No] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut appended = Vec::new();
+        {
+            let (p, recovery) = open(dir.path(), policy);
+            assert_eq!(recovery.logged_commands(), 0);
+            assert!(recovery.warnings().is_empty());
+            for i in 0..50 {
+                let batch = vec![
+                    cmd(&["BF.RESERVE", &format!("k{i}"), "0.01", "100"]),
+                    vec![
+                        Bytes::from_static(b"BF.ADD"),
+                        Bytes::from(format!("k{i}")),
+                        Bytes::from(vec![0u8, 255, b'\r', b'\n', i as u8]),
+                    ],
+                ];
+                let ticket = p.append(&batch).unwrap();
+                p.durable(ticket).await.unwrap();
+                appended.extend(batch);
+            }
+        }
+        let (_p, recovery) = open(dir.path(), policy);
+        assert_eq!(recovery.logged_commands(), 100, "{policy}");
+        assert_eq!(replay(&recovery), appended, "{policy}");
+        assert!(recovery.warnings().is_empty(), "{policy}");
+    }
+}
+
+#[test]
+fn policies_parse_from_their_redis_names() {
+    assert_eq!("always".parse(), Ok(FsyncPolicy::Always));
+    assert_eq!("EverySec".parse(), Ok(FsyncPolicy::EverySec));
+    assert_eq!("no".parse(), Ok(FsyncPolicy::No));
+    let err = "sometimes".parse::<FsyncPolicy>().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid fsync policy \"sometimes\": expected always, everysec or no"
+    );
+    assert_eq!(FsyncPolicy::default(), FsyncPolicy::EverySec);
+    assert_eq!(FsyncPolicy::Always.to_string(), "always");
+}
+
+#[test]
+fn a_torn_tail_is_truncated_and_reported_and_later_appends_follow_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let commands: Vec<_> = (0..3)
+        .map(|i| cmd(&["BF.ADD", "k", &i.to_string()]))
+        .collect();
+    {
+        let (p, _) = open(dir.path(), FsyncPolicy::No);
+        for c in &commands {
+            p.append(std::slice::from_ref(c)).unwrap();
+        }
+    }
+    let path = log_path(dir.path(), 1);
+    let full = fs::metadata(&path).unwrap().len();
+    // A crash 5 bytes before the end of the last write.
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(full - 5)
+        .unwrap();
+    let last_len = {
+        let mut probe = Vec::new();
+        bloomkit_server::persist::aof::encode_record(&mut probe, &commands[2]).unwrap();
+        probe.len() as u64
+    };
+    {
+        let (p, recovery) = open(dir.path(), FsyncPolicy::No);
+        assert_eq!(replay(&recovery), commands[..2]);
+        let warnings = recovery.warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let good = full - last_len;
+        assert!(
+            warnings[0].contains(&path.display().to_string())
+                && warnings[0].contains(&format!("from byte {good} on")),
+            "{}",
+            warnings[0]
+        );
+        assert_eq!(fs::metadata(&path).unwrap().len(), good);
+        p.append(&[cmd(&["BF.ADD", "k", "after"])]).unwrap();
+    }
+    let (_p, recovery) = open(dir.path(), FsyncPolicy::No);
+    assert!(recovery.warnings().is_empty());
+    let mut expected = commands[..2].to_vec();
+    expected.push(cmd(&["BF.ADD", "k", "after"]));
+    assert_eq!(replay(&recovery), expected);
+}
+
+#[test]
+fn damage_in_the_middle_stops_start_up_naming_file_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut starts = Vec::new();
+    {
+        let (p, _) = open(dir.path(), FsyncPolicy::No);
+        for i in 0..3 {
+            starts.push(p.stats().log_bytes);
+            p.append(&[cmd(&["CF.ADD", "k", &i.to_string()])]).unwrap();
+        }
+    }
+    let path = log_path(dir.path(), 1);
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[starts[1] as usize + 12] ^= 0x04; // inside the second record's payload
+    fs::write(&path, &bytes).unwrap();
+    let err = Persistence::open(dir.path(), FsyncPolicy::No).unwrap_err();
+    match &err {
+        PersistError::CorruptLog {
+            path: p, offset, ..
+        } => {
+            assert_eq!(p, &path);
+            assert_eq!(*offset, starts[1]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with(&format!(
+            "corrupt append-only log {} at byte {}: record checksum mismatch",
+            path.display(),
+            starts[1]
+        )),
+        "{msg}"
+    );
+    assert!(msg.contains(&format!("truncate -s {}", starts[1])), "{msg}");
+    // Nothing was repaired behind the user's back.
+    assert_eq!(fs::read(&path).unwrap(), bytes);
+}
+
+#[test]
+fn a_torn_tail_in_an_older_generation_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (p, _) = open(dir.path(), FsyncPolicy::No);
+        p.append(&[cmd(&["BF.ADD", "a", "1"]), cmd(&["BF.ADD", "a", "2"])])
+            .unwrap();
+        drop(p.begin_snapshot().unwrap()); // rotates, then abandons the snapshot
+        p.append(&[cmd(&["BF.ADD", "a", "3"])]).unwrap();
+    }
+    let old = log_path(dir.path(), 1);
+    let len = fs::metadata(&old).unwrap().len();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_len(len - 1)
+        .unwrap();
+    match Persistence::open(dir.path(), FsyncPolicy::No) {
+        Err(PersistError::CorruptLog { path, .. }) => assert_eq!(path, old),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn every_truncation_and_byte_flip_of_the_last_log_recovers_a_prefix_or_fails_loudly() {
+    let dir = tempfile::tempdir().unwrap();
+    let commands: Vec<_> = (0..3)
+        .map(|i| cmd(&["BF.MADD", "key", &format!("item{i}")]))
+        .collect();
+    let mut starts = Vec::new();
+    {
+        let (p, _) = open(dir.path(), FsyncPolicy::No);
+        for c in &commands {
+            starts.push(p.stats().log_bytes);
+            p.append(std::slice::from_ref(c)).unwrap();
+        }
+    }
+    let path = log_path(dir.path(), 1);
+    let original = fs::read(&path).unwrap();
+    // `damage_at`: the first byte that differs from a prefix of the original.
+    let check = |bytes: &[u8], what: String, damage_at: usize, is_cut: bool| {
+        fs::write(&path, bytes).unwrap();
+        match Persistence::open(dir.path(), FsyncPolicy::No) {
+            Ok((_p, recovery)) => {
+                let seen = replay(&recovery);
+                assert!(commands.starts_with(&seen), "{what}");
+                // Only the record the damage is in may be lost, never one before it.
+                let intact = starts
+                    .iter()
+                    .zip(starts.iter().skip(1).chain([&(original.len() as u64)]))
+                    .filter(|&(_, &end)| end as usize <= damage_at)
+                    .count();
+                assert_eq!(seen.len(), intact, "{what}");
+                if !is_cut {
+                    // A damaged record is only ever taken for a torn tail if it is the last:
+                    // the records after a damaged one prove it was not a torn write.
+                    assert_eq!(seen.len(), commands.len() - 1, "{what}");
+                }
+                // Anything dropped is reported (an empty file or a cut at a record boundary
+                // drops nothing).
+                let dropped_bytes =
+                    bytes.len() > starts.get(seen.len()).map_or(usize::MAX, |&s| s as usize);
+                let torn_header = !bytes.is_empty() && bytes.len() < starts[0] as usize;
+                assert_eq!(
+                    !recovery.warnings().is_empty(),
+                    dropped_bytes || torn_header,
+                    "{what}: {:?}",
+                    recovery.warnings()
+                );
+            }
+            Err(PersistError::CorruptLog {
+                path: p, offset, ..
+            }) => {
+                assert!(!is_cut, "{what}: a cut must always recover");
+                assert_eq!(p, path, "{what}");
+                assert!(offset as usize <= damage_at, "{what}");
+            }
+            Err(e) => panic!("{what}: {e}"),
+        }
+    };
+    for cut in 0..original.len() {
+        check(&original[..cut], format!("cut at {cut}"), cut, true);
+    }
+    for pos in 0..original.len() {
+        let mut damaged = original.clone();
+        damaged[pos] ^= 0x10;
+        check(&damaged, format!("flip at {pos}"), pos, false);
+    }
+}
+
+#[test]
+fn every_truncation_of_the_snapshot_stops_start_up_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (p, _) = open(dir.path(), FsyncPolicy::No);
+        let mut m = Model::default();
+        workload(&mut m, &p, 0);
+        let cut = p.begin_snapshot().unwrap();
+        cut.write(m.entries()).unwrap();
+    }
+    let path = dir.path().join(SNAPSHOT_FILE);
+    let original = fs::read(&path).unwrap();
+    for cut in (0..original.len()).step_by(7).chain([original.len() - 1]) {
+        fs::write(&path, &original[..cut]).unwrap();
+        match Persistence::open(dir.path(), FsyncPolicy::No) {
+            Err(e @ PersistError::CorruptSnapshot { .. }) => {
+                let msg = e.to_string();
+                assert!(
+                    msg.starts_with(&format!("corrupt snapshot {} at byte ", path.display())),
+                    "{msg}"
+                );
+            }
+            other => panic!("cut at {cut}: {other:?}"),
+        }
+    }
+    fs::write(&path, &original).unwrap();
+    open(dir.path(), FsyncPolicy::No);
+}
+
+#[test]
+fn snapshot_and_log_together_rebuild_real_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = Model::default();
+    {
+        let (p, _) = open(dir.path(), FsyncPolicy::EverySec);
+        for round in 0..4 {
+            workload(&mut m, &p, round);
+        }
+        let cut = p.begin_snapshot().unwrap();
+        let entries = m.entries();
+        // Writers carry on while the snapshot is written: their commands land after the cut.
+        for round in 4..6 {
+            workload(&mut m, &p, round);
+        }
+        p.write_snapshot(cut, entries).unwrap();
+        for round in 6..8 {
+            workload(&mut m, &p, round);
+        }
+        let stats = p.stats();
+        assert_eq!(stats.log_generation, 2);
+        assert!(stats.last_snapshot_ok);
+        assert!(!stats.snapshot_in_progress);
+        assert!(stats.snapshot_bytes > 0);
+        assert!(stats.changes_since_last_save > 0);
+    }
+    // The covered generation is gone; replay starts at the cut.
+    assert!(!log_path(dir.path(), 1).exists());
+    let (p, mut recovery) = open(dir.path(), FsyncPolicy::EverySec);
+    assert!(recovery.warnings().is_empty(), "{:?}", recovery.warnings());
+    assert_eq!(recovery.entries().len(), 3);
+    let rebuilt = Model::recover(&mut recovery);
+    assert_eq!(rebuilt, m);
+    assert_eq!(
+        rebuilt.keys[&b"bloom0"[..]].0,
+        Some(1_900_000_000_000),
+        "the expiry survives"
+    );
+    // Changes since the save are the records after the cut, found again in the log.
+    assert_eq!(
+        p.stats().changes_since_last_save,
+        recovery.logged_commands()
+    );
+}
+
+#[test]
+fn a_snapshot_restored_alone_into_an_empty_directory_loads() {
+    let from = tempfile::tempdir().unwrap();
+    let mut m = Model::default();
+    {
+        let (p, _) = open(from.path(), FsyncPolicy::No);
+        workload(&mut m, &p, 0);
+        p.begin_snapshot().unwrap().write(m.entries()).unwrap();
+    }
+    let to = tempfile::tempdir().unwrap();
+    fs::copy(
+        from.path().join(SNAPSHOT_FILE),
+        to.path().join(SNAPSHOT_FILE),
+    )
+    .unwrap();
+    let (p, mut recovery) = open(to.path(), FsyncPolicy::No);
+    assert_eq!(Model::recover(&mut recovery), m);
+    // Appends go to the generation the snapshot names.
+    assert_eq!(p.stats().log_generation, 2);
+}
+
+#[test]
+fn missing_generations_are_errors_that_say_what_to_restore() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (p, _) = open(dir.path(), FsyncPolicy::No);
+        for i in 0..3 {
+            p.append(&[cmd(&["BF.ADD", "k", &i.to_string()])]).unwrap();
+            drop(p.begin_snapshot().unwrap());
+        }
+    }
+    // Generations 1..=4 exist, no snapshot.
+    fs::remove_file(log_path(dir.path(), 2)).unwrap();
+    let err = Persistence::open(dir.path(), FsyncPolicy::No).unwrap_err();
+    assert!(matches!(err, PersistError::Inconsistent { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("appendonly.2.aof is missing between appendonly.1.aof and appendonly.3.aof"),
+        "{err}"
+    );
+    fs::remove_file(log_path(dir.path(), 1)).unwrap();
+    let err = Persistence::open(dir.path(), FsyncPolicy::No).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("there is no dump.bks, but the logs start at appendonly.3.aof"),
+        "{err}"
+    );
+}
+
+#[test]
+fn two_servers_cannot_share_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, _) = open(dir.path(), FsyncPolicy::No);
+    let err = Persistence::open(dir.path(), FsyncPolicy::No).unwrap_err();
+    assert!(matches!(err, PersistError::Locked { .. }), "{err:?}");
+    assert!(err
+        .to_string()
+        .contains("in use by another bloomkit server"));
+    drop(first);
+    open(dir.path(), FsyncPolicy::No);
+}
+
+#[test]
+fn open_creates_a_missing_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("a/b/data");
+    let (p, recovery) = open(&nested, FsyncPolicy::No);
+    assert_eq!(recovery.logged_commands(), 0);
+    assert!(log_path(&nested, 1).exists());
+    assert_eq!(p.dir(), nested);
+}
+
+#[test]
+fn a_refused_command_on_replay_names_file_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let second_at;
+    {
+        let (p, _) = open(dir.path(), FsyncPolicy::No);
+        p.append(&[cmd(&["T.BRESERVE", "k", "10"])]).unwrap();
+        second_at = p.stats().log_bytes;
+        p.append(&[cmd(&["T.CDEL", "k", "x"])]).unwrap();
+    }
+    let (_p, recovery) = open(dir.path(), FsyncPolicy::No);
+    let mut m = Model::default();
+    let err = recovery.for_each_command(|c| m.apply(&c)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "replaying the command at byte {second_at} of {} (T.CDEL (2 arguments)) failed: \
+             WRONGTYPE",
+            log_path(dir.path(), 1).display()
+        )
+    );
+}
+
+#[test]
+fn concurrent_appends_from_many_threads_keep_every_record_in_each_threads_order() {
+    let dir = tempfile::tempdir().unwrap();
+    const THREADS: usize = 16;
+    const EACH: usize = 300;
+    {
+        let (p, _) = open(dir.path(), FsyncPolicy::No);
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                let p = &p;
+                s.spawn(move || {
+                    for i in 0..EACH {
+                        // Batches of one and two, as commands that create their key log two.
+                        let mut batch = vec![cmd(&["BF.ADD", &format!("t{t}"), &i.to_string()])];
+                        if i % 5 == 0 {
+                            batch.push(cmd(&["PEXPIREAT", &format!("t{t}"), &i.to_string()]));
+                        }
+                        p.append(&batch).unwrap();
+                    }
+                });
+            }
+        });
+    }
+    let (_p, recovery) = open(dir.path(), FsyncPolicy::No);
+    let mut next = vec![0usize; THREADS];
+    let mut total = 0;
+    recovery
+        .for_each_command(|c| {
+            let t: usize = std::str::from_utf8(&c[1][1..]).unwrap().parse().unwrap();
+            let i: usize = std::str::from_utf8(&c[2]).unwrap().parse().unwrap();
+            if c[0] == "BF.ADD" {
+                assert_eq!(i, next[t], "thread {t}'s records out of order");
+                next[t] += 1;
+            } else {
+                // A batch is written as one: its second record follows its first.
+                assert_eq!(i + 1, next[t]);
+            }
+            total += 1;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(next, vec![EACH; THREADS]);
+    assert_eq!(total, THREADS * (EACH + EACH / 5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_fsync_covers_every_record_written_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, _) = open(dir.path(), FsyncPolicy::Always);
+    let p = Arc::new(p);
+    // 50 clients' writes land in the log...
+    let tickets: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..50)
+            .map(|c| {
+                let p = &p;
+                s.spawn(move || p.append(&[cmd(&["BF.ADD", "k", &c.to_string()])]).unwrap())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let before = p.stats().log_fsyncs;
+    // ...then all 50 wait for durability at once: the first wakes the fsync thread, whose
+    // one fsync covers all of them.
+    let waits: Vec<_> = tickets
+        .iter()
+        .map(|&t| tokio::spawn(p.durable(t)))
+        .collect();
+    for w in waits {
+        w.await.unwrap().unwrap();
+    }
+    assert_eq!(p.stats().log_fsyncs - before, 1);
+    // Already durable: no further fsync.
+    p.durable(tickets[0]).await.unwrap();
+    assert_eq!(p.stats().log_fsyncs - before, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_clients_with_always_share_fsyncs_and_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    const CLIENTS: usize = 50;
+    const EACH: usize = 20;
+    {
+        let (p, _) = open(dir.path(), FsyncPolicy::Always);
+        let p = Arc::new(p);
+        let tasks: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let p = Arc::clone(&p);
+                tokio::spawn(async move {
+                    for i in 0..EACH {
+                        let t = p
+                            .append(&[cmd(&["CF.ADD", &format!("c{c}"), &i.to_string()])])
+                            .unwrap();
+                        p.durable(t).await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let fsyncs = p.stats().log_fsyncs;
+        eprintln!("{} acknowledged writes, {fsyncs} fsyncs", CLIENTS * EACH);
+        assert!(fsyncs >= 1 && fsyncs <= (CLIENTS * EACH) as u64);
+    }
+    let (_p, recovery) = open(dir.path(), FsyncPolicy::Always);
+    assert_eq!(recovery.logged_commands(), (CLIENTS * EACH) as u64);
+}
+
+#[test]
+fn one_snapshot_at_a_time_and_an_abandoned_cut_frees_the_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, _) = open(dir.path(), FsyncPolicy::No);
+    let cut = p.begin_snapshot().unwrap();
+    assert!(p.stats().snapshot_in_progress);
+    assert!(matches!(
+        p.begin_snapshot(),
+        Err(PersistError::SnapshotInProgress)
+    ));
+    assert!(!p.should_auto_snapshot());
+    drop(cut);
+    assert!(!p.stats().snapshot_in_progress);
+    let cut = p.begin_snapshot().unwrap();
+    assert_eq!(cut.generation(), 3);
+    cut.write(Vec::<(Bytes, Option<u64>, Arc<Value>)>::new())
+        .unwrap();
+    // Both abandoned generations are covered now.
+    assert!(!log_path(dir.path(), 1).exists() && !log_path(dir.path(), 2).exists());
+}
+
+#[test]
+fn the_auto_snapshot_trigger_waits_for_the_log_to_outgrow_the_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, _) = open(dir.path(), FsyncPolicy::No);
+    p.set_auto_snapshot_min_bytes(4096);
+    let mut m = Model::default();
+    assert!(!p.should_auto_snapshot());
+    while p.stats().log_bytes < 4096 {
+        workload(&mut m, &p, 1);
+    }
+    assert!(p.should_auto_snapshot());
+    let before = p.stats();
+    assert_eq!(before.snapshot_bytes, 0);
+    p.begin_snapshot().unwrap().write(m.entries()).unwrap();
+    let after = p.stats();
+    assert_eq!(after.changes_since_last_save, 0);
+    assert!(after.log_bytes < 100, "only the new generation's header");
+    assert!(after.snapshot_bytes > 0);
+    assert!(after.last_save_unix >= before.last_save_unix);
+    assert!(!p.should_auto_snapshot());
+    // It fires again once the log holds as much as the snapshot.
+    let target = after.snapshot_bytes.max(4096);
+    while p.stats().log_bytes < target {
+        assert!(!p.should_auto_snapshot());
+        p.append(&[cmd(&["BF.ADD", "k", "some item of a fair length"])])
+            .unwrap();
+    }
+    assert!(p.should_auto_snapshot());
+}
+
+/// Golden files: a log and a snapshot written by an earlier build must read back exactly,
+/// and this build must write the same bytes. A change that breaks stored data fails here;
+/// it needs a new format version, not new golden files. Written once, when missing and
+/// `BLOOMKIT_WRITE_GOLDEN=1` is set; never rewritten after they landed.
+mod golden {
+    use super::*;
+    use bloomkit_server::persist::aof::{self, Tail};
+    use bloomkit_server::persist::snapshot::{
+        read_snapshot, SnapshotEntry, SnapshotHeader, SnapshotWriter,
+    };
+
+    fn data(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name)
+    }
+
+    const LOG: &str = "appendonly-v1.aof";
+    const SNAPSHOT: &str = "dump-v1.bks";
+    const GENERATION: u64 = 3;
+    const HEADER: SnapshotHeader = SnapshotHeader {
+        log_generation: GENERATION,
+        created_unix_ms: 1_700_000_000_000,
+    };
+
+    fn log_recipe() -> Vec<Vec<Bytes>> {
+        vec![
+            cmd(&["BF.RESERVE", "bloom", "0.01", "100", "EXPANSION", "2"]),
+            cmd(&["BF.ADD", "bloom", "apple"]),
+            cmd(&["BF.MADD", "bloom", "pear", "plum", ""]),
+            vec![
+                Bytes::from_static(b"CF.ADD"),
+                Bytes::from_static(b"binary\x00key"),
+                Bytes::from_static(b"\r\n\xff"),
+            ],
+            cmd(&["PEXPIREAT", "bloom", "1900000000000"]),
+            cmd(&["DEL", "gone"]),
+        ]
+    }
+
+    fn snapshot_recipe() -> Vec<SnapshotEntry> {
+        let mut bloom = ScalableBloomFilter::builder(50, 0.01)
+            .growth(2)
+            .build()
+            .unwrap();
+        for i in 0..80 {
+            bloom.insert(&format!("b{i}")[..]).unwrap();
+        }
+        let mut cuckoo = CuckooOptions::redisbloom(64).build().unwrap();
+        for i in 0..30 {
+            cuckoo.insert(&format!("c{i}")[..]).unwrap();
+        }
+        vec![
+            SnapshotEntry {
+                key: Bytes::from_static(b"bloom"),
+                expires_at_ms: Some(1_900_000_000_000),
+                value: Value::Bloom(bloom),
+            },
+            SnapshotEntry {
+                key: Bytes::from_static(b"cuckoo\x00"),
+                expires_at_ms: None,
+                value: Value::Cuckoo(cuckoo),
+            },
+        ]
+    }
+
+    fn encode_log(commands: &[Vec<Bytes>]) -> Vec<u8> {
+        let mut out = aof::log_header(GENERATION).to_vec();
+        for c in commands {
+            aof::encode_record(&mut out, c).unwrap();
+        }
+        out
+    }
+
+    fn encode_snapshot(entries: &[SnapshotEntry]) -> Vec<u8> {
+        let mut w = SnapshotWriter::new(Vec::new(), HEADER).unwrap();
+        for e in entries {
+            w.write_entry(&e.key, e.expires_at_ms, &e.value).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn fixture(name: &str, make: impl FnOnce() -> Vec<u8>) -> Vec<u8> {
+        let path = data(name);
+        if !path.exists() && std::env::var_os("BLOOMKIT_WRITE_GOLDEN").is_some() {
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, make()).unwrap();
+        }
+        fs::read(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (write it once with BLOOMKIT_WRITE_GOLDEN=1)",
+                path.display()
+            )
+        })
+    }
+
+    #[test]
+    fn the_version_1_log_reads_back_and_is_written_identically() {
+        let bytes = fixture(LOG, || encode_log(&log_recipe()));
+        let mut seen = Vec::new();
+        let scan = aof::scan_log(
+            &bytes[..],
+            bytes.len() as u64,
+            GENERATION,
+            Tail::Strict,
+            |_, c| {
+                seen.push(c);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(seen, log_recipe());
+        assert_eq!(scan.valid_len, bytes.len() as u64);
+        assert_eq!(encode_log(&log_recipe()), bytes);
+    }
+
+    #[test]
+    fn the_version_1_snapshot_loads_answers_and_is_written_identically() {
+        let bytes = fixture(SNAPSHOT, || encode_snapshot(&snapshot_recipe()));
+        let snap = read_snapshot(&bytes[..], bytes.len() as u64).unwrap();
+        assert_eq!(snap.header, HEADER);
+        assert_eq!(snap.entries.len(), 2);
+        assert_eq!(snap.entries[0].key, "bloom");
+        assert_eq!(snap.entries[0].expires_at_ms, Some(1_900_000_000_000));
+        match &snap.entries[0].value {
+            Value::Bloom(f) => {
+                assert_eq!(f.len(), 80);
+                assert!((0..80).all(|i| f.contains(&format!("b{i}")[..])));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &snap.entries[1].value {
+            Value::Cuckoo(f) => {
+                assert_eq!(f.len(), 30);
+                assert!((0..30).all(|i| f.contains(&format!("c{i}")[..])));
+            }
+            other => panic!("{other:?}"),
+        }
+        // What loads writes back to the same bytes.
+        assert_eq!(encode_snapshot(&snap.entries), bytes);
+    }
+
+    #[test]
+    fn a_directory_holding_the_golden_files_recovers() {
+        let snapshot = fixture(SNAPSHOT, || encode_snapshot(&snapshot_recipe()));
+        let log = fixture(LOG, || encode_log(&log_recipe()));
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(SNAPSHOT_FILE), snapshot).unwrap();
+        fs::write(log_path(dir.path(), GENERATION), log).unwrap();
+        let (p, mut recovery) = open(dir.path(), FsyncPolicy::No);
+        assert!(recovery.warnings().is_empty());
+        assert_eq!(recovery.take_entries().len(), 2);
+        assert_eq!(replay(&recovery), log_recipe());
+        assert_eq!(p.stats().log_generation, GENERATION);
+    }
+}

@@ -336,6 +336,21 @@ async fn a_hundred_clients_at_once() {
                     .await
                     .unwrap();
                 assert_eq!(persisted, 1);
+                // Every client adds to one shared filter, and finds its own items.
+                let item = format!("item {i} {round}");
+                let _: i64 = redis::cmd("BF.ADD")
+                    .arg("shared")
+                    .arg(&item)
+                    .query_async(&mut con)
+                    .await
+                    .unwrap();
+                let found: i64 = redis::cmd("BF.EXISTS")
+                    .arg("shared")
+                    .arg(&item)
+                    .query_async(&mut con)
+                    .await
+                    .unwrap();
+                assert_eq!(found, 1);
             }
             con
         }));
@@ -345,8 +360,16 @@ async fn a_hundred_clients_at_once() {
         connections.push(task.await.unwrap());
     }
     assert_eq!(server.shared.stats().connected_clients(), 100);
-    assert_eq!(server.shared.keyspace().len(), 100);
-    assert_eq!(server.shared.keyspace().counts(), (100, 0));
+    assert_eq!(server.shared.keyspace().counts(), (101, 0));
+    let mut con = server.client().await;
+    let card: i64 = redis::cmd("BF.CARD")
+        .arg("shared")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    // 2,000 distinct items; a false positive on add is not counted, so a few may be missing.
+    assert!((1_950..=2_000).contains(&card), "{card}");
+    drop(con);
     drop(connections);
     server.stop().await.unwrap();
 }
@@ -555,4 +578,94 @@ async fn save_bgsave_info_and_command_docs() {
         .await
         .unwrap();
     assert!(docs.contains_key("bf.add") && docs.contains_key("ping"));
+}
+
+#[tokio::test]
+async fn filter_commands_run_through_the_keyspace() {
+    let server = TestServer::start_with(Config {
+        requirepass: Some("pw".into()),
+        ..Config::default()
+    })
+    .await;
+    let mut c = server.raw().await;
+    // Authentication comes before a filter command's own argument checks.
+    c.roundtrip(&resp(&["BF.ADD"]), b"-NOAUTH Authentication required.\r\n")
+        .await;
+    c.roundtrip(&resp(&["AUTH", "pw"]), b"+OK\r\n").await;
+    c.roundtrip(
+        &resp(&["BF.ADD"]),
+        b"-ERR wrong number of arguments for 'bf.add' command\r\n",
+    )
+    .await;
+    c.roundtrip(&resp(&["BF.ADD", "b", "x"]), b":1\r\n").await;
+    c.roundtrip(&resp(&["BF.ADD", "b", "x"]), b":0\r\n").await;
+    c.roundtrip(&resp(&["CF.ADD", "c", "x"]), b":1\r\n").await;
+    c.roundtrip(&resp(&["TYPE", "b"]), b"+MBbloom--\r\n").await;
+    c.roundtrip(&resp(&["TYPE", "c"]), b"+MBbloomCF\r\n").await;
+    c.roundtrip(
+        &resp(&["CF.ADD", "b", "x"]),
+        b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+    )
+    .await;
+    let used = server.shared.keyspace().used_memory();
+    assert!(used > 0);
+    // Expiry applies to filters like any key, and RENAME carries it.
+    c.roundtrip(&resp(&["EXPIRE", "b", "100"]), b":1\r\n").await;
+    c.roundtrip(&resp(&["RENAME", "b", "b2"]), b"+OK\r\n").await;
+    c.roundtrip(&resp(&["BF.EXISTS", "b2", "x"]), b":1\r\n")
+        .await;
+    c.roundtrip(&resp(&["TTL", "b2"]), b":100\r\n").await;
+    c.roundtrip(&resp(&["DEL", "b2", "c"]), b":2\r\n").await;
+    assert_eq!(server.shared.keyspace().used_memory(), 0);
+    c.roundtrip(&resp(&["BF.EXISTS", "b2", "x"]), b":0\r\n")
+        .await;
+}
+
+#[tokio::test]
+async fn config_set_reaches_new_filters_and_maxmemory() {
+    let server = TestServer::start().await;
+    let mut c = server.raw().await;
+    c.roundtrip(&resp(&["BF.ADD", "before", "a"]), b":1\r\n")
+        .await;
+    c.roundtrip(
+        &resp(&["CONFIG", "SET", "bf-initial-size", "7"]),
+        b"+OK\r\n",
+    )
+    .await;
+    c.roundtrip(&resp(&["BF.ADD", "after", "a"]), b":1\r\n")
+        .await;
+    c.roundtrip(&resp(&["BF.INFO", "after", "CAPACITY"]), b"*1\r\n:7\r\n")
+        .await;
+    c.roundtrip(&resp(&["BF.INFO", "before", "CAPACITY"]), b"*1\r\n:100\r\n")
+        .await;
+    c.roundtrip(&resp(&["CONFIG", "SET", "maxmemory", "1"]), b"+OK\r\n")
+        .await;
+    c.roundtrip(
+        &resp(&["BF.RESERVE", "big", "0.01", "1000"]),
+        b"-OOM command not allowed when used memory > 'maxmemory'.\r\n",
+    )
+    .await;
+    c.roundtrip(&resp(&["EXISTS", "big"]), b":0\r\n").await;
+}
+
+#[tokio::test]
+async fn writers_are_not_blocked_by_a_snapshot_in_progress() {
+    use bloomkit_server::value::Value;
+    let server = TestServer::start().await;
+    let mut c = server.raw().await;
+    c.roundtrip(&resp(&["BF.ADD", "k", "before"]), b":1\r\n")
+        .await;
+    // A snapshot has cloned the values and not yet written them: writers go on, on a copy.
+    let (_writer, entries) = server.shared.keyspace().begin_snapshot().unwrap();
+    c.roundtrip(&resp(&["BF.ADD", "k", "after"]), b":1\r\n")
+        .await;
+    c.roundtrip(&resp(&["BF.CARD", "k"]), b":2\r\n").await;
+    let Value::Bloom(snapshotted) = &*entries[0].value else {
+        panic!("a Bloom filter")
+    };
+    assert_eq!(
+        snapshotted.len(),
+        1,
+        "the snapshot keeps the value as it was"
+    );
 }

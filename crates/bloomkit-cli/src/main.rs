@@ -198,6 +198,43 @@ Examples:
         fp_rate: f64,
     },
 
+    /// Run a RedisBloom-compatible server (BF.* and CF.* over the Redis protocol)
+    ///
+    /// Speaks RESP2 and RESP3, so redis-cli, redis-py and redis-rs work unchanged. Prints
+    /// `listening on ADDR` once it accepts clients (with the real port for `--port 0`), and
+    /// runs until Ctrl-C, SIGTERM or a client's SHUTDOWN, finishing the commands in flight
+    /// before it exits.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit serve
+  bloomkit serve --port 7000 --requirepass s3cret --maxmemory 2gb
+  redis-cli BF.ADD users alice")]
+    Serve {
+        /// Address to listen on (loopback by default: not reachable from the network)
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+        bind: String,
+        /// TCP port; 0 picks a free one
+        #[arg(long, value_name = "N", default_value_t = 6379)]
+        port: u16,
+        /// Directory for snapshots and the append-only log
+        #[arg(long, value_name = "PATH", default_value = "./bloomkit-data")]
+        dir: PathBuf,
+        /// When the log is synced to disk: always (before each reply), everysec, or no
+        #[arg(long, value_name = "POLICY", default_value = "everysec",
+              value_parser = ["always", "everysec", "no"])]
+        appendfsync: String,
+        /// Require clients to AUTH with this password
+        #[arg(long, value_name = "SECRET")]
+        requirepass: Option<String>,
+        /// Most memory the filters may use (bytes, or 100mb, 2gb...); 0 for no limit
+        #[arg(long, value_name = "BYTES", default_value = "0", value_parser = parse_memory)]
+        maxmemory: u64,
+        /// Most clients connected at once
+        #[arg(long, value_name = "N", default_value_t = 10_000,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        maxclients: u64,
+    },
+
     /// Measure every filter kind on this machine: size, accuracy and speed
     ///
     /// Builds a classic, a blocked and an atomic filter for N keys, inserts N present keys
@@ -222,6 +259,13 @@ Examples:
         )]
         fp_rate: f64,
     },
+}
+
+/// `--maxmemory`: bytes, or a size with Redis's units (`100mb`, `2gb`, `1k`).
+fn parse_memory(text: &str) -> std::result::Result<u64, String> {
+    bloomkit_server::config::parse_memory(text.as_bytes()).ok_or_else(|| {
+        format!("'{text}' is not a memory size: use bytes, or a number with k, kb, m, mb, g or gb")
+    })
 }
 
 /// Which filter sizes `bench` measures.
@@ -306,6 +350,24 @@ fn run(command: Command) -> Result<()> {
         Command::Info { file } => commands::info::run(&file),
         Command::Merge { inputs, output } => commands::merge::run(&inputs, &output),
         Command::Demo { items, fp_rate } => commands::demo::run(items, fp_rate),
+        Command::Serve {
+            bind,
+            port,
+            dir,
+            appendfsync,
+            requirepass,
+            maxmemory,
+            maxclients,
+        } => commands::serve::run(bloomkit_server::config::Config {
+            bind,
+            port,
+            dir,
+            // Restricted to the three names by clap's value parser.
+            appendfsync: appendfsync.parse().map_err(error::Error::Message)?,
+            requirepass,
+            maxmemory,
+            maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
+        }),
         Command::Bench {
             regime,
             keys,

@@ -7,4 +7,5 @@ pub mod demo;
 pub mod info;
 pub mod merge;
 pub mod query;
+pub mod serve;
 pub mod size;

@@ -8,9 +8,14 @@
 
 pub mod args;
 pub mod bloom;
+pub mod connection;
 pub mod cuckoo;
 mod dump;
+pub mod glob;
+pub mod keys;
+pub mod server;
 mod shared;
+pub mod table;
 
 use bytes::Bytes;
 

@@ -1,0 +1,526 @@
+//! The server's options (`bloomkit serve` flags) and the settings `CONFIG GET/SET` reach.
+//!
+//! [`Config`] is fixed at start-up. [`Settings`] holds what may change at run time: the
+//! `bf-*`/`cf-*` [`Defaults`] for implicitly created keys (by the names RedisBloom uses in
+//! Redis 8) and `maxmemory`, which lives in the keyspace because every allocation checks it.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{PoisonError, RwLock};
+
+use bytes::Bytes;
+
+use crate::cmd::{glob, Defaults};
+use crate::keyspace::Keyspace;
+use crate::reply::Reply;
+
+/// When the append-only log is synced to disk (`--appendfsync`), as in Redis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AppendFsync {
+    /// Before every reply: an acknowledged write survives `kill -9` and power loss.
+    Always,
+    /// Once a second: at most a second of acknowledged writes lost on power loss (none on
+    /// a crash of the server alone).
+    #[default]
+    EverySec,
+    /// When the OS decides.
+    No,
+}
+
+impl AppendFsync {
+    /// The name Redis uses: `always`, `everysec`, `no`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AppendFsync::Always => "always",
+            AppendFsync::EverySec => "everysec",
+            AppendFsync::No => "no",
+        }
+    }
+}
+
+impl fmt::Display for AppendFsync {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for AppendFsync {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "always" => Ok(AppendFsync::Always),
+            "everysec" => Ok(AppendFsync::EverySec),
+            "no" => Ok(AppendFsync::No),
+            _ => Err(format!(
+                "'{s}' is not an fsync policy: use always, everysec or no"
+            )),
+        }
+    }
+}
+
+/// The server's start-up options, one per `bloomkit serve` flag.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Address to listen on (`--bind`): loopback by default, so a server started without
+    /// thought is not reachable from the network.
+    pub bind: String,
+    /// TCP port (`--port`); 0 picks a free one (see [`crate::server::Server::local_addr`]).
+    pub port: u16,
+    /// Where snapshots and the log live (`--dir`).
+    pub dir: PathBuf,
+    /// The log's fsync policy (`--appendfsync`).
+    pub appendfsync: AppendFsync,
+    /// The password clients must `AUTH` with (`--requirepass`); `None` for none.
+    pub requirepass: Option<String>,
+    /// Most bytes the values may hold (`--maxmemory`); 0 for no limit.
+    pub maxmemory: u64,
+    /// Most clients connected at once (`--maxclients`).
+    pub maxclients: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bind: "127.0.0.1".to_string(),
+            port: 6379,
+            dir: PathBuf::from("./bloomkit-data"),
+            appendfsync: AppendFsync::EverySec,
+            requirepass: None,
+            maxmemory: 0,
+            maxclients: 10_000,
+        }
+    }
+}
+
+/// Parses a memory size as Redis does (`CONFIG SET maxmemory`, `--maxmemory`): a number of
+/// bytes, optionally followed by `k`/`m`/`g` (powers of 1000) or `kb`/`mb`/`gb` (powers of
+/// 1024), in any case. `None` for anything else, or an overflow.
+pub fn parse_memory(text: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(text).ok()?.to_ascii_lowercase();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let multiplier: u64 = match unit {
+        "" | "b" => 1,
+        "k" => 1_000,
+        "kb" => 1 << 10,
+        "m" => 1_000_000,
+        "mb" => 1 << 20,
+        "g" => 1_000_000_000,
+        "gb" => 1 << 30,
+        _ => return None,
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    digits.parse::<u64>().ok()?.checked_mul(multiplier)
+}
+
+/// What `CONFIG SET` may change while the server runs.
+#[derive(Debug)]
+pub struct Settings {
+    /// Why a `std::sync::RwLock`: readers copy the defaults out (a few words) and never
+    /// hold the lock across an await; `CONFIG SET` is rare.
+    defaults: RwLock<Defaults>,
+    /// Bumped by every `CONFIG SET` of a default, so that connections keep their own copy
+    /// ([`DefaultsCache`]) and check one never-written atomic per command instead of
+    /// taking a lock every core contends for.
+    generation: AtomicU64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings::new(Defaults::default())
+    }
+}
+
+/// A connection's copy of the [`Defaults`], refreshed by [`Settings::cached`] only when
+/// `CONFIG SET` has changed them.
+#[derive(Clone, Debug, Default)]
+pub struct DefaultsCache {
+    /// The [`Settings`] generation the copy was taken at; 0: never taken.
+    generation: u64,
+    defaults: Defaults,
+}
+
+impl Settings {
+    /// Settings starting from `defaults`.
+    pub fn new(defaults: Defaults) -> Settings {
+        Settings {
+            defaults: RwLock::new(defaults),
+            generation: AtomicU64::new(1),
+        }
+    }
+
+    /// The current defaults, through `cache`: a copy is taken only when they changed
+    /// since `cache` was last refreshed.
+    pub fn cached<'a>(&self, cache: &'a mut DefaultsCache) -> &'a Defaults {
+        // Acquire pairs with the Release in `set`: seeing the new generation means seeing
+        // the defaults written before it.
+        let generation = self.generation.load(Ordering::Acquire);
+        if cache.generation != generation {
+            cache.defaults = self.defaults();
+            cache.generation = generation;
+        }
+        &cache.defaults
+    }
+
+    /// A copy of the current defaults, for one command.
+    pub fn defaults(&self) -> Defaults {
+        self.defaults
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// `CONFIG GET pattern...`: every parameter whose name matches one of the glob
+    /// patterns (without case), as name/value pairs in table order.
+    pub fn get(&self, patterns: &[Bytes], config: &Config, keyspace: &Keyspace) -> Reply {
+        let defaults = self.defaults();
+        let pairs = PARAMETERS
+            .iter()
+            .filter(|param| {
+                patterns
+                    .iter()
+                    .any(|pattern| glob::matches(pattern, param.name.as_bytes(), true))
+            })
+            .map(|param| {
+                let value = (param.get)(&defaults, config, keyspace);
+                (Reply::bulk(param.name), Reply::bulk(value))
+            })
+            .collect();
+        Reply::Map(pairs)
+    }
+
+    /// `CONFIG SET name value [name value...]`: all or nothing, as in Redis 7. Returns the
+    /// error to answer if any name is unknown or immutable or any value invalid.
+    pub fn set(&self, pairs: &[Bytes], keyspace: &Keyspace) -> Result<(), Reply> {
+        // Validate every pair against a copy, then apply the copy at once.
+        let mut defaults = self.defaults();
+        let mut maxmemory = None;
+        for (i, pair) in pairs.chunks(2).enumerate() {
+            let [name, value] = pair else {
+                return Err(Reply::error(
+                    "ERR wrong number of arguments for 'config|set' command",
+                ));
+            };
+            let shown = String::from_utf8_lossy(name).to_ascii_lowercase();
+            let Some(param) = PARAMETERS
+                .iter()
+                .find(|p| p.name.as_bytes().eq_ignore_ascii_case(name))
+            else {
+                return Err(Reply::Error(format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"
+                )));
+            };
+            // A parameter named twice is refused, as Redis 7 does.
+            if pairs
+                .chunks(2)
+                .take(i)
+                .any(|earlier| earlier[0].eq_ignore_ascii_case(name))
+            {
+                return Err(Reply::Error(format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{shown}') - duplicate parameter"
+                )));
+            }
+            let failed = |why: &str| {
+                Reply::Error(format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{shown}') - {why}"
+                ))
+            };
+            match param.set {
+                Setter::Immutable => return Err(failed("can't set immutable config")),
+                Setter::Maxmemory => {
+                    maxmemory = Some(
+                        parse_memory(value)
+                            .ok_or_else(|| failed("argument must be a memory value"))?,
+                    );
+                }
+                Setter::Default(set) => set(&mut defaults, value).map_err(|why| failed(&why))?,
+            }
+        }
+        *self
+            .defaults
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = defaults;
+        self.generation.fetch_add(1, Ordering::Release);
+        if let Some(bytes) = maxmemory {
+            keyspace.set_maxmemory(bytes);
+        }
+        Ok(())
+    }
+}
+
+/// One `CONFIG` parameter.
+struct Parameter {
+    name: &'static str,
+    get: fn(&Defaults, &Config, &Keyspace) -> String,
+    set: Setter,
+}
+
+enum Setter {
+    /// Fixed at start-up (a flag of `bloomkit serve`).
+    Immutable,
+    /// `maxmemory`, kept by the keyspace.
+    Maxmemory,
+    /// One of the filter defaults; the error says why the value is refused.
+    Default(fn(&mut Defaults, &[u8]) -> Result<(), String>),
+}
+
+/// An integer setting within `[min, max]`, or the reason it is refused (Redis's words).
+fn integer_in(value: &[u8], min: u64, max: u64) -> Result<u64, String> {
+    let n = crate::cmd::args::parse_i64(value)
+        .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
+    u64::try_from(n)
+        .ok()
+        .filter(|n| (min..=max).contains(n))
+        .ok_or_else(|| format!("argument must be between {min} and {max} inclusive"))
+}
+
+const MAX_CAPACITY: u64 = 1 << 30;
+
+/// Every parameter `CONFIG GET` knows, in the order it lists them. The `bf-*`/`cf-*`
+/// ranges are RedisBloom's (Redis 8); the immutable ones are what clients and tools ask
+/// about (`redis-cli --bigkeys` reads `maxmemory`, benchmarks read `appendonly`).
+const PARAMETERS: &[Parameter] = &[
+    Parameter {
+        name: "bf-error-rate",
+        get: |d, _, _| d.bf_error_rate.to_string(),
+        set: Setter::Default(|d, v| {
+            let rate = crate::cmd::args::parse_f64(v)
+                .ok_or_else(|| "argument couldn't be parsed into a number".to_string())?;
+            if rate > 0.0 && rate < 1.0 {
+                d.bf_error_rate = rate;
+                Ok(())
+            } else {
+                Err("argument must be between 0 and 1 exclusive".to_string())
+            }
+        }),
+    },
+    Parameter {
+        name: "bf-initial-size",
+        get: |d, _, _| d.bf_initial_size.to_string(),
+        set: Setter::Default(|d, v| {
+            d.bf_initial_size = integer_in(v, 1, MAX_CAPACITY)?;
+            Ok(())
+        }),
+    },
+    Parameter {
+        name: "bf-expansion-factor",
+        get: |d, _, _| d.bf_expansion_factor.to_string(),
+        set: Setter::Default(|d, v| {
+            d.bf_expansion_factor = integer_in(v, 0, 32768)? as u32;
+            Ok(())
+        }),
+    },
+    Parameter {
+        name: "cf-bucket-size",
+        get: |d, _, _| d.cf_bucket_size.to_string(),
+        set: Setter::Default(|d, v| {
+            d.cf_bucket_size = integer_in(v, 1, 255)? as u32;
+            Ok(())
+        }),
+    },
+    Parameter {
+        name: "cf-initial-size",
+        get: |d, _, _| d.cf_initial_size.to_string(),
+        set: Setter::Default(|d, v| {
+            d.cf_initial_size = integer_in(v, 2, MAX_CAPACITY)?;
+            Ok(())
+        }),
+    },
+    Parameter {
+        name: "cf-max-iterations",
+        get: |d, _, _| d.cf_max_iterations.to_string(),
+        set: Setter::Default(|d, v| {
+            d.cf_max_iterations = integer_in(v, 1, 65535)? as u32;
+            Ok(())
+        }),
+    },
+    Parameter {
+        name: "cf-expansion-factor",
+        get: |d, _, _| d.cf_expansion_factor.to_string(),
+        set: Setter::Default(|d, v| {
+            d.cf_expansion_factor = integer_in(v, 0, 32768)? as u32;
+            Ok(())
+        }),
+    },
+    Parameter {
+        name: "cf-max-expansions",
+        get: |d, _, _| d.cf_max_expansions.to_string(),
+        set: Setter::Default(|d, v| {
+            d.cf_max_expansions = integer_in(v, 1, 65535)? as u32;
+            Ok(())
+        }),
+    },
+    Parameter {
+        name: "maxmemory",
+        get: |_, _, k| k.maxmemory().to_string(),
+        set: Setter::Maxmemory,
+    },
+    Parameter {
+        name: "maxmemory-policy",
+        // Nothing is ever evicted: a filter is not a cache entry.
+        get: |_, _, _| "noeviction".to_string(),
+        set: Setter::Immutable,
+    },
+    Parameter {
+        name: "maxclients",
+        get: |_, c, _| c.maxclients.to_string(),
+        set: Setter::Immutable,
+    },
+    Parameter {
+        name: "bind",
+        get: |_, c, _| c.bind.clone(),
+        set: Setter::Immutable,
+    },
+    Parameter {
+        name: "port",
+        get: |_, c, _| c.port.to_string(),
+        set: Setter::Immutable,
+    },
+    Parameter {
+        name: "dir",
+        get: |_, c, _| c.dir.display().to_string(),
+        set: Setter::Immutable,
+    },
+    Parameter {
+        name: "appendonly",
+        get: |_, _, k| {
+            let enabled = k.journal().is_some_and(|j| j.enabled());
+            if enabled { "yes" } else { "no" }.to_string()
+        },
+        set: Setter::Immutable,
+    },
+    Parameter {
+        name: "appendfsync",
+        get: |_, c, _| c.appendfsync.to_string(),
+        set: Setter::Immutable,
+    },
+    Parameter {
+        name: "databases",
+        get: |_, _, _| "1".to_string(),
+        set: Setter::Immutable,
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_sizes_as_redis_reads_them() {
+        assert_eq!(parse_memory(b"0"), Some(0));
+        assert_eq!(parse_memory(b"1024"), Some(1024));
+        assert_eq!(parse_memory(b"1k"), Some(1000));
+        assert_eq!(parse_memory(b"1KB"), Some(1024));
+        assert_eq!(parse_memory(b"100mb"), Some(100 << 20));
+        assert_eq!(parse_memory(b"2g"), Some(2_000_000_000));
+        assert_eq!(parse_memory(b"2Gb"), Some(2 << 30));
+        for bad in [
+            &b""[..],
+            b"mb",
+            b"-1",
+            b"1.5mb",
+            b"1tb",
+            b"99999999999999999999",
+        ] {
+            assert_eq!(parse_memory(bad), None);
+        }
+    }
+
+    #[test]
+    fn fsync_policies_parse_by_name() {
+        assert_eq!("always".parse(), Ok(AppendFsync::Always));
+        assert_eq!("EVERYSEC".parse(), Ok(AppendFsync::EverySec));
+        assert_eq!("no".parse(), Ok(AppendFsync::No));
+        assert!("sometimes".parse::<AppendFsync>().is_err());
+    }
+
+    fn args(words: &[&str]) -> Vec<Bytes> {
+        words.iter().map(|w| Bytes::from(w.to_string())).collect()
+    }
+
+    #[test]
+    fn config_set_is_all_or_nothing() {
+        let settings = Settings::default();
+        let keyspace = Keyspace::new(0);
+        assert_eq!(
+            settings.set(
+                &args(&["bf-error-rate", "0.001", "maxmemory", "1mb"]),
+                &keyspace
+            ),
+            Ok(())
+        );
+        assert_eq!(settings.defaults().bf_error_rate, 0.001);
+        assert_eq!(keyspace.maxmemory(), 1 << 20);
+        assert_eq!(
+            settings.set(&args(&["bf-initial-size", "5", "cf-bucket-size", "256"]), &keyspace),
+            Err(Reply::error(
+                "ERR CONFIG SET failed (possibly related to argument 'cf-bucket-size') - argument must be between 1 and 255 inclusive"
+            ))
+        );
+        assert_eq!(settings.defaults().bf_initial_size, 100, "nothing applied");
+        assert_eq!(
+            settings.set(&args(&["nosuch", "1"]), &keyspace),
+            Err(Reply::error(
+                "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'"
+            ))
+        );
+        assert_eq!(
+            settings.set(&args(&["port", "1"]), &keyspace),
+            Err(Reply::error(
+                "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config"
+            ))
+        );
+        assert_eq!(
+            settings.set(&args(&["maxmemory", "lots"]), &keyspace),
+            Err(Reply::error(
+                "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value"
+            ))
+        );
+    }
+
+    #[test]
+    fn cached_defaults_follow_config_set() {
+        let settings = Settings::default();
+        let keyspace = Keyspace::new(0);
+        let mut cache = DefaultsCache::default();
+        assert_eq!(settings.cached(&mut cache).bf_initial_size, 100);
+        settings
+            .set(&args(&["bf-initial-size", "7"]), &keyspace)
+            .unwrap();
+        assert_eq!(settings.cached(&mut cache).bf_initial_size, 7);
+    }
+
+    #[test]
+    fn config_get_matches_globs_without_case() {
+        let settings = Settings::default();
+        let keyspace = Keyspace::new(0);
+        let config = Config::default();
+        let reply = settings.get(&args(&["CF-*SIZE"]), &config, &keyspace);
+        assert_eq!(
+            reply,
+            Reply::Map(vec![
+                (Reply::bulk("cf-bucket-size"), Reply::bulk("2")),
+                (Reply::bulk("cf-initial-size"), Reply::bulk("1024")),
+            ])
+        );
+        let reply = settings.get(&args(&["bf-error-rate", "maxmemory"]), &config, &keyspace);
+        assert_eq!(
+            reply,
+            Reply::Map(vec![
+                (Reply::bulk("bf-error-rate"), Reply::bulk("0.01")),
+                (Reply::bulk("maxmemory"), Reply::bulk("0")),
+            ])
+        );
+        assert_eq!(
+            settings.get(&args(&["nothing*"]), &config, &keyspace),
+            Reply::Map(vec![])
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! What the keyspace asks of persistence: the seam between the two.
+//!
+//! The keyspace calls a [`Journal`] at three moments, and nowhere else:
+//!
+//! 1. [`Journal::append`] with the commands a write logs, while it still holds the lock of
+//!    every shard it changed, so the log's order per key is the order in which changes were
+//!    applied;
+//! 2. [`Journal::durable`], awaited by the connection after the locks are released and
+//!    before the reply is sent, so an acknowledged write is as durable as `--appendfsync`
+//!    promises (and a slow disk never holds a shard lock);
+//! 3. [`Journal::begin_snapshot`] with every shard locked, so that the log generation it
+//!    starts holds exactly the changes the snapshot's values do not; the values (cheap `Arc`
+//!    clones) are then written by [`SnapshotWriter::write`] on a blocking thread, with every
+//!    lock released.
+//!
+//! Keeping the seam a trait lets the server run, and be tested, without any persistence
+//! ([`NoJournal`]), and keeps the file formats out of the keyspace.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::value::Value;
+
+/// A position in the log: [`Journal::durable`] of a ticket waits for everything appended
+/// up to and including it. Tickets from one journal are ordered, so a connection that ran
+/// several pipelined writes waits once, for the last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ticket(pub u64);
+
+/// A future the connection awaits before replying.
+pub type Durable<'a> = Pin<Box<dyn Future<Output = io::Result<()>> + Send + 'a>>;
+
+/// One key of a snapshot: cheap clones of what the keyspace held when the snapshot began.
+#[derive(Clone, Debug)]
+pub struct SnapshotEntry {
+    /// The key.
+    pub key: Bytes,
+    /// When the key expires (Unix time, milliseconds), if ever.
+    pub expires_at_ms: Option<u64>,
+    /// The value, shared with the keyspace until a writer changes it (copy on write).
+    pub value: Arc<Value>,
+}
+
+/// The append-only log and snapshots, as the keyspace uses them.
+pub trait Journal: Send + Sync + 'static {
+    /// Appends `commands` (each a request, name first, as replay will run it) to the log.
+    ///
+    /// Called with the shard locks of the keys they change held: it must not block on the
+    /// disk (buffer, or hand the bytes to a writer thread). Returns what to await before
+    /// replying, or `None` when there is nothing to wait for (no persistence, or
+    /// `appendfsync no`).
+    fn append(&self, commands: &[Vec<Bytes>]) -> Option<Ticket>;
+
+    /// Completes when everything up to `ticket` is written and, as the fsync policy
+    /// requires, synced. An error means the write may not survive a crash: the connection
+    /// closes without acknowledging it.
+    fn durable(&self, ticket: Ticket) -> Durable<'_>;
+
+    /// Starts a snapshot: called with every shard locked (so no write is in flight), it
+    /// starts a new log generation and returns the writer for the values, which runs after
+    /// the locks are released.
+    ///
+    /// # Errors
+    ///
+    /// When the log cannot be rotated (the directory is not writable, say).
+    fn begin_snapshot(&self) -> io::Result<Box<dyn SnapshotWriter>>;
+
+    /// Whether the log has grown enough that a snapshot should compact it. The server
+    /// asks a few times a second and starts a background snapshot when this says so.
+    fn wants_snapshot(&self) -> bool {
+        false
+    }
+
+    /// Writes and syncs everything appended so far: called once at shutdown, whatever the
+    /// fsync policy.
+    ///
+    /// # Errors
+    ///
+    /// When the log cannot be written or synced.
+    fn sync(&self) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Whether anything is persisted at all (`aof_enabled` in `INFO persistence`).
+    fn enabled(&self) -> bool;
+}
+
+/// Writes one snapshot's values; see [`Journal::begin_snapshot`].
+pub trait SnapshotWriter: Send {
+    /// Writes `entries` to a temporary file, syncs it, renames it into place and drops the
+    /// log generations it replaces. Runs on a blocking thread.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error; the previous snapshot and the logs stay in place, so nothing is lost.
+    fn write(self: Box<Self>, entries: Vec<SnapshotEntry>) -> io::Result<()>;
+}
+
+/// No persistence: nothing is written, nothing needs waiting for, and a snapshot is a
+/// no-op. What the server uses until a persistent journal is plugged in, and what tests
+/// that do not exercise persistence use.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoJournal;
+
+impl Journal for NoJournal {
+    fn append(&self, _commands: &[Vec<Bytes>]) -> Option<Ticket> {
+        None
+    }
+
+    fn durable(&self, _ticket: Ticket) -> Durable<'_> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn begin_snapshot(&self) -> io::Result<Box<dyn SnapshotWriter>> {
+        Ok(Box::new(NoSnapshot))
+    }
+
+    fn enabled(&self) -> bool {
+        false
+    }
+}
+
+/// [`NoJournal`]'s snapshot: drops the entries.
+struct NoSnapshot;
+
+impl SnapshotWriter for NoSnapshot {
+    fn write(self: Box<Self>, _entries: Vec<SnapshotEntry>) -> io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,825 @@
+//! The keyspace: every key's filter, sharded so that different keys work in parallel.
+//!
+//! Keys live in [`NUM_SHARDS`] shards, each a `std::sync::RwLock<HashMap<Bytes, Entry>>`,
+//! chosen by the key's hash. A read command (`BF.EXISTS`) takes its shard's read lock, so
+//! readers of one filter run side by side; a write takes the write lock. Commands on several
+//! keys (`DEL a b`, `RENAME`) lock their shards in index order, so two of them can never
+//! wait for each other.
+//!
+//! # Expiry
+//!
+//! A key past its expiry is gone for every command from that moment ("lazy" expiry: each
+//! access checks the clock); a write that finds one removes it, and a background sweep
+//! ([`Keyspace::sweep_expired`]) removes the ones nobody touches. Either way the removal
+//! is logged as `DEL key`, as Redis propagates it, so replaying the log never depends on
+//! the clock at replay time: while the keyspace is loading, nothing expires.
+//!
+//! # Memory
+//!
+//! Each shard keeps the sum of its values' [`Value::memory_bytes`], updated by every
+//! write's before/after difference; their total is `used_memory`, which `--maxmemory`
+//! limits through the keyspace's [`Budget`] implementation.
+//!
+//! # Persistence
+//!
+//! Every change is appended to the [`Journal`] while the changed shards are still locked
+//! (so the log's order is the order of application), and the caller awaits the returned
+//! [`Ticket`] before replying. Values are held as `Arc<Value>` and changed copy-on-write,
+//! so a snapshot clones the `Arc`s under the locks and writes them with the locks released.
+
+mod journal;
+pub mod memory;
+
+pub use journal::{Durable, Journal, NoJournal, SnapshotEntry, SnapshotWriter, Ticket};
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+
+use crate::cmd::glob;
+use crate::cmd::{Access, Budget, Ctx, Defaults, FilterCommand, Unlimited};
+use crate::reply::Reply;
+use crate::value::Value;
+
+/// How many shards the keyspace has: enough that threads working on different keys
+/// rarely share a lock, few enough that taking all of them (for a snapshot or `FLUSHALL`)
+/// stays cheap. A power of two, so the shard is a mask of the key's hash.
+pub const NUM_SHARDS: usize = 64;
+
+/// A key's value and expiry.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The filter, shared with snapshots in progress (writers copy it if so).
+    pub value: Arc<Value>,
+    /// When the key expires, in Unix milliseconds; `None` for never.
+    pub expires_at_ms: Option<u64>,
+    /// `value.memory_bytes()` when the entry was stored, so removing it needs no walk of
+    /// the filter.
+    memory_bytes: usize,
+}
+
+impl Entry {
+    fn new(value: Arc<Value>, expires_at_ms: Option<u64>) -> Entry {
+        let memory_bytes = value.memory_bytes();
+        Entry {
+            value,
+            expires_at_ms,
+            memory_bytes,
+        }
+    }
+
+    /// Whether the key is gone at `now` (`None`: while loading, nothing expires). Expired
+    /// means strictly past the expiry time, as in Redis.
+    fn is_expired(&self, now: Option<u64>) -> bool {
+        matches!((self.expires_at_ms, now), (Some(at), Some(now)) if now > at)
+    }
+}
+
+/// One shard: its keys, and the memory their values hold.
+///
+/// Why a `std::sync::RwLock` and not tokio's: a critical section is one filter operation
+/// (nanoseconds to a few microseconds), never awaits, and never does I/O (the journal
+/// buffers); a blocking lock held that briefly is cheaper than an async one, and the
+/// compiler refuses to hold its guard across an `.await`, which is exactly the rule we
+/// want.
+// Aligned to two cache lines so that neighbouring shards' locks and counters never share
+// one (the adjacent-line prefetcher fetches lines in pairs).
+#[repr(align(128))]
+#[derive(Default)]
+struct Shard {
+    map: RwLock<ShardMap>,
+    /// Sum of the entries' `memory_bytes`; changed only under the write lock, read without
+    /// it (`INFO`, `--maxmemory` checks).
+    memory_bytes: AtomicUsize,
+    /// Log records appended by writes to this shard since the last snapshot began. Per
+    /// shard, beside the lock writers already hold, so that counting never makes writers
+    /// on different cores contend for one shared counter.
+    dirty: AtomicU64,
+}
+
+#[derive(Default)]
+struct ShardMap {
+    entries: HashMap<Bytes, Entry>,
+    /// How many entries have an expiry: the sweep skips shards with none.
+    volatile: usize,
+}
+
+/// A shard's write lock, through which every change goes, so that the volatile count and
+/// the memory total can never drift from the entries.
+struct ShardWriter<'a> {
+    map: RwLockWriteGuard<'a, ShardMap>,
+    memory_bytes: &'a AtomicUsize,
+}
+
+impl ShardWriter<'_> {
+    fn get(&self, key: &[u8]) -> Option<&Entry> {
+        self.map.entries.get(key)
+    }
+
+    fn insert(&mut self, key: Bytes, entry: Entry) -> Option<Entry> {
+        self.memory_bytes
+            .fetch_add(entry.memory_bytes, Ordering::Relaxed);
+        self.map.volatile += usize::from(entry.expires_at_ms.is_some());
+        let old = self.map.entries.insert(key, entry);
+        if let Some(old) = &old {
+            self.forget(old);
+        }
+        old
+    }
+
+    fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let old = self.map.entries.remove(key)?;
+        self.forget(&old);
+        Some(old)
+    }
+
+    /// Removes `key`'s entry for a command to change, leaving the memory total alone until
+    /// [`ShardWriter::put_back`]: a `--maxmemory` check during the command must still count
+    /// the value being changed.
+    fn take(&mut self, key: &[u8]) -> Option<(Bytes, Entry)> {
+        let (key, entry) = self.map.entries.remove_entry(key)?;
+        self.map.volatile -= usize::from(entry.expires_at_ms.is_some());
+        Some((key, entry))
+    }
+
+    /// Stores what a command left in a slot taken by [`ShardWriter::take`] (`old_memory`
+    /// bytes, 0 if the key was missing) or created.
+    fn put_back(
+        &mut self,
+        key: Bytes,
+        value: Option<Value>,
+        expires_at_ms: Option<u64>,
+        old_memory: usize,
+    ) {
+        self.memory_bytes.fetch_sub(old_memory, Ordering::Relaxed);
+        if let Some(value) = value {
+            self.insert(key, Entry::new(Arc::new(value), expires_at_ms));
+        }
+    }
+
+    fn set_expiry(&mut self, key: &[u8], expires_at_ms: Option<u64>) {
+        if let Some(entry) = self.map.entries.get_mut(key) {
+            let before = usize::from(entry.expires_at_ms.is_some());
+            entry.expires_at_ms = expires_at_ms;
+            self.map.volatile = self.map.volatile - before + usize::from(expires_at_ms.is_some());
+        }
+    }
+
+    fn forget(&mut self, old: &Entry) {
+        self.memory_bytes
+            .fetch_sub(old.memory_bytes, Ordering::Relaxed);
+        self.map.volatile -= usize::from(old.expires_at_ms.is_some());
+    }
+}
+
+/// The conditions of `EXPIRE key seconds [NX] [XX] [GT] [LT]`; all false: none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ExpireCondition {
+    /// Only if the key has no expiry.
+    pub nx: bool,
+    /// Only if the key has an expiry.
+    pub xx: bool,
+    /// Only if the new expiry is later (no expiry counts as infinitely late, so never).
+    pub gt: bool,
+    /// Only if the new expiry is earlier (no expiry counts as infinitely late, so always).
+    pub lt: bool,
+}
+
+impl ExpireCondition {
+    /// Whether a key whose expiry is `current` may be given `at_ms`; Redis's checks.
+    fn allows(self, current: Option<u64>, at_ms: i64) -> bool {
+        let current = current.map(|c| i64::try_from(c).unwrap_or(i64::MAX));
+        !(self.nx && current.is_some()
+            || self.xx && current.is_none()
+            || self.gt && current.map_or(true, |c| at_ms <= c)
+            || self.lt && current.is_some_and(|c| at_ms >= c))
+    }
+}
+
+/// A key's remaining time to live, as `TTL`/`PTTL` report it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ttl {
+    /// No such key (`-2`).
+    Missing,
+    /// The key never expires (`-1`).
+    Persistent,
+    /// Milliseconds left.
+    Ms(u64),
+}
+
+/// What `RENAME` can fail with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenameError {
+    /// The source key does not exist (`ERR no such key`).
+    NoSuchKey,
+}
+
+/// The current time in Unix milliseconds.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// All keys, their values and expiries; see the [module documentation](self).
+pub struct Keyspace {
+    shards: Box<[Shard]>,
+    /// Set once loading is over. Until then nothing is logged (replayed commands are
+    /// already in the log) and nothing expires (see the module documentation).
+    journal: OnceLock<Arc<dyn Journal>>,
+    /// `maxmemory` in bytes; 0 for no limit. Changed by `CONFIG SET maxmemory`.
+    maxmemory: AtomicU64,
+    /// Keys removed because they expired (`expired_keys` in `INFO stats`).
+    expired_keys: AtomicU64,
+}
+
+impl Keyspace {
+    /// An empty keyspace in the loading state: fill it with [`Keyspace::restore`] and
+    /// replayed commands, then call [`Keyspace::finish_loading`].
+    pub fn new(maxmemory: u64) -> Keyspace {
+        Keyspace {
+            shards: (0..NUM_SHARDS).map(|_| Shard::default()).collect(),
+            journal: OnceLock::new(),
+            maxmemory: AtomicU64::new(maxmemory),
+            expired_keys: AtomicU64::new(0),
+        }
+    }
+
+    /// Ends loading: from now on keys expire, and every change is appended to `journal`.
+    /// Calling it again changes nothing.
+    pub fn finish_loading(&self, journal: Arc<dyn Journal>) {
+        let _ = self.journal.set(journal);
+    }
+
+    /// Whether the keyspace is still loading (see [`Keyspace::finish_loading`]).
+    pub fn is_loading(&self) -> bool {
+        self.journal.get().is_none()
+    }
+
+    /// The journal, once loading is over.
+    pub fn journal(&self) -> Option<&Arc<dyn Journal>> {
+        self.journal.get()
+    }
+
+    /// Puts a key loaded from a snapshot, replacing any value it had.
+    pub fn restore(&self, key: Bytes, expires_at_ms: Option<u64>, value: Value) {
+        let mut shard = self.write(self.shard_index(&key));
+        shard.insert(key, Entry::new(Arc::new(value), expires_at_ms));
+    }
+
+    /// `maxmemory` in bytes (0: no limit).
+    pub fn maxmemory(&self) -> u64 {
+        self.maxmemory.load(Ordering::Relaxed)
+    }
+
+    /// Sets `maxmemory` (0: no limit). Only later allocations are refused; nothing is
+    /// evicted.
+    pub fn set_maxmemory(&self, bytes: u64) {
+        self.maxmemory.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes held by all values (`used_memory` in `INFO memory`): what `--maxmemory`
+    /// limits. Connection buffers and the server's own structures are not counted.
+    pub fn used_memory(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| s.memory_bytes.load(Ordering::Relaxed))
+            .fold(0, usize::saturating_add)
+    }
+
+    /// Keys removed because they expired, since start-up.
+    pub fn expired_keys(&self) -> u64 {
+        self.expired_keys.load(Ordering::Relaxed)
+    }
+
+    /// Log records appended since the last snapshot began.
+    pub fn changes_since_snapshot(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|s| s.dirty.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// The number of keys and how many of them have an expiry (`INFO keyspace`), counting
+    /// expired keys not yet swept, as Redis's `DBSIZE` does.
+    pub fn counts(&self) -> (usize, usize) {
+        self.shards.iter().fold((0, 0), |(keys, volatile), shard| {
+            let map = read(shard);
+            (keys + map.entries.len(), volatile + map.volatile)
+        })
+    }
+
+    /// `DBSIZE`.
+    pub fn len(&self) -> usize {
+        self.counts().0
+    }
+
+    /// Whether there are no keys at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    // ---- Filter commands -----------------------------------------------------------
+
+    /// Runs a `BF.*`/`CF.*` command on its key: under the shard's read lock for
+    /// [`Access::Read`], else under the write lock, logging what it changed before the
+    /// lock is released. While loading, the budget is [`Unlimited`]: what was acknowledged
+    /// once must load again.
+    pub fn run_filter(
+        &self,
+        command: &FilterCommand,
+        defaults: &Defaults,
+    ) -> (Reply, Option<Ticket>) {
+        let budget: &dyn Budget = if self.is_loading() { &Unlimited } else { self };
+        let ctx = Ctx { defaults, budget };
+        let key = command.key();
+        let index = self.shard_index(key);
+        let now = self.now();
+        if command.access() == Access::Read {
+            let map = read(&self.shards[index]);
+            let value = map
+                .entries
+                .get(&key[..])
+                .filter(|entry| !entry.is_expired(now))
+                .map(|entry| &*entry.value);
+            return (command.read(value, &ctx), None);
+        }
+        let mut shard = self.write(index);
+        let mut log = Vec::new();
+        self.expire_if_needed(&mut shard, key, now, &mut log);
+        let (stored_key, mut slot, expires_at_ms, old_memory) = match shard.take(key) {
+            Some((stored_key, entry)) => (
+                stored_key,
+                // Free when no snapshot holds the value; otherwise this is the copy of
+                // copy-on-write, and the snapshot keeps the original.
+                Some(Arc::try_unwrap(entry.value).unwrap_or_else(|shared| (*shared).clone())),
+                entry.expires_at_ms,
+                entry.memory_bytes,
+            ),
+            None => (key.clone(), None, None, 0),
+        };
+        let outcome = command.write(&mut slot, &ctx);
+        shard.put_back(stored_key, slot, expires_at_ms, old_memory);
+        log.extend(outcome.log);
+        let ticket = self.append(index, &log);
+        drop(shard);
+        (outcome.reply, ticket)
+    }
+
+    // ---- Generic key commands -----------------------------------------------------
+
+    /// `DEL`/`UNLINK`: removes the keys, returning how many existed. Logged as one
+    /// `DEL` of the keys removed. Values are freed after the locks are released.
+    pub fn delete(&self, keys: &[Bytes]) -> (i64, Option<Ticket>) {
+        let now = self.now();
+        let mut shards = self.write_many(keys.iter());
+        let mut removed = Vec::new();
+        let mut logged = vec![Bytes::from_static(b"DEL")];
+        let mut count = 0;
+        for key in keys {
+            if let Some(entry) = shards.get(self.shard_index(key)).remove(key) {
+                if entry.is_expired(now) {
+                    self.expired_keys.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    count += 1;
+                }
+                logged.push(key.clone());
+                removed.push(entry);
+            }
+        }
+        let ticket = if removed.is_empty() {
+            None
+        } else {
+            self.append(shards.first_index(), &[logged])
+        };
+        drop(shards);
+        drop(removed);
+        (count, ticket)
+    }
+
+    /// `EXISTS`: how many of `keys` exist, a key named twice counting twice.
+    pub fn count_existing(&self, keys: &[Bytes]) -> i64 {
+        let now = self.now();
+        // One lock at a time: EXISTS needs no atomic view, and holding one lock at a
+        // time can never deadlock.
+        let found = keys
+            .iter()
+            .filter(|key| self.with_entry(key, now, |entry| entry.is_some()))
+            .count();
+        i64::try_from(found).unwrap_or(i64::MAX)
+    }
+
+    /// `TYPE`: the value's type name, or `None` for a missing key.
+    pub fn type_of(&self, key: &[u8]) -> Option<&'static str> {
+        self.with_entry(key, self.now(), |entry| entry.map(|e| e.value.type_name()))
+    }
+
+    /// `KEYS pattern`: every live key matching the glob `pattern`.
+    pub fn keys_matching(&self, pattern: &[u8]) -> Vec<Bytes> {
+        let now = self.now();
+        let match_all = pattern == b"*";
+        let mut keys = Vec::new();
+        for shard in self.shards.iter() {
+            let map = read(shard);
+            keys.extend(
+                map.entries
+                    .iter()
+                    .filter(|(key, entry)| {
+                        !entry.is_expired(now) && (match_all || glob::matches(pattern, key, false))
+                    })
+                    .map(|(key, _)| key.clone()),
+            );
+        }
+        keys
+    }
+
+    /// One step of `SCAN`: the keys of whole shards from `cursor` on, until at least
+    /// `count` keys were examined, filtered by `pattern` and by type name; returns the next
+    /// cursor (0 when done) and the keys.
+    ///
+    /// The cursor is a shard index, and each call returns whole shards, so every key that
+    /// exists for a full iteration is returned exactly once, however the maps rehash
+    /// meanwhile (Redis promises "at least once"). `COUNT` is a hint, as in Redis.
+    pub fn scan(
+        &self,
+        cursor: u64,
+        count: usize,
+        pattern: Option<&[u8]>,
+        type_name: Option<&[u8]>,
+    ) -> (u64, Vec<Bytes>) {
+        let now = self.now();
+        let mut keys = Vec::new();
+        let mut examined = 0;
+        let Ok(mut index) = usize::try_from(cursor) else {
+            return (0, keys);
+        };
+        while index < NUM_SHARDS && examined < count.max(1) {
+            let map = read(&self.shards[index]);
+            examined += map.entries.len();
+            keys.extend(
+                map.entries
+                    .iter()
+                    .filter(|(key, entry)| {
+                        !entry.is_expired(now)
+                            && pattern.map_or(true, |p| glob::matches(p, key, false))
+                            && type_name.map_or(true, |t| {
+                                t.eq_ignore_ascii_case(entry.value.type_name().as_bytes())
+                            })
+                    })
+                    .map(|(key, _)| key.clone()),
+            );
+            index += 1;
+        }
+        let next = if index >= NUM_SHARDS { 0 } else { index as u64 };
+        (next, keys)
+    }
+
+    /// `FLUSHALL`/`FLUSHDB`: removes every key; logged as `FLUSHALL`. The values are freed
+    /// after the locks are released.
+    pub fn flush(&self) -> Option<Ticket> {
+        let mut shards = self.write_all();
+        let mut removed = Vec::with_capacity(NUM_SHARDS);
+        for shard in &mut shards {
+            removed.push(std::mem::take(&mut shard.map.entries));
+            shard.map.volatile = 0;
+            shard.memory_bytes.store(0, Ordering::Relaxed);
+        }
+        let ticket = self.append(0, &[vec![Bytes::from_static(b"FLUSHALL")]]);
+        drop(shards);
+        drop(removed);
+        ticket
+    }
+
+    /// `EXPIRE`/`PEXPIRE`/`EXPIREAT`/`PEXPIREAT`: sets `key` to expire at `at_ms` (Unix
+    /// milliseconds) if `condition` holds. Returns whether it did: `false` for a missing key
+    /// or an unmet condition. A time already past deletes the key (logged as `DEL`), except
+    /// while loading; otherwise the change is logged as `PEXPIREAT key at_ms`, absolute, so
+    /// that replay gives the same time.
+    pub fn expire_at(
+        &self,
+        key: &Bytes,
+        at_ms: i64,
+        condition: ExpireCondition,
+    ) -> (bool, Option<Ticket>) {
+        let now = self.now();
+        let index = self.shard_index(key);
+        let mut shard = self.write(index);
+        let mut log = Vec::new();
+        self.expire_if_needed(&mut shard, key, now, &mut log);
+        let allowed = shard
+            .get(key)
+            .is_some_and(|entry| condition.allows(entry.expires_at_ms, at_ms));
+        if allowed {
+            match now {
+                Some(now) if at_ms <= now as i64 => {
+                    shard.remove(key);
+                    log.push(vec![Bytes::from_static(b"DEL"), key.clone()]);
+                }
+                _ => {
+                    let at = u64::try_from(at_ms).unwrap_or(0);
+                    shard.set_expiry(key, Some(at));
+                    log.push(vec![
+                        Bytes::from_static(b"PEXPIREAT"),
+                        key.clone(),
+                        Bytes::from(at.to_string()),
+                    ]);
+                }
+            }
+        }
+        let ticket = self.append(index, &log);
+        drop(shard);
+        (allowed, ticket)
+    }
+
+    /// `TTL`/`PTTL`: what is left of `key`'s life.
+    pub fn ttl(&self, key: &[u8]) -> Ttl {
+        let now = self.now();
+        self.with_entry(key, now, |entry| match entry {
+            None => Ttl::Missing,
+            Some(Entry {
+                expires_at_ms: None,
+                ..
+            }) => Ttl::Persistent,
+            Some(Entry {
+                expires_at_ms: Some(at),
+                ..
+            }) => Ttl::Ms(at.saturating_sub(now.unwrap_or(0))),
+        })
+    }
+
+    /// `PERSIST`: removes `key`'s expiry; whether it had one. Logged as `PERSIST key`.
+    pub fn persist(&self, key: &Bytes) -> (bool, Option<Ticket>) {
+        let now = self.now();
+        let index = self.shard_index(key);
+        let mut shard = self.write(index);
+        let mut log = Vec::new();
+        self.expire_if_needed(&mut shard, key, now, &mut log);
+        let had = shard.get(key).is_some_and(|e| e.expires_at_ms.is_some());
+        if had {
+            shard.set_expiry(key, None);
+            log.push(vec![Bytes::from_static(b"PERSIST"), key.clone()]);
+        }
+        let ticket = self.append(index, &log);
+        drop(shard);
+        (had, ticket)
+    }
+
+    /// `RENAME src dst`: moves the value and its expiry, replacing whatever `dst` held.
+    /// Logged as `RENAME src dst`.
+    ///
+    /// # Errors
+    ///
+    /// [`RenameError::NoSuchKey`] if `src` does not exist.
+    pub fn rename(&self, src: &Bytes, dst: &Bytes) -> Result<Option<Ticket>, RenameError> {
+        let now = self.now();
+        let (src_index, dst_index) = (self.shard_index(src), self.shard_index(dst));
+        let mut shards = self.write_many([src, dst].into_iter());
+        let mut log = Vec::new();
+        self.expire_if_needed(shards.get(src_index), src, now, &mut log);
+        let result = if shards.get(src_index).get(src).is_none() {
+            Err(RenameError::NoSuchKey)
+        } else {
+            if src != dst {
+                if let Some(entry) = shards.get(src_index).remove(src) {
+                    if let Some(replaced) = shards.get(dst_index).insert(dst.clone(), entry) {
+                        shards.defer_drop(replaced);
+                    }
+                    log.push(vec![
+                        Bytes::from_static(b"RENAME"),
+                        src.clone(),
+                        dst.clone(),
+                    ]);
+                }
+            }
+            Ok(())
+        };
+        let ticket = self.append(src_index, &log);
+        drop(shards);
+        result.map(|()| ticket)
+    }
+
+    // ---- Expiry and snapshots -----------------------------------------------------
+
+    /// Removes every expired key, logging a `DEL` per shard that had any: the background
+    /// half of expiry. Returns how many keys it removed.
+    ///
+    /// Each shard is first scanned under its read lock, and write-locked only if it holds
+    /// an expired key, so the sweep rarely stands in a writer's way; shards where no key
+    /// has an expiry are skipped at once.
+    pub fn sweep_expired(&self) -> usize {
+        let Some(now) = self.now() else {
+            return 0;
+        };
+        let mut swept = 0;
+        for index in 0..NUM_SHARDS {
+            let expired: Vec<Bytes> = {
+                let map = read(&self.shards[index]);
+                if map.volatile == 0 {
+                    continue;
+                }
+                map.entries
+                    .iter()
+                    .filter(|(_, entry)| entry.is_expired(Some(now)))
+                    .map(|(key, _)| key.clone())
+                    .collect()
+            };
+            if expired.is_empty() {
+                continue;
+            }
+            let mut shard = self.write(index);
+            let mut logged = vec![Bytes::from_static(b"DEL")];
+            let mut removed = Vec::new();
+            for key in expired {
+                // Checked again: a writer may have changed the key between the locks.
+                if shard.get(&key).is_some_and(|e| e.is_expired(Some(now))) {
+                    removed.extend(shard.remove(&key));
+                    logged.push(key);
+                }
+            }
+            if !removed.is_empty() {
+                swept += removed.len();
+                self.expired_keys
+                    .fetch_add(removed.len() as u64, Ordering::Relaxed);
+                self.append(index, &[logged]);
+            }
+            drop(shard);
+        }
+        swept
+    }
+
+    /// Starts a snapshot: with every shard read-locked (which excludes every writer, and
+    /// only writers), asks the journal to start a new log generation and clones the live
+    /// entries' `Arc`s. Write the entries with the returned writer, on a blocking thread.
+    ///
+    /// # Errors
+    ///
+    /// While loading (there is no journal yet), or if the journal cannot begin one.
+    pub fn begin_snapshot(&self) -> io::Result<(Box<dyn SnapshotWriter>, Vec<SnapshotEntry>)> {
+        let journal = self
+            .journal
+            .get()
+            .ok_or_else(|| io::Error::other("the keyspace is still loading"))?;
+        let now = self.now();
+        let maps: Vec<RwLockReadGuard<'_, ShardMap>> = self.shards.iter().map(read).collect();
+        let writer = journal.begin_snapshot()?;
+        let mut entries = Vec::with_capacity(maps.iter().map(|m| m.entries.len()).sum());
+        for map in &maps {
+            entries.extend(
+                map.entries
+                    .iter()
+                    // An expired key's `DEL` may come later in the new log generation;
+                    // deleting a missing key is a no-op, so leaving it out is safe.
+                    .filter(|(_, entry)| !entry.is_expired(now))
+                    .map(|(key, entry)| SnapshotEntry {
+                        key: key.clone(),
+                        expires_at_ms: entry.expires_at_ms,
+                        value: Arc::clone(&entry.value),
+                    }),
+            );
+        }
+        for shard in self.shards.iter() {
+            shard.dirty.store(0, Ordering::Relaxed);
+        }
+        drop(maps);
+        Ok((writer, entries))
+    }
+
+    // ---- Internals ----------------------------------------------------------------
+
+    /// The shard that holds `key`: bloomkit's stable hash, masked. (The maps inside hash
+    /// with std's randomly keyed SipHash, so crafted keys cannot degrade a shard's map.)
+    fn shard_index(&self, key: &[u8]) -> usize {
+        (bloomkit::hash_bytes(key) as usize) & (NUM_SHARDS - 1)
+    }
+
+    /// The clock expiry uses: `None` while loading, when nothing expires.
+    fn now(&self) -> Option<u64> {
+        (!self.is_loading()).then(now_ms)
+    }
+
+    /// Appends `log` for a change made under shard `index`'s lock (the first of several).
+    fn append(&self, index: usize, log: &[Vec<Bytes>]) -> Option<Ticket> {
+        if log.is_empty() {
+            return None;
+        }
+        let journal = self.journal.get()?;
+        self.shards[index]
+            .dirty
+            .fetch_add(log.len() as u64, Ordering::Relaxed);
+        journal.append(log)
+    }
+
+    /// Calls `f` with `key`'s live entry (`None` if missing or expired) under its shard's
+    /// read lock.
+    fn with_entry<T>(
+        &self,
+        key: &[u8],
+        now: Option<u64>,
+        f: impl FnOnce(Option<&Entry>) -> T,
+    ) -> T {
+        let map = read(&self.shards[self.shard_index(key)]);
+        f(map.entries.get(key).filter(|entry| !entry.is_expired(now)))
+    }
+
+    /// Removes `key` if it has expired, logging `DEL key`: what a write does first, so that
+    /// it acts on a missing key and replay sees why.
+    fn expire_if_needed(
+        &self,
+        shard: &mut ShardWriter<'_>,
+        key: &Bytes,
+        now: Option<u64>,
+        log: &mut Vec<Vec<Bytes>>,
+    ) {
+        if shard.get(key).is_some_and(|entry| entry.is_expired(now)) {
+            shard.remove(key);
+            self.expired_keys.fetch_add(1, Ordering::Relaxed);
+            log.push(vec![Bytes::from_static(b"DEL"), key.clone()]);
+        }
+    }
+
+    fn write(&self, index: usize) -> ShardWriter<'_> {
+        let shard = &self.shards[index];
+        ShardWriter {
+            map: shard.map.write().unwrap_or_else(PoisonError::into_inner),
+            memory_bytes: &shard.memory_bytes,
+        }
+    }
+
+    /// Write locks on the shards of `keys`, taken in index order (each once).
+    fn write_many<'k>(&self, keys: impl Iterator<Item = &'k Bytes>) -> ShardSet<'_> {
+        let mut indices: Vec<usize> = keys.map(|key| self.shard_index(key)).collect();
+        indices.sort_unstable();
+        indices.dedup();
+        ShardSet {
+            shards: indices.into_iter().map(|i| (i, self.write(i))).collect(),
+            deferred: Vec::new(),
+        }
+    }
+
+    /// Write locks on every shard, in index order.
+    fn write_all(&self) -> Vec<ShardWriter<'_>> {
+        (0..NUM_SHARDS).map(|i| self.write(i)).collect()
+    }
+}
+
+impl Budget for Keyspace {
+    fn within_maxmemory(&self, extra_bytes: usize) -> bool {
+        let max = self.maxmemory();
+        max == 0 || self.used_memory().saturating_add(extra_bytes) as u64 <= max
+    }
+
+    fn machine_available(&self) -> Option<usize> {
+        memory::machine_available()
+    }
+}
+
+/// Several shards' write locks, in index order.
+struct ShardSet<'a> {
+    shards: Vec<(usize, ShardWriter<'a>)>,
+    /// Entries to free once the locks are released.
+    deferred: Vec<Entry>,
+}
+
+impl<'a> ShardSet<'a> {
+    /// The lock of shard `index`, which must be one of those taken.
+    fn get(&mut self, index: usize) -> &mut ShardWriter<'a> {
+        // `write_many` locked the shard of every key its caller passes here; a miss would
+        // be a bug in this file, never something a client can cause.
+        let at = self
+            .shards
+            .binary_search_by_key(&index, |(i, _)| *i)
+            .unwrap_or_else(|_| unreachable!("shard {index} was not locked"));
+        &mut self.shards[at].1
+    }
+
+    /// The lowest shard index locked (0 if none), to count a log record against.
+    fn first_index(&self) -> usize {
+        self.shards.first().map_or(0, |(index, _)| *index)
+    }
+
+    fn defer_drop(&mut self, entry: Entry) {
+        self.deferred.push(entry);
+    }
+}
+
+impl Drop for ShardSet<'_> {
+    fn drop(&mut self) {
+        // Release the locks first, then free what was removed under them.
+        self.shards.clear();
+        self.deferred.clear();
+    }
+}
+
+fn read(shard: &Shard) -> RwLockReadGuard<'_, ShardMap> {
+    // A panic while a lock was held (there should be none) must not take every later
+    // command on that shard down with it: the map itself is always consistent between
+    // statements.
+    shard.map.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests;

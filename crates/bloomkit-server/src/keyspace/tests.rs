@@ -1,0 +1,336 @@
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use bloomkit::{CuckooOptions, ScalableBloomFilter};
+
+use super::*;
+
+/// A journal that remembers what was appended, to check what each change logs.
+#[derive(Default)]
+struct Recorder {
+    log: Mutex<Vec<Vec<Bytes>>>,
+    snapshots: AtomicUsize,
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.log.lock().unwrap())
+            .into_iter()
+            .map(|command| {
+                command
+                    .iter()
+                    .map(|arg| String::from_utf8_lossy(arg).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+}
+
+impl Journal for Recorder {
+    fn append(&self, commands: &[Vec<Bytes>]) -> Option<Ticket> {
+        let mut log = self.log.lock().unwrap();
+        log.extend_from_slice(commands);
+        Some(Ticket(log.len() as u64))
+    }
+
+    fn durable(&self, _ticket: Ticket) -> Durable<'_> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn begin_snapshot(&self) -> io::Result<Box<dyn SnapshotWriter>> {
+        self.snapshots.fetch_add(1, Ordering::Relaxed);
+        NoJournal.begin_snapshot()
+    }
+
+    fn enabled(&self) -> bool {
+        true
+    }
+}
+
+fn bloom() -> Value {
+    Value::Bloom(ScalableBloomFilter::new(100, 0.01).unwrap())
+}
+
+fn cuckoo() -> Value {
+    Value::Cuckoo(CuckooOptions::redisbloom(1024).build().unwrap())
+}
+
+fn key(name: &str) -> Bytes {
+    Bytes::from(name.to_string())
+}
+
+/// A keyspace past loading, logging to a recorder.
+fn recorded() -> (Keyspace, Arc<Recorder>) {
+    let keyspace = Keyspace::new(0);
+    let recorder = Arc::new(Recorder::default());
+    keyspace.finish_loading(recorder.clone());
+    (keyspace, recorder)
+}
+
+#[test]
+fn memory_follows_every_change() {
+    let (keyspace, _) = recorded();
+    let (b, c) = (bloom(), cuckoo());
+    let (b_bytes, c_bytes) = (b.memory_bytes(), c.memory_bytes());
+    keyspace.restore(key("b"), None, b);
+    keyspace.restore(key("c"), None, c);
+    assert_eq!(keyspace.used_memory(), b_bytes + c_bytes);
+
+    // RENAME onto an existing key frees the destination's value.
+    keyspace.rename(&key("b"), &key("c")).unwrap();
+    assert_eq!(keyspace.used_memory(), b_bytes);
+    assert_eq!(keyspace.type_of(b"c"), Some("MBbloom--"));
+
+    keyspace.delete(&[key("c")]);
+    assert_eq!(keyspace.used_memory(), 0);
+
+    keyspace.restore(key("x"), None, bloom());
+    keyspace.restore(key("y"), Some(u64::MAX), bloom());
+    keyspace.flush();
+    assert_eq!(keyspace.used_memory(), 0);
+    assert_eq!(keyspace.counts(), (0, 0));
+}
+
+#[test]
+fn maxmemory_budget_counts_values() {
+    let (keyspace, _) = recorded();
+    assert!(keyspace.within_maxmemory(usize::MAX), "0 means no limit");
+    let b = bloom();
+    let bytes = b.memory_bytes();
+    keyspace.restore(key("b"), None, b);
+    keyspace.set_maxmemory(bytes as u64 + 10);
+    assert!(keyspace.within_maxmemory(10));
+    assert!(!keyspace.within_maxmemory(11));
+}
+
+#[test]
+fn every_change_is_logged_as_replay_needs_it() {
+    let (keyspace, recorder) = recorded();
+    keyspace.restore(key("a"), None, bloom());
+    keyspace.restore(key("b"), None, cuckoo());
+
+    assert_eq!(keyspace.delete(&[key("a"), key("missing")]).0, 1);
+    assert_eq!(recorder.take(), ["DEL a"], "only the keys removed");
+    assert_eq!(
+        keyspace.delete(&[key("missing")]),
+        (0, None),
+        "nothing removed, nothing logged"
+    );
+
+    let at = now_ms() + 60_000;
+    let (set, ticket) = keyspace.expire_at(&key("b"), at as i64, ExpireCondition::default());
+    assert!(set && ticket.is_some());
+    assert_eq!(recorder.take(), [format!("PEXPIREAT b {at}")]);
+
+    assert!(keyspace.persist(&key("b")).0);
+    assert!(!keyspace.persist(&key("b")).0, "already persistent");
+    assert_eq!(recorder.take(), ["PERSIST b"]);
+
+    keyspace.rename(&key("b"), &key("c")).unwrap();
+    assert_eq!(
+        keyspace.rename(&key("b"), &key("c")),
+        Err(RenameError::NoSuchKey)
+    );
+    assert_eq!(
+        keyspace.rename(&key("c"), &key("c")),
+        Ok(None),
+        "same key: nothing to log"
+    );
+    assert_eq!(recorder.take(), ["RENAME b c"]);
+
+    keyspace.flush();
+    assert_eq!(recorder.take(), ["FLUSHALL"]);
+    assert_eq!(keyspace.changes_since_snapshot(), 5);
+}
+
+#[test]
+fn a_past_expiry_deletes_and_logs_del() {
+    let (keyspace, recorder) = recorded();
+    keyspace.restore(key("k"), None, bloom());
+    let (set, _) = keyspace.expire_at(&key("k"), 1, ExpireCondition::default());
+    assert!(set);
+    assert_eq!(keyspace.ttl(b"k"), Ttl::Missing);
+    assert_eq!(recorder.take(), ["DEL k"]);
+}
+
+#[test]
+fn expired_keys_vanish_lazily_and_are_swept() {
+    let (keyspace, recorder) = recorded();
+    let past = now_ms() - 1;
+    keyspace.restore(key("gone"), Some(past), bloom());
+    keyspace.restore(key("also"), Some(past), bloom());
+    keyspace.restore(key("kept"), Some(now_ms() + 60_000), bloom());
+
+    // Reads see nothing, but cannot remove under a read lock.
+    assert_eq!(keyspace.type_of(b"gone"), None);
+    assert_eq!(keyspace.count_existing(&[key("gone"), key("kept")]), 1);
+    assert_eq!(keyspace.keys_matching(b"*"), [key("kept")]);
+    assert_eq!(
+        keyspace.len(),
+        3,
+        "DBSIZE counts unswept keys, as Redis's does"
+    );
+
+    // A write removes the expired key first, and says so in the log.
+    let (had_expiry, ticket) = keyspace.persist(&key("gone"));
+    assert!(!had_expiry, "an expired key is a missing key");
+    assert!(ticket.is_some(), "its removal is logged");
+    assert_eq!(recorder.take(), ["DEL gone"]);
+
+    assert_eq!(keyspace.sweep_expired(), 1);
+    assert_eq!(recorder.take(), ["DEL also"]);
+    assert_eq!(keyspace.len(), 1);
+    assert_eq!(keyspace.expired_keys(), 2);
+    assert_eq!(keyspace.sweep_expired(), 0);
+}
+
+#[test]
+fn nothing_expires_or_logs_while_loading() {
+    let keyspace = Keyspace::new(0);
+    keyspace.restore(key("k"), Some(1), bloom());
+    assert_eq!(keyspace.type_of(b"k"), Some("MBbloom--"));
+    // A replayed PEXPIREAT in the past sets the time instead of deleting.
+    let (set, ticket) = keyspace.expire_at(&key("k"), 5, ExpireCondition::default());
+    assert!(set);
+    assert_eq!(ticket, None);
+    assert_eq!(keyspace.sweep_expired(), 0);
+    assert!(keyspace.begin_snapshot().is_err());
+
+    let recorder = Arc::new(Recorder::default());
+    keyspace.finish_loading(recorder.clone());
+    assert_eq!(keyspace.type_of(b"k"), None);
+    assert_eq!(keyspace.sweep_expired(), 1);
+    assert_eq!(recorder.take(), ["DEL k"]);
+}
+
+#[test]
+fn expire_conditions_as_redis_checks_them() {
+    let none = ExpireCondition::default();
+    let nx = ExpireCondition { nx: true, ..none };
+    let xx = ExpireCondition { xx: true, ..none };
+    let gt = ExpireCondition { gt: true, ..none };
+    let lt = ExpireCondition { lt: true, ..none };
+    let xx_lt = ExpireCondition {
+        xx: true,
+        lt: true,
+        ..none
+    };
+    assert!(none.allows(None, 5) && none.allows(Some(10), 5));
+    assert!(nx.allows(None, 5) && !nx.allows(Some(10), 5));
+    assert!(!xx.allows(None, 5) && xx.allows(Some(10), 5));
+    assert!(!gt.allows(None, 5), "no expiry is infinitely late");
+    assert!(gt.allows(Some(10), 11) && !gt.allows(Some(10), 10));
+    assert!(lt.allows(None, 5) && lt.allows(Some(10), 9) && !lt.allows(Some(10), 10));
+    assert!(!xx_lt.allows(None, 5) && xx_lt.allows(Some(10), 9));
+}
+
+#[test]
+fn ttl_reports_missing_persistent_and_remaining() {
+    let (keyspace, _) = recorded();
+    assert_eq!(keyspace.ttl(b"k"), Ttl::Missing);
+    keyspace.restore(key("k"), None, bloom());
+    assert_eq!(keyspace.ttl(b"k"), Ttl::Persistent);
+    keyspace.expire_at(
+        &key("k"),
+        (now_ms() + 10_000) as i64,
+        ExpireCondition::default(),
+    );
+    let Ttl::Ms(ms) = keyspace.ttl(b"k") else {
+        panic!("no ttl")
+    };
+    assert!((9_000..=10_000).contains(&ms), "{ms}");
+}
+
+#[test]
+fn scan_returns_every_key_once_whatever_the_count() {
+    let (keyspace, _) = recorded();
+    let names: HashSet<Bytes> = (0..300).map(|i| key(&format!("key:{i}"))).collect();
+    for name in &names {
+        keyspace.restore(name.clone(), None, bloom());
+    }
+    keyspace.restore(key("other"), None, cuckoo());
+    for count in [1, 10, 1000] {
+        let (mut cursor, mut seen, mut calls) = (0, Vec::new(), 0);
+        loop {
+            let (next, keys) = keyspace.scan(cursor, count, Some(b"key:*"), None);
+            seen.extend(keys);
+            calls += 1;
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        assert_eq!(seen.len(), 300, "no duplicates");
+        assert_eq!(seen.into_iter().collect::<HashSet<_>>(), names);
+        assert!(calls <= NUM_SHARDS);
+    }
+    let (_, cuckoos) = keyspace.scan(0, usize::MAX, None, Some(b"mbbloomcf"));
+    assert_eq!(cuckoos, [key("other")]);
+    assert_eq!(
+        keyspace.scan(NUM_SHARDS as u64 + 5, 10, None, None),
+        (0, vec![])
+    );
+}
+
+#[test]
+fn snapshots_share_values_and_skip_expired_keys() {
+    let (keyspace, recorder) = recorded();
+    keyspace.restore(key("live"), Some(now_ms() + 60_000), bloom());
+    keyspace.restore(key("dead"), Some(1), bloom());
+    keyspace.delete(&[key("nothing")]);
+    keyspace.expire_at(
+        &key("live"),
+        (now_ms() + 70_000) as i64,
+        ExpireCondition::default(),
+    );
+    assert_eq!(keyspace.changes_since_snapshot(), 1);
+
+    let (_writer, entries) = keyspace.begin_snapshot().unwrap();
+    assert_eq!(recorder.snapshots.load(Ordering::Relaxed), 1);
+    assert_eq!(keyspace.changes_since_snapshot(), 0);
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].key, key("live"));
+    assert!(entries[0].expires_at_ms.is_some());
+    // The snapshot holds the keyspace's own value, not a copy.
+    assert_eq!(Arc::strong_count(&entries[0].value), 2);
+}
+
+#[test]
+fn multi_key_commands_never_deadlock() {
+    let (keyspace, _) = recorded();
+    let keyspace = Arc::new(keyspace);
+    let names: Vec<Bytes> = (0..8).map(|i| key(&format!("k{i}"))).collect();
+    for name in &names {
+        keyspace.restore(name.clone(), None, bloom());
+    }
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let keyspace = Arc::clone(&keyspace);
+            let names = names.clone();
+            std::thread::spawn(move || {
+                for i in 0..2_000 {
+                    let a = &names[(i + t) % names.len()];
+                    let b = &names[(i * 7 + 3 * t + 1) % names.len()];
+                    let _ = keyspace.rename(a, b);
+                    let _ = keyspace.rename(b, a);
+                    keyspace.delete(&[b.clone(), a.clone()]);
+                    keyspace.restore(a.clone(), None, bloom());
+                    keyspace.count_existing(&[a.clone(), b.clone()]);
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    // Whatever survived, the memory total still equals the sum of the values.
+    let expected: usize = keyspace
+        .begin_snapshot()
+        .unwrap()
+        .1
+        .iter()
+        .map(|e| e.value.memory_bytes())
+        .sum();
+    assert_eq!(keyspace.used_memory(), expected);
+}

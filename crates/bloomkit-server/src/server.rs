@@ -1,0 +1,565 @@
+//! The server: state shared by every connection, the accept loop, and graceful shutdown.
+//!
+//! [`Server::bind`] opens the listener (and, through its journal hook, recovers the
+//! keyspace); [`Server::run_until`] accepts clients until its shutdown future completes,
+//! `SHUTDOWN` is sent, or it is dropped, then lets every connection finish the command it
+//! is running, syncs the log and takes a final snapshot.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+
+use crate::cmd::Defaults;
+use crate::config::{Config, Settings};
+use crate::connection::{Connection, FLUSH_THRESHOLD};
+use crate::dispatch::{execute, Session};
+use crate::keyspace::{now_ms, Journal, Keyspace, NoJournal, Ticket};
+
+/// Counters for `INFO clients` and `INFO stats`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    connected_clients: AtomicUsize,
+    connections_received: AtomicU64,
+    rejected_connections: AtomicU64,
+    commands_processed: AtomicU64,
+}
+
+impl Stats {
+    /// Clients connected now.
+    pub fn connected_clients(&self) -> usize {
+        self.connected_clients.load(Ordering::Relaxed)
+    }
+
+    /// Connections accepted since start-up, refused ones included.
+    pub fn connections_received(&self) -> u64 {
+        self.connections_received.load(Ordering::Relaxed)
+    }
+
+    /// Connections refused by `--maxclients`.
+    pub fn rejected_connections(&self) -> u64 {
+        self.rejected_connections.load(Ordering::Relaxed)
+    }
+
+    /// Requests run since start-up.
+    pub fn commands_processed(&self) -> u64 {
+        self.commands_processed.load(Ordering::Relaxed)
+    }
+
+    /// Counts `n` requests: connections count a batch at a time, so that cores serving
+    /// different clients do not contend for this counter on every command.
+    pub fn count_commands(&self, n: u64) {
+        if n > 0 {
+            self.commands_processed.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Why a snapshot did not happen.
+#[derive(Debug)]
+pub enum SnapshotError {
+    /// Another one is running (`SAVE`/`BGSAVE` during a `BGSAVE`).
+    InProgress,
+    /// It failed; the previous snapshot and the log are intact.
+    Failed(io::Error),
+}
+
+/// Where snapshots stand, for `INFO persistence`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SnapshotStatus {
+    /// Whether one is being written now.
+    pub in_progress: bool,
+    /// When the last successful one finished (Unix seconds; start-up time before any).
+    pub last_save_unix: u64,
+    /// Whether the last one succeeded (true before any).
+    pub last_ok: bool,
+}
+
+/// What every connection shares: the keyspace, the settings, the counters, and the
+/// switch that shuts the server down.
+pub struct Shared {
+    config: Config,
+    keyspace: Keyspace,
+    settings: Settings,
+    stats: Stats,
+    started: Instant,
+    /// The port actually bound (differs from `config.port` when that is 0).
+    port: u16,
+    next_client_id: AtomicU64,
+    snapshot_running: AtomicBool,
+    snapshot_scheduled: AtomicBool,
+    last_save_unix: AtomicU64,
+    last_save_ok: AtomicBool,
+    /// `Some(save)` once shutdown is requested. Why `watch` rather than mini-redis's
+    /// broadcast: a connection that subscribes after the request still sees it, and the
+    /// value carries whether to take the final snapshot.
+    shutdown: watch::Sender<Option<bool>>,
+}
+
+impl Shared {
+    /// State for a server with `config`, listening on `port`, with an empty keyspace in
+    /// its loading state.
+    pub fn new(config: Config, port: u16) -> Shared {
+        Shared {
+            keyspace: Keyspace::new(config.maxmemory),
+            settings: Settings::new(Defaults::default()),
+            stats: Stats::default(),
+            started: Instant::now(),
+            port,
+            next_client_id: AtomicU64::new(1),
+            snapshot_running: AtomicBool::new(false),
+            snapshot_scheduled: AtomicBool::new(false),
+            last_save_unix: AtomicU64::new(now_ms() / 1000),
+            last_save_ok: AtomicBool::new(true),
+            shutdown: watch::channel(None).0,
+            config,
+        }
+    }
+
+    /// The start-up options.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The keyspace.
+    pub fn keyspace(&self) -> &Keyspace {
+        &self.keyspace
+    }
+
+    /// The run-time settings (`CONFIG SET`).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Time since start-up.
+    pub fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// A fresh client ID.
+    pub fn next_client_id(&self) -> u64 {
+        self.next_client_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Asks the server to shut down, taking a final snapshot if `save`.
+    pub fn request_shutdown(&self, save: bool) {
+        self.shutdown.send_if_modified(|state| {
+            // The first request decides; a later one changes nothing.
+            if state.is_none() {
+                *state = Some(save);
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// A receiver that sees `Some(save)` once shutdown is requested.
+    pub fn shutdown_signal(&self) -> watch::Receiver<Option<bool>> {
+        self.shutdown.subscribe()
+    }
+
+    /// Where snapshots stand.
+    pub fn snapshot_status(&self) -> SnapshotStatus {
+        SnapshotStatus {
+            in_progress: self.snapshot_running.load(Ordering::Relaxed),
+            last_save_unix: self.last_save_unix.load(Ordering::Relaxed),
+            last_ok: self.last_save_ok.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Takes a snapshot and waits until it is written. The keyspace's locks are held only
+    /// while the values' `Arc`s are cloned; the writing happens on a blocking thread.
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError::InProgress`] if one is already running, else what the journal
+    /// reports.
+    pub async fn snapshot(&self) -> Result<(), SnapshotError> {
+        if !self.claim_snapshot() {
+            return Err(SnapshotError::InProgress);
+        }
+        self.run_claimed_snapshot()
+            .await
+            .map_err(SnapshotError::Failed)
+    }
+
+    /// Starts a snapshot in the background; false if one is already running.
+    pub fn start_background_snapshot(self: &Arc<Self>) -> bool {
+        if !self.claim_snapshot() {
+            return false;
+        }
+        let shared = Arc::clone(self);
+        tokio::spawn(async move {
+            if let Err(e) = shared.run_claimed_snapshot().await {
+                eprintln!("bloomkit: background snapshot failed: {e}");
+            }
+        });
+        true
+    }
+
+    /// Marks a snapshot as running; false if one already is. Only the caller that gets
+    /// true may call [`Shared::run_claimed_snapshot`].
+    fn claim_snapshot(&self) -> bool {
+        !self.snapshot_running.swap(true, Ordering::AcqRel)
+    }
+
+    async fn run_claimed_snapshot(&self) -> io::Result<()> {
+        let result = self.write_snapshot().await;
+        self.last_save_ok.store(result.is_ok(), Ordering::Relaxed);
+        if result.is_ok() {
+            self.last_save_unix
+                .store(now_ms() / 1000, Ordering::Relaxed);
+        }
+        self.snapshot_running.store(false, Ordering::Release);
+        result
+    }
+
+    async fn write_snapshot(&self) -> io::Result<()> {
+        let (writer, entries) = self.keyspace.begin_snapshot()?;
+        tokio::task::spawn_blocking(move || writer.write(entries))
+            .await
+            .map_err(io::Error::other)?
+    }
+
+    /// Asks for a snapshot as soon as the running one ends (`BGSAVE SCHEDULE`).
+    pub fn schedule_snapshot(&self) {
+        self.snapshot_scheduled.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How often expired keys are swept and the journal is asked whether it wants a snapshot.
+const TICK: Duration = Duration::from_millis(100);
+
+/// How long shutdown waits for connections to finish the command they are running (a
+/// client that never reads its replies must not keep the server up forever).
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The reply to a client over `--maxclients`, sent before closing.
+const MAX_CLIENTS_REACHED: &[u8] = b"-ERR max number of clients reached\r\n";
+
+/// A listening server: [`Server::bind`], then [`Server::run_until`].
+///
+/// # Examples
+///
+/// ```no_run
+/// use bloomkit_server::config::Config;
+/// use bloomkit_server::server::Server;
+///
+/// # async fn serve() -> std::io::Result<()> {
+/// let server = Server::bind(Config { port: 0, ..Config::default() }).await?;
+/// println!("listening on {}", server.local_addr()?);
+/// server.run_until(tokio::signal::ctrl_c()).await
+/// # }
+/// ```
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+impl Server {
+    /// Binds `config.bind:config.port`, without persistence (nothing is loaded, logged or
+    /// snapshotted): see [`Server::bind_with`].
+    ///
+    /// # Errors
+    ///
+    /// When the address cannot be bound (in use, not an address of this machine).
+    pub async fn bind(config: Config) -> io::Result<Server> {
+        Server::bind_with(config, |_| Ok(Arc::new(NoJournal) as Arc<dyn Journal>)).await
+    }
+
+    /// Binds the listener, then recovers the keyspace with `open`: it loads the snapshot
+    /// ([`Keyspace::restore`]) and replays the log ([`crate::dispatch::replay`]) into the
+    /// loading keyspace, and returns the journal to append to from then on. It runs on a
+    /// blocking thread, before any client is accepted.
+    ///
+    /// # Errors
+    ///
+    /// When the address cannot be bound, or what `open` fails with (a corrupt snapshot,
+    /// say): the server must not start on partial data.
+    pub async fn bind_with<F>(config: Config, open: F) -> io::Result<Server>
+    where
+        F: FnOnce(&Arc<Shared>) -> io::Result<Arc<dyn Journal>> + Send + 'static,
+    {
+        let listener = TcpListener::bind((config.bind.as_str(), config.port))
+            .await
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot listen on {}:{}: {e} (choose another --port or --bind)",
+                        config.bind, config.port
+                    ),
+                )
+            })?;
+        let port = listener.local_addr()?.port();
+        let shared = Arc::new(Shared::new(config, port));
+        let loading = Arc::clone(&shared);
+        let journal = tokio::task::spawn_blocking(move || open(&loading))
+            .await
+            .map_err(io::Error::other)??;
+        shared.keyspace().finish_loading(journal);
+        Ok(Server { listener, shared })
+    }
+
+    /// The address the server listens on (with the real port when bound to port 0).
+    ///
+    /// # Errors
+    ///
+    /// If the OS cannot tell (it always can for a bound socket).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The state every connection shares (the keyspace, settings and counters).
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Serves clients until `shutdown` completes or a client sends `SHUTDOWN`; then stops
+    /// accepting, lets each connection finish its current command (closing idle ones at
+    /// once), syncs the log and takes a final snapshot (unless `SHUTDOWN NOSAVE`).
+    ///
+    /// # Errors
+    ///
+    /// When the log cannot be synced at the end. A failed final snapshot is reported on
+    /// standard error but is not an error: the synced log still holds every write.
+    pub async fn run_until(self, shutdown: impl Future) -> io::Result<()> {
+        let Server { listener, shared } = self;
+        // Every connection task holds a clone of `drained_tx`; when all are dropped,
+        // `drained_rx` wakes: the mini-redis way to wait for tasks to finish.
+        let (drained_tx, mut drained_rx) = mpsc::channel::<()>(1);
+        let mut requested = shared.shutdown_signal();
+        let housekeeping = tokio::spawn(housekeeping(Arc::clone(&shared)));
+        tokio::select! {
+            () = accept_loop(&listener, &shared, &drained_tx) => {}
+            _ = shutdown => shared.request_shutdown(true),
+            _ = requested.wait_for(Option::is_some) => {}
+        }
+        // Stop accepting before draining, so no new client slips in.
+        drop(listener);
+        drop(drained_tx);
+        if tokio::time::timeout(DRAIN_TIMEOUT, drained_rx.recv())
+            .await
+            .is_err()
+        {
+            eprintln!("bloomkit: some clients did not finish within {DRAIN_TIMEOUT:?}; shutting down anyway");
+        }
+        housekeeping.abort();
+        let save = shared.shutdown_signal().borrow().unwrap_or(true);
+        if let Some(journal) = shared.keyspace().journal().cloned() {
+            tokio::task::spawn_blocking(move || journal.sync())
+                .await
+                .map_err(io::Error::other)??;
+        }
+        if save {
+            loop {
+                match shared.snapshot().await {
+                    // A BGSAVE is running: wait for it, then take ours, which includes
+                    // everything written since it began.
+                    Err(SnapshotError::InProgress) => tokio::time::sleep(TICK / 10).await,
+                    Err(SnapshotError::Failed(e)) => {
+                        eprintln!("bloomkit: final snapshot failed ({e}); the log still holds every write");
+                        break;
+                    }
+                    Ok(()) => break,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Accepts clients until the task is dropped (at shutdown). Never returns: accept errors
+/// (out of file descriptors, a client that reset before we got to it) are waited out.
+async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mpsc::Sender<()>) {
+    let mut backoff = Duration::from_millis(1);
+    loop {
+        let socket = match listener.accept().await {
+            Ok((socket, _)) => {
+                backoff = Duration::from_millis(1);
+                socket
+            }
+            Err(e) => {
+                // EMFILE and friends pass when other clients leave; retrying at once
+                // would spin.
+                eprintln!("bloomkit: accept failed: {e}");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+                continue;
+            }
+        };
+        shared
+            .stats
+            .connections_received
+            .fetch_add(1, Ordering::Relaxed);
+        // Only this loop adds clients, so checking and then counting cannot race past
+        // the limit.
+        if shared.stats.connected_clients() >= shared.config.maxclients {
+            shared
+                .stats
+                .rejected_connections
+                .fetch_add(1, Ordering::Relaxed);
+            tokio::spawn(async move {
+                let mut socket = socket;
+                let _ = socket.write_all(MAX_CLIENTS_REACHED).await;
+                let _ = socket.shutdown().await;
+            });
+            continue;
+        }
+        // Replies are flushed whole, once per batch: Nagle's delay would only add latency.
+        let _ = socket.set_nodelay(true);
+        let client = ClientGuard::new(Arc::clone(shared));
+        let drained = drained.clone();
+        tokio::spawn(async move {
+            let shared = Arc::clone(&client.shared);
+            serve_client(&shared, Connection::new(socket)).await;
+            drop(client);
+            drop(drained);
+        });
+    }
+}
+
+/// Counts a connected client for as long as it lives, however its task ends.
+struct ClientGuard {
+    shared: Arc<Shared>,
+}
+
+impl ClientGuard {
+    fn new(shared: Arc<Shared>) -> ClientGuard {
+        shared
+            .stats
+            .connected_clients
+            .fetch_add(1, Ordering::Relaxed);
+        ClientGuard { shared }
+    }
+}
+
+impl Drop for ClientGuard {
+    fn drop(&mut self) {
+        self.shared
+            .stats
+            .connected_clients
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Serves one client until it leaves, breaks the protocol, sends `QUIT`/`SHUTDOWN`, or
+/// the server shuts down while it is idle.
+///
+/// Every complete request already read is run before anything is sent; then the writes
+/// they made are awaited durable (once, for the last ticket), and all their replies go out
+/// in one flush. So a pipeline of a thousand commands costs one `write` and, with
+/// `appendfsync always`, one `fsync`, and no reply ever leaves before its write is as
+/// durable as promised.
+async fn serve_client<S>(shared: &Arc<Shared>, mut conn: Connection<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut session = Session::new(shared);
+    let mut shutdown = shared.shutdown_signal();
+    let mut ticket = None;
+    let mut commands = 0;
+    loop {
+        // Run everything already buffered, without touching the socket.
+        loop {
+            let request = match conn.next_buffered() {
+                Ok(Some(request)) => request,
+                Ok(None) => break,
+                Err(error) => {
+                    shared.stats.count_commands(commands);
+                    // Answer what came before the bad request, then the error, and close:
+                    // the byte stream can no longer be trusted to be in step.
+                    if durable(shared, &mut ticket).await {
+                        let _ = conn.reject(&error).await;
+                    }
+                    return;
+                }
+            };
+            let executed = execute(shared, &mut session, &request).await;
+            commands += 1;
+            conn.set_protocol(session.protocol);
+            if let Some(reply) = &executed.reply {
+                conn.write_reply(reply);
+            }
+            ticket = ticket.max(executed.ticket);
+            if executed.close {
+                shared.stats.count_commands(commands);
+                if durable(shared, &mut ticket).await {
+                    let _ = conn.flush().await;
+                }
+                return;
+            }
+            // A very long pipeline sends its replies in parts rather than buffer them all.
+            if conn.pending_output() >= FLUSH_THRESHOLD
+                && !(durable(shared, &mut ticket).await && conn.flush().await.is_ok())
+            {
+                return;
+            }
+        }
+        shared.stats.count_commands(std::mem::take(&mut commands));
+        if !durable(shared, &mut ticket).await || conn.flush().await.is_err() {
+            return;
+        }
+        // Wait for more bytes, or for shutdown: an idle client is closed at once, one in
+        // the middle of a command finishes it first (we only get here between commands).
+        tokio::select! {
+            more = conn.fill() => match more {
+                Ok(true) => {}
+                Ok(false) | Err(_) => return,
+            },
+            _ = shutdown.wait_for(Option::is_some) => return,
+        }
+    }
+}
+
+/// Awaits the journal for `ticket` (and clears it): false if the writes could not be made
+/// durable, in which case their replies must not be sent.
+async fn durable(shared: &Shared, ticket: &mut Option<Ticket>) -> bool {
+    let (Some(t), Some(journal)) = (ticket.take(), shared.keyspace().journal()) else {
+        return true;
+    };
+    match journal.durable(t).await {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("bloomkit: the log could not be written ({e}); closing the client without acknowledging");
+            false
+        }
+    }
+}
+
+/// Sweeps expired keys and starts wanted snapshots every [`TICK`], until aborted.
+async fn housekeeping(shared: Arc<Shared>) {
+    let mut interval = tokio::time::interval(TICK);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        let tick_shared = Arc::clone(&shared);
+        // The sweep takes locks and may scan many keys: off the async workers.
+        let _ = tokio::task::spawn_blocking(move || tick_shared.keyspace.sweep_expired()).await;
+        let wanted = shared.snapshot_scheduled.load(Ordering::Relaxed)
+            || shared
+                .keyspace
+                .journal()
+                .is_some_and(|j| j.wants_snapshot());
+        if wanted && shared.start_background_snapshot() {
+            shared.snapshot_scheduled.store(false, Ordering::Relaxed);
+        }
+    }
+}

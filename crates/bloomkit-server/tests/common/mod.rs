@@ -1,0 +1,187 @@
+//! A server on an ephemeral port, clients for it (redis-rs and raw bytes), and seeding.
+
+#![allow(dead_code)] // Each test file uses its own subset.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bloomkit_server::config::Config;
+use bloomkit_server::server::{Server, Shared};
+use bloomkit_server::value::Value;
+use bytes::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// How long a test waits for any one reply before failing (instead of hanging).
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A server running in this process on 127.0.0.1, port 0.
+pub struct TestServer {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its state, for seeding keys and reading counters.
+    pub shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<io::Result<()>>,
+}
+
+impl TestServer {
+    /// A server with default options.
+    pub async fn start() -> TestServer {
+        TestServer::start_with(Config::default()).await
+    }
+
+    /// A server with `config`, on 127.0.0.1 and a free port whatever `config` says.
+    pub async fn start_with(config: Config) -> TestServer {
+        let config = Config {
+            bind: "127.0.0.1".into(),
+            port: 0,
+            ..config
+        };
+        let server = Server::bind(config).await.expect("bind");
+        let addr = server.local_addr().expect("address");
+        let shared = Arc::clone(server.shared());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(server.run_until(async move {
+            let _ = stopped.await;
+        }));
+        TestServer {
+            addr,
+            shared,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    /// A redis-rs connection speaking RESP2.
+    pub async fn client(&self) -> redis::aio::MultiplexedConnection {
+        self.client_url(&format!("redis://{}", self.addr)).await
+    }
+
+    /// A redis-rs connection for `url`.
+    pub async fn client_url(&self, url: &str) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(url)
+            .expect("client")
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connect")
+    }
+
+    /// A raw TCP connection.
+    pub async fn raw(&self) -> Raw {
+        Raw {
+            stream: TcpStream::connect(self.addr).await.expect("connect"),
+        }
+    }
+
+    /// Puts a Bloom filter (capacity 100, 1%) at `key`, holding `items`.
+    pub fn seed_bloom(&self, key: &str, items: &[&str]) {
+        let mut filter = ScalableBloomFilter::new(100, 0.01).unwrap();
+        for item in items {
+            filter.insert(item.as_bytes()).unwrap();
+        }
+        self.shared
+            .keyspace()
+            .restore(Bytes::from(key.to_string()), None, Value::Bloom(filter));
+    }
+
+    /// Puts an empty cuckoo filter (capacity 1024) at `key`.
+    pub fn seed_cuckoo(&self, key: &str) {
+        let filter = CuckooOptions::redisbloom(1024).build().unwrap();
+        self.shared
+            .keyspace()
+            .restore(Bytes::from(key.to_string()), None, Value::Cuckoo(filter));
+    }
+
+    /// Stops the server as SIGTERM would, and returns what `run_until` returned.
+    pub async fn stop(mut self) -> io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.finished().await
+    }
+
+    /// Waits for the server to finish on its own (after `SHUTDOWN`).
+    pub async fn finished(self) -> io::Result<()> {
+        tokio::time::timeout(TIMEOUT, self.task)
+            .await
+            .expect("server stops in time")
+            .expect("server task")
+    }
+}
+
+/// A raw client: bytes out, exact bytes back.
+pub struct Raw {
+    stream: TcpStream,
+}
+
+impl Raw {
+    /// Writes `bytes` in one `write`.
+    pub async fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).await.expect("send");
+    }
+
+    /// Reads exactly `expected.len()` bytes and asserts they are `expected`.
+    pub async fn expect(&mut self, expected: &[u8]) {
+        let got = self.read_exact(expected.len()).await;
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(expected)
+        );
+    }
+
+    /// Sends `request` and expects `reply`.
+    pub async fn roundtrip(&mut self, request: &[u8], reply: &[u8]) {
+        self.send(request).await;
+        self.expect(reply).await;
+    }
+
+    /// Reads exactly `len` bytes.
+    pub async fn read_exact(&mut self, len: usize) -> Vec<u8> {
+        let mut got = vec![0; len];
+        tokio::time::timeout(TIMEOUT, self.stream.read_exact(&mut got))
+            .await
+            .expect("reply in time")
+            .expect("read");
+        got
+    }
+
+    /// Reads one CRLF-terminated line (without the CRLF).
+    pub async fn read_line(&mut self) -> String {
+        let mut line = Vec::new();
+        while !line.ends_with(b"\r\n") {
+            line.extend(self.read_exact(1).await);
+        }
+        line.truncate(line.len() - 2);
+        String::from_utf8(line).expect("UTF-8 line")
+    }
+
+    /// Reads until the server closes the connection, and returns what came.
+    pub async fn read_to_end(&mut self) -> Vec<u8> {
+        let mut got = Vec::new();
+        tokio::time::timeout(TIMEOUT, self.stream.read_to_end(&mut got))
+            .await
+            .expect("server closes in time")
+            .expect("read");
+        got
+    }
+}
+
+/// A request as RESP: `*N\r\n$len\r\narg\r\n...`.
+pub fn resp(args: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend(format!("${}\r\n{arg}\r\n", arg.len()).into_bytes());
+    }
+    out
+}
+
+/// A bulk string reply.
+pub fn bulk(text: &str) -> String {
+    format!("${}\r\n{text}\r\n", text.len())
+}

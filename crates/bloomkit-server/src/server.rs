@@ -17,10 +17,11 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
 use crate::cmd::Defaults;
-use crate::config::{Config, Settings};
+use crate::config::{AppendFsync, Config, Settings};
 use crate::connection::{Connection, FLUSH_THRESHOLD};
 use crate::dispatch::{execute, Session};
 use crate::keyspace::{now_ms, Journal, Keyspace, NoJournal, Ticket};
+use crate::persist::{FsyncPolicy, Persistence, PersistentJournal};
 
 /// Counters for `INFO clients` and `INFO stats`.
 #[derive(Debug, Default)]
@@ -282,6 +283,42 @@ impl Server {
     /// When the address cannot be bound (in use, not an address of this machine).
     pub async fn bind(config: Config) -> io::Result<Server> {
         Server::bind_with(config, |_| Ok(Arc::new(NoJournal) as Arc<dyn Journal>)).await
+    }
+
+    /// Binds `config.bind:config.port` and serves the data directory `config.dir` (created
+    /// if missing): loads its snapshot, replays its log, and from then on logs every write
+    /// with `config.appendfsync`. What `bloomkit serve` runs.
+    ///
+    /// # Errors
+    ///
+    /// When the address cannot be bound; when the directory cannot be opened or is in use
+    /// by another server; when the snapshot or the log is corrupt (the message names the
+    /// file and the byte offset, and says how to proceed). A torn record at the end of the
+    /// log (a crash in the middle of a write) is not an error: it is cut away and reported
+    /// on standard error.
+    pub async fn open(config: Config) -> io::Result<Server> {
+        let dir = config.dir.clone();
+        let policy = match config.appendfsync {
+            AppendFsync::Always => FsyncPolicy::Always,
+            AppendFsync::EverySec => FsyncPolicy::EverySec,
+            AppendFsync::No => FsyncPolicy::No,
+        };
+        Server::bind_with(config, move |shared| {
+            let (persistence, mut recovery) =
+                Persistence::open(&dir, policy).map_err(|e| io::Error::other(e.to_string()))?;
+            for warning in recovery.warnings() {
+                eprintln!("bloomkit serve: {warning}");
+            }
+            let keyspace = shared.keyspace();
+            for entry in recovery.take_entries() {
+                keyspace.restore(entry.key, entry.expires_at_ms, entry.value);
+            }
+            recovery
+                .for_each_command(|args| crate::dispatch::replay(shared, &args))
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            Ok(Arc::new(PersistentJournal::new(persistence)) as Arc<dyn Journal>)
+        })
+        .await
     }
 
     /// Binds the listener, then recovers the keyspace with `open`: it loads the snapshot

@@ -21,7 +21,7 @@ pub fn run(config: Config) -> Result<()> {
         .build()
         .context(|| "starting the server's runtime".to_string())?;
     runtime.block_on(async {
-        let server = Server::bind(config)
+        let server = Server::open(config)
             .await
             .map_err(|e| Error::Message(e.to_string()))?;
         let addr = server

@@ -96,6 +96,7 @@
 pub mod aof;
 mod dir;
 mod error;
+mod journal;
 mod recovery;
 mod save;
 pub mod snapshot;
@@ -117,6 +118,7 @@ use bytes::Bytes;
 
 pub use dir::{log_file_name, LOCK_FILE, SNAPSHOT_FILE};
 pub use error::PersistError;
+pub use journal::PersistentJournal;
 pub use recovery::Recovery;
 pub use save::SnapshotCut;
 pub use snapshot::SnapshotEntry;
@@ -193,6 +195,19 @@ impl FromStr for FsyncPolicy {
 /// [`Persistence::durable`] to wait until everything up to it is on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ticket(u64);
+
+impl Ticket {
+    /// The ticket's place in the log: the number of records appended up to it.
+    pub fn sequence(self) -> u64 {
+        self.0
+    }
+
+    /// The ticket for a place returned by [`Ticket::sequence`] (for a caller that carries
+    /// tickets as plain numbers, such as the keyspace's journal seam).
+    pub fn from_sequence(sequence: u64) -> Ticket {
+        Ticket(sequence)
+    }
+}
 
 /// The log size below which [`Persistence::should_auto_snapshot`] never fires: Redis's
 /// `auto-aof-rewrite-min-size`.

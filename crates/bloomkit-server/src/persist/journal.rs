@@ -1,0 +1,110 @@
+//! [`Persistence`] behind the keyspace's [`Journal`] seam.
+
+use std::io;
+use std::sync::Mutex;
+
+use bytes::Bytes;
+
+use super::{Persistence, Ticket as LogTicket};
+use crate::keyspace::{Durable, Journal, SnapshotEntry, SnapshotWriter, Ticket};
+
+/// The append-only log and snapshots of a data directory, as the keyspace's [`Journal`].
+///
+/// A failed append poisons the journal: every later write is refused (its connection is
+/// closed without an acknowledgement) until the server restarts. Carrying on would be
+/// unsafe even though the log cut the failed record back: the keyspace already holds the
+/// change, so a later command could acknowledge something that depends on it ("0: may
+/// already exist") and that the log will not bring back after a restart.
+#[derive(Debug)]
+pub struct PersistentJournal {
+    persistence: Persistence,
+    /// Why the log stopped accepting writes, once it has.
+    poisoned: Mutex<Option<String>>,
+}
+
+/// The ticket handed out after a failed append: [`Journal::durable`] fails for it.
+const FAILED: u64 = u64::MAX;
+
+impl PersistentJournal {
+    /// Wraps an open data directory.
+    pub fn new(persistence: Persistence) -> Self {
+        PersistentJournal {
+            persistence,
+            poisoned: Mutex::new(None),
+        }
+    }
+
+    /// The data directory, for `INFO persistence` and `SAVE`.
+    pub fn persistence(&self) -> &Persistence {
+        &self.persistence
+    }
+
+    fn poisoned(&self) -> Option<String> {
+        self.poisoned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+impl Journal for PersistentJournal {
+    fn append(&self, commands: &[Vec<Bytes>]) -> Option<Ticket> {
+        if self.poisoned().is_some() {
+            return Some(Ticket(FAILED));
+        }
+        match self.persistence.append(commands) {
+            Ok(ticket) => Some(Ticket(ticket.sequence())),
+            Err(e) => {
+                let reason = format!("appending to the log failed: {e}");
+                eprintln!("bloomkit serve: {reason}; refusing writes until restarted");
+                *self.poisoned.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+                Some(Ticket(FAILED))
+            }
+        }
+    }
+
+    fn durable(&self, ticket: Ticket) -> Durable<'_> {
+        if ticket.0 == FAILED {
+            let reason = self
+                .poisoned()
+                .unwrap_or_else(|| "the log refused a write".to_string());
+            return Box::pin(std::future::ready(Err(io::Error::other(reason))));
+        }
+        Box::pin(self.persistence.durable(LogTicket::from_sequence(ticket.0)))
+    }
+
+    fn begin_snapshot(&self) -> io::Result<Box<dyn SnapshotWriter>> {
+        let cut = self
+            .persistence
+            .begin_snapshot()
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(Box::new(Cut(cut)))
+    }
+
+    fn wants_snapshot(&self) -> bool {
+        self.persistence.should_auto_snapshot()
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        self.persistence.sync()
+    }
+
+    fn enabled(&self) -> bool {
+        true
+    }
+}
+
+/// A snapshot begun under the keyspace's locks, written after they are released.
+struct Cut(super::SnapshotCut);
+
+impl SnapshotWriter for Cut {
+    fn write(self: Box<Self>, entries: Vec<SnapshotEntry>) -> io::Result<()> {
+        self.0
+            .write(
+                entries
+                    .into_iter()
+                    .map(|e| (e.key, e.expires_at_ms, e.value)),
+            )
+            .map_err(|e| io::Error::other(e.to_string()))
+    }
+}

@@ -140,6 +140,9 @@ KNOWN = {
     "bf info": "BF.INFO Size is our memory; layouts differ",
     "cf info": "CF.INFO Size is RedisBloom's formula; equal",
     "bf reserve errors": "RedisBloom 2.8's error strings predate Redis 8's",
+    "bf scaling": "which items are false positives depends on the hash",
+    "bf nonscaling full": "which items are false positives depends on the hash",
+    "generic": "one database: SELECT accepts only 0",
     "cf reserve errors": "RedisBloom 2.8's error strings predate Redis 8's",
 }
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""redis-py's bf()/cf() API against a server: run it against bloomkit and against RedisBloom and diff.
+
+Usage: python3 scripts/redis_py_session.py PORT > out.txt  (needs the `redis` package;
+flushes the server). Prints every answer, RESP2 then RESP3; `diff` the two outputs.
+"""
+import redis, sys
+port = int(sys.argv[1])
+for proto in (2, 3):
+    r = redis.Redis(port=port, protocol=proto, decode_responses=False)
+    r.flushall()
+    bf, cf = r.bf(), r.cf()
+    print(proto, bf.create("b", 0.01, 1000), bf.add("b", "x"), bf.madd("b", "y", "z"), bf.exists("b", "x"), bf.mexists("b", "x", "q"), bf.card("b"))
+    info = bf.info("b"); print(" info", sorted((k, v if k not in (b"Size", "Size") else v > 0) for k, v in info.items()) if isinstance(info, dict) else (info.capacity, info.size > 0, info.filterNum, info.insertedNum, info.expansionRate))
+    print(" insert", bf.insert("b2", ["a", "b"], capacity=10, error=0.001))
+    # scandump/loadchunk round trip
+    it = 0; chunks = []
+    while True:
+        it, data = bf.scandump("b", it)
+        if it == 0: break
+        chunks.append((it, data))
+    for it, data in chunks: bf.loadchunk("b3", it, data)
+    print(" restored", bf.mexists("b3", "x", "y", "z", "q"))
+    print(" cf", cf.create("c", 1000), cf.add("c", "x"), cf.addnx("c", "x"), cf.insert("c", ["a", "b"]), cf.insertnx("c", ["a", "n"]), cf.exists("c", "x"), cf.mexists("c", "x", "q"), cf.count("c", "x"), cf.delete("c", "x"))
+    ci = cf.info("c"); print(" cfinfo", sorted(ci.items()) if isinstance(ci, dict) else (ci.size, ci.bucketNum, ci.filterNum, ci.insertedNum, ci.deletedNum, ci.bucketSize, ci.expansionRate, ci.maxIteration))
+    it = 0; chunks = []
+    while True:
+        it, data = cf.scandump("c", it)
+        if it == 0: break
+        chunks.append((it, data))
+    for it, data in chunks: cf.loadchunk("c3", it, data)
+    print(" cfrestored", cf.mexists("c3", "a", "b", "n", "q"))
+    print(" generic", r.type("b"), r.type("c"), r.dbsize(), sorted(r.keys("*")), r.expire("b", 100), r.ttl("b"), r.delete("b2"))

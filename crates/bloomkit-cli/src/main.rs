@@ -233,6 +233,10 @@ Examples:
         #[arg(long, value_name = "N", default_value_t = 10_000,
               value_parser = clap::value_parser!(u64).range(1..))]
         maxclients: u64,
+        /// Worker threads serving clients (default: one per core). Commands on different
+        /// keys run in parallel; on a machine shared with the clients, fewer can be faster
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
     },
 
     /// Measure every filter kind on this machine: size, accuracy and speed
@@ -358,16 +362,20 @@ fn run(command: Command) -> Result<()> {
             requirepass,
             maxmemory,
             maxclients,
-        } => commands::serve::run(bloomkit_server::config::Config {
-            bind,
-            port,
-            dir,
-            // Restricted to the three names by clap's value parser.
-            appendfsync: appendfsync.parse().map_err(error::Error::Message)?,
-            requirepass,
-            maxmemory,
-            maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
-        }),
+            threads,
+        } => commands::serve::run(
+            bloomkit_server::config::Config {
+                bind,
+                port,
+                dir,
+                // Restricted to the three names by clap's value parser.
+                appendfsync: appendfsync.parse().map_err(error::Error::Message)?,
+                requirepass,
+                maxmemory,
+                maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
+            },
+            threads.map(usize::from),
+        ),
         Command::Bench {
             regime,
             keys,

@@ -14,8 +14,12 @@ use crate::error::{Context, Error, Result};
 /// # Errors
 ///
 /// When the address cannot be bound, or the log cannot be synced at shutdown.
-pub fn run(config: Config) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+pub fn run(config: Config, threads: Option<usize>) -> Result<()> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = threads {
+        builder.worker_threads(threads);
+    }
+    let runtime = builder
         .enable_all()
         .thread_name("bloomkit-server")
         .build()

@@ -1,6 +1,7 @@
 //! [`Persistence`] behind the keyspace's [`Journal`] seam.
 
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use bytes::Bytes;
@@ -20,6 +21,9 @@ pub struct PersistentJournal {
     persistence: Persistence,
     /// Why the log stopped accepting writes, once it has.
     poisoned: Mutex<Option<String>>,
+    /// Whether `poisoned` is set: every append checks this, and a relaxed load costs
+    /// nothing beside a mutex.
+    is_poisoned: AtomicBool,
 }
 
 /// The ticket handed out after a failed append: [`Journal::durable`] fails for it.
@@ -31,6 +35,7 @@ impl PersistentJournal {
         PersistentJournal {
             persistence,
             poisoned: Mutex::new(None),
+            is_poisoned: AtomicBool::new(false),
         }
     }
 
@@ -40,6 +45,9 @@ impl PersistentJournal {
     }
 
     fn poisoned(&self) -> Option<String> {
+        if !self.is_poisoned.load(Ordering::Acquire) {
+            return None;
+        }
         self.poisoned
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -58,6 +66,7 @@ impl Journal for PersistentJournal {
                 let reason = format!("appending to the log failed: {e}");
                 eprintln!("bloomkit serve: {reason}; refusing writes until restarted");
                 *self.poisoned.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+                self.is_poisoned.store(true, Ordering::Release);
                 Some(Ticket(FAILED))
             }
         }

@@ -213,6 +213,10 @@ impl Ticket {
 /// `auto-aof-rewrite-min-size`.
 pub const AUTO_SNAPSHOT_MIN_LOG_BYTES: u64 = 64 * 1024 * 1024;
 
+/// Buffered log bytes past which `append` writes them itself rather than wait for someone
+/// to need them durable.
+const PENDING_FLUSH_BYTES: usize = 1 << 20;
+
 /// How long after a failed snapshot [`Persistence::should_auto_snapshot`] waits before it
 /// suggests another (Redis waits 5 s after a failed `BGSAVE` too): a full disk should not be
 /// hammered in a loop.
@@ -294,8 +298,13 @@ struct LogState {
     /// Set when a write could not be undone or an fsync failed: the log then refuses
     /// everything, since what is on disk is no longer known.
     failure: Option<String>,
-    /// Reused encoding buffer.
-    buf: Vec<u8>,
+    /// Records appended but not yet handed to the OS: encoded here under the mutex and
+    /// written by whoever needs them on disk first ([`Persistence::durable`], the fsync
+    /// thread, a snapshot's cut), so a connection's pipelined batch of writes costs one
+    /// `write` system call instead of one per command (Redis's AOF buffer does the same).
+    pending: Vec<u8>,
+    /// How many records `pending` holds.
+    pending_records: u64,
 }
 
 #[derive(Debug)]
@@ -339,7 +348,8 @@ impl Persistence {
                 written: recovered.records,
                 saved: 0,
                 failure: None,
-                buf: Vec::new(),
+                pending: Vec::new(),
+                pending_records: 0,
             }),
             // Everything found on disk was fsynced by recovery.
             sync: SyncControl::new(recovered.records),
@@ -398,39 +408,26 @@ impl Persistence {
         if let Some(reason) = &log.failure {
             return Err(failed(reason));
         }
-        if commands.is_empty() {
-            return Ok(Ticket(log.written));
-        }
-        log.buf.clear();
+        let mark = log.pending.len();
         for command in commands {
-            aof::encode_record(&mut log.buf, command)?;
-        }
-        let result = (&*log.file).write_all(&log.buf);
-        let appended = log.buf.len() as u64;
-        // A 512 MiB LOADCHUNK should not keep its buffer for the life of the server.
-        if log.buf.capacity() > 1 << 20 {
-            log.buf = Vec::new();
-        }
-        match result {
-            Ok(()) => {
-                log.file_len += appended;
-                log.written += commands.len() as u64;
-                Ok(Ticket(log.written))
-            }
-            Err(e) => {
-                // A partial write would leave half a record in the middle of the log once
-                // the next append succeeds, and start-up would then (rightly) refuse it.
-                if let Err(e2) = log.file.set_len(log.file_len) {
-                    let reason = format!(
-                        "a write to {} failed ({e}) and could not be undone ({e2})",
-                        self.shared.log_path(log.generation).display()
-                    );
-                    log.failure = Some(reason.clone());
-                    self.shared.sync.fail(reason);
-                }
-                Err(e)
+            if let Err(e) = aof::encode_record(&mut log.pending, command) {
+                // Nothing of this call may reach the file: drop its half-encoded records.
+                log.pending.truncate(mark);
+                return Err(e);
             }
         }
+        log.pending_records += commands.len() as u64;
+        log.written += commands.len() as u64;
+        let ticket = Ticket(log.written);
+        // Bound the buffer when nobody asks for durability for a while (huge pipelines).
+        if log.pending.len() >= PENDING_FLUSH_BYTES {
+            if let Err(reason) = self.shared.flush_pending(log) {
+                drop(guard);
+                self.shared.fail(reason.clone());
+                return Err(failed(&reason));
+            }
+        }
+        Ok(ticket)
     }
 
     /// Resolves once the log is durable up to `ticket`, as the policy defines it.
@@ -445,9 +442,30 @@ impl Persistence {
     /// When the fsync failed, or the log failed earlier: the write may not be on disk, and
     /// must not be acknowledged.
     pub fn durable(&self, ticket: Ticket) -> impl Future<Output = io::Result<()>> + Send + 'static {
-        self.shared
+        // Hand the ticket's record to the OS first (with every record buffered before it):
+        // whatever the policy, an acknowledged write must survive the server's own crash.
+        let written = {
+            let mut guard = self.shared.lock_log();
+            let log = &mut *guard;
+            let unwritten_from = log.written - log.pending_records;
+            if ticket.0 > unwritten_from {
+                self.shared.flush_pending(log).map_err(|reason| {
+                    drop(guard);
+                    self.shared.fail(reason.clone());
+                    failed(&reason)
+                })
+            } else {
+                Ok(())
+            }
+        };
+        let wait = self
+            .shared
             .sync
-            .wait(ticket.0, self.shared.policy == FsyncPolicy::Always)
+            .wait(ticket.0, self.shared.policy == FsyncPolicy::Always);
+        async move {
+            written?;
+            wait.await
+        }
     }
 
     /// Fsyncs the log now, whatever the policy: for `SHUTDOWN` and for `SAVE` with `no`.
@@ -585,9 +603,15 @@ impl Shared {
     /// retrying would only hide that.
     fn fsync_log(&self) -> Result<(), String> {
         let (target, file, generation) = {
-            let log = self.lock_log();
+            let mut guard = self.lock_log();
+            let log = &mut *guard;
             if let Some(reason) = &log.failure {
                 return Err(reason.clone());
+            }
+            if let Err(reason) = self.flush_pending(log) {
+                drop(guard);
+                self.fail(reason.clone());
+                return Err(reason);
             }
             (log.written, Arc::clone(&log.file), log.generation)
         };
@@ -610,6 +634,44 @@ impl Shared {
         }
     }
 
+    /// Writes the buffered records to the current generation's file (called with the log's
+    /// mutex held). On failure the file is cut back to its last whole record and the reason
+    /// returned: the caller marks the log failed, since the lost records belong to appenders
+    /// that may already be waiting to acknowledge them.
+    fn flush_pending(&self, log: &mut LogState) -> Result<(), String> {
+        if log.pending.is_empty() {
+            return Ok(());
+        }
+        if let Some(reason) = &log.failure {
+            return Err(reason.clone());
+        }
+        match (&*log.file).write_all(&log.pending) {
+            Ok(()) => {
+                log.file_len += log.pending.len() as u64;
+                log.pending.clear();
+                log.pending_records = 0;
+                // A 512 MiB LOADCHUNK should not keep its buffer for the life of the server.
+                if log.pending.capacity() > PENDING_FLUSH_BYTES * 2 {
+                    log.pending = Vec::new();
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let path = self.log_path(log.generation);
+                // A partial write would leave half a record in the middle of the log once a
+                // later write succeeds, and start-up would then (rightly) refuse it.
+                let undone = log.file.set_len(log.file_len);
+                Err(match undone {
+                    Ok(()) => format!("a write to {} failed: {e}", path.display()),
+                    Err(e2) => format!(
+                        "a write to {} failed ({e}) and could not be undone ({e2})",
+                        path.display()
+                    ),
+                })
+            }
+        }
+    }
+
     /// Marks the log failed and wakes every waiter with the reason.
     fn fail(&self, reason: String) {
         let mut log = self.lock_log();
@@ -623,7 +685,7 @@ impl Shared {
 
 impl LogState {
     fn total_bytes(&self) -> u64 {
-        self.closed.values().sum::<u64>() + self.file_len
+        self.closed.values().sum::<u64>() + self.file_len + self.pending.len() as u64
     }
 }
 

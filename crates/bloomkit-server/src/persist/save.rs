@@ -80,6 +80,13 @@ pub(crate) fn begin(shared: &Arc<Shared>) -> Result<SnapshotCut, PersistError> {
         });
     }
     let old_path = shared.log_path(log.generation);
+    // Records still buffered belong to the outgoing generation: the snapshot's values
+    // include them.
+    if let Err(reason) = shared.flush_pending(log) {
+        drop(guard);
+        shared.fail(reason.clone());
+        return Err(PersistError::LogFailed { reason });
+    }
     // Every generation but the last must be complete on disk: recovery treats damage in
     // them as corruption, not as a torn tail.
     if let Err(e) = log.file.sync_data() {

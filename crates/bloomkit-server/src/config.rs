@@ -397,6 +397,13 @@ const PARAMETERS: &[Parameter] = &[
         set: Setter::Immutable,
     },
     Parameter {
+        // Redis's RDB save points. There are none: snapshots follow the log's growth (and
+        // SAVE/BGSAVE). Answered because tools such as redis-benchmark read it.
+        name: "save",
+        get: |_, _, _| String::new(),
+        set: Setter::Immutable,
+    },
+    Parameter {
         name: "appendfsync",
         get: |_, c, _| c.appendfsync.to_string(),
         set: Setter::Immutable,

@@ -233,6 +233,12 @@ async fn resp3_after_hello_3() {
         format!("%1\r\n{}{}", bulk("maxmemory"), bulk("0")).as_bytes(),
     )
     .await;
+    // redis-benchmark reads `save` and `appendonly` and warns when either is missing.
+    c.roundtrip(
+        &resp(&["CONFIG", "GET", "save"]),
+        format!("%1\r\n{}{}", bulk("save"), bulk("")).as_bytes(),
+    )
+    .await;
     c.roundtrip(&resp(&["CLIENT", "GETNAME"]), b"_\r\n").await;
     c.roundtrip(&resp(&["COMMAND", "INFO", "nope"]), b"*1\r\n_\r\n")
         .await;

@@ -6,7 +6,8 @@ Usage (after `cargo build --release`; see BENCHMARKS.md for how to get redisbloo
         --redisbloom-so /path/to/redisbloom.so [--requests 1000000] [--filters 100]
 
 Starts both servers on free loopback ports with the same durability (append-only log,
-fsync every second, no snapshots during the run), then:
+fsync every second, no snapshots during the run), reserves `bench:bf` (50,000,000 at 1%)
+and `bench:cf` (16,000,000) on both, then:
   1. redis-benchmark, 50 clients, for BF.ADD, BF.EXISTS, BF.MADD (10 items), CF.ADD,
      CF.EXISTS, each without pipelining and with -P 16; requests per second (median of
      three runs) and their ratio;
@@ -136,6 +137,13 @@ def main():
         wait_ready(ours_port, ours, "bloomkit")
         wait_ready(theirs_port, theirs, "redis-server")
         servers = [("bloomkit", ours_port, ours), ("RedisBloom", theirs_port, theirs)]
+        # Reserved up front, the same on both, so that neither runs out of room (a cuckoo
+        # filter created by CF.ADD holds 1024 items × 32 sub-filters) nor measures a chain
+        # of layers grown from BF.ADD's default capacity of 100.
+        for _, port, _ in servers:
+            client = redis.Redis(port=port)
+            client.execute_command("BF.RESERVE", "bench:bf", 0.01, 50_000_000)
+            client.execute_command("CF.RESERVE", "bench:cf", 16_000_000)
 
         print("## Throughput: redis-benchmark -c 50, requests/s (median of 3)\n")
         print("| command | pipeline | bloomkit | RedisBloom | ratio |")

@@ -121,13 +121,16 @@ def main():
     ap.add_argument("--filters", type=int, default=100)
     ap.add_argument("--capacity", type=int, default=1000000)
     ap.add_argument("--probes", type=int, default=10000, help="absent probes per filter")
+    ap.add_argument("--threads", type=int, help="bloomkit serve --threads (default: its own)")
+    ap.add_argument("--skip-memory", action="store_true", help="throughput only")
     opts = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="bloomkit-bench-")
     ours_port, theirs_port = free_port(), free_port()
+    threads = ["--threads", str(opts.threads)] if opts.threads else []
     ours = subprocess.Popen(
         [opts.bloomkit, "serve", "--port", str(ours_port), "--dir",
-         os.path.join(work, "bloomkit"), "--appendfsync", "everysec"],
+         os.path.join(work, "bloomkit"), "--appendfsync", "everysec"] + threads,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     theirs = subprocess.Popen(
         [opts.redis_server, "--port", str(theirs_port), "--loadmodule", opts.redisbloom_so,
@@ -145,7 +148,8 @@ def main():
             client.execute_command("BF.RESERVE", "bench:bf", 0.01, 50_000_000)
             client.execute_command("CF.RESERVE", "bench:cf", 16_000_000)
 
-        print("## Throughput: redis-benchmark -c 50, requests/s (median of 3)\n")
+        print("## Throughput: redis-benchmark -c 50, requests/s (median of 3); bloomkit %s\n"
+              % ("--threads %d" % opts.threads if opts.threads else "with a thread per core"))
         print("| command | pipeline | bloomkit | RedisBloom | ratio |")
         print("|---|---|---|---|---|")
         for command in COMMANDS:
@@ -157,6 +161,8 @@ def main():
                 print("| %s | %d | %.0f | %.0f | %.2f× |" % (name, pipeline, a, b, a / b),
                       flush=True)
 
+        if opts.skip_memory:
+            return
         print("\n## Memory: %d filters of %d capacity at 1%%, each filled\n"
               % (opts.filters, opts.capacity))
         print("| server | used_memory | RSS | measured false-positive rate |")

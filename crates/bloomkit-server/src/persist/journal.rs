@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use super::{Persistence, Ticket as LogTicket};
+use super::{FsyncPolicy, Persistence, Ticket as LogTicket};
 use crate::keyspace::{Durable, Journal, SnapshotEntry, SnapshotWriter, Ticket};
 
 /// The append-only log and snapshots of a data directory, as the keyspace's [`Journal`].
@@ -81,6 +81,13 @@ impl Journal for PersistentJournal {
         Ok(Box::new(Cut(cut)))
     }
 
+    fn position(&self) -> Option<Ticket> {
+        // Only `always` makes anyone wait: with the other policies a reply never waits for
+        // an fsync, so an observation need not either.
+        (self.persistence.policy() == FsyncPolicy::Always)
+            .then(|| Ticket(self.persistence.appended().sequence()))
+    }
+
     fn wants_snapshot(&self) -> bool {
         self.persistence.should_auto_snapshot()
     }
@@ -106,5 +113,35 @@ impl SnapshotWriter for Cut {
                     .map(|e| (e.key, e.expires_at_ms, e.value)),
             )
             .map_err(|e| io::Error::other(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn add(item: &str) -> Vec<Bytes> {
+        ["BF.ADD", "k", item]
+            .iter()
+            .map(|s| Bytes::from(s.to_string()))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn observers_wait_for_what_was_appended_only_with_always() {
+        for policy in [FsyncPolicy::Always, FsyncPolicy::EverySec, FsyncPolicy::No] {
+            let dir = tempfile::tempdir().unwrap();
+            let (persistence, _) = Persistence::open(dir.path(), policy).unwrap();
+            let journal = PersistentJournal::new(persistence);
+            let ticket = journal.append(&[add("a"), add("b")]);
+            let position = journal.position();
+            if policy == FsyncPolicy::Always {
+                assert_eq!(position, ticket);
+                assert_eq!(position, Some(Ticket(2)));
+                journal.durable(Ticket(2)).await.unwrap();
+            } else {
+                assert_eq!(position, None, "{policy}");
+            }
+        }
     }
 }

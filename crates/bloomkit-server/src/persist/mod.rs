@@ -275,6 +275,8 @@ pub(crate) struct Shared {
     snapshot_running: AtomicBool,
     saves: Mutex<SaveState>,
     auto_min_bytes: AtomicU64,
+    /// `LogState::written`, readable without the mutex (see [`Persistence::appended`]).
+    appended: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -354,6 +356,7 @@ impl Persistence {
                 snapshot_bytes: recovered.snapshot_bytes,
             }),
             auto_min_bytes: AtomicU64::new(AUTO_SNAPSHOT_MIN_LOG_BYTES),
+            appended: AtomicU64::new(recovered.records),
         });
         let syncer = match policy {
             FsyncPolicy::Always | FsyncPolicy::EverySec => {
@@ -415,6 +418,7 @@ impl Persistence {
             Ok(()) => {
                 log.file_len += appended;
                 log.written += commands.len() as u64;
+                self.shared.appended.store(log.written, Ordering::Release);
                 Ok(Ticket(log.written))
             }
             Err(e) => {
@@ -431,6 +435,14 @@ impl Persistence {
                 Err(e)
             }
         }
+    }
+
+    /// The ticket of every record whose [`Persistence::append`] has returned. Lock-free,
+    /// for callers that must wait for what they have *seen*: a reply that reflects another
+    /// client's change must not go out before that change is durable, and that change was
+    /// appended before its key's lock was released.
+    pub fn appended(&self) -> Ticket {
+        Ticket(self.shared.appended.load(Ordering::Acquire))
     }
 
     /// Resolves once the log is durable up to `ticket`, as the policy defines it.

@@ -102,6 +102,14 @@ pub trait Journal: Send + Sync + 'static {
 
     /// Whether anything is persisted at all (`aof_enabled` in `INFO persistence`).
     fn enabled(&self) -> bool;
+
+    /// Figures for `INFO persistence`, as `name`/value pairs, with Redis's field names
+    /// where Redis has the field (`aof_current_size`, `rdb_changes_since_last_save`...). A
+    /// field the server also reports from its own bookkeeping is replaced by this one: the
+    /// journal knows the files. None by default.
+    fn info_fields(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// Writes one snapshot's values; see [`Journal::begin_snapshot`].

@@ -60,7 +60,9 @@ pub struct Executed {
     /// closes the connection instead) or an empty request.
     pub reply: Option<Reply>,
     /// What to await (see [`crate::keyspace::Journal::durable`]) before the reply may be
-    /// sent: the command changed something and the journal wants it synced first.
+    /// sent: the command changed something and the journal wants it synced first, or (set
+    /// by [`execute`]) it observed the keyspace, which may hold others' changes not yet
+    /// durable ([`crate::keyspace::Journal::position`]).
     pub ticket: Option<Ticket>,
     /// Whether to close the connection once the reply is sent (`QUIT`, `SHUTDOWN`).
     pub close: bool,
@@ -114,6 +116,10 @@ pub async fn execute(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]
     let mut executed = run(shared, session, args);
     if let Some(Pending::Save) = executed.pending.take() {
         executed.reply = Some(server::save(shared).await);
+    }
+    if executed.ticket.is_none() {
+        // Read after the command ran, so it covers every change the command could see.
+        executed.ticket = shared.keyspace().journal().and_then(|j| j.position());
     }
     executed
 }

@@ -297,6 +297,21 @@ impl Server {
     /// log (a crash in the middle of a write) is not an error: it is cut away and reported
     /// on standard error.
     pub async fn open(config: Config) -> io::Result<Server> {
+        Server::open_with(config, |_| {}).await
+    }
+
+    /// [`Server::open`], calling `tune` with the recovered [`Persistence`] before any
+    /// client is served: to change what the flags do not, such as
+    /// [`Persistence::set_auto_snapshot_min_bytes`] (tests use it to see automatic
+    /// snapshots without writing 64 MiB).
+    ///
+    /// # Errors
+    ///
+    /// As [`Server::open`].
+    pub async fn open_with<T>(config: Config, tune: T) -> io::Result<Server>
+    where
+        T: FnOnce(&Persistence) + Send + 'static,
+    {
         let dir = config.dir.clone();
         let policy = match config.appendfsync {
             AppendFsync::Always => FsyncPolicy::Always,
@@ -316,6 +331,7 @@ impl Server {
             recovery
                 .for_each_command(|args| crate::dispatch::replay(shared, &args))
                 .map_err(|e| io::Error::other(e.to_string()))?;
+            tune(&persistence);
             Ok(Arc::new(PersistentJournal::new(persistence)) as Arc<dyn Journal>)
         })
         .await

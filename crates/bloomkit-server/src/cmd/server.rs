@@ -245,21 +245,43 @@ fn info_section(shared: &Shared, section: &str) -> String {
         }
         "persistence" => {
             let snapshots = shared.snapshot_status();
-            let enabled = keyspace.journal().is_some_and(|j| j.enabled());
-            field("loading", &u8::from(keyspace.is_loading()));
-            field("async_loading", &0);
-            field(
-                "rdb_changes_since_last_save",
-                &keyspace.changes_since_snapshot(),
-            );
-            field("rdb_bgsave_in_progress", &u8::from(snapshots.in_progress));
-            field("rdb_last_save_time", &snapshots.last_save_unix);
-            field(
-                "rdb_last_bgsave_status",
-                &if snapshots.last_ok { "ok" } else { "err" },
-            );
-            field("aof_enabled", &u8::from(enabled));
-            field("appendfsync", &shared.config().appendfsync);
+            let journal = keyspace.journal();
+            let enabled = journal.is_some_and(|j| j.enabled());
+            let mut fields: Vec<(&str, String)> = vec![
+                ("loading", u8::from(keyspace.is_loading()).to_string()),
+                ("async_loading", "0".into()),
+                (
+                    "rdb_changes_since_last_save",
+                    keyspace.changes_since_snapshot().to_string(),
+                ),
+                (
+                    "rdb_bgsave_in_progress",
+                    u8::from(snapshots.in_progress).to_string(),
+                ),
+                ("rdb_last_save_time", snapshots.last_save_unix.to_string()),
+                (
+                    "rdb_last_bgsave_status",
+                    if snapshots.last_ok { "ok" } else { "err" }.into(),
+                ),
+                ("aof_enabled", u8::from(enabled).to_string()),
+                // Our snapshot is also the log's compaction (Redis's AOF rewrite).
+                (
+                    "aof_rewrite_in_progress",
+                    u8::from(snapshots.in_progress).to_string(),
+                ),
+                ("appendfsync", shared.config().appendfsync.to_string()),
+            ];
+            // The journal's figures come from the files: they replace ours by name, so no
+            // field appears twice.
+            for (name, value) in journal.map(|j| j.info_fields()).unwrap_or_default() {
+                match fields.iter_mut().find(|(n, _)| *n == name) {
+                    Some(slot) => slot.1 = value,
+                    None => fields.push((name, value)),
+                }
+            }
+            for (name, value) in &fields {
+                field(name, value);
+            }
             "Persistence"
         }
         "stats" => {

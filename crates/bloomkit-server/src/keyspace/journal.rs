@@ -69,6 +69,21 @@ pub trait Journal: Send + Sync + 'static {
     /// When the log cannot be rotated (the directory is not writable, say).
     fn begin_snapshot(&self) -> io::Result<Box<dyn SnapshotWriter>>;
 
+    /// The ticket of everything appended so far, if replies that only *observe* the
+    /// keyspace must wait for it too; `None` (the default) if they need not.
+    ///
+    /// A read, or a write that changed nothing (`BF.ADD` of an item already there answers
+    /// 0 and logs nothing), may see another client's change that is applied but not yet
+    /// durable. Answering before it is would acknowledge a state a crash can take back:
+    /// "already there", then after a restart, not there. So when the journal awaits fsyncs
+    /// (`appendfsync always`), such replies wait for the position read after the command
+    /// ran, as Redis sends no reply before the fsync of every write that preceded it. With
+    /// one fsync covering many records this costs little, and nothing when nothing is
+    /// pending.
+    fn position(&self) -> Option<Ticket> {
+        None
+    }
+
     /// Whether the log has grown enough that a snapshot should compact it. The server
     /// asks a few times a second and starts a background snapshot when this says so.
     fn wants_snapshot(&self) -> bool {
@@ -87,6 +102,14 @@ pub trait Journal: Send + Sync + 'static {
 
     /// Whether anything is persisted at all (`aof_enabled` in `INFO persistence`).
     fn enabled(&self) -> bool;
+
+    /// Figures for `INFO persistence`, as `name`/value pairs, with Redis's field names
+    /// where Redis has the field (`aof_current_size`, `rdb_changes_since_last_save`...). A
+    /// field the server also reports from its own bookkeeping is replaced by this one: the
+    /// journal knows the files. None by default.
+    fn info_fields(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// Writes one snapshot's values; see [`Journal::begin_snapshot`].

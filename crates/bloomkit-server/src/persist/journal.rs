@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use super::{Persistence, Ticket as LogTicket};
+use super::{FsyncPolicy, Persistence, Ticket as LogTicket};
 use crate::keyspace::{Durable, Journal, SnapshotEntry, SnapshotWriter, Ticket};
 
 /// The append-only log and snapshots of a data directory, as the keyspace's [`Journal`].
@@ -90,6 +90,13 @@ impl Journal for PersistentJournal {
         Ok(Box::new(Cut(cut)))
     }
 
+    fn position(&self) -> Option<Ticket> {
+        // Only `always` makes anyone wait: with the other policies a reply never waits for
+        // an fsync, so an observation need not either.
+        (self.persistence.policy() == FsyncPolicy::Always)
+            .then(|| Ticket(self.persistence.appended().sequence()))
+    }
+
     fn wants_snapshot(&self) -> bool {
         self.persistence.should_auto_snapshot()
     }
@@ -100,6 +107,34 @@ impl Journal for PersistentJournal {
 
     fn enabled(&self) -> bool {
         true
+    }
+
+    /// The files' own figures. Snapshot status and progress stay the server's: it also
+    /// sees a snapshot fail before the journal is asked to cut one.
+    fn info_fields(&self) -> Vec<(&'static str, String)> {
+        let stats = self.persistence.stats();
+        let status = |ok: bool| if ok { "ok" } else { "err" }.to_string();
+        let write_ok = stats.log_error.is_none() && self.poisoned().is_none();
+        vec![
+            (
+                "rdb_changes_since_last_save",
+                stats.changes_since_last_save.to_string(),
+            ),
+            // The snapshot's own time after a restart, not the start-up time.
+            ("rdb_last_save_time", stats.last_save_unix.to_string()),
+            (
+                "rdb_last_bgsave_time_sec",
+                stats
+                    .last_snapshot_duration_ms
+                    .map_or(-1, |ms| i64::try_from(ms / 1000).unwrap_or(i64::MAX))
+                    .to_string(),
+            ),
+            ("aof_last_write_status", status(write_ok)),
+            ("aof_current_size", stats.log_bytes.to_string()),
+            ("aof_base_size", stats.snapshot_bytes.to_string()),
+            // Ours: with group commit, far fewer than the writes acknowledged.
+            ("aof_fsyncs", stats.log_fsyncs.to_string()),
+        ]
     }
 }
 
@@ -115,5 +150,35 @@ impl SnapshotWriter for Cut {
                     .map(|e| (e.key, e.expires_at_ms, e.value)),
             )
             .map_err(|e| io::Error::other(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn add(item: &str) -> Vec<Bytes> {
+        ["BF.ADD", "k", item]
+            .iter()
+            .map(|s| Bytes::from(s.to_string()))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn observers_wait_for_what_was_appended_only_with_always() {
+        for policy in [FsyncPolicy::Always, FsyncPolicy::EverySec, FsyncPolicy::No] {
+            let dir = tempfile::tempdir().unwrap();
+            let (persistence, _) = Persistence::open(dir.path(), policy).unwrap();
+            let journal = PersistentJournal::new(persistence);
+            let ticket = journal.append(&[add("a"), add("b")]);
+            let position = journal.position();
+            if policy == FsyncPolicy::Always {
+                assert_eq!(position, ticket);
+                assert_eq!(position, Some(Ticket(2)));
+                journal.durable(Ticket(2)).await.unwrap();
+            } else {
+                assert_eq!(position, None, "{policy}");
+            }
+        }
     }
 }

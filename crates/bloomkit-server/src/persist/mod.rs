@@ -279,6 +279,8 @@ pub(crate) struct Shared {
     snapshot_running: AtomicBool,
     saves: Mutex<SaveState>,
     auto_min_bytes: AtomicU64,
+    /// `LogState::written`, readable without the mutex (see [`Persistence::appended`]).
+    appended: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -364,6 +366,7 @@ impl Persistence {
                 snapshot_bytes: recovered.snapshot_bytes,
             }),
             auto_min_bytes: AtomicU64::new(AUTO_SNAPSHOT_MIN_LOG_BYTES),
+            appended: AtomicU64::new(recovered.records),
         });
         let syncer = match policy {
             FsyncPolicy::Always | FsyncPolicy::EverySec => {
@@ -418,6 +421,7 @@ impl Persistence {
         }
         log.pending_records += commands.len() as u64;
         log.written += commands.len() as u64;
+        self.shared.appended.store(log.written, Ordering::Release);
         let ticket = Ticket(log.written);
         // Bound the buffer when nobody asks for durability for a while (huge pipelines).
         if log.pending.len() >= PENDING_FLUSH_BYTES {
@@ -428,6 +432,14 @@ impl Persistence {
             }
         }
         Ok(ticket)
+    }
+
+    /// The ticket of every record whose [`Persistence::append`] has returned. Lock-free,
+    /// for callers that must wait for what they have *seen*: a reply that reflects another
+    /// client's change must not go out before that change is durable, and that change was
+    /// appended before its key's lock was released.
+    pub fn appended(&self) -> Ticket {
+        Ticket(self.shared.appended.load(Ordering::Acquire))
     }
 
     /// Resolves once the log is durable up to `ticket`, as the policy defines it.

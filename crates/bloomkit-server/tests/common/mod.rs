@@ -43,7 +43,12 @@ impl TestServer {
             port: 0,
             ..config
         };
-        let server = Server::bind(config).await.expect("bind");
+        TestServer::run(Server::bind(config).await.expect("bind"))
+    }
+
+    /// Runs `server` (bound by the caller, with [`Server::bind_with`] or [`Server::open`])
+    /// until [`TestServer::stop`] or `SHUTDOWN`.
+    pub fn run(server: Server) -> TestServer {
         let addr = server.local_addr().expect("address");
         let shared = Arc::clone(server.shared());
         let (stop, stopped) = oneshot::channel::<()>();

@@ -275,9 +275,9 @@ impl ScalableBloomFilter {
         }
         let (capacity, fp_rate) = self.next_layer()?;
         let bits = Layer::planned_heap_bytes(capacity, fp_rate).map_err(Self::end_of_chain)?;
-        // A full list doubles (to at least 4 entries, as Vec grows): count the new part.
+        // The list grows by exactly one entry (see `grow`).
         let list = if self.layers.len() == self.layers.capacity() {
-            self.layers.capacity().max(4) * std::mem::size_of::<Layer>()
+            std::mem::size_of::<Layer>()
         } else {
             0
         };
@@ -289,9 +289,16 @@ impl ScalableBloomFilter {
         let (capacity, fp_rate) = self.next_layer()?;
         let layer = Layer::new(capacity, fp_rate, self.seed).map_err(Self::end_of_chain)?;
         // Reserve before pushing, so that a refused allocation is an error, not an abort.
-        self.layers.try_reserve(1).map_err(|_| Error::OutOfMemory {
-            bytes: (std::mem::size_of::<Layer>() * (self.layers.len() + 1)) as u64,
-        })?;
+        // Exactly one entry, not Vec's doubling: then `memory_bytes` depends only on the
+        // layers, and a filter reports the same size after `from_bytes` or `clone` (which
+        // allocate exactly) as before: a server's `BF.INFO` must not change on restart.
+        // Layers are added rarely (each holds `growth` times the last), so the extra
+        // reallocations cost nothing measurable.
+        self.layers
+            .try_reserve_exact(1)
+            .map_err(|_| Error::OutOfMemory {
+                bytes: (std::mem::size_of::<Layer>() * (self.layers.len() + 1)) as u64,
+            })?;
         self.layers.push(layer);
         Ok(())
     }

@@ -246,3 +246,27 @@ fn growth_memory_is_the_next_layers_bits() {
     f.insert(&1u8).unwrap();
     assert!(matches!(f.growth_memory_bytes(), Err(Error::Full { .. })));
 }
+
+#[test]
+fn memory_is_the_same_after_a_round_trip_or_a_clone() {
+    // A server reports `memory_bytes` (BF.INFO Size): it must not change when the filter is
+    // reloaded from a snapshot or copied on write.
+    let mut f = ScalableBloomFilter::builder(10, 0.01)
+        .growth(2)
+        .build()
+        .unwrap();
+    for i in 0..2000u32 {
+        f.insert(&i).unwrap();
+        if i % 97 == 0 {
+            let loaded = ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+            assert_eq!(
+                loaded.memory_bytes(),
+                f.memory_bytes(),
+                "{} layers",
+                f.num_layers()
+            );
+            assert_eq!(f.clone().memory_bytes(), f.memory_bytes());
+        }
+    }
+    assert!(f.num_layers() >= 5);
+}

@@ -1226,3 +1226,17 @@ fn write_commands_through_read_change_nothing() {
     let out = cmd.write(&mut s.value, &ctx);
     assert_eq!((out.reply, out.log.len()), (Reply::Bool(true), 0));
 }
+
+/// `BF.SCANDUMP key -9223372036854775808` computed `iter - 1`: an overflow (a panic in a
+/// debug build). Every negative iterator answers the end, as in RedisBloom.
+#[test]
+fn bf_scandump_at_the_lowest_iterator_answers_the_end() {
+    let mut s = Slot::new();
+    s.run("BF.ADD k a");
+    for iter in [i64::MIN, -1] {
+        assert_eq!(
+            s.run(&format!("BF.SCANDUMP k {iter}")),
+            Reply::Array(vec![Reply::Integer(0), Reply::bulk(Bytes::new())])
+        );
+    }
+}

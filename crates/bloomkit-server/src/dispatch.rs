@@ -137,14 +137,31 @@ pub fn replay(shared: &Arc<Shared>, args: &[Bytes]) -> Result<(), String> {
         authenticated: true,
         ..Session::new(shared)
     };
-    match run(shared, &mut session, args).reply {
+    match run_from(shared, &mut session, args, Origin::Log).reply {
         Some(Reply::Error(text)) => Err(text),
         _ => Ok(()),
     }
 }
 
+/// Where a request comes from: filter commands read back from the log are parsed with
+/// [`FilterCommand::parse_logged`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Client,
+    Log,
+}
+
 /// The synchronous core of [`execute`].
 fn run(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]) -> Executed {
+    run_from(shared, session, args, Origin::Client)
+}
+
+fn run_from(
+    shared: &Arc<Shared>,
+    session: &mut Session,
+    args: &[Bytes],
+    origin: Origin,
+) -> Executed {
     let Some(name) = args.first() else {
         // An empty request (`*0`, or a blank inline line) is ignored, as Redis does.
         return Executed {
@@ -155,7 +172,11 @@ fn run(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]) -> Executed 
 
     // Filter commands first: their parser knows its own names, so whatever the filter
     // layer learns needs no change here.
-    if let Some(parsed) = FilterCommand::parse(args) {
+    let parsed = match origin {
+        Origin::Client => FilterCommand::parse(args),
+        Origin::Log => FilterCommand::parse_logged(args),
+    };
+    if let Some(parsed) = parsed {
         if !session.authenticated {
             return Executed::reply(noauth());
         }

@@ -26,7 +26,7 @@ pub enum Reply {
     /// A simple string (`+PONG`), without CR or LF.
     Simple(String),
     /// An error, the whole text after `-`: `"ERR not found"`, or RedisBloom's unprefixed
-    /// `"Nonscaling filters cannot expand"`. Must not contain CR or LF.
+    /// `"Nonscaling filters cannot expand"`. A CR or LF in it is sent as a space.
     Error(String),
     /// An integer.
     Integer(i64),
@@ -76,8 +76,8 @@ impl Reply {
         let resp3 = protocol == Protocol::Resp3;
         match self {
             Reply::Ok => out.extend_from_slice(b"+OK\r\n"),
-            Reply::Simple(s) => line(out, b'+', s.as_bytes()),
-            Reply::Error(s) => line(out, b'-', s.as_bytes()),
+            Reply::Simple(s) => one_line(out, b'+', s.as_bytes()),
+            Reply::Error(s) => one_line(out, b'-', s.as_bytes()),
             Reply::Integer(n) => line(out, b':', n.to_string().as_bytes()),
             Reply::Bulk(b) => bulk(out, b),
             Reply::Null if resp3 => out.extend_from_slice(b"_\r\n"),
@@ -133,6 +133,19 @@ fn format_double(x: f64) -> String {
     }
 }
 
+/// A simple string or an error, whose text may quote a client's argument (`CONFIG SET`'s
+/// parameter name, `EXPIRE`'s flag): a CR or LF in it would end the reply early and put the
+/// client out of step with every later reply, so each becomes a space, as Redis's
+/// `addReplyErrorLength` does.
+fn one_line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
+    out.push(tag);
+    out.extend(
+        body.iter()
+            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+    );
+    out.extend_from_slice(b"\r\n");
+}
+
 fn line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
     out.push(tag);
     out.extend_from_slice(body);
@@ -176,6 +189,17 @@ mod tests {
         };
         assert_eq!(wire(&split, Protocol::Resp2), ":-1\r\n");
         assert_eq!(wire(&split, Protocol::Resp3), "#f\r\n");
+    }
+
+    #[test]
+    fn line_breaks_in_an_error_or_simple_string_cannot_split_the_reply() {
+        let error = Reply::Error("ERR Unsupported option a\r\n+OK".into());
+        assert_eq!(
+            wire(&error, Protocol::Resp2),
+            "-ERR Unsupported option a  +OK\r\n"
+        );
+        let simple = Reply::Simple("a\nb".into());
+        assert_eq!(wire(&simple, Protocol::Resp3), "+a b\r\n");
     }
 
     #[test]

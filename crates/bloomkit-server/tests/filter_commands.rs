@@ -112,15 +112,26 @@ fn wire(reply: &Reply, protocol: Protocol) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Replays `log` on an empty slot with other defaults and `Unlimited`.
+/// Replays `log` on an empty slot with other defaults and `Unlimited`, as start-up does:
+/// parsed with `parse_logged`, every command must succeed, and `DEL` removes the key.
 fn replay(log: &[Vec<Bytes>], defaults: Defaults) -> Option<Value> {
-    let mut slot = Slot::new();
-    slot.defaults = defaults;
+    let mut value = None;
     for entry in log {
-        let reply = slot.run_with(entry.clone(), &Unlimited);
+        if entry[0].eq_ignore_ascii_case(b"DEL") {
+            value = None;
+            continue;
+        }
+        let cmd = FilterCommand::parse_logged(entry)
+            .expect("a filter command")
+            .unwrap_or_else(|reply| panic!("replaying {entry:?}: {reply:?}"));
+        let ctx = Ctx {
+            defaults: &defaults,
+            budget: &Unlimited,
+        };
+        let reply = cmd.write(&mut value, &ctx).reply;
         assert!(!reply.is_error(), "replaying {entry:?}: {reply:?}");
     }
-    slot.value
+    value
 }
 
 fn odd_defaults() -> Defaults {
@@ -1225,4 +1236,91 @@ fn write_commands_through_read_change_nothing() {
         .unwrap();
     let out = cmd.write(&mut s.value, &ctx);
     assert_eq!((out.reply, out.log.len()), (Reply::Bool(true), 0));
+}
+
+/// `BF.ADD expansion x` logged `BF.RESERVE expansion 0.01 100 EXPANSION 2`, which
+/// RedisBloom's option search (from the command name on) reads with the key as the
+/// `EXPANSION` keyword: the replay failed and start-up stopped. `CF.ADD maxiterations x`
+/// replayed into a filter with 1024 kicks. Logged commands search options after the key.
+#[test]
+fn keys_named_like_options_replay_to_the_same_filter() {
+    let bf_keys = ["expansion", "NONSCALING", "Expansion"];
+    let cf_keys = ["bucketsize", "maxiterations", "EXPANSION", "MaxIterations"];
+    for key in bf_keys {
+        for line in [
+            format!("BF.ADD {key} a"),
+            format!("BF.INSERT {key} ITEMS a b"),
+        ] {
+            let mut s = Slot::new();
+            assert!(!s.run(&line).is_error(), "{line}");
+            for i in 0..300 {
+                s.run(&format!("BF.ADD {key} {i}"));
+            }
+            assert_eq!(replay(&s.log, odd_defaults()), s.value, "{line}");
+        }
+    }
+    for key in cf_keys {
+        for line in [
+            format!("CF.ADD {key} a"),
+            format!("CF.INSERT {key} ITEMS a b"),
+        ] {
+            let mut s = Slot::new();
+            assert!(!s.run(&line).is_error(), "{line}");
+            for i in 0..3000 {
+                s.run(&format!("CF.ADD {key} {i}"));
+            }
+            let back = replay(&s.log, odd_defaults());
+            assert_eq!(back, s.value, "{line}");
+            assert_eq!(
+                back.map(|v| v.to_bytes()),
+                s.value.as_ref().map(Value::to_bytes)
+            );
+        }
+    }
+    // A client still gets RedisBloom's reading: the key is taken for the keyword.
+    let mut s = Slot::new();
+    assert_eq!(
+        s.run("BF.RESERVE expansion 0.01 100"),
+        err("ERR bad expansion")
+    );
+    assert_eq!(s.run("BF.RESERVE nonscaling 0.01 100"), Reply::Ok);
+    let logged = s.log.clone();
+    assert_eq!(replay(&logged, odd_defaults()), s.value);
+}
+
+/// A restore whose last chunk fails its checksum removes the key and answers an error. It
+/// was logged verbatim, so its replay answered the same error, which stops start-up.
+#[test]
+fn a_corrupt_last_chunk_logs_the_removal_of_its_key() {
+    for family in ["BF", "CF"] {
+        let mut src = Slot::new();
+        for i in 0..500 {
+            src.run(&format!("{family}.ADD k {i}"));
+        }
+        let mut chunks = dump(&mut src, family, "k");
+        let (_, last) = chunks.last_mut().expect("chunks");
+        let mut bytes = last.to_vec();
+        *bytes.last_mut().expect("a byte") ^= 0xff;
+        *last = Bytes::from(bytes);
+        let mut dst = Slot::new();
+        let replies = load(&mut dst, family, "x", &chunks);
+        assert!(replies.last().is_some_and(Reply::is_error), "{replies:?}");
+        assert!(dst.value.is_none());
+        assert_eq!(dst.log.last(), Some(&words("DEL x")), "{family}");
+        assert_eq!(replay(&dst.log, odd_defaults()), None, "{family}");
+    }
+}
+
+/// `BF.SCANDUMP key -9223372036854775808` computed `iter - 1`: an overflow (a panic in a
+/// debug build). Every negative iterator answers the end, as in RedisBloom.
+#[test]
+fn bf_scandump_at_the_lowest_iterator_answers_the_end() {
+    let mut s = Slot::new();
+    s.run("BF.ADD k a");
+    for iter in [i64::MIN, -1] {
+        assert_eq!(
+            s.run(&format!("BF.SCANDUMP k {iter}")),
+            Reply::Array(vec![Reply::Integer(0), Reply::bulk(Bytes::new())])
+        );
+    }
 }

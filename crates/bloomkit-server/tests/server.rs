@@ -675,3 +675,29 @@ async fn writers_are_not_blocked_by_a_snapshot_in_progress() {
         "the snapshot keeps the value as it was"
     );
 }
+
+/// Errors that quote a client's argument used to send its CR LF as is, ending the error
+/// line early: the client then read the rest as the next reply, and every reply after it
+/// answered the wrong request.
+#[tokio::test]
+async fn line_breaks_quoted_in_an_error_do_not_split_the_reply() {
+    let server = TestServer::start().await;
+    let mut c = server.raw().await;
+    c.roundtrip(
+        &resp(&["CONFIG", "SET", "x\r\n+OK", "1"]),
+        b"-ERR Unknown option or number of arguments for CONFIG SET - 'x  +ok'\r\n",
+    )
+    .await;
+    server.seed_bloom("k", &[]);
+    c.roundtrip(
+        &resp(&["EXPIRE", "k", "10", "NX\r\n:1"]),
+        b"-ERR Unsupported option NX  :1\r\n",
+    )
+    .await;
+    c.roundtrip(
+        &resp(&["HELLO", "2", "x\r\n"]),
+        b"-ERR Syntax error in HELLO option 'x  '\r\n",
+    )
+    .await;
+    c.roundtrip(&resp(&["PING"]), b"+PONG\r\n").await;
+}

@@ -24,7 +24,7 @@ use bytes::Bytes;
 use super::args::{command_name, is_word, parse_f64, parse_i64, wrong_arity};
 use super::dump::{self, Chunk, Loaded};
 use super::shared::{
-    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Lookup,
+    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Lookup, Origin,
     INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM,
 };
 use super::{Access, Ctx, Defaults, Outcome};
@@ -106,12 +106,25 @@ impl BloomCommand {
     /// this server knows; `Some(Err(reply))` for an error RedisBloom answers before looking
     /// at the key.
     pub fn parse(args: &[Bytes]) -> Option<Result<Self, Reply>> {
+        Self::parse_from(args, Origin::Client)
+    }
+
+    /// Parses a command read back from the append-only log: as [`BloomCommand::parse`],
+    /// except that option keywords are looked for after the key only, so that a key
+    /// spelled like one (`expansion`) replays as the key it is.
+    pub fn parse_logged(args: &[Bytes]) -> Option<Result<Self, Reply>> {
+        Self::parse_from(args, Origin::Log)
+    }
+
+    fn parse_from(args: &[Bytes], origin: Origin) -> Option<Result<Self, Reply>> {
         let name = command_name(args);
         let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(args)) };
         let key = || args.get(1).cloned().unwrap_or_default();
         let n = args.len();
         let result = match name.as_str() {
-            "bf.reserve" => checked((4..=7).contains(&n)).and_then(|()| parse_reserve(args)),
+            "bf.reserve" => {
+                checked((4..=7).contains(&n)).and_then(|()| parse_reserve(args, origin))
+            }
             "bf.add" | "bf.madd" => {
                 let multi = name == "bf.madd";
                 checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Add {
@@ -191,7 +204,9 @@ impl BloomCommand {
                 multi,
                 create,
             } => self.add(slot, items, *multi, create.as_ref(), ctx),
-            Op::LoadChunk { iter, data, args } => loadchunk(slot, *iter, data, args, ctx),
+            Op::LoadChunk { iter, data, args } => {
+                loadchunk(slot, &self.key, *iter, data, args, ctx)
+            }
             _ => Outcome::unchanged(self.read(slot.as_ref(), ctx)),
         }
     }
@@ -279,7 +294,7 @@ fn lookup(value: Option<&Value>) -> Result<&ScalableBloomFilter, Lookup> {
     }
 }
 
-fn parse_reserve(args: &[Bytes]) -> Result<Op, Reply> {
+fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
     let error_rate = parse_f64(&args[2]).ok_or_else(|| Reply::error("ERR bad error rate"))?;
     if !(error_rate > 0.0 && error_rate < 1.0) {
         return Err(Reply::error(
@@ -292,8 +307,8 @@ fn parse_reserve(args: &[Bytes]) -> Result<Op, Reply> {
             "ERR capacity must be in the range [1, 1073741824]",
         ));
     }
-    let nonscaling = arg_index(args, "NONSCALING").is_some();
-    let expansion = arg_index(args, "EXPANSION");
+    let nonscaling = arg_index(args, "NONSCALING", origin).is_some();
+    let expansion = arg_index(args, "EXPANSION", origin);
     if expansion == Some(args.len() - 1) {
         return Err(Reply::error("ERR no expansion"));
     }
@@ -564,6 +579,7 @@ fn scandump(value: Option<&Value>, iter: Option<i64>) -> Reply {
 
 fn loadchunk(
     slot: &mut Option<Value>,
+    key: &Bytes,
     iter: i64,
     data: &Bytes,
     args: &[Bytes],
@@ -589,9 +605,12 @@ fn loadchunk(
         Ok(_) | Err(Lookup::Loading) => match dump::load(slot, iter, data, ctx.budget) {
             Ok(Loaded::Changed) => changed(),
             Ok(Loaded::Unchanged) => Outcome::unchanged(Reply::Ok),
+            // The key was removed. Logged as that removal, not as the chunk: replayed, the
+            // chunk would answer the same error, and a log that replays with an error stops
+            // start-up.
             Err(e @ dump::LoadError::Corrupt) => Outcome {
                 reply: e.bloom_reply(),
-                log: vec![verbatim(args)],
+                log: vec![command("DEL", key, Vec::new())],
             },
             Err(e) => Outcome::unchanged(e.bloom_reply()),
         },

@@ -28,7 +28,7 @@ use bytes::Bytes;
 use super::args::{command_name, parse_i64, wrong_arity};
 use super::dump::{self, Chunk, Loaded};
 use super::shared::{
-    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Lookup,
+    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Lookup, Origin,
     INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE,
 };
 use super::{Access, Ctx, Outcome};
@@ -102,11 +102,24 @@ impl CuckooCommand {
     /// this server knows; `Some(Err(reply))` for an error RedisBloom answers before looking
     /// at the key.
     pub fn parse(args: &[Bytes]) -> Option<Result<Self, Reply>> {
+        Self::parse_from(args, Origin::Client)
+    }
+
+    /// Parses a command read back from the append-only log: as [`CuckooCommand::parse`],
+    /// except that option keywords are looked for after the key only, so that a key
+    /// spelled like one (`bucketsize`) replays as the key it is.
+    pub fn parse_logged(args: &[Bytes]) -> Option<Result<Self, Reply>> {
+        Self::parse_from(args, Origin::Log)
+    }
+
+    fn parse_from(args: &[Bytes], origin: Origin) -> Option<Result<Self, Reply>> {
         let name = command_name(args);
         let n = args.len();
         let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(args)) };
         let result = match name.as_str() {
-            "cf.reserve" => checked(n >= 3 && n % 2 == 1).and_then(|()| parse_reserve(args)),
+            "cf.reserve" => {
+                checked(n >= 3 && n % 2 == 1).and_then(|()| parse_reserve(args, origin))
+            }
             "cf.add" | "cf.addnx" => checked(n == 3).map(|()| Op::Insert {
                 items: args[2..].to_vec(),
                 nx: name == "cf.addnx",
@@ -238,7 +251,7 @@ impl CuckooCommand {
                     },
                 }
             }
-            Op::LoadChunk { pos, data, args } => loadchunk(slot, *pos, data, args, ctx),
+            Op::LoadChunk { pos, data, args } => loadchunk(slot, &self.key, *pos, data, args, ctx),
             _ => Outcome::unchanged(self.read(slot.as_ref(), ctx)),
         }
     }
@@ -408,11 +421,11 @@ fn lookup(value: Option<&Value>) -> Result<&CuckooFilter, Lookup> {
     }
 }
 
-fn parse_reserve(args: &[Bytes]) -> Result<Op, Reply> {
+fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
     let capacity = parse_i64(&args[2]).ok_or_else(|| Reply::error("Bad capacity"))?;
     // RedisBloom finds each option anywhere in the arguments and reads the one after it.
     let option = |name: &str, lo: i64, hi: i64| -> Result<Option<u32>, Reply> {
-        let Some(at) = arg_index(args, name) else {
+        let Some(at) = arg_index(args, name, origin) else {
             return Ok(None);
         };
         let x = long_long(args.get(at + 1))
@@ -600,6 +613,7 @@ fn scandump(value: Option<&Value>, pos: i64) -> Reply {
 
 fn loadchunk(
     slot: &mut Option<Value>,
+    key: &Bytes,
     pos: i64,
     data: &Bytes,
     args: &[Bytes],
@@ -630,9 +644,12 @@ fn loadchunk(
         Ok(()) | Err(Lookup::Loading) => match dump::load(slot, pos, data, ctx.budget) {
             Ok(Loaded::Changed) => changed(),
             Ok(Loaded::Unchanged) => Outcome::unchanged(Reply::Ok),
+            // The key was removed. Logged as that removal, not as the chunk: replayed, the
+            // chunk would answer the same error, and a log that replays with an error stops
+            // start-up.
             Err(e @ dump::LoadError::Corrupt) => Outcome {
                 reply: e.cuckoo_chunk_reply(),
-                log: vec![verbatim(args)],
+                log: vec![command("DEL", key, Vec::new())],
             },
             Err(e) => Outcome::unchanged(e.cuckoo_chunk_reply()),
         },

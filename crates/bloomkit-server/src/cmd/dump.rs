@@ -117,9 +117,11 @@ pub(crate) fn scandump(value: &Value, iter: i64) -> Chunk {
     if iter == 0 {
         return Chunk::Header(head);
     }
-    // RedisBloom answers the end for negative iterators too.
-    let Some(start) = u64::try_from(iter - 1)
-        .ok()
+    // RedisBloom answers the end for negative iterators too (checked: `i64::MIN - 1`
+    // would overflow).
+    let Some(start) = iter
+        .checked_sub(1)
+        .and_then(|i| u64::try_from(i).ok())
         .and_then(|i| i.checked_add(info.header_len as u64))
         .filter(|&s| s < info.encoded_len)
     else {

@@ -110,9 +110,12 @@ pub struct Outcome {
     /// What to answer.
     pub reply: Reply,
     /// Commands to append to the log, in order, before the reply is sent: empty when
-    /// nothing changed. Replaying them through [`FilterCommand::write`] on the state before
-    /// this command, with any [`Defaults`], must give the state after it; so a command that
-    /// created its key from [`Defaults`] logs a creation naming every parameter first.
+    /// nothing changed. Replaying them (parsed with [`FilterCommand::parse_logged`], run
+    /// through [`FilterCommand::write`]) on the state before this command, with any
+    /// [`Defaults`], must give the state after it, without an error reply; so a command
+    /// that created its key from [`Defaults`] logs a creation naming every parameter first.
+    /// The one command logged that is not a filter command is `DEL key`, for a restore whose
+    /// last chunk did not decode and removed its key.
     pub log: Vec<Vec<Bytes>>,
 }
 
@@ -145,6 +148,22 @@ impl FilterCommand {
             bloom::BloomCommand::parse(args).map(|r| r.map(FilterCommand::Bloom))
         } else if name.len() > 3 && name[..3].eq_ignore_ascii_case(b"cf.") {
             cuckoo::CuckooCommand::parse(args).map(|r| r.map(FilterCommand::Cuckoo))
+        } else {
+            None
+        }
+    }
+
+    /// Parses a command read back from [`Outcome::log`]: as [`FilterCommand::parse`], but
+    /// option keywords (`EXPANSION`, `BUCKETSIZE`...) are looked for after the key only.
+    /// RedisBloom searches from the command name on, so for a client a key spelled like an
+    /// option is read as that option; the log names every option after the key, and must
+    /// replay a key named `expansion` as the key it is.
+    pub fn parse_logged(args: &[Bytes]) -> Option<Result<FilterCommand, Reply>> {
+        let name = args.first()?;
+        if name.len() > 3 && name[..3].eq_ignore_ascii_case(b"bf.") {
+            bloom::BloomCommand::parse_logged(args).map(|r| r.map(FilterCommand::Bloom))
+        } else if name.len() > 3 && name[..3].eq_ignore_ascii_case(b"cf.") {
+            cuckoo::CuckooCommand::parse_logged(args).map(|r| r.map(FilterCommand::Cuckoo))
         } else {
             None
         }

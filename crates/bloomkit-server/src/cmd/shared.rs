@@ -59,11 +59,34 @@ pub(crate) fn admit_new_filter(budget: &dyn Budget, bytes: usize) -> Result<(), 
     Ok(())
 }
 
-/// RedisBloom's `RMUtil_ArgIndex`: the first argument equal to `word` (ignoring case),
-/// searched from the command name on, as RedisBloom searches (so a key spelled like an
-/// option is found as that option, exactly as there).
-pub(crate) fn arg_index(args: &[Bytes], word: &str) -> Option<usize> {
-    args.iter().position(|a| super::args::is_word(a, word))
+/// Who sent a command: a client, or the append-only log being replayed.
+///
+/// The one rule that differs is where [`arg_index`] looks for option keywords.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// A client: RedisBloom's rules, quirks included.
+    Client,
+    /// A command this server logged. Creations are logged naming every option after the
+    /// key, so options are searched after the key: a key spelled like an option
+    /// (`BF.ADD expansion x` logs `BF.RESERVE expansion 0.01 100 EXPANSION 2`) must stay a
+    /// key, or the replay builds another filter, or fails and stops start-up.
+    Log,
+}
+
+/// RedisBloom's `RMUtil_ArgIndex`: the first argument equal to `word` (ignoring case).
+/// For a client it searches from the command name on, as RedisBloom searches (so a key
+/// spelled like an option is found as that option, exactly as there); for the log, after
+/// the key (see [`Origin::Log`]).
+pub(crate) fn arg_index(args: &[Bytes], word: &str, origin: Origin) -> Option<usize> {
+    let first = match origin {
+        Origin::Client => 0,
+        Origin::Log => 2,
+    };
+    args.iter()
+        .enumerate()
+        .skip(first)
+        .find(|(_, a)| super::args::is_word(a, word))
+        .map(|(at, _)| at)
 }
 
 /// `RedisModule_StringToLongLong` on an optional argument (`None` fails, where RedisBloom

@@ -1,0 +1,202 @@
+//! Regression tests for restarts that a client could break: a data directory written by
+//! one run must load in the next, into the same filters, whatever the clients sent.
+//!
+//! Each test serves a temporary directory with [`Server::open`], writes through redis-rs,
+//! stops with `SHUTDOWN NOSAVE` (so the next start replays the log rather than loading a
+//! snapshot), starts again on the same directory and checks what it holds.
+
+mod common;
+
+use std::path::Path;
+
+use bloomkit_server::config::{AppendFsync, Config};
+use bloomkit_server::server::Server;
+use redis::{cmd, Value};
+use tokio::sync::oneshot;
+
+/// A persistent server on `dir`: its address, the switch that stops it, and its task.
+struct Running {
+    url: String,
+    stop: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+async fn open(dir: &Path) -> std::io::Result<Running> {
+    let config = Config {
+        bind: "127.0.0.1".into(),
+        port: 0,
+        dir: dir.to_path_buf(),
+        appendfsync: AppendFsync::Always,
+        ..Config::default()
+    };
+    let server = Server::open(config).await?;
+    let url = format!("redis://{}", server.local_addr()?);
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(server.run_until(async move {
+        let _ = stopped.await;
+    }));
+    Ok(Running { url, stop, task })
+}
+
+impl Running {
+    async fn client(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url.as_str())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap()
+    }
+
+    /// `SHUTDOWN NOSAVE`: the log alone holds the writes.
+    async fn shutdown_nosave(self) {
+        let mut c = self.client().await;
+        let _: redis::RedisResult<Value> = cmd("SHUTDOWN").arg("NOSAVE").query_async(&mut c).await;
+        drop(self.stop);
+        tokio::time::timeout(common::TIMEOUT, self.task)
+            .await
+            .expect("server stops in time")
+            .expect("server task")
+            .expect("clean stop");
+    }
+}
+
+async fn query(c: &mut redis::aio::MultiplexedConnection, words: &[&str]) -> Value {
+    let mut command = cmd(words[0]);
+    for w in &words[1..] {
+        command.arg(*w);
+    }
+    command
+        .query_async(c)
+        .await
+        .unwrap_or_else(|e| panic!("{words:?}: {e}"))
+}
+
+/// `BF.ADD expansion x` and `CF.ADD bucketsize x` used to log a creation
+/// (`BF.RESERVE expansion 0.01 100 EXPANSION 2`) that RedisBloom's option search reads
+/// with the key as the `EXPANSION` keyword: the server then refused to start. Keys named
+/// `maxiterations` or `expansion` replayed into cuckoo filters of another shape.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_named_like_options_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let bf_keys = ["expansion", "NONSCALING", "Expansion"];
+    let cf_keys = ["bucketsize", "maxiterations", "EXPANSION"];
+    let mut infos = Vec::new();
+    {
+        let server = open(dir.path()).await.unwrap();
+        let mut c = server.client().await;
+        for key in bf_keys {
+            for i in 0..300 {
+                query(&mut c, &["BF.ADD", key, &i.to_string()]).await;
+            }
+            infos.push(query(&mut c, &["BF.INFO", key]).await);
+        }
+        for key in cf_keys {
+            for i in 0..3000 {
+                query(&mut c, &["CF.ADD", key, &i.to_string()]).await;
+            }
+            infos.push(query(&mut c, &["CF.INFO", key]).await);
+        }
+        server.shutdown_nosave().await;
+    }
+    let server = open(dir.path())
+        .await
+        .expect("the log written for these keys replays");
+    let mut c = server.client().await;
+    let mut again = Vec::new();
+    for key in bf_keys {
+        again.push(query(&mut c, &["BF.INFO", key]).await);
+        assert_eq!(
+            query(&mut c, &["BF.EXISTS", key, "299"]).await,
+            Value::Int(1)
+        );
+    }
+    for key in cf_keys {
+        again.push(query(&mut c, &["CF.INFO", key]).await);
+        assert_eq!(
+            query(&mut c, &["CF.EXISTS", key, "2999"]).await,
+            Value::Int(1)
+        );
+    }
+    assert_eq!(again, infos, "every filter replays to the same shape");
+    server.shutdown_nosave().await;
+}
+
+/// A `LOADCHUNK` whose last chunk does not decode removes the key being restored and
+/// answers an error. It used to be logged verbatim, so its replay answered the same error
+/// and start-up stopped on it: one bad restore made the data directory unloadable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_last_loadchunk_does_not_block_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let server = open(dir.path()).await.unwrap();
+        let mut c = server.client().await;
+        for family in ["BF", "CF"] {
+            let src = format!("{family}-src");
+            for i in 0..200 {
+                query(&mut c, &[&format!("{family}.ADD"), &src, &i.to_string()]).await;
+            }
+            let mut chunks: Vec<(i64, Vec<u8>)> = Vec::new();
+            let mut iter = 0i64;
+            loop {
+                let (next, data): (i64, Option<Vec<u8>>) = cmd(&format!("{family}.SCANDUMP"))
+                    .arg(&src)
+                    .arg(iter)
+                    .query_async(&mut c)
+                    .await
+                    .unwrap();
+                if next == 0 {
+                    break;
+                }
+                chunks.push((next, data.unwrap_or_default()));
+                iter = next;
+            }
+            // Damage the last byte (the checksum): only the last chunk can tell.
+            if let Some((_, last)) = chunks.last_mut() {
+                if let Some(byte) = last.last_mut() {
+                    *byte ^= 0xff;
+                }
+            }
+            let dst = format!("{family}-dst");
+            let mut replies = Vec::new();
+            for (iter, data) in &chunks {
+                let reply: redis::RedisResult<Value> = cmd(&format!("{family}.LOADCHUNK"))
+                    .arg(&dst)
+                    .arg(*iter)
+                    .arg(data.as_slice())
+                    .query_async(&mut c)
+                    .await;
+                replies.push(reply.is_ok());
+            }
+            assert_eq!(
+                replies.last(),
+                Some(&false),
+                "{family}: the last chunk fails"
+            );
+            assert_eq!(
+                query(&mut c, &["EXISTS", &dst]).await,
+                Value::Int(0),
+                "{family}: the key being restored is gone"
+            );
+        }
+        server.shutdown_nosave().await;
+    }
+    let server = open(dir.path())
+        .await
+        .expect("a refused restore does not stop start-up");
+    let mut c = server.client().await;
+    for family in ["BF", "CF"] {
+        assert_eq!(
+            query(&mut c, &["EXISTS", &format!("{family}-dst")]).await,
+            Value::Int(0)
+        );
+        assert_eq!(
+            query(
+                &mut c,
+                &[&format!("{family}.EXISTS"), &format!("{family}-src"), "7"]
+            )
+            .await,
+            Value::Int(1)
+        );
+    }
+    server.shutdown_nosave().await;
+}

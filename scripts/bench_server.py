@@ -6,14 +6,15 @@ Usage (after `cargo build --release`; see BENCHMARKS.md for how to get redisbloo
         --redisbloom-so /path/to/redisbloom.so [--requests 1000000] [--filters 100]
 
 Starts both servers on free loopback ports with the same durability (append-only log,
-fsync every second, no snapshots during the run), reserves `bench:bf` (50,000,000 at 1%)
-and `bench:cf` (16,000,000) on both, then:
-  1. redis-benchmark, 50 clients, for BF.ADD, BF.EXISTS, BF.MADD (10 items), CF.ADD,
+fsync every second, no snapshots during the run), then:
+  throughput: reserves `bench:bf` (50,000,000 at 1%) and `bench:cf` (16,000,000) on both,
+     then redis-benchmark, 50 clients, for BF.ADD, BF.EXISTS, BF.MADD (10 items), CF.ADD,
      CF.EXISTS, each without pipelining and with -P 16; requests per second (median of
      three runs) and their ratio;
-  2. memory: N Bloom filters reserved for 1,000,000 items at 1%, each filled with
-     1,000,000 distinct items, then 10,000 absent items per filter queried: the measured
-     false-positive rate, each server's own `used_memory`, and its process RSS.
+  memory (first, on fresh processes): N Bloom filters reserved for 1,000,000 items at 1%,
+     each filled with 1,000,000 distinct items, then 10,000 absent items per filter queried:
+     the filters' own sizes (BF.INFO SIZE), each server's `used_memory`, the growth of its
+     process RSS, and the measured false-positive rate;
 Prints Markdown tables. Needs `redis-benchmark` (Debian's redis-tools) and the `redis`
 Python package.
 """
@@ -87,6 +88,13 @@ COMMANDS = [
 ]
 
 
+def filter_size(client, key):
+    """BF.INFO key SIZE (redis-py may hand the reply back as a list or a dict)."""
+    reply = client.execute_command("BF.INFO", key, "SIZE")
+    values = list(reply.values()) if isinstance(reply, dict) else list(reply)
+    return int(values[0])
+
+
 def fill_and_measure(client, filters, capacity, probes_per_filter):
     """Reserve, fill each filter with `capacity` distinct items, probe absent ones."""
     for f in range(filters):
@@ -123,6 +131,7 @@ def main():
     ap.add_argument("--probes", type=int, default=10000, help="absent probes per filter")
     ap.add_argument("--threads", type=int, help="bloomkit serve --threads (default: its own)")
     ap.add_argument("--skip-memory", action="store_true", help="throughput only")
+    ap.add_argument("--skip-throughput", action="store_true", help="memory only")
     opts = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="bloomkit-bench-")
@@ -140,43 +149,46 @@ def main():
         wait_ready(ours_port, ours, "bloomkit")
         wait_ready(theirs_port, theirs, "redis-server")
         servers = [("bloomkit", ours_port, ours), ("RedisBloom", theirs_port, theirs)]
-        # Reserved up front, the same on both, so that neither runs out of room (a cuckoo
-        # filter created by CF.ADD holds 1024 items × 32 sub-filters) nor measures a chain
-        # of layers grown from BF.ADD's default capacity of 100.
-        for _, port, _ in servers:
-            client = redis.Redis(port=port)
-            client.execute_command("BF.RESERVE", "bench:bf", 0.01, 50_000_000)
-            client.execute_command("CF.RESERVE", "bench:cf", 16_000_000)
+        # Memory first, on fresh processes, so that RSS starts from a clean baseline.
+        if not opts.skip_memory:
+            print("\n## Memory: %d filters of %d capacity at 1%%, each filled\n"
+                  % (opts.filters, opts.capacity))
+            print("| server | BF.INFO Size, summed | used_memory | RSS | measured false-positive rate |")
+            print("|---|---|---|---|---|")
+            for name, port, proc in servers:
+                client = redis.Redis(port=port)
+                client.flushall()
+                base_rss = rss_bytes(proc.pid)
+                base_used = used_memory(client)
+                rate = fill_and_measure(client, opts.filters, opts.capacity, opts.probes)
+                used = used_memory(client) - base_used
+                rss = rss_bytes(proc.pid) - base_rss
+                sizes = sum(filter_size(client, "mem:%d" % f) for f in range(opts.filters))
+                print("| %s | %.1f MiB | %.1f MiB | %.1f MiB | %.3f%% |"
+                      % (name, sizes / 2**20, used / 2**20, rss / 2**20, 100 * rate), flush=True)
 
-        print("## Throughput: redis-benchmark -c 50, requests/s (median of 3); bloomkit %s\n"
-              % ("--threads %d" % opts.threads if opts.threads else "with a thread per core"))
-        print("| command | pipeline | bloomkit | RedisBloom | ratio |")
-        print("|---|---|---|---|---|")
-        for command in COMMANDS:
-            for pipeline in (1, 16):
-                requests = opts.requests if pipeline > 1 else max(opts.requests // 5, 1000)
-                a = benchmark(ours_port, command, pipeline, requests)
-                b = benchmark(theirs_port, command, pipeline, requests)
-                name = command.split()[0]
-                print("| %s | %d | %.0f | %.0f | %.2f× |" % (name, pipeline, a, b, a / b),
-                      flush=True)
+        if not opts.skip_throughput:
+            # Reserved up front, the same on both, so that neither runs out of room (a cuckoo
+            # filter created by CF.ADD holds 1024 items × 32 sub-filters) nor measures a chain
+            # of layers grown from BF.ADD's default capacity of 100.
+            for _, port, _ in servers:
+                client = redis.Redis(port=port)
+                client.flushall()
+                client.execute_command("BF.RESERVE", "bench:bf", 0.01, 50_000_000)
+                client.execute_command("CF.RESERVE", "bench:cf", 16_000_000)
 
-        if opts.skip_memory:
-            return
-        print("\n## Memory: %d filters of %d capacity at 1%%, each filled\n"
-              % (opts.filters, opts.capacity))
-        print("| server | used_memory | RSS | measured false-positive rate |")
-        print("|---|---|---|---|")
-        for name, port, proc in servers:
-            client = redis.Redis(port=port)
-            client.flushall()
-            base_rss = rss_bytes(proc.pid)
-            base_used = used_memory(client)
-            rate = fill_and_measure(client, opts.filters, opts.capacity, opts.probes)
-            used = used_memory(client) - base_used
-            rss = rss_bytes(proc.pid) - base_rss
-            print("| %s | %.1f MiB | %.1f MiB | %.3f%% |"
-                  % (name, used / 2**20, rss / 2**20, 100 * rate), flush=True)
+            print("## Throughput: redis-benchmark -c 50, requests/s (median of 3); bloomkit %s\n"
+                  % ("--threads %d" % opts.threads if opts.threads else "with a thread per core"))
+            print("| command | pipeline | bloomkit | RedisBloom | ratio |")
+            print("|---|---|---|---|---|")
+            for command in COMMANDS:
+                for pipeline in (1, 16):
+                    requests = opts.requests if pipeline > 1 else max(opts.requests // 5, 1000)
+                    a = benchmark(ours_port, command, pipeline, requests)
+                    b = benchmark(theirs_port, command, pipeline, requests)
+                    name = command.split()[0]
+                    print("| %s | %d | %.0f | %.0f | %.2f× |" % (name, pipeline, a, b, a / b),
+                          flush=True)
     finally:
         for proc in (ours, theirs):
             proc.send_signal(signal.SIGTERM)

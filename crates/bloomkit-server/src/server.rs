@@ -435,6 +435,13 @@ impl Server {
                 }
             }
         }
+        // Release the data directory now, not when the last task holding the server's
+        // state happens to end: a server restarted right away must be able to open it.
+        if let Some(journal) = shared.keyspace().journal().cloned() {
+            tokio::task::spawn_blocking(move || journal.close())
+                .await
+                .map_err(io::Error::other)??;
+        }
         Ok(())
     }
 }
@@ -483,6 +490,8 @@ async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mps
         tokio::spawn(async move {
             let shared = Arc::clone(&client.shared);
             serve_client(&shared, Connection::new(socket)).await;
+            // The server's state first, then the signal that this client is done.
+            drop(shared);
             drop(client);
             drop(drained);
         });

@@ -501,6 +501,24 @@ fn two_servers_cannot_share_a_directory() {
     open(dir.path(), FsyncPolicy::No);
 }
 
+/// Regression: a server stopped in-process kept its directory locked until the last task
+/// holding its state ended, so an immediate restart found the directory "in use".
+#[test]
+fn close_releases_the_directory_while_references_remain() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, _) = open(dir.path(), FsyncPolicy::Always);
+    let ticket = first.append(&[cmd(&["T.NEWB", "k"])]).unwrap();
+    first.close().unwrap();
+    first.close().unwrap();
+    // Still alive, yet released: the directory opens, with everything appended before.
+    let (second, recovery) = open(dir.path(), FsyncPolicy::Always);
+    assert_eq!(replay(&recovery), vec![cmd(&["T.NEWB", "k"])]);
+    // The closed log takes nothing more.
+    assert!(first.append(&[cmd(&["T.NEWB", "late"])]).is_err());
+    drop((first, ticket));
+    drop(second);
+}
+
 #[test]
 fn open_creates_a_missing_directory() {
     let dir = tempfile::tempdir().unwrap();

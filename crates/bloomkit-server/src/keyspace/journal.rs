@@ -100,6 +100,16 @@ pub trait Journal: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Syncs and lets go of the storage (a data directory's lock) once the server has
+    /// stopped, however many references to the journal remain; later appends fail.
+    ///
+    /// # Errors
+    ///
+    /// When the final sync fails.
+    fn close(&self) -> io::Result<()> {
+        self.sync()
+    }
+
     /// Whether anything is persisted at all (`aof_enabled` in `INFO persistence`).
     fn enabled(&self) -> bool;
 

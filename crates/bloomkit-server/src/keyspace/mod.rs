@@ -663,7 +663,6 @@ impl Keyspace {
             .journal
             .get()
             .ok_or_else(|| io::Error::other("the keyspace is still loading"))?;
-        let now = self.now();
         let maps: Vec<RwLockReadGuard<'_, ShardMap>> = self.shards.iter().map(read).collect();
         let writer = journal.begin_snapshot()?;
         let mut entries = Vec::with_capacity(maps.iter().map(|m| m.entries.len()).sum());
@@ -671,9 +670,12 @@ impl Keyspace {
             entries.extend(
                 map.entries
                     .iter()
-                    // An expired key's `DEL` may come later in the new log generation;
-                    // deleting a missing key is a no-op, so leaving it out is safe.
-                    .filter(|(_, entry)| !entry.is_expired(now))
+                    // Expired keys too: the snapshot is the map exactly as the log left it.
+                    // Leaving them out would make the snapshot depend on the clock: if the
+                    // wall clock stepped back, such a key could be live again, and a later
+                    // logged command on it (RENAME, CF.DEL) would not replay. The key's
+                    // expiry travels with it, and the first access after loading (or the
+                    // sweep) removes it, logging the `DEL`.
                     .map(|(key, entry)| SnapshotEntry {
                         key: key.clone(),
                         expires_at_ms: entry.expires_at_ms,

@@ -274,7 +274,7 @@ fn scan_returns_every_key_once_whatever_the_count() {
 }
 
 #[test]
-fn snapshots_share_values_and_skip_expired_keys() {
+fn snapshots_share_values_and_keep_expired_keys_as_the_log_left_them() {
     let (keyspace, recorder) = recorded();
     keyspace.restore(key("live"), Some(now_ms() + 60_000), bloom());
     keyspace.restore(key("dead"), Some(1), bloom());
@@ -286,14 +286,20 @@ fn snapshots_share_values_and_skip_expired_keys() {
     );
     assert_eq!(keyspace.changes_since_snapshot(), 1);
 
-    let (_writer, entries) = keyspace.begin_snapshot().unwrap();
+    let (_writer, mut entries) = keyspace.begin_snapshot().unwrap();
     assert_eq!(recorder.snapshots.load(Ordering::Relaxed), 1);
     assert_eq!(keyspace.changes_since_snapshot(), 0);
-    assert_eq!(entries.len(), 1);
-    assert_eq!(entries[0].key, key("live"));
-    assert!(entries[0].expires_at_ms.is_some());
+    entries.sort_by(|a, b| a.key.cmp(&b.key));
+    // Regression: expired keys were left out, which made the snapshot depend on the clock
+    // (a wall clock stepping back could revive a key the snapshot lacked, and a logged
+    // command on it would then fail to replay).
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0].key, key("dead"));
+    assert_eq!(entries[0].expires_at_ms, Some(1));
+    assert_eq!(entries[1].key, key("live"));
+    assert!(entries[1].expires_at_ms.is_some());
     // The snapshot holds the keyspace's own value, not a copy.
-    assert_eq!(Arc::strong_count(&entries[0].value), 2);
+    assert_eq!(Arc::strong_count(&entries[1].value), 2);
 }
 
 #[test]

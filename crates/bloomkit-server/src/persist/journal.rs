@@ -105,6 +105,10 @@ impl Journal for PersistentJournal {
         self.persistence.sync()
     }
 
+    fn close(&self) -> io::Result<()> {
+        self.persistence.close()
+    }
+
     fn enabled(&self) -> bool {
         true
     }

@@ -270,7 +270,8 @@ pub(crate) struct Shared {
     dir: PathBuf,
     policy: FsyncPolicy,
     /// Held for the lock's sake: closing it releases the directory.
-    _lock: File,
+    /// `None` once [`Persistence::close`] has released the directory.
+    lock: Mutex<Option<File>>,
     /// A `std` mutex, not a tokio one: it is held for a `write` call, never across an
     /// `.await`, and `append` runs under the keyspace's (std) shard locks anyway.
     log: Mutex<LogState>,
@@ -341,7 +342,7 @@ impl Persistence {
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             policy,
-            _lock: lock,
+            lock: Mutex::new(Some(lock)),
             log: Mutex::new(LogState {
                 file: Arc::new(recovered.file),
                 generation: recovered.generation,
@@ -488,6 +489,37 @@ impl Persistence {
     /// The fsync's error; the log then refuses further appends.
     pub fn sync(&self) -> io::Result<()> {
         self.shared.fsync_log().map_err(|r| failed(&r))
+    }
+
+    /// Syncs the log and releases the data directory, so that another server (or this one,
+    /// restarted in the same process) can open it at once, whoever still holds a reference
+    /// to this `Persistence`. Every later append fails. Blocking. Called once the server has
+    /// stopped; calling it again does nothing.
+    ///
+    /// # Errors
+    ///
+    /// The final fsync's error (the directory is released all the same).
+    pub fn close(&self) -> io::Result<()> {
+        // (Read into a local first: the guard must be gone before `sync` takes the mutex.)
+        let failed_already = self.shared.lock_log().failure.is_some();
+        // Once failed (or closed), nothing more can be made durable.
+        let synced = if failed_already { Ok(()) } else { self.sync() };
+        {
+            let mut log = self.shared.lock_log();
+            if log.failure.is_none() {
+                log.failure = Some("the server has shut down".to_string());
+            }
+        }
+        self.shared.sync.shut_down();
+        // Closing the file releases the advisory lock.
+        drop(
+            self.shared
+                .lock
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
+        synced
     }
 
     /// Switches the log to a new generation and returns the cut a snapshot is written from.

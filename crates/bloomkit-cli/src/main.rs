@@ -369,7 +369,11 @@ fn run(command: Command) -> Result<()> {
                 port,
                 dir,
                 // Restricted to the three names by clap's value parser.
-                appendfsync: appendfsync.parse().map_err(error::Error::Message)?,
+                appendfsync: appendfsync.parse().map_err(
+                    |e: bloomkit_server::persist::ParsePolicyError| {
+                        error::Error::Message(e.to_string())
+                    },
+                )?,
                 requirepass,
                 maxmemory,
                 maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),

@@ -4,9 +4,7 @@
 //! `bf-*`/`cf-*` [`Defaults`] for implicitly created keys (by the names RedisBloom uses in
 //! Redis 8) and `maxmemory`, which lives in the keyspace because every allocation checks it.
 
-use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock};
 
@@ -16,50 +14,9 @@ use crate::cmd::{glob, Defaults};
 use crate::keyspace::Keyspace;
 use crate::reply::Reply;
 
-/// When the append-only log is synced to disk (`--appendfsync`), as in Redis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum AppendFsync {
-    /// Before every reply: an acknowledged write survives `kill -9` and power loss.
-    Always,
-    /// Once a second: at most a second of acknowledged writes lost on power loss (none on
-    /// a crash of the server alone).
-    #[default]
-    EverySec,
-    /// When the OS decides.
-    No,
-}
-
-impl AppendFsync {
-    /// The name Redis uses: `always`, `everysec`, `no`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AppendFsync::Always => "always",
-            AppendFsync::EverySec => "everysec",
-            AppendFsync::No => "no",
-        }
-    }
-}
-
-impl fmt::Display for AppendFsync {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for AppendFsync {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "always" => Ok(AppendFsync::Always),
-            "everysec" => Ok(AppendFsync::EverySec),
-            "no" => Ok(AppendFsync::No),
-            _ => Err(format!(
-                "'{s}' is not an fsync policy: use always, everysec or no"
-            )),
-        }
-    }
-}
+/// When the append-only log is synced to disk (`--appendfsync`): the persistence layer's
+/// policy, under the name of the Redis option.
+pub use crate::persist::FsyncPolicy as AppendFsync;
 
 /// The server's start-up options, one per `bloomkit serve` flag.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,11 +17,11 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
 use crate::cmd::Defaults;
-use crate::config::{AppendFsync, Config, Settings};
+use crate::config::{Config, Settings};
 use crate::connection::{Connection, FLUSH_THRESHOLD};
 use crate::dispatch::{execute, Session};
 use crate::keyspace::{now_ms, Journal, Keyspace, NoJournal, Ticket};
-use crate::persist::{FsyncPolicy, Persistence, PersistentJournal};
+use crate::persist::{Persistence, PersistentJournal};
 
 /// Counters for `INFO clients` and `INFO stats`.
 #[derive(Debug, Default)]
@@ -313,11 +313,7 @@ impl Server {
         T: FnOnce(&Persistence) + Send + 'static,
     {
         let dir = config.dir.clone();
-        let policy = match config.appendfsync {
-            AppendFsync::Always => FsyncPolicy::Always,
-            AppendFsync::EverySec => FsyncPolicy::EverySec,
-            AppendFsync::No => FsyncPolicy::No,
-        };
+        let policy = config.appendfsync;
         Server::bind_with(config, move |shared| {
             let (persistence, mut recovery) =
                 Persistence::open(&dir, policy).map_err(|e| io::Error::other(e.to_string()))?;

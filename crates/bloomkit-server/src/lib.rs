@@ -32,7 +32,9 @@
 //! use bloomkit_server::server::Server;
 //!
 //! # async fn serve() -> std::io::Result<()> {
-//! let server = Server::bind(Config { port: 0, ..Config::default() }).await?;
+//! // Loads ./bloomkit-data (snapshot, then log) and logs every write from then on;
+//! // `Server::bind` would run without persistence.
+//! let server = Server::open(Config { port: 0, ..Config::default() }).await?;
 //! println!("listening on {}", server.local_addr()?);
 //! server.run_until(tokio::signal::ctrl_c()).await
 //! # }

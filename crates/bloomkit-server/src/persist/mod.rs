@@ -89,6 +89,10 @@
 //!   from (writers keep appending to it), and rewriting a log while it grows needs a second
 //!   buffer. Switching to a new file at the cut is O(1) under the keyspace's locks, and
 //!   deleting whole older files afterwards is atomic per file.
+//! * **A buffer before the file.** Appends are encoded under the log's mutex and written by
+//!   whoever first needs them on disk (a reply's `durable`, the fsync thread, a snapshot
+//!   cut): pipelined writes cost one `write` system call per batch, not one per command, as
+//!   with Redis's AOF buffer. An acknowledged write has always reached the kernel.
 //! * **A dedicated thread, not `spawn_blocking`, for fsync**: fsyncs are serialized anyway
 //!   (one covers all before it), and a thread that lives as long as the log needs no runtime,
 //!   so the same code serves tests and the replay before the runtime starts serving.
@@ -393,19 +397,23 @@ impl Persistence {
         self.shared.policy
     }
 
-    /// Appends `commands` to the log, in order, as one `write`: no fsync.
+    /// Appends `commands` to the log, in order: encoded into the log's buffer, no system
+    /// call and no fsync. [`Persistence::durable`] writes the buffer (with everything
+    /// buffered before it) before it waits, so a connection's pipelined batch costs one
+    /// `write`; the fsync thread and snapshot cuts write it too, and so does `append` itself
+    /// once the buffer passes 1 MiB.
     ///
     /// Call it while holding the lock of the key the commands change, so that the log's
-    /// order is the order of the changes; it takes an internal mutex for the length of one
-    /// `write` system call. An empty `commands` appends nothing and returns a ticket that is
-    /// already durable or becomes so with what precedes it.
+    /// order is the order of the changes; it takes an internal mutex for the length of the
+    /// encoding. An empty `commands` appends nothing and returns a ticket that is already
+    /// durable or becomes so with what precedes it.
     ///
     /// # Errors
     ///
-    /// The `write`'s error (a full disk, say), after the file has been cut back to where it
-    /// was, so the log never holds half a command; then the command must not be
-    /// acknowledged, and the caller should undo it or answer an error. If even cutting back
-    /// fails, or an fsync failed earlier, the log refuses every later append.
+    /// A command that cannot be encoded (nothing of the call is kept); a failed `write` of a
+    /// full buffer, after which the file is cut back to its last whole record and the log
+    /// refuses everything (the lost records belong to other appenders too); any earlier
+    /// failure of the log.
     pub fn append(&self, commands: &[Vec<Bytes>]) -> io::Result<Ticket> {
         let mut guard = self.shared.lock_log();
         let log = &mut *guard;

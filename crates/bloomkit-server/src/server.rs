@@ -413,9 +413,17 @@ impl Server {
         housekeeping.abort();
         let save = shared.shutdown_signal().borrow().unwrap_or(true);
         if let Some(journal) = shared.keyspace().journal().cloned() {
-            tokio::task::spawn_blocking(move || journal.sync())
+            let synced = tokio::task::spawn_blocking(move || journal.sync())
                 .await
-                .map_err(io::Error::other)??;
+                .map_err(io::Error::other)
+                .and_then(|r| r);
+            if let Err(e) = synced {
+                // Still let go of the directory before reporting the failure.
+                if let Some(journal) = shared.keyspace().journal().cloned() {
+                    let _ = tokio::task::spawn_blocking(move || journal.close()).await;
+                }
+                return Err(e);
+            }
         }
         if save {
             loop {

@@ -51,8 +51,9 @@ pub trait Journal: Send + Sync + 'static {
     ///
     /// Called with the shard locks of the keys they change held: it must not block on the
     /// disk (buffer, or hand the bytes to a writer thread). Returns what to await before
-    /// replying, or `None` when there is nothing to wait for (no persistence, or
-    /// `appendfsync no`).
+    /// replying, or `None` when there is nothing to wait for (no persistence). A buffering
+    /// journal returns a ticket whatever its fsync policy: the reply must wait at least for
+    /// the record to be written.
     fn append(&self, commands: &[Vec<Bytes>]) -> Option<Ticket>;
 
     /// Completes when everything up to `ticket` is written and, as the fsync policy
@@ -75,11 +76,12 @@ pub trait Journal: Send + Sync + 'static {
     /// A read, or a write that changed nothing (`BF.ADD` of an item already there answers
     /// 0 and logs nothing), may see another client's change that is applied but not yet
     /// durable. Answering before it is would acknowledge a state a crash can take back:
-    /// "already there", then after a restart, not there. So when the journal awaits fsyncs
-    /// (`appendfsync always`), such replies wait for the position read after the command
-    /// ran, as Redis sends no reply before the fsync of every write that preceded it. With
-    /// one fsync covering many records this costs little, and nothing when nothing is
-    /// pending.
+    /// "already there", then after a restart, not there. So such replies wait for the
+    /// position read after the command ran: with `appendfsync always` until it is fsynced
+    /// (Redis sends no reply before the fsync of every write that preceded it), with the
+    /// other policies until it has left the journal's buffer (so a `kill -9` cannot take it
+    /// back). With one fsync or `write` covering many records this costs little, and nothing
+    /// when nothing is pending.
     fn position(&self) -> Option<Ticket> {
         None
     }

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use super::{FsyncPolicy, Persistence, Ticket as LogTicket};
+use super::{Persistence, Ticket as LogTicket};
 use crate::keyspace::{Durable, Journal, SnapshotEntry, SnapshotWriter, Ticket};
 
 /// The append-only log and snapshots of a data directory, as the keyspace's [`Journal`].
@@ -21,7 +21,7 @@ pub struct PersistentJournal {
     persistence: Persistence,
     /// Why the log stopped accepting writes, once it has.
     poisoned: Mutex<Option<String>>,
-    /// Whether `poisoned` is set: every append checks this, and a relaxed load costs
+    /// Whether `poisoned` is set: every append checks this, and an atomic load costs
     /// nothing beside a mutex.
     is_poisoned: AtomicBool,
 }
@@ -91,10 +91,12 @@ impl Journal for PersistentJournal {
     }
 
     fn position(&self) -> Option<Ticket> {
-        // Only `always` makes anyone wait: with the other policies a reply never waits for
-        // an fsync, so an observation need not either.
-        (self.persistence.policy() == FsyncPolicy::Always)
-            .then(|| Ticket(self.persistence.appended().sequence()))
+        // With `always`, what was appended must be fsynced; with the other policies it must
+        // at least have left the buffer (a reply that reports another client's change must
+        // not go out before that change reached the kernel).
+        self.persistence
+            .observed_position()
+            .map(|ticket| Ticket(ticket.sequence()))
     }
 
     fn wants_snapshot(&self) -> bool {
@@ -160,6 +162,7 @@ impl SnapshotWriter for Cut {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::persist::FsyncPolicy;
 
     fn add(item: &str) -> Vec<Bytes> {
         ["BF.ADD", "k", item]
@@ -168,20 +171,27 @@ mod tests {
             .collect()
     }
 
+    /// Regression: with `everysec`/`no`, a reply that observed another client's change
+    /// went out while that change was still in the log's buffer, so a `kill -9` could take
+    /// back what it reported.
     #[tokio::test]
-    async fn observers_wait_for_what_was_appended_only_with_always() {
+    async fn observers_wait_for_what_is_appended_until_it_is_written_or_synced() {
         for policy in [FsyncPolicy::Always, FsyncPolicy::EverySec, FsyncPolicy::No] {
             let dir = tempfile::tempdir().unwrap();
             let (persistence, _) = Persistence::open(dir.path(), policy).unwrap();
             let journal = PersistentJournal::new(persistence);
             let ticket = journal.append(&[add("a"), add("b")]);
-            let position = journal.position();
+            // Buffered: every policy makes an observer wait for it.
+            assert_eq!(journal.position(), ticket, "{policy}");
+            assert_eq!(journal.position(), Some(Ticket(2)));
+            journal.durable(Ticket(2)).await.unwrap();
+            // Written (and, with always, synced): only `always` still names a position,
+            // which is already durable.
             if policy == FsyncPolicy::Always {
-                assert_eq!(position, ticket);
-                assert_eq!(position, Some(Ticket(2)));
+                assert_eq!(journal.position(), Some(Ticket(2)));
                 journal.durable(Ticket(2)).await.unwrap();
             } else {
-                assert_eq!(position, None, "{policy}");
+                assert_eq!(journal.position(), None, "{policy}");
             }
         }
     }

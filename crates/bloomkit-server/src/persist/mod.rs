@@ -19,10 +19,14 @@
 //! 1. take the key's shard lock, run the command;
 //! 2. [`Persistence::append`] its [`crate::cmd::Outcome::log`] while still holding the
 //!    lock, so the log's order is the order in which commands changed each key. `append` only
-//!    encodes and `write`s under a mutex (microseconds, no fsync), and returns a [`Ticket`];
+//!    encodes into the log's buffer under a mutex (no system call, no fsync), and returns a
+//!    [`Ticket`];
 //! 3. release the lock;
-//! 4. `persistence.durable(ticket).await`: with [`FsyncPolicy::Always`] this resolves once an
-//!    fsync that covers the record has completed; with the other policies at once;
+//! 4. `persistence.durable(ticket).await`: it first writes the buffer up to the ticket to the
+//!    file (one `write` for everything buffered), then, with [`FsyncPolicy::Always`],
+//!    resolves once an fsync that covers the record has completed; with the other policies
+//!    at once. A reply that only observes the keyspace waits for
+//!    [`Persistence::observed_position`] the same way;
 //! 5. send the reply. An error from `append` or `durable` means the write may not be on disk:
 //!    answer an error, never `OK`.
 //!
@@ -67,8 +71,9 @@
 //!    generations the snapshot now covers. A crash at any point leaves either the old
 //!    snapshot and every log, or the new snapshot and the logs after it.
 //!
-//! **Shutdown**: [`Persistence::sync`] before exiting (dropping the `Persistence` also
-//! syncs, ignoring errors).
+//! **Shutdown**: [`Persistence::close`] once the clients are gone: it writes and fsyncs what
+//! is buffered, refuses later appends, waits for a snapshot being written, and releases the
+//! directory (dropping the `Persistence` also syncs, ignoring errors).
 //!
 //! # The files
 //!
@@ -217,6 +222,9 @@ impl Ticket {
 /// `auto-aof-rewrite-min-size`.
 pub const AUTO_SNAPSHOT_MIN_LOG_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The failure a closed log reports to late appenders.
+const SHUT_DOWN: &str = "the server has shut down";
+
 /// Buffered log bytes past which `append` writes them itself rather than wait for someone
 /// to need them durable.
 const PENDING_FLUSH_BYTES: usize = 1 << 20;
@@ -286,6 +294,9 @@ pub(crate) struct Shared {
     auto_min_bytes: AtomicU64,
     /// `LogState::written`, readable without the mutex (see [`Persistence::appended`]).
     appended: AtomicU64,
+    /// Records handed to the OS (`written` minus what the buffer holds), readable without the
+    /// mutex (see [`Persistence::observed_position`]).
+    flushed: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -302,8 +313,8 @@ struct LogState {
     written: u64,
     /// `written` at the cut of the last successful snapshot.
     saved: u64,
-    /// Set when a write could not be undone or an fsync failed: the log then refuses
-    /// everything, since what is on disk is no longer known.
+    /// Set when a write or an fsync failed, or the log was closed: the log then refuses
+    /// everything, since what is on disk is no longer known (or the server has stopped).
     failure: Option<String>,
     /// Records appended but not yet handed to the OS: encoded here under the mutex and
     /// written by whoever needs them on disk first ([`Persistence::durable`], the fsync
@@ -372,6 +383,7 @@ impl Persistence {
             }),
             auto_min_bytes: AtomicU64::new(AUTO_SNAPSHOT_MIN_LOG_BYTES),
             appended: AtomicU64::new(recovered.records),
+            flushed: AtomicU64::new(recovered.records),
         });
         let syncer = match policy {
             FsyncPolicy::Always | FsyncPolicy::EverySec => {
@@ -451,6 +463,17 @@ impl Persistence {
         Ticket(self.shared.appended.load(Ordering::Acquire))
     }
 
+    /// What a reply that only *observes* the keyspace must wait for, if anything: with
+    /// `always`, every record appended so far (it must be fsynced); with the other policies,
+    /// every record appended so far if some are still in the buffer (they must reach the
+    /// kernel first, or a `kill -9` could take back what the reply reports). Lock-free.
+    pub fn observed_position(&self) -> Option<Ticket> {
+        let appended = self.shared.appended.load(Ordering::Acquire);
+        let waits = self.shared.policy == FsyncPolicy::Always
+            || appended > self.shared.flushed.load(Ordering::Acquire);
+        waits.then_some(Ticket(appended))
+    }
+
     /// Resolves once the log is durable up to `ticket`, as the policy defines it.
     ///
     /// With [`FsyncPolicy::Always`], once an fsync that began after the ticket's `write`
@@ -508,18 +531,40 @@ impl Persistence {
     ///
     /// The final fsync's error (the directory is released all the same).
     pub fn close(&self) -> io::Result<()> {
-        // (Read into a local first: the guard must be gone before `sync` takes the mutex.)
-        let failed_already = self.shared.lock_log().failure.is_some();
-        // Once failed (or closed), nothing more can be made durable.
-        let synced = if failed_already { Ok(()) } else { self.sync() };
-        {
-            let mut log = self.shared.lock_log();
-            if log.failure.is_none() {
-                log.failure = Some("the server has shut down".to_string());
+        // Under the log's mutex: write what is buffered and stop all appends, so that what
+        // the final fsync covers is everything there will ever be.
+        let (result, to_sync) = {
+            let mut guard = self.shared.lock_log();
+            let log = &mut *guard;
+            match log.failure.clone() {
+                Some(reason) if reason == SHUT_DOWN => (Ok(()), None),
+                Some(reason) => (Err(failed(&reason)), None),
+                None => match self.shared.flush_pending(log) {
+                    Ok(()) => {
+                        log.failure = Some(SHUT_DOWN.to_string());
+                        (Ok(()), Some((Arc::clone(&log.file), log.written)))
+                    }
+                    Err(reason) => (Err(failed(&reason)), None),
+                },
             }
-        }
+        };
+        let result = match to_sync {
+            Some((file, written)) => match file.sync_data() {
+                Ok(()) => {
+                    self.shared.fsyncs.fetch_add(1, Ordering::Relaxed);
+                    self.shared.sync.synced(written);
+                    result
+                }
+                Err(e) => Err(e),
+            },
+            None => result,
+        };
+        // Waiters the final fsync did not cover (there should be none once the clients are
+        // gone) get an error rather than wait forever for a thread that is stopping.
+        self.shared.sync.fail(SHUT_DOWN.to_string());
         self.shared.sync.shut_down();
-        // Closing the file releases the advisory lock.
+        // Closing the file releases the advisory lock; this waits for a snapshot being
+        // written, which holds the same mutex.
         drop(
             self.shared
                 .lock
@@ -527,7 +572,7 @@ impl Persistence {
                 .unwrap_or_else(|e| e.into_inner())
                 .take(),
         );
-        synced
+        result
     }
 
     /// Switches the log to a new generation and returns the cut a snapshot is written from.
@@ -536,7 +581,8 @@ impl Persistence {
     /// logged before it is in the snapshot, every one after it in the new generation. It
     /// fsyncs the outgoing generation (recovery relies on every generation but the last being
     /// complete on disk, and with `always`/`everysec` at most a second of writes is unsynced),
-    /// creates the next one and fsyncs the directory: no other I/O, whatever the keyspace's
+    /// creates the next one and fsyncs the directory: no other I/O (beyond writing what is
+    /// still buffered to the outgoing generation), whatever the keyspace's
     /// size.
     ///
     /// # Errors
@@ -702,6 +748,7 @@ impl Shared {
                 log.file_len += log.pending.len() as u64;
                 log.pending.clear();
                 log.pending_records = 0;
+                self.flushed.store(log.written, Ordering::Release);
                 // A 512 MiB LOADCHUNK should not keep its buffer for the life of the server.
                 if log.pending.capacity() > PENDING_FLUSH_BYTES * 2 {
                     log.pending = Vec::new();
@@ -713,13 +760,18 @@ impl Shared {
                 // A partial write would leave half a record in the middle of the log once a
                 // later write succeeds, and start-up would then (rightly) refuse it.
                 let undone = log.file.set_len(log.file_len);
-                Err(match undone {
+                let reason = match undone {
                     Ok(()) => format!("a write to {} failed: {e}", path.display()),
                     Err(e2) => format!(
                         "a write to {} failed ({e}) and could not be undone ({e2})",
                         path.display()
                     ),
-                })
+                };
+                // Recorded before the mutex is released, so that nobody retries the same
+                // buffer after a half-record the cut-back could not remove; the caller wakes
+                // the waiters.
+                log.failure = Some(reason.clone());
+                Err(reason)
             }
         }
     }

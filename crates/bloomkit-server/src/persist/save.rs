@@ -154,6 +154,16 @@ impl SnapshotCut {
         V: Borrow<Value>,
     {
         let shared = Arc::clone(&self.shared);
+        // Held for the whole write, renames and removals included: `Persistence::close`
+        // takes it to release the directory, so it waits for a snapshot in progress, and a
+        // snapshot never touches a directory its server has let go of (another server may
+        // own it by then).
+        let dir_lock = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+        if dir_lock.is_none() {
+            return Err(PersistError::LogFailed {
+                reason: "the server has shut down; the snapshot was not written".to_string(),
+            });
+        }
         let dir = shared.dir.as_path();
         let temp = dir.join(temp_snapshot_name(self.generation));
         let result = (|| -> Result<Option<u64>, PersistError> {
@@ -243,6 +253,7 @@ impl SnapshotCut {
             }
             let _ = fs::remove_file(shared.log_path(*g));
         }
+        drop(dir_lock);
         Ok(())
     }
 

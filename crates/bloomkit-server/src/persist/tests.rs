@@ -240,3 +240,60 @@ fn a_crash_right_after_a_rotation_leaves_an_empty_or_headerless_last_log() {
         assert_eq!(Model::recover(&mut recovery), m, "{keep}");
     }
 }
+
+fn logged(recovery: &Recovery) -> Vec<Vec<Bytes>> {
+    let mut commands = Vec::new();
+    recovery
+        .for_each_command(|c| {
+            commands.push(c);
+            Ok(())
+        })
+        .unwrap();
+    commands
+}
+
+/// Regression (review): a snapshot cut taken before `close` was still written after
+/// `close` had released the directory, renaming over the next owner's snapshot and
+/// deleting its log, so the directory no longer opened.
+#[test]
+fn a_snapshot_cut_before_close_is_not_written_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p1, _) = Persistence::open(dir.path(), FsyncPolicy::Always).unwrap();
+    p1.append(&[args(&["ADD", "k", "x"])]).unwrap();
+    let late = p1.begin_snapshot().unwrap();
+    p1.close().unwrap();
+    let (p2, _) = Persistence::open(dir.path(), FsyncPolicy::Always).unwrap();
+    p2.append(&[args(&["ADD", "k", "y"])]).unwrap();
+    p2.sync().unwrap();
+    assert!(late
+        .write(Vec::<(Bytes, Option<u64>, Arc<Value>)>::new())
+        .is_err());
+    drop((p1, p2));
+    let (_p3, recovery) = Persistence::open(dir.path(), FsyncPolicy::Always).unwrap();
+    assert_eq!(
+        logged(&recovery),
+        vec![args(&["ADD", "k", "x"]), args(&["ADD", "k", "y"])]
+    );
+}
+
+/// Regression (review): `close` stopped the fsync thread without telling the waiters, so a
+/// `durable` future could wait forever; it now covers what was appended with its own fsync
+/// and fails anything later.
+#[tokio::test]
+async fn durable_after_close_answers_instead_of_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, _) = Persistence::open(dir.path(), FsyncPolicy::Always).unwrap();
+    let ticket = p.append(&[args(&["ADD", "k", "x"])]).unwrap();
+    p.close().unwrap();
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(5), p.durable(ticket)).await;
+    assert!(matches!(waited, Ok(Ok(()))), "{waited:?}");
+    assert!(p.append(&[args(&["ADD", "k", "y"])]).is_err());
+    let beyond = super::Ticket::from_sequence(ticket.sequence() + 1);
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(5), p.durable(beyond)).await;
+    assert!(matches!(waited, Ok(Err(_))), "{waited:?}");
+    // A second close changes nothing; Drop after it is quiet.
+    p.close().unwrap();
+    drop(p);
+    let (_again, recovery) = Persistence::open(dir.path(), FsyncPolicy::Always).unwrap();
+    assert_eq!(logged(&recovery), vec![args(&["ADD", "k", "x"])]);
+}

@@ -14,7 +14,7 @@ use bloomkit::{AnyFilter, BlockedBloomFilter, Error, Filter, FilterKind, Scalabl
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------
-// RedisBloom's behaviour (see /work/shared/reference/redisbloom.md and RedisBloom's sb.c)
+// RedisBloom's behaviour (its sb.c and test suite; summarized in docs/SERVER.md)
 // ---------------------------------------------------------------------------------------
 
 /// `BF.ADD`/`BF.INSERT` items "0".."n-1" as the server will: the raw bytes, hashed as a str.

@@ -289,6 +289,13 @@ pub(crate) struct Shared {
     log: Mutex<LogState>,
     sync: SyncControl,
     fsyncs: AtomicU64,
+    /// Held across every fsync of a log file and the recording of its failure. Linux reports
+    /// a writeback error to one fsync only: without this, a snapshot cut's fsync could
+    /// succeed after the fsync thread's failed, before that failure was recorded, and
+    /// release waiters whose records the kernel had dropped.
+    fsync_serial: Mutex<()>,
+    /// Set, under `fsync_serial`, once an fsync of a log file has failed.
+    fsync_failed: AtomicBool,
     snapshot_running: AtomicBool,
     saves: Mutex<SaveState>,
     auto_min_bytes: AtomicU64,
@@ -372,6 +379,8 @@ impl Persistence {
             // Everything found on disk was fsynced by recovery.
             sync: SyncControl::new(recovered.records),
             fsyncs: AtomicU64::new(0),
+            fsync_serial: Mutex::new(()),
+            fsync_failed: AtomicBool::new(false),
             snapshot_running: AtomicBool::new(false),
             saves: Mutex::new(SaveState {
                 last_save_unix: recovered.snapshot_unix_ms.unwrap_or(now) / 1000,
@@ -549,7 +558,7 @@ impl Persistence {
             }
         };
         let result = match to_sync {
-            Some((file, written)) => match file.sync_data() {
+            Some((file, written)) => match self.shared.fsync_file(&file) {
                 Ok(()) => {
                     self.shared.fsyncs.fetch_add(1, Ordering::Relaxed);
                     self.shared.sync.synced(written);
@@ -715,7 +724,7 @@ impl Shared {
         };
         // Without the mutex: appends go on while the disk works, and the next round's
         // fsync covers them (group commit).
-        match file.sync_data() {
+        match self.fsync_file(&file) {
             Ok(()) => {
                 self.fsyncs.fetch_add(1, Ordering::Relaxed);
                 self.sync.synced(target);
@@ -730,6 +739,20 @@ impl Shared {
                 Err(reason)
             }
         }
+    }
+
+    /// Fsyncs a log file, one fsync at a time; fails, without trying, once any fsync of the
+    /// log has failed (see `fsync_serial`).
+    fn fsync_file(&self, file: &File) -> io::Result<()> {
+        let _serial = self.fsync_serial.lock().unwrap_or_else(|e| e.into_inner());
+        if self.fsync_failed.load(Ordering::Acquire) {
+            return Err(io::Error::other(
+                "an earlier fsync of the log failed; what it covered may be lost",
+            ));
+        }
+        file.sync_data().inspect_err(|_| {
+            self.fsync_failed.store(true, Ordering::Release);
+        })
     }
 
     /// Writes the buffered records to the current generation's file (called with the log's

@@ -89,7 +89,7 @@ pub(crate) fn begin(shared: &Arc<Shared>) -> Result<SnapshotCut, PersistError> {
     }
     // Every generation but the last must be complete on disk: recovery treats damage in
     // them as corruption, not as a torn tail.
-    if let Err(e) = log.file.sync_data() {
+    if let Err(e) = shared.fsync_file(&log.file) {
         let reason = format!("fsync of {} failed: {e}", old_path.display());
         log.failure = Some(reason.clone());
         drop(guard);

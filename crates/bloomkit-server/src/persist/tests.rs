@@ -297,3 +297,21 @@ async fn durable_after_close_answers_instead_of_hanging() {
     let (_again, recovery) = Persistence::open(dir.path(), FsyncPolicy::Always).unwrap();
     assert_eq!(logged(&recovery), vec![args(&["ADD", "k", "x"])]);
 }
+
+/// Regression (review): Linux reports a writeback error to one fsync only, so once an fsync
+/// of the log has failed, no later fsync (the fsync thread's, a snapshot cut's, close's)
+/// may count as covering anything.
+#[tokio::test]
+async fn after_a_failed_fsync_no_later_fsync_releases_anyone() {
+    use std::sync::atomic::Ordering;
+    let dir = tempfile::tempdir().unwrap();
+    let (p, _) = Persistence::open(dir.path(), FsyncPolicy::Always).unwrap();
+    let ticket = p.append(&[args(&["ADD", "k", "x"])]).unwrap();
+    // What `fsync_file` records when the kernel reports an error (which cannot be provoked
+    // here without a failing disk).
+    p.shared.fsync_failed.store(true, Ordering::Release);
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(5), p.durable(ticket)).await;
+    assert!(matches!(waited, Ok(Err(_))), "{waited:?}");
+    assert!(p.begin_snapshot().is_err());
+    assert!(p.close().is_err());
+}

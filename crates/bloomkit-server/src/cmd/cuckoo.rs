@@ -26,7 +26,7 @@ use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooOptions, Error, FilterK
 use bytes::Bytes;
 
 use super::args::{command_name, parse_i64, wrong_arity};
-use super::dump::{self, Chunk, Loaded};
+use super::dump::{self, Chunk};
 use super::shared::{
     admit_new_filter, arg_index, command, long_long, num, verbatim, word, Lookup, Origin,
     INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE,
@@ -641,17 +641,14 @@ fn loadchunk(
         Err(status @ (Lookup::Missing | Lookup::WrongType)) => {
             Outcome::unchanged(status.error(LOADCHUNK))
         }
-        Ok(()) | Err(Lookup::Loading) => match dump::load(slot, pos, data, ctx.budget) {
-            Ok(Loaded::Changed) => changed(),
-            Ok(Loaded::Unchanged) => Outcome::unchanged(Reply::Ok),
-            // The key was removed. Logged as that removal, not as the chunk: replayed, the
-            // chunk would answer the same error, and a log that replays with an error stops
-            // start-up.
-            Err(e @ dump::LoadError::Corrupt) => Outcome {
-                reply: e.cuckoo_chunk_reply(),
-                log: vec![command("DEL", key, Vec::new())],
-            },
-            Err(e) => Outcome::unchanged(e.cuckoo_chunk_reply()),
-        },
+        Ok(()) | Err(Lookup::Loading) => dump::load_outcome(
+            slot,
+            key,
+            pos,
+            data,
+            args,
+            ctx.budget,
+            dump::LoadError::cuckoo_chunk_reply,
+        ),
     }
 }

@@ -24,9 +24,10 @@ use std::io::{self, Write};
 
 use bloomkit::format::{self, HeaderInfo};
 use bloomkit::FilterKind;
+use bytes::Bytes;
 
-use super::shared::{INSUFFICIENT_MEMORY, OOM};
-use super::Budget;
+use super::shared::{command, verbatim, INSUFFICIENT_MEMORY, OOM};
+use super::{Budget, Outcome};
 use crate::reply::Reply;
 use crate::value::{PartialDump, Value};
 
@@ -210,6 +211,33 @@ pub(crate) fn start(
     Ok(Value::Loading(dump))
 }
 
+/// A chunk after the header ([`load`]) as its command's outcome, for either family (`reply`
+/// words a [`LoadError`] as the family does): logged verbatim when it changed the key.
+pub(crate) fn load_outcome(
+    slot: &mut Option<Value>,
+    key: &Bytes,
+    iter: i64,
+    data: &[u8],
+    args: &[Bytes],
+    budget: &dyn Budget,
+    reply: fn(LoadError) -> Reply,
+) -> Outcome {
+    match load(slot, iter, data, budget) {
+        Ok(Loaded::Changed) => Outcome {
+            reply: Reply::Ok,
+            log: vec![verbatim(args)],
+        },
+        Ok(Loaded::Unchanged) => Outcome::unchanged(Reply::Ok),
+        // The key was removed. Logged as that removal, not as the chunk: replayed, the chunk
+        // would answer the same error, and a log that replays with an error stops start-up.
+        Err(e @ LoadError::Corrupt) => Outcome {
+            reply: reply(e),
+            log: vec![command("DEL", key, Vec::new())],
+        },
+        Err(e) => Outcome::unchanged(reply(e)),
+    }
+}
+
 /// What a later chunk did.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Loaded {
@@ -221,7 +249,7 @@ pub(crate) enum Loaded {
 
 /// A chunk after the header, for a key holding `value` of the same family (a filter being
 /// restored, or a finished one: only repeats of its own bytes are accepted then).
-pub(crate) fn load(
+fn load(
     slot: &mut Option<Value>,
     iter: i64,
     data: &[u8],

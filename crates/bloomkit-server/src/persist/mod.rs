@@ -299,7 +299,7 @@ pub(crate) struct Shared {
     snapshot_running: AtomicBool,
     saves: Mutex<SaveState>,
     auto_min_bytes: AtomicU64,
-    /// `LogState::written`, readable without the mutex (see [`Persistence::appended`]).
+    /// `LogState::written`, readable without the mutex (see [`Persistence::observed_position`]).
     appended: AtomicU64,
     /// Records handed to the OS (`written` minus what the buffer holds), readable without the
     /// mutex (see [`Persistence::observed_position`]).
@@ -464,15 +464,9 @@ impl Persistence {
         Ok(ticket)
     }
 
-    /// The ticket of every record whose [`Persistence::append`] has returned. Lock-free,
-    /// for callers that must wait for what they have *seen*: a reply that reflects another
-    /// client's change must not go out before that change is durable, and that change was
-    /// appended before its key's lock was released.
-    pub fn appended(&self) -> Ticket {
-        Ticket(self.shared.appended.load(Ordering::Acquire))
-    }
-
-    /// What a reply that only *observes* the keyspace must wait for, if anything: with
+    /// What a reply that only *observes* the keyspace must wait for, if anything (a reply
+    /// that reflects another client's change must not go out before that change is durable,
+    /// and that change was appended before its key's lock was released): with
     /// `always`, every record appended so far (it must be fsynced); with the other policies,
     /// every record appended so far if some are still in the buffer (they must reach the
     /// kernel first, or a `kill -9` could take back what the reply reports). Lock-free.

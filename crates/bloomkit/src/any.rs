@@ -325,6 +325,13 @@ impl AnyFilter {
                         },
                     ),
                     ("layers", f.num_layers().to_string()),
+                    (
+                        "layout",
+                        match f.layout() {
+                            crate::LayerLayout::Classic => "classic layers".to_string(),
+                            crate::LayerLayout::Blocked => "blocked layers".to_string(),
+                        },
+                    ),
                 ];
                 for l in f.layers() {
                     v.push((

@@ -236,6 +236,17 @@ impl BloomFilter {
         std::mem::size_of::<Self>() + self.bits.memory_bytes()
     }
 
+    /// The bits as 64-bit words, for the kinds that store classic filters inside their own
+    /// format (a scalable filter's classic layers).
+    pub(crate) fn words(&self) -> &[u64] {
+        self.bits.words()
+    }
+
+    /// Heap bytes of the bits alone.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.bits.memory_bytes()
+    }
+
     fn check_compatible(&self, other: &Self) -> Result<()> {
         Error::check_same("number of bits", self.num_bits, other.num_bits)?;
         Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
@@ -374,12 +385,7 @@ impl Persist for BloomFilter {
     fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
         let (num_bits, num_hashes) = format::decode_bits_and_hashes(header, 64)?;
         let num_words = num_bits / 64;
-        let mut words: Vec<u64> = Vec::new();
-        payload.read_words(num_words, |chunk| {
-            format::grow_toward(&mut words, chunk.len(), num_words)?;
-            words.extend_from_slice(chunk);
-            Ok(())
-        })?;
+        let words = payload.read_word_vec(num_words)?;
         Ok(BloomFilter {
             bits: BitArray::from_words(words),
             num_bits,

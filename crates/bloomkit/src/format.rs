@@ -490,6 +490,18 @@ impl<R: Read> FormatReader<R> {
         Ok(())
     }
 
+    /// Reads `num_words` words into a vector that grows only as they arrive (see
+    /// [`grow_toward`]): a length the input merely claims is never allocated up front.
+    pub(crate) fn read_word_vec(&mut self, num_words: u64) -> Result<Vec<u64>> {
+        let mut words: Vec<u64> = Vec::new();
+        self.read_words(num_words, |chunk| {
+            grow_toward(&mut words, chunk.len(), num_words)?;
+            words.extend_from_slice(chunk);
+            Ok(())
+        })?;
+        Ok(words)
+    }
+
     /// Reads the checksum and compares it with what was read; returns how many bytes the
     /// source still holds, when known.
     pub(crate) fn finish(mut self) -> Result<Option<u64>> {

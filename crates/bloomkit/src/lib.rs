@@ -136,7 +136,7 @@ pub use crate::hash::{
     hash, hash_bytes, hash_bytes_with_seed, hash_with_seed, StableHasher, DEFAULT_SEED,
 };
 pub use crate::ribbon::RibbonFilter;
-pub use crate::scalable::{LayerInfo, ScalableBloomFilter, ScalableBuilder};
+pub use crate::scalable::{LayerInfo, LayerLayout, ScalableBloomFilter, ScalableBuilder};
 
 use std::hash::Hash;
 

@@ -9,8 +9,10 @@ use common::{data_dir, golden_answers, reseal};
 
 use std::collections::HashSet;
 
-use bloomkit::sizing::blocked_fp_rate;
-use bloomkit::{AnyFilter, BlockedBloomFilter, Error, Filter, FilterKind, ScalableBloomFilter};
+use bloomkit::sizing::{blocked_fp_rate, classic_fp_rate};
+use bloomkit::{
+    AnyFilter, BlockedBloomFilter, Error, Filter, FilterKind, LayerLayout, ScalableBloomFilter,
+};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------
@@ -224,8 +226,11 @@ fn is_a_filter_and_thread_safe() {
 
 /// Grows a filter from `initial` to `n` keys, probes `probes` absent keys, and checks the
 /// measured rate against `bound` and against the layers' predicted rates.
-fn grow_and_measure(initial: u64, p: f64, n: u64, probes: u64, bound: f64) {
-    let mut f = ScalableBloomFilter::new(initial, p).unwrap();
+fn grow_and_measure(layout: LayerLayout, initial: u64, p: f64, n: u64, probes: u64, bound: f64) {
+    let mut f = ScalableBloomFilter::builder(initial, p)
+        .layout(layout)
+        .build()
+        .unwrap();
     for i in 0..n {
         f.insert(&i).unwrap();
     }
@@ -241,13 +246,16 @@ fn grow_and_measure(initial: u64, p: f64, n: u64, probes: u64, bound: f64) {
     // full), combined as independent events.
     let layer_rates: Vec<f64> = f
         .layers()
-        .map(|l| blocked_fp_rate(l.items, l.num_bits, l.num_hashes))
+        .map(|l| match layout {
+            LayerLayout::Blocked => blocked_fp_rate(l.items, l.num_bits, l.num_hashes),
+            _ => classic_fp_rate(l.items, l.num_bits, l.num_hashes),
+        })
         .collect();
     let predicted = 1.0 - layer_rates.iter().map(|r| 1.0 - r).product::<f64>();
     let estimated = f.estimated_fp_rate();
     let bits_per_key = f.num_bits() as f64 / f.len() as f64;
     eprintln!(
-        "scalable {initial} -> {n} at {p}: {} layers, {bits_per_key:.2} bits/key; measured \
+        "scalable ({layout:?}) {initial} -> {n} at {p}: {} layers, {bits_per_key:.2} bits/key; measured \
          {measured:.6}, predicted {predicted:.6} (ratio {:.3}), planned sum {planned:.6}, \
          estimated from fill {estimated:.6}",
         f.num_layers(),
@@ -274,7 +282,43 @@ fn grow_and_measure(initial: u64, p: f64, n: u64, probes: u64, bound: f64) {
 /// probes: at most 1%. (Measured 0.979%, predicted 0.972%, planned sum 0.992%.)
 #[test]
 fn rate_stays_below_1_percent_growing_100_fold() {
-    grow_and_measure(10_000, 0.01, 1_000_000, 1_000_000, 0.01);
+    grow_and_measure(
+        LayerLayout::Blocked,
+        10_000,
+        0.01,
+        1_000_000,
+        1_000_000,
+        0.01,
+    );
+}
+
+/// The same in classic layers (RedisBloom's layout). (Measured 0.993%, predicted 0.982%,
+/// 23.5 bits per key against the blocked layers' 26.8.)
+#[test]
+fn classic_layers_stay_below_1_percent_growing_100_fold() {
+    grow_and_measure(
+        LayerLayout::Classic,
+        10_000,
+        0.01,
+        1_000_000,
+        1_000_000,
+        0.01,
+    );
+}
+
+/// What the server's memory benchmark does: 1,000,000 keys into a filter reserved for
+/// 1,000,000 at 1%, in classic layers: one layer planned at 0.5%, about 11 bits per key.
+/// (Measured 0.500%, predicted 0.500%, 11.04 bits per key.)
+#[test]
+fn classic_layer_filled_to_capacity() {
+    grow_and_measure(
+        LayerLayout::Classic,
+        1_000_000,
+        0.01,
+        1_000_000,
+        1_000_000,
+        0.0055,
+    );
 }
 
 /// The same at 0.1%: at most 0.1%. (Measured 0.0953%, predicted 0.0981%.) This once
@@ -283,7 +327,14 @@ fn rate_stays_below_1_percent_growing_100_fold() {
 /// for that.
 #[test]
 fn rate_stays_below_a_tenth_of_a_percent_growing_100_fold() {
-    grow_and_measure(10_000, 0.001, 1_000_000, 2_000_000, 0.001);
+    grow_and_measure(
+        LayerLayout::Blocked,
+        10_000,
+        0.001,
+        1_000_000,
+        2_000_000,
+        0.001,
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -294,7 +345,9 @@ fn keys() -> impl Strategy<Value = Vec<String>> {
     prop::collection::vec(".{0,40}", 0..300)
 }
 
-fn options() -> impl Strategy<Value = (u64, f64, u32, f64, bool, u64)> {
+type Options = (u64, f64, u32, f64, bool, u64, LayerLayout);
+
+fn options() -> impl Strategy<Value = Options> {
     (
         0u64..60,
         prop::sample::select(vec![0.25, 0.1, 0.01, 0.001]),
@@ -302,6 +355,7 @@ fn options() -> impl Strategy<Value = (u64, f64, u32, f64, bool, u64)> {
         prop::sample::select(vec![0.5, 0.8, 0.9]),
         prop::bool::weighted(0.2),
         prop::sample::select(vec![bloomkit::DEFAULT_SEED, 0, 7]),
+        prop::sample::select(vec![LayerLayout::Blocked, LayerLayout::Classic]),
     )
 }
 
@@ -310,7 +364,7 @@ proptest! {
 
     #[test]
     fn no_false_negatives_through_growth_and_storage(
-        (cap, p, growth, t, non_scaling, seed) in options(),
+        (cap, p, growth, t, non_scaling, seed, layout) in options(),
         keys in keys(),
     ) {
         let mut f = ScalableBloomFilter::builder(cap, p)
@@ -318,6 +372,7 @@ proptest! {
             .tightening(t)
             .non_scaling(non_scaling)
             .seed(seed)
+            .layout(layout)
             .build()
             .unwrap();
         let mut stored: HashSet<&String> = HashSet::new();
@@ -361,6 +416,7 @@ proptest! {
         // Storage keeps everything, including the counts that decide when it grows.
         let g = ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap();
         prop_assert_eq!(&g, &f);
+        prop_assert_eq!(g.layout(), layout);
         let mut streamed = Vec::new();
         f.write_to(&mut streamed).unwrap();
         let h = ScalableBloomFilter::read_from(&streamed[..]).unwrap();
@@ -386,21 +442,24 @@ fn golden_key(i: u64) -> String {
     format!("golden:{i}")
 }
 
-/// The recipe: RedisBloom's defaults at capacity 100, keys `0..1000` (four layers).
-fn golden_build() -> ScalableBloomFilter {
-    let mut f = ScalableBloomFilter::new(100, 0.01).unwrap();
+/// The recipe: RedisBloom's defaults at capacity 100, keys `0..1000` (four layers), in
+/// `layout`.
+fn golden_build(layout: LayerLayout) -> ScalableBloomFilter {
+    let mut f = ScalableBloomFilter::builder(100, 0.01)
+        .layout(layout)
+        .build()
+        .unwrap();
     for i in 0..1000 {
         f.insert(golden_key(i).as_str()).unwrap();
     }
     f
 }
 
-#[test]
-fn golden_file_loads_and_answers_as_written() {
-    let bin_path = data_dir().join("scalable-v1.bkf");
-    let answers_path = data_dir().join("scalable-v1.answers");
+fn check_golden(name: &str, layout: LayerLayout) {
+    let bin_path = data_dir().join(format!("{name}.bkf"));
+    let answers_path = data_dir().join(format!("{name}.answers"));
     if std::env::var_os("BLOOMKIT_WRITE_GOLDEN").is_some() && !bin_path.exists() {
-        let f = golden_build();
+        let f = golden_build(layout);
         std::fs::write(&bin_path, f.to_bytes()).unwrap();
         std::fs::write(&answers_path, golden_answers(&f, golden_key)).unwrap();
     }
@@ -409,6 +468,7 @@ fn golden_file_loads_and_answers_as_written() {
         .unwrap_or_else(|e| panic!("{}: {e}", answers_path.display()));
 
     let loaded = ScalableBloomFilter::from_bytes(&stored).unwrap();
+    assert_eq!(loaded.layout(), layout);
     assert_eq!(
         golden_answers(&loaded, golden_key),
         stored_answers,
@@ -429,8 +489,23 @@ fn golden_file_loads_and_answers_as_written() {
     assert!((1000..1040).contains(&maybes), "{maybes}");
     // Byte for byte: it writes back as stored, and today's build of the recipe is identical.
     assert!(loaded.to_bytes() == stored, "re-serialization differs");
-    assert!(golden_build().to_bytes() == stored, "a fresh build differs");
-    assert_eq!(golden_build(), loaded);
+    assert!(
+        golden_build(layout).to_bytes() == stored,
+        "a fresh build differs"
+    );
+    assert_eq!(golden_build(layout), loaded);
+}
+
+#[test]
+fn golden_file_loads_and_answers_as_written() {
+    check_golden("scalable-v1", LayerLayout::Blocked);
+}
+
+/// Classic layers: written when the layout was added (flag bit 1); the blocked file above
+/// predates it and must keep loading as blocked.
+#[test]
+fn golden_file_with_classic_layers_loads_and_answers_as_written() {
+    check_golden("scalable-classic-v1", LayerLayout::Classic);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -448,7 +523,14 @@ fn descriptor(i: usize, j: usize) -> usize {
 
 /// Three layers (10/20/40), the newest part full: a few hundred bytes.
 fn sample() -> Vec<u8> {
-    let mut f = ScalableBloomFilter::new(10, 0.01).unwrap();
+    sample_in(LayerLayout::Blocked)
+}
+
+fn sample_in(layout: LayerLayout) -> Vec<u8> {
+    let mut f = ScalableBloomFilter::builder(10, 0.01)
+        .layout(layout)
+        .build()
+        .unwrap();
     for i in 0..50u32 {
         f.insert(&i).unwrap();
     }
@@ -491,16 +573,79 @@ fn the_layout_is_as_documented() {
 
 #[test]
 fn every_truncation_is_an_error() {
-    common::assert_every_truncation_fails(&sample(), ScalableBloomFilter::from_bytes, |b| {
-        ScalableBloomFilter::read_from(b)
-    });
+    for layout in [LayerLayout::Blocked, LayerLayout::Classic] {
+        common::assert_every_truncation_fails(
+            &sample_in(layout),
+            ScalableBloomFilter::from_bytes,
+            |b| ScalableBloomFilter::read_from(b),
+        );
+    }
 }
 
 #[test]
 fn every_single_byte_corruption_is_an_error() {
-    common::assert_every_byte_flip_fails(&sample(), ScalableBloomFilter::from_bytes, |b| {
-        ScalableBloomFilter::read_from(b)
-    });
+    for layout in [LayerLayout::Blocked, LayerLayout::Classic] {
+        common::assert_every_byte_flip_fails(
+            &sample_in(layout),
+            ScalableBloomFilter::from_bytes,
+            |b| ScalableBloomFilter::read_from(b),
+        );
+    }
+}
+
+/// Classic layers: the flag is bit 1, bits come in whole words, and a layer's bit count
+/// must be a positive multiple of 64 that agrees with the payload.
+#[test]
+fn classic_layers_in_the_file() {
+    let good = sample_in(LayerLayout::Classic);
+    assert_eq!(good[PARAMS + 28], 2);
+    let f = ScalableBloomFilter::from_bytes(&good).unwrap();
+    assert_eq!(f.layout(), LayerLayout::Classic);
+    let bits0 = get_u64(&good, descriptor(0, 2));
+    assert_eq!(bits0 % 64, 0);
+    assert_ne!(
+        bits0 % 512,
+        0,
+        "the sample should exercise a size no blocked layer has"
+    );
+    for edit in [bits0 + 1, bits0 + 32, 0, bits0 + 64] {
+        let mut bad = good.clone();
+        put_u64(&mut bad, descriptor(0, 2), edit);
+        reseal(&mut bad);
+        assert!(matches!(
+            ScalableBloomFilter::from_bytes(&bad),
+            Err(Error::Corrupt { .. })
+        ));
+        assert!(ScalableBloomFilter::read_from(&bad[..]).is_err());
+    }
+    // Both flags together: a non-scaling filter in classic layers.
+    let mut one = ScalableBloomFilter::builder(10, 0.01)
+        .non_scaling(true)
+        .layout(LayerLayout::Classic)
+        .build()
+        .unwrap();
+    one.insert("a").unwrap();
+    let bytes = one.to_bytes();
+    assert_eq!(bytes[PARAMS + 28], 3);
+    assert_eq!(ScalableBloomFilter::from_bytes(&bytes).unwrap(), one);
+    // A claim of 2^60 bits in a small file fails before allocating, as for blocked layers.
+    let mut huge = ScalableBloomFilter::builder(10, 0.01)
+        .layout(LayerLayout::Classic)
+        .build()
+        .unwrap()
+        .to_bytes();
+    let bits = 1u64 << 60;
+    put_u64(&mut huge, descriptor(0, 2), bits);
+    put_u64(&mut huge, PAYLOAD_LEN, 8 * (1 + 5) + bits / 8);
+    reseal(&mut huge);
+    assert!(matches!(
+        ScalableBloomFilter::from_bytes(&huge),
+        Err(Error::Truncated)
+    ));
+    assert!(matches!(
+        ScalableBloomFilter::read_from(&huge[..]),
+        Err(Error::Truncated)
+    ));
 }
 
 /// Deliberate, resealed changes to each field: each is `Corrupt` (or the specific error).
@@ -528,7 +673,7 @@ fn inconsistent_fields_are_corrupt() {
     is_corrupt(corrupt(&|b| b[PARAMS + 16] = 3)); // growth 3: capacities differ
     is_corrupt(corrupt(&|b| put_u64(b, PARAMS + 20, 1.0f64.to_bits()))); // tightening
     is_corrupt(corrupt(&|b| b[PARAMS + 28] = 1)); // non-scaling with 3 layers
-    is_corrupt(corrupt(&|b| b[PARAMS + 28] = 2)); // unknown flag
+    is_corrupt(corrupt(&|b| b[PARAMS + 28] = 4)); // unknown flag
                                                   // Header item count disagrees with the layers.
     is_corrupt(corrupt(&|b| {
         let n = get_u64(b, 24);

@@ -141,12 +141,7 @@ impl Persist for CountingBloomFilter {
         }
         let num_words = num_counters / COUNTERS_PER_WORD;
         header.expect_payload_len(num_words * 8)?;
-        let mut counters: Vec<u64> = Vec::new();
-        payload.read_words(num_words, |chunk| {
-            format::grow_toward(&mut counters, chunk.len(), num_words)?;
-            counters.extend_from_slice(chunk);
-            Ok(())
-        })?;
+        let counters = payload.read_word_vec(num_words)?;
         Ok(CountingBloomFilter {
             counters,
             num_counters,

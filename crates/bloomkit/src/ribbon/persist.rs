@@ -162,12 +162,7 @@ impl Persist for RibbonFilter {
             Error::corrupt(format!("a filter of {num_slots} slots is impossibly large"))
         })?;
         header.expect_payload_len(payload_len)?;
-        let mut solution: Vec<u64> = Vec::new();
-        payload.read_words(num_words, |chunk| {
-            format::grow_toward(&mut solution, chunk.len(), num_words)?;
-            solution.extend_from_slice(chunk);
-            Ok(())
-        })?;
+        let solution = payload.read_word_vec(num_words)?;
         Ok(Self::from_parts(
             solution,
             num_slots,

@@ -1,6 +1,6 @@
 //! The chain's parameters and [`ScalableBuilder`], which checks them.
 
-use super::layer::Layer;
+use super::layer::{Layer, LayerLayout};
 use super::ScalableBloomFilter;
 use crate::error::{Error, Result};
 use crate::hash::DEFAULT_SEED;
@@ -16,6 +16,7 @@ pub(super) struct Params {
     pub(super) growth: u32,
     pub(super) tightening: f64,
     pub(super) non_scaling: bool,
+    pub(super) layout: LayerLayout,
 }
 
 impl Params {
@@ -94,6 +95,7 @@ impl ScalableBuilder {
                 growth: ScalableBloomFilter::DEFAULT_GROWTH,
                 tightening: ScalableBloomFilter::DEFAULT_TIGHTENING,
                 non_scaling: false,
+                layout: LayerLayout::Blocked,
             },
             seed: DEFAULT_SEED,
         }
@@ -121,6 +123,14 @@ impl ScalableBuilder {
     /// `NONSCALING`).
     pub fn non_scaling(mut self, non_scaling: bool) -> Self {
         self.params.non_scaling = non_scaling;
+        self
+    }
+
+    /// How the layers lay out their bits: [`LayerLayout::Blocked`] (the default, one cache
+    /// line per layer per query) or [`LayerLayout::Classic`] (the fewest bits for the rate,
+    /// as RedisBloom's layers).
+    pub fn layout(mut self, layout: LayerLayout) -> Self {
+        self.params.layout = layout;
         self
     }
 
@@ -152,8 +162,11 @@ impl ScalableBuilder {
     /// ```
     pub fn planned_memory_bytes(&self) -> Result<usize> {
         self.params.validate()?;
-        let layer =
-            Layer::planned_heap_bytes(self.params.initial_capacity, self.params.first_rate())?;
+        let layer = Layer::planned_heap_bytes(
+            self.params.layout,
+            self.params.initial_capacity,
+            self.params.first_rate(),
+        )?;
         Ok(std::mem::size_of::<ScalableBloomFilter>() + std::mem::size_of::<Layer>() + layer)
     }
 
@@ -168,7 +181,12 @@ impl ScalableBuilder {
     pub fn build(self) -> Result<ScalableBloomFilter> {
         let params = self.params;
         params.validate()?;
-        let first = Layer::new(params.initial_capacity, params.first_rate(), self.seed)?;
+        let first = Layer::new(
+            params.layout,
+            params.initial_capacity,
+            params.first_rate(),
+            self.seed,
+        )?;
         let mut layers = Vec::new();
         layers
             .try_reserve_exact(1)

@@ -19,8 +19,11 @@
 //!   reached its capacity: capacity × growth, rate × tightening;
 //! * the capacity reported is the sum of the layers' capacities.
 //!
-//! Each layer is a [`BlockedBloomFilter`](crate::BlockedBloomFilter): one cache line per layer per query. A key is hashed
-//! once and that hash probes every layer. Layers are asked newest first because the newest
+//! By default each layer is a [`BlockedBloomFilter`](crate::BlockedBloomFilter): one cache
+//! line per layer per query. [`LayerLayout::Classic`] makes each a classic
+//! [`BloomFilter`](crate::BloomFilter) instead, as RedisBloom's are: about 4.5% fewer bits at
+//! a 1% target, for a cache miss per probe in large layers. A key is hashed once and that
+//! hash probes every layer. Layers are asked newest first because the newest
 //! layer is the largest and holds most of the keys, so a present key is usually found at once.
 //!
 //! The chain is bounded: at most [`ScalableBloomFilter::MAX_LAYERS`] layers, and only while the
@@ -32,7 +35,7 @@ mod layer;
 mod persist;
 
 pub use self::builder::ScalableBuilder;
-pub use self::layer::LayerInfo;
+pub use self::layer::{LayerInfo, LayerLayout};
 
 use std::fmt;
 use std::hash::Hash;
@@ -45,7 +48,7 @@ use crate::format::{self, FilterKind};
 use crate::hash::hash_with_seed;
 use crate::Filter;
 
-/// A scalable Bloom filter: a chain of blocked layers that grows as keys arrive, with
+/// A scalable Bloom filter: a chain of Bloom filter layers that grows as keys arrive, with
 /// RedisBloom's scaling rules.
 ///
 /// [`insert`](Self::insert) answers whether the key was new, as `BF.ADD` does; [`len`](Self::len)
@@ -274,7 +277,8 @@ impl ScalableBloomFilter {
             return Ok(0);
         }
         let (capacity, fp_rate) = self.next_layer()?;
-        let bits = Layer::planned_heap_bytes(capacity, fp_rate).map_err(Self::end_of_chain)?;
+        let bits = Layer::planned_heap_bytes(self.params.layout, capacity, fp_rate)
+            .map_err(Self::end_of_chain)?;
         // The list grows by exactly one entry (see `grow`).
         let list = if self.layers.len() == self.layers.capacity() {
             std::mem::size_of::<Layer>()
@@ -287,7 +291,8 @@ impl ScalableBloomFilter {
     /// Adds a layer with capacity × growth and rate × tightening, or fails changing nothing.
     fn grow(&mut self) -> Result<()> {
         let (capacity, fp_rate) = self.next_layer()?;
-        let layer = Layer::new(capacity, fp_rate, self.seed).map_err(Self::end_of_chain)?;
+        let layer = Layer::new(self.params.layout, capacity, fp_rate, self.seed)
+            .map_err(Self::end_of_chain)?;
         // Reserve before pushing, so that a refused allocation is an error, not an abort.
         // Exactly one entry, not Vec's doubling: then `memory_bytes` depends only on the
         // layers, and a filter reports the same size after `from_bytes` or `clone` (which
@@ -403,6 +408,11 @@ impl ScalableBloomFilter {
     /// Rate multiplier between layers.
     pub fn tightening(&self) -> f64 {
         self.params.tightening
+    }
+
+    /// How the layers lay out their bits (see [`LayerLayout`]).
+    pub fn layout(&self) -> LayerLayout {
+        self.params.layout
     }
 
     /// Whether the filter adds layers when full (`false` for RedisBloom's `NONSCALING`).
@@ -553,6 +563,7 @@ impl fmt::Debug for ScalableBloomFilter {
             .field("growth", &self.params.growth)
             .field("tightening", &self.params.tightening)
             .field("non_scaling", &self.params.non_scaling)
+            .field("layout", &self.params.layout)
             .field("seed", &self.seed)
             .field("len", &self.len())
             .field("capacity", &self.capacity())

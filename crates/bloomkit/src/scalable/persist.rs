@@ -1,12 +1,13 @@
 //! The scalable filter in the shared file format.
 //!
 //! Parameters (32 bytes, little-endian): initial capacity (u64), target rate (f64 bits),
-//! growth (u32), tightening (f64 bits), flags (u32: bit 0 = non-scaling; the rest zero). The
-//! seed and the item count are the header's.
+//! growth (u32), tightening (f64 bits), flags (u32: bit 0 = non-scaling, bit 1 = classic
+//! layers; the rest zero). The seed and the item count are the header's.
 //!
 //! Payload, in 64-bit words: the layer count; then for each layer, oldest first, five words
 //! (capacity, items, number of bits, number of hashes, planned rate as f64 bits); then each
-//! layer's bits, 512-bit lines in order, as a blocked filter stores them.
+//! layer's bits: 512-bit lines in order, as a blocked filter stores them, or with bit 1 set,
+//! 64-bit words in order, as a classic filter stores them.
 //!
 //! Reading trusts nothing: the layer count is bounded by
 //! [`ScalableBloomFilter::MAX_LAYERS`] and by the declared payload length before the
@@ -22,9 +23,11 @@ use std::io::Read;
 
 use super::builder::Params;
 use super::layer::Layer;
+use super::layer::{LayerBits, LayerLayout};
 use super::ScalableBloomFilter;
 use crate::bits::{Line, LineArray, LINE_WORDS};
 use crate::blocked::BlockedBloomFilter;
+use crate::classic::BloomFilter;
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
 use crate::sizing::{self, LINE_BITS};
@@ -32,14 +35,18 @@ use crate::sizing::{self, LINE_BITS};
 /// Words per layer descriptor.
 const DESCRIPTOR_WORDS: u64 = 5;
 
-/// The only flag so far: the chain never grows.
+/// The chain never grows.
 const FLAG_NON_SCALING: u32 = 1;
+
+/// The layers are classic filters ([`LayerLayout::Classic`]); without it, blocked. Files
+/// written before the classic layout existed have it clear and read as they always did.
+const FLAG_CLASSIC_LAYERS: u32 = 2;
 
 /// A layer as its descriptor declares it, checked.
 struct Descriptor {
     capacity: u64,
     items: u64,
-    num_lines: u64,
+    num_bits: u64,
     num_hashes: u32,
     fp_rate: f64,
 }
@@ -50,7 +57,13 @@ fn encode_params(p: &Params) -> Vec<u8> {
     out.extend_from_slice(&p.fp_rate.to_bits().to_le_bytes());
     out.extend_from_slice(&p.growth.to_le_bytes());
     out.extend_from_slice(&p.tightening.to_bits().to_le_bytes());
-    let flags = if p.non_scaling { FLAG_NON_SCALING } else { 0 };
+    let mut flags = 0;
+    if p.non_scaling {
+        flags |= FLAG_NON_SCALING;
+    }
+    if p.layout == LayerLayout::Classic {
+        flags |= FLAG_CLASSIC_LAYERS;
+    }
     out.extend_from_slice(&flags.to_le_bytes());
     out
 }
@@ -63,7 +76,7 @@ fn decode_params(header: &Header) -> Result<Params> {
     let tightening = r.f64()?;
     let flags = r.u32()?;
     r.finish()?;
-    if flags & !FLAG_NON_SCALING != 0 {
+    if flags & !(FLAG_NON_SCALING | FLAG_CLASSIC_LAYERS) != 0 {
         return Err(Error::corrupt(format!(
             "unknown scalable filter flags {flags:#010x}"
         )));
@@ -74,6 +87,11 @@ fn decode_params(header: &Header) -> Result<Params> {
         growth,
         tightening,
         non_scaling: flags & FLAG_NON_SCALING != 0,
+        layout: if flags & FLAG_CLASSIC_LAYERS != 0 {
+            LayerLayout::Classic
+        } else {
+            LayerLayout::Blocked
+        },
     };
     // The same checks as a new filter's, reported as what they are here: bad data.
     params
@@ -85,6 +103,7 @@ fn decode_params(header: &Header) -> Result<Params> {
 /// Checks one descriptor against the layer the chain's rules put at `index`.
 fn check_descriptor(
     words: &[u64],
+    layout: LayerLayout,
     index: usize,
     is_newest: bool,
     expected_capacity: u64,
@@ -113,9 +132,13 @@ fn check_descriptor(
              newest at most full)"
         )));
     }
-    if num_bits == 0 || num_bits % LINE_BITS != 0 {
+    let granularity = match layout {
+        LayerLayout::Blocked => LINE_BITS,
+        LayerLayout::Classic => 64,
+    };
+    if num_bits == 0 || num_bits % granularity != 0 {
         return Err(bad(format!(
-            "{num_bits} bits is not a positive multiple of {LINE_BITS}"
+            "{num_bits} bits is not a positive multiple of {granularity}"
         )));
     }
     let num_hashes = u32::try_from(num_hashes)
@@ -125,7 +148,7 @@ fn check_descriptor(
     Ok(Descriptor {
         capacity,
         items,
-        num_lines: num_bits / LINE_BITS,
+        num_bits,
         num_hashes,
         fp_rate,
     })
@@ -172,7 +195,7 @@ impl Persist for ScalableBloomFilter {
                 l.fp_rate.to_bits(),
             ]
         });
-        let bits = self.layers.iter().flat_map(|l| l.filter.lines().words());
+        let bits = self.layers.iter().flat_map(|l| l.filter.words());
         std::iter::once(self.layers.len() as u64)
             .chain(descriptors)
             .chain(bits)
@@ -238,11 +261,9 @@ impl Persist for ScalableBloomFilter {
                 Error::corrupt(format!("layer {index}: its capacity would overflow"))
             })?;
             let is_newest = index as u64 == count - 1;
-            let d = check_descriptor(d, index, is_newest, capacity, expected_rate)?;
-            total_words = d
-                .num_lines
-                .checked_mul(LINE_WORDS as u64)
-                .and_then(|w| w.checked_add(total_words))
+            let d = check_descriptor(d, params.layout, index, is_newest, capacity, expected_rate)?;
+            total_words = (d.num_bits / 64)
+                .checked_add(total_words)
                 .ok_or_else(|| Error::corrupt("the layers' sizes overflow"))?;
             total_items = total_items
                 .checked_add(d.items)
@@ -264,8 +285,27 @@ impl Persist for ScalableBloomFilter {
 
         let mut layers = Vec::with_capacity(descriptors.len());
         for (i, d) in descriptors.into_iter().enumerate() {
-            let lines = read_lines(payload, d.num_lines)?;
-            let filter = BlockedBloomFilter::from_parts(lines, d.num_hashes, header.seed, d.items);
+            let filter = match params.layout {
+                LayerLayout::Blocked => {
+                    let lines = read_lines(payload, d.num_bits / LINE_BITS)?;
+                    LayerBits::Blocked(BlockedBloomFilter::from_parts(
+                        lines,
+                        d.num_hashes,
+                        header.seed,
+                        d.items,
+                    ))
+                }
+                LayerLayout::Classic => {
+                    let words = payload.read_word_vec(d.num_bits / 64)?;
+                    LayerBits::Classic(BloomFilter::from_words(
+                        words,
+                        d.num_bits,
+                        d.num_hashes,
+                        header.seed,
+                        d.items,
+                    ))
+                }
+            };
             // Each counted insert set at least one bit that was zero in its layer: a layer
             // cannot count more keys than it has ones.
             let ones = filter.count_ones();
@@ -319,7 +359,7 @@ mod tests {
         let words: Vec<u64> = f.payload_words().collect();
         assert_eq!(words.len() as u64, f.payload_words_len());
         assert_eq!(words[0], 2);
-        let l0: Vec<u64> = f.layers[0].filter.lines().words().collect();
+        let l0: Vec<u64> = f.layers[0].filter.words().collect();
         let first = [
             10,
             10,

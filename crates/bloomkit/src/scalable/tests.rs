@@ -1,7 +1,9 @@
 //! Unit tests of the chain's rules, bounds and errors.
 
+use super::layer::LayerBits;
 use super::*;
 use crate::blocked::BlockedBloomFilter;
+use crate::classic::BloomFilter;
 
 fn layer_shape(f: &ScalableBloomFilter) -> Vec<(u64, f64)> {
     f.layers().map(|l| (l.capacity, l.fp_rate)).collect()
@@ -111,12 +113,21 @@ fn pretend_full(f: &mut ScalableBloomFilter, capacity: u64) {
     let seed = f.seed;
     let layer = f.newest_mut();
     layer.capacity = capacity;
-    layer.filter = BlockedBloomFilter::from_parts(
-        layer.filter.lines().clone(),
-        layer.filter.num_hashes(),
-        seed,
-        capacity,
-    );
+    layer.filter = match &layer.filter {
+        LayerBits::Blocked(b) => LayerBits::Blocked(BlockedBloomFilter::from_parts(
+            b.lines().clone(),
+            b.num_hashes(),
+            seed,
+            capacity,
+        )),
+        LayerBits::Classic(c) => LayerBits::Classic(BloomFilter::from_words(
+            c.words().to_vec(),
+            c.num_bits(),
+            c.num_hashes(),
+            seed,
+            capacity,
+        )),
+    };
 }
 
 #[test]
@@ -173,15 +184,52 @@ fn bad_options_are_errors() {
 
 #[test]
 fn memory_counts_every_layer() {
-    let mut f = ScalableBloomFilter::new(100, 0.01).unwrap();
-    let one = f.memory_bytes();
-    for i in 0..1000u32 {
+    for layout in LAYOUTS {
+        let mut f = ScalableBloomFilter::builder(100, 0.01)
+            .layout(layout)
+            .build()
+            .unwrap();
+        let one = f.memory_bytes();
+        for i in 0..1000u32 {
+            f.insert(&i).unwrap();
+        }
+        let bits_bytes: usize = f.layers().map(|l| l.memory_bytes).sum();
+        assert_eq!(bits_bytes as u64, f.num_bits() / 8);
+        assert!(f.memory_bytes() > one + bits_bytes / 2);
+        assert!(f.memory_bytes() >= bits_bytes);
+    }
+}
+
+const LAYOUTS: [LayerLayout; 2] = [LayerLayout::Blocked, LayerLayout::Classic];
+
+#[test]
+fn classic_layers_are_classic_plans() {
+    let mut f = ScalableBloomFilter::builder(1000, 0.01)
+        .layout(LayerLayout::Classic)
+        .build()
+        .unwrap();
+    for i in 0..10_000u32 {
         f.insert(&i).unwrap();
     }
-    let bits_bytes: usize = f.layers().map(|l| l.memory_bytes).sum();
-    assert_eq!(bits_bytes as u64, f.num_bits() / 8);
-    assert!(f.memory_bytes() > one + bits_bytes / 2);
-    assert!(f.memory_bytes() >= bits_bytes);
+    assert_eq!(f.layout(), LayerLayout::Classic);
+    assert_eq!(f.num_layers(), 4);
+    for layer in f.layers() {
+        let plan = crate::sizing::classic_plan(layer.capacity, layer.fp_rate).unwrap();
+        assert_eq!(
+            (layer.num_bits, layer.num_hashes),
+            (plan.num_bits, plan.num_hashes)
+        );
+    }
+    // The same chain in blocked layers: same capacities, rates and counting rules, more
+    // bits.
+    let mut b = ScalableBloomFilter::new(1000, 0.01).unwrap();
+    for i in 0..10_000u32 {
+        b.insert(&i).unwrap();
+    }
+    assert_eq!(layer_shape(&b), layer_shape(&f));
+    assert!(b.num_bits() > f.num_bits());
+    // No false negatives in either.
+    assert!((0..10_000u32).all(|i| f.contains(&i) && b.contains(&i)));
 }
 
 #[test]
@@ -200,11 +248,14 @@ fn planned_memory_is_what_build_allocates() {
         (123_457, 0.25, 1, false),
         (10, 1e-9, 32_768, false),
     ] {
-        let b = ScalableBloomFilter::builder(cap, rate)
-            .growth(growth)
-            .non_scaling(non_scaling);
-        let planned = b.planned_memory_bytes().unwrap();
-        assert_eq!(planned, b.build().unwrap().memory_bytes(), "{cap} {rate}");
+        for layout in LAYOUTS {
+            let b = ScalableBloomFilter::builder(cap, rate)
+                .growth(growth)
+                .non_scaling(non_scaling)
+                .layout(layout);
+            let planned = b.planned_memory_bytes().unwrap();
+            assert_eq!(planned, b.build().unwrap().memory_bytes(), "{cap} {rate}");
+        }
     }
     // Bad parameters are the builder's errors, found without allocating.
     assert!(ScalableBloomFilter::builder(10, 0.0)
@@ -218,24 +269,27 @@ fn planned_memory_is_what_build_allocates() {
 
 #[test]
 fn growth_memory_is_the_next_layers_bits() {
-    let mut f = ScalableBloomFilter::builder(10, 0.01)
-        .growth(3)
-        .build()
-        .unwrap();
-    let mut i = 0u32;
-    while f.num_layers() < 4 {
-        let planned = f.growth_memory_bytes().unwrap();
-        let (layers, before) = (f.num_layers(), f.memory_bytes());
-        f.insert(&i).unwrap();
-        i += 1;
-        if f.num_layers() > layers {
-            let bits = f.layers().last().unwrap().memory_bytes;
-            assert!(planned >= bits, "{planned} < {bits}");
-            assert!(f.memory_bytes() - before <= planned);
-            // At most the bits and the doubling of a short list.
-            assert!(planned - bits <= 4 * std::mem::size_of::<Layer>());
-        } else {
-            assert_eq!(planned, 0);
+    for layout in LAYOUTS {
+        let mut f = ScalableBloomFilter::builder(10, 0.01)
+            .growth(3)
+            .layout(layout)
+            .build()
+            .unwrap();
+        let mut i = 0u32;
+        while f.num_layers() < 4 {
+            let planned = f.growth_memory_bytes().unwrap();
+            let (layers, before) = (f.num_layers(), f.memory_bytes());
+            f.insert(&i).unwrap();
+            i += 1;
+            if f.num_layers() > layers {
+                let bits = f.layers().last().unwrap().memory_bytes;
+                assert!(planned >= bits, "{planned} < {bits}");
+                assert!(f.memory_bytes() - before <= planned);
+                // At most the bits and the doubling of a short list.
+                assert!(planned - bits <= 4 * std::mem::size_of::<Layer>());
+            } else {
+                assert_eq!(planned, 0);
+            }
         }
     }
     // A chain at its end says so, as insert would.
@@ -251,22 +305,27 @@ fn growth_memory_is_the_next_layers_bits() {
 fn memory_is_the_same_after_a_round_trip_or_a_clone() {
     // A server reports `memory_bytes` (BF.INFO Size): it must not change when the filter is
     // reloaded from a snapshot or copied on write.
-    let mut f = ScalableBloomFilter::builder(10, 0.01)
-        .growth(2)
-        .build()
-        .unwrap();
-    for i in 0..2000u32 {
-        f.insert(&i).unwrap();
-        if i % 97 == 0 {
-            let loaded = ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap();
-            assert_eq!(
-                loaded.memory_bytes(),
-                f.memory_bytes(),
-                "{} layers",
-                f.num_layers()
-            );
-            assert_eq!(f.clone().memory_bytes(), f.memory_bytes());
+    for layout in LAYOUTS {
+        let mut f = ScalableBloomFilter::builder(10, 0.01)
+            .growth(2)
+            .layout(layout)
+            .build()
+            .unwrap();
+        for i in 0..2000u32 {
+            f.insert(&i).unwrap();
+            if i % 97 == 0 {
+                let loaded = ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+                assert_eq!(loaded, f);
+                assert_eq!(loaded.layout(), layout);
+                assert_eq!(
+                    loaded.memory_bytes(),
+                    f.memory_bytes(),
+                    "{} layers",
+                    f.num_layers()
+                );
+                assert_eq!(f.clone().memory_bytes(), f.memory_bytes());
+            }
         }
+        assert!(f.num_layers() >= 5);
     }
-    assert!(f.num_layers() >= 5);
 }

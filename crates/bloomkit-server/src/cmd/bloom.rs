@@ -18,7 +18,7 @@
 //! nothing and are left out; an item that failed (a full filter, `--maxmemory`) is left
 //! out with everything after it, so the replay stops where the command stopped.
 
-use bloomkit::{hash_bytes_with_seed, Error, ScalableBloomFilter};
+use bloomkit::{hash_bytes_with_seed, Error, LayerLayout, ScalableBloomFilter};
 use bytes::Bytes;
 
 use super::args::{command_name, is_word, parse_f64, parse_i64, wrong_arity};
@@ -30,6 +30,13 @@ use super::shared::{
 use super::{Access, Ctx, Defaults, Outcome};
 use crate::reply::Reply;
 use crate::value::Value;
+
+/// The layout of every filter `BF.*` creates: classic layers, as RedisBloom's, so that a
+/// filter takes no more memory here than there (blocked layers need 4.5% more bits at a
+/// 1% target). Over the network a query's few extra cache misses do not show: a request
+/// costs microseconds of system calls, a probe nanoseconds. Filters restored from dumps
+/// or snapshots keep the layout they were written with.
+const LAYOUT: LayerLayout = LayerLayout::Classic;
 
 /// RedisBloom caps error rates above this, silently.
 const MAX_ERROR_RATE: f64 = 0.25;
@@ -447,7 +454,7 @@ fn create(
         Growth::InsertExpansion(x) => Growth::Scaling(x),
         g => g,
     };
-    let builder = ScalableBloomFilter::builder(capacity, error_rate);
+    let builder = ScalableBloomFilter::builder(capacity, error_rate).layout(LAYOUT);
     let (builder, growth_words) = match growth {
         Growth::Scaling(x) if x as i64 <= MAX_EXPANSION => {
             (builder.growth(x), vec![word("EXPANSION"), num(x)])

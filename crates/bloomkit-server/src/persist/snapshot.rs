@@ -135,14 +135,28 @@ impl<W: Write> SnapshotWriter<W> {
                     format!("a key of {} bytes is too long to snapshot", key.len()),
                 )
             })?;
-        let bytes = value.to_bytes();
+        let len = value.encoded_len() as u64;
         self.put(&[TAG_ENTRY])?;
         self.put(&key_len.to_le_bytes())?;
         self.put(key)?;
         self.put(&[u8::from(expires_at_ms.is_some())])?;
         self.put(&expires_at_ms.unwrap_or(0).to_le_bytes())?;
-        self.put(&(bytes.len() as u64).to_le_bytes())?;
-        self.put(&bytes)?;
+        self.put(&len.to_le_bytes())?;
+        // Streamed, not encoded into a buffer first: a snapshot never holds a second copy
+        // of a filter (which may be gigabytes).
+        let mut sink = EntrySink {
+            writer: self,
+            written: 0,
+        };
+        value.write_to(&mut sink)?;
+        if sink.written != len {
+            // The length is recorded before the value; a mismatch would make the file
+            // unreadable, so the snapshot fails here rather than at the next start.
+            return Err(io::Error::other(format!(
+                "a value announced as {len} bytes wrote {}",
+                sink.written
+            )));
+        }
         self.entries += 1;
         Ok(())
     }
@@ -165,6 +179,24 @@ impl<W: Write> SnapshotWriter<W> {
     /// Keys written so far.
     pub fn entries(&self) -> u64 {
         self.entries
+    }
+}
+
+/// Feeds a value's encoding into the snapshot's checksum and file, counting it.
+struct EntrySink<'a, W: Write> {
+    writer: &'a mut SnapshotWriter<W>,
+    written: u64,
+}
+
+impl<W: Write> Write for EntrySink<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.writer.put(buf)?;
+        self.written += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 

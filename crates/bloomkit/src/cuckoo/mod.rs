@@ -651,6 +651,19 @@ impl CuckooFilter {
         format::to_bytes(self)
     }
 
+    /// The length of [`to_bytes`](Self::to_bytes), computed without encoding: for a
+    /// container that records a filter's length before streaming it with
+    /// [`write_to`](Self::write_to).
+    ///
+    /// ```
+    /// let f = bloomkit::CuckooFilter::new(1000, 0.01)?;
+    /// assert_eq!(f.encoded_len(), f.to_bytes().len());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn encoded_len(&self) -> usize {
+        format::encoded_len(self)
+    }
+
     /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
     ///
     /// # Errors

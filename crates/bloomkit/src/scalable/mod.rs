@@ -475,6 +475,21 @@ impl ScalableBloomFilter {
         format::to_bytes(self)
     }
 
+    /// The length of [`to_bytes`](Self::to_bytes), computed without encoding: for a
+    /// container that records a filter's length before streaming it with
+    /// [`write_to`](Self::write_to) (a server's snapshot, which need not hold a second copy
+    /// of each filter in memory).
+    ///
+    /// ```
+    /// let mut f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
+    /// for i in 0..100u32 { f.insert(&i)?; }
+    /// assert_eq!(f.encoded_len(), f.to_bytes().len());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn encoded_len(&self) -> usize {
+        format::encoded_len(self)
+    }
+
     /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
     ///
     /// # Errors

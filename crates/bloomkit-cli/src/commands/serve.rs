@@ -15,6 +15,9 @@ use crate::error::{Context, Error, Result};
 ///
 /// When the address cannot be bound, or the log cannot be synced at shutdown.
 pub fn run(config: Config, threads: Option<usize>) -> Result<()> {
+    // Before the first filter is allocated: a setting of the allocator only, so whether it
+    // took changes nothing but memory use.
+    crate::malloc::fix_mmap_threshold();
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if let Some(threads) = threads {
         builder.worker_threads(threads);

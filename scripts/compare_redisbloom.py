@@ -137,7 +137,7 @@ CASES = [
 ]
 
 KNOWN = {
-    "bf info": "BF.INFO Size is our memory; layouts differ",
+    "bf info": "BF.INFO Size is our memory: the same bits, 40 bytes more of bookkeeping",
     "cf info": "CF.INFO Size is RedisBloom's formula; equal",
     "bf reserve errors": "RedisBloom 2.8's error strings predate Redis 8's",
     "bf scaling": "which items are false positives depends on the hash",

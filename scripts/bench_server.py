@@ -10,7 +10,9 @@ fsync every second, no snapshots during the run), then:
   throughput: reserves `bench:bf` (50,000,000 at 1%) and `bench:cf` (16,000,000) on both,
      then redis-benchmark, 50 clients, for BF.ADD, BF.EXISTS, BF.MADD (10 items), CF.ADD,
      CF.EXISTS, each without pipelining and with -P 16; requests per second (median of
-     three runs) and their ratio;
+     three runs) and their ratio, and each server's CPU time per request (user + system,
+     all threads, from /proc: the work a request costs, whatever the load generator leaves
+     of the machine) and the ratio RedisBloom's / ours;
   memory (first, on fresh processes): N Bloom filters reserved for 1,000,000 items at 1%,
      each filled with 1,000,000 distinct items, then 10,000 absent items per filter queried:
      the filters' own sizes (BF.INFO SIZE), each server's `used_memory`, the growth of its
@@ -64,10 +66,21 @@ def used_memory(client):
     return int(client.info("memory")["used_memory"])
 
 
-def benchmark(port, command, pipeline, requests):
-    """Requests per second for one redis-benchmark run (median of three)."""
+def cpu_seconds(pid):
+    """User plus system CPU time of a process, all its threads, so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        # The command name (field 2) may hold spaces; the fields after it are plain.
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def benchmark(port, pid, command, pipeline, requests):
+    """Requests per second and the server's CPU microseconds per request, for one
+    redis-benchmark run (each the median of three)."""
     rates = []
+    cpu = []
     for _ in range(3):
+        before = cpu_seconds(pid)
         out = subprocess.run(
             ["redis-benchmark", "-p", str(port), "-c", "50", "-n", str(requests),
              "-r", "100000000", "-P", str(pipeline), "--csv"] + command.split(),
@@ -75,7 +88,8 @@ def benchmark(port, command, pipeline, requests):
         # --csv: a header line, then "name","rps",... for the one test.
         line = [l for l in out.strip().splitlines() if not l.startswith('"test"')][-1]
         rates.append(float(line.split(",")[1].strip('"')))
-    return statistics.median(rates)
+        cpu.append((cpu_seconds(pid) - before) * 1e6 / requests)
+    return statistics.median(rates), statistics.median(cpu)
 
 
 COMMANDS = [
@@ -179,15 +193,17 @@ def main():
 
             print("## Throughput: redis-benchmark -c 50, requests/s (median of 3); bloomkit %s\n"
                   % ("--threads %d" % opts.threads if opts.threads else "with a thread per core"))
-            print("| command | pipeline | bloomkit | RedisBloom | ratio |")
-            print("|---|---|---|---|---|")
+            print("| command | pipeline | bloomkit | RedisBloom | ratio | bloomkit CPU µs/request "
+                  "| RedisBloom CPU µs/request | CPU ratio |")
+            print("|---|---|---|---|---|---|---|---|")
             for command in COMMANDS:
                 for pipeline in (1, 16):
                     requests = opts.requests if pipeline > 1 else max(opts.requests // 5, 1000)
-                    a = benchmark(ours_port, command, pipeline, requests)
-                    b = benchmark(theirs_port, command, pipeline, requests)
+                    a, a_cpu = benchmark(ours_port, ours.pid, command, pipeline, requests)
+                    b, b_cpu = benchmark(theirs_port, theirs.pid, command, pipeline, requests)
                     name = command.split()[0]
-                    print("| %s | %d | %.0f | %.0f | %.2f× |" % (name, pipeline, a, b, a / b),
+                    print("| %s | %d | %.0f | %.0f | %.2f× | %.2f | %.2f | %.2f× |"
+                          % (name, pipeline, a, b, a / b, a_cpu, b_cpu, b_cpu / a_cpu),
                           flush=True)
     finally:
         for proc in (ours, theirs):

@@ -21,7 +21,7 @@
 use bloomkit::{hash_bytes_with_seed, Error, ScalableBloomFilter};
 use bytes::Bytes;
 
-use super::args::{command_name, is_word, parse_f64, parse_i64, wrong_arity};
+use super::args::{is_word, name_to_match, parse_f64, parse_i64, wrong_arity, MAX_NAME_LEN};
 use super::dump::{self, Chunk};
 use super::shared::{
     admit_new_filter, arg_index, command, long_long, num, verbatim, word, Lookup, Origin,
@@ -117,11 +117,12 @@ impl BloomCommand {
     }
 
     fn parse_from(args: &[Bytes], origin: Origin) -> Option<Result<Self, Reply>> {
-        let name = command_name(args);
+        let mut buf = [0; MAX_NAME_LEN];
+        let name = name_to_match(args, &mut buf);
         let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(args)) };
         let key = || args.get(1).cloned().unwrap_or_default();
         let n = args.len();
-        let result = match name.as_str() {
+        let result = match name {
             "bf.reserve" => {
                 checked((4..=7).contains(&n)).and_then(|()| parse_reserve(args, origin))
             }

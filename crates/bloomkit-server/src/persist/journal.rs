@@ -99,6 +99,13 @@ impl Journal for PersistentJournal {
             .map(|ticket| Ticket(ticket.sequence()))
     }
 
+    fn is_buffered(&self, ticket: Ticket) -> bool {
+        ticket.0 != FAILED
+            && self
+                .persistence
+                .is_buffered(LogTicket::from_sequence(ticket.0))
+    }
+
     fn wants_snapshot(&self) -> bool {
         self.persistence.should_auto_snapshot()
     }

@@ -35,7 +35,7 @@ use bytes::Bytes;
 use super::args::{name_to_match, parse_i64, wrong_arity, MAX_NAME_LEN};
 use super::dump::{self, Chunk};
 use super::shared::{
-    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Lookup, Origin,
+    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
     INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE,
 };
 use super::{Access, Ctx, Outcome};
@@ -73,7 +73,7 @@ enum Op {
     Reserve(Reserve),
     /// `CF.ADD`, `CF.ADDNX`, `CF.INSERT`, `CF.INSERTNX`.
     Insert {
-        items: Vec<Bytes>,
+        items: Items,
         nx: bool,
         multi: bool,
         autocreate: bool,
@@ -82,7 +82,7 @@ enum Op {
         deferred: Option<Deferred>,
     },
     Exists {
-        items: Vec<Bytes>,
+        items: Items,
         multi: bool,
     },
     Count(Bytes),
@@ -129,7 +129,7 @@ impl CuckooCommand {
                 checked(n >= 3 && n % 2 == 1).and_then(|()| parse_reserve(args, origin))
             }
             "cf.add" | "cf.addnx" => checked(n == 3).map(|()| Op::Insert {
-                items: args[2..].to_vec(),
+                items: Items::of(&args[2..]),
                 nx: name == "cf.addnx",
                 multi: false,
                 autocreate: true,
@@ -145,7 +145,7 @@ impl CuckooCommand {
             "cf.exists" | "cf.mexists" => {
                 let multi = name == "cf.mexists";
                 checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Exists {
-                    items: args[2..].to_vec(),
+                    items: Items::of(&args[2..]),
                     multi,
                 })
             }
@@ -539,7 +539,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
         (None, None) => None,
     };
     Ok(Op::Insert {
-        items: items_at.map(|at| args[at..].to_vec()).unwrap_or_default(),
+        items: Items::of(items_at.map_or(&[][..], |at| &args[at..])),
         nx,
         multi: true,
         autocreate,

@@ -32,6 +32,7 @@ pub mod memory;
 
 pub use journal::{Durable, Journal, NoJournal, SnapshotEntry, SnapshotWriter, Ticket};
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -331,19 +332,24 @@ impl Keyspace {
         }
         let mut shard = self.write(index);
         let mut log = Vec::new();
+        // Read at most once, so that the expiry check and the removal agree.
+        let clock = OnceCell::new();
+        let now = || *clock.get_or_init(|| self.now());
         // One lookup for the common case, a live key changed where it lies: no removal and
         // reinsertion, no new `Arc`, and the memory total touched only if the size changed.
         let live = shard
             .map
             .entries
             .get_mut(&key[..])
-            .filter(|entry| !entry.is_expired_with(|| self.now()));
+            .filter(|entry| !entry.is_expired_with(now));
         let outcome = if let Some(entry) = live {
             // Free when no snapshot holds the value; otherwise this is the copy of
             // copy-on-write, and the snapshot keeps the original.
             let value = Arc::make_mut(&mut entry.value);
             // The command works on an `Option<Value>` it may empty; the stand-in holds the
-            // entry's place meanwhile (allocating nothing) and never outlives this block.
+            // entry's place meanwhile, allocating nothing. (Were a command to panic, which
+            // none should, the key would be left holding it: a Bloom filter still being
+            // restored, which `DEL` removes. Before, such a key vanished.)
             let mut slot = Some(std::mem::replace(value, Value::stand_in()));
             let outcome = command.write(&mut slot, &ctx);
             match slot {
@@ -370,7 +376,7 @@ impl Keyspace {
         } else {
             // Missing, or expired (removed first, its `DEL` logged before the command's
             // records, so that replay sees why the command found no key).
-            self.expire_if_needed(&mut shard, key, self.now(), &mut log);
+            self.expire_if_needed(&mut shard, key, now(), &mut log);
             let mut slot = None;
             let outcome = command.write(&mut slot, &ctx);
             if let Some(value) = slot {

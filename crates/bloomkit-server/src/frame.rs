@@ -169,6 +169,10 @@ impl Parser {
 /// Consumes a `*N\r\n` or `$N\r\n` line and returns N; `Ok(None)` if the line is not all
 /// here yet. `what` names the line in Redis's "too big ... count string" error.
 fn take_length_line(buf: &mut BytesMut, what: &str) -> Result<Option<i64>, ProtocolError> {
+    if let Some((value, len)) = plain_length_line(buf) {
+        buf.advance(len);
+        return Ok(Some(value));
+    }
     let Some(end) = find_crlf(buf) else {
         if buf.len() > MAX_LINE_LEN {
             return Err(ProtocolError::new(format!("too big {what} count string")));
@@ -188,6 +192,22 @@ fn take_length_line(buf: &mut BytesMut, what: &str) -> Result<Option<i64>, Proto
         .ok_or_else(invalid)?;
     buf.advance(end + 2);
     Ok(Some(value))
+}
+
+/// The common case of [`take_length_line`], in one pass and without UTF-8 or `str::parse`:
+/// the prefix byte, 1 to 18 digits (no overflow possible), CRLF. Returns the value and the
+/// line's length; `None` for anything else (a sign, more digits, a line not all here yet),
+/// which the general path then reads, with the same result for this form.
+fn plain_length_line(buf: &[u8]) -> Option<(i64, usize)> {
+    let mut value: i64 = 0;
+    for (at, &byte) in buf.iter().enumerate().skip(1).take(19) {
+        match byte {
+            b'0'..=b'9' => value = value * 10 + i64::from(byte - b'0'),
+            b'\r' if at > 1 && buf.get(at + 1) == Some(&b'\n') => return Some((value, at + 2)),
+            _ => return None,
+        }
+    }
+    None
 }
 
 fn find_crlf(buf: &[u8]) -> Option<usize> {
@@ -316,6 +336,50 @@ mod tests {
 
     fn words(request: &[Bytes]) -> Vec<&[u8]> {
         request.iter().map(|b| b.as_ref()).collect()
+    }
+
+    #[test]
+    fn plain_length_lines_read_as_the_general_path_reads_them() {
+        let lines: [&[u8]; 14] = [
+            b"*0\r\n",
+            b"$7\r\n",
+            b"*007\r\n",
+            b"$123456789012345678\r\n",
+            b"$1234567890123456789\r\n",
+            b"$9223372036854775808\r\n",
+            b"*-1\r\n",
+            b"*+5\r\n",
+            b"*\r\n",
+            b"*1 \r\n",
+            b"*12\r",
+            b"*12",
+            b"$3\rx\r\n",
+            b"$3\n\r\n",
+        ];
+        for line in lines {
+            let mut fast = BytesMut::from(line);
+            let mut general = BytesMut::from(line);
+            let got = take_length_line(&mut fast, "bulk");
+            // The general path alone: what `take_length_line` did before the fast path.
+            let want = match find_crlf(&general) {
+                None => Ok(None),
+                Some(end) => std::str::from_utf8(&general[1..end])
+                    .ok()
+                    .and_then(|t| t.parse::<i64>().ok())
+                    .map(|v| {
+                        general.advance(end + 2);
+                        Some(v)
+                    })
+                    .ok_or(()),
+            };
+            assert_eq!(
+                got.map_err(|_| ()),
+                want,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+            assert_eq!(fast, general, "{}", String::from_utf8_lossy(line));
+        }
     }
 
     #[test]

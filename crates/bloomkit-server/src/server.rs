@@ -579,6 +579,7 @@ where
                 return;
             }
         }
+        join_the_next_log_write(shared, ticket, commands).await;
         shared.stats.count_commands(std::mem::take(&mut commands));
         if !durable(shared, &mut ticket).await || conn.flush().await.is_err() {
             return;
@@ -592,6 +593,32 @@ where
             },
             _ = shutdown.wait_for(Option::is_some) => return,
         }
+    }
+}
+
+/// Before a connection that ran a pipelined batch (`batch_len` requests) makes the
+/// `write` of the log its replies wait for, lets the other connections with requests ready
+/// run theirs first (one `yield`, to the back of the runtime's queue), so that one `write`
+/// covers all of their records and theirs find their tickets already written: Redis writes
+/// its AOF buffer once per event-loop iteration for the same reason. Nothing is sent
+/// meanwhile, so no reply goes out before its write.
+///
+/// Only for a pipelined batch: a client that sends one request at a time waits for each
+/// reply, and the yield would add a round of the runtime to its latency; and with few
+/// requests per round the round itself (parking, waking the other workers) costs more
+/// than the `write`s it saves (measured with 50 clients: 0.9 µs of server CPU more per
+/// unpipelined `CF.ADD`, where at `-P 16` it saves 0.1 to 0.2 µs per request and 7 of 8
+/// `write`s). Not with a single client either: nobody would join.
+async fn join_the_next_log_write(shared: &Shared, ticket: Option<Ticket>, batch_len: u64) {
+    if batch_len < 2 || shared.stats.connected_clients() < 2 {
+        return;
+    }
+    let buffered = match (ticket, shared.keyspace().journal()) {
+        (Some(t), Some(journal)) => journal.is_buffered(t),
+        _ => false,
+    };
+    if buffered {
+        tokio::task::yield_now().await;
     }
 }
 

@@ -20,6 +20,20 @@ pub enum Value {
 }
 
 impl Value {
+    /// A value that allocates nothing and holds no filter: what stands in a map entry for
+    /// the moment a write command holds the entry's real value (see
+    /// `Keyspace::run_filter`), so that the entry need not be removed and inserted again.
+    /// No command sees it: the keyspace puts the real value back before it releases the
+    /// shard's lock.
+    pub(crate) fn stand_in() -> Value {
+        Value::Loading(PartialDump {
+            encoded_len: 0,
+            header_len: 0,
+            kind: FilterKind::Scalable,
+            received: Vec::new(),
+        })
+    }
+
     /// What `TYPE` answers for this key: RedisBloom's module type names.
     pub fn type_name(&self) -> &'static str {
         match self {

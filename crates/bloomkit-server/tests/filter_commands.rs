@@ -668,14 +668,28 @@ fn cf_commands_answer_as_redisbloom() {
         s.log,
         vec![
             words("CF.RESERVE k 1024 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1"),
-            words("CF.INSERT k MAXEXPANSIONS 32 ITEMS a"),
-            words("CF.INSERT k MAXEXPANSIONS 32 ITEMS a"),
-            words("CF.INSERT k MAXEXPANSIONS 32 ITEMS b"),
+            words("CF.ADD k a"),
+            words("CF.ADD k a"),
+            words("CF.ADD k b"),
             words("CF.INSERT k MAXEXPANSIONS 32 ITEMS c a"),
-            words("CF.INSERT k MAXEXPANSIONS 32 ITEMS d"),
+            words("CF.ADD k d"),
             words("CF.DEL k a"),
         ]
     );
+    // The records of logs written before one stored item was logged as `CF.ADD` replay
+    // to the same filter.
+    let old_log = [
+        "CF.RESERVE k 1024 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1",
+        "CF.INSERT k MAXEXPANSIONS 32 ITEMS a",
+        "CF.INSERT k MAXEXPANSIONS 32 ITEMS a",
+        "CF.INSERT k MAXEXPANSIONS 32 ITEMS b",
+        "CF.INSERT k MAXEXPANSIONS 32 ITEMS c a",
+        "CF.INSERT k MAXEXPANSIONS 32 ITEMS d",
+        "CF.DEL k a",
+    ]
+    .map(words);
+    assert_eq!(replay(&old_log, odd_defaults()), s.value);
+    assert_eq!(replay(&s.log, odd_defaults()), s.value);
     // RESP3: booleans, but integers for CF.INSERTNX and CF.COUNT.
     assert_eq!(wire(&s.run("CF.ADDNX k b"), Protocol::Resp3), "#f\r\n");
     assert_eq!(

@@ -12,6 +12,22 @@ pub fn command_name(args: &[Bytes]) -> String {
         .unwrap_or_default()
 }
 
+/// The longest command name [`name_to_match`] lower-cases: longer than every command's.
+pub const MAX_NAME_LEN: usize = 16;
+
+/// The command name lower-cased into `buf`, to match against known names: as
+/// [`command_name`] without an allocation per request. `""` (which names no command) when
+/// the name is longer than [`MAX_NAME_LEN`] or not UTF-8, as no command's name is.
+pub fn name_to_match<'a>(args: &[Bytes], buf: &'a mut [u8; MAX_NAME_LEN]) -> &'a str {
+    let Some(name) = args.first().filter(|name| name.len() <= MAX_NAME_LEN) else {
+        return "";
+    };
+    let lower = &mut buf[..name.len()];
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    std::str::from_utf8(lower).unwrap_or("")
+}
+
 /// `ERR wrong number of arguments for 'bf.add' command`.
 pub fn wrong_arity(args: &[Bytes]) -> Reply {
     Reply::Error(format!(
@@ -87,6 +103,20 @@ mod tests {
         for bad in [&b""[..], b"abc", b"0.1x", b"inf", b"nan", b" 0.1"] {
             assert_eq!(parse_f64(bad), None);
         }
+    }
+
+    #[test]
+    fn names_to_match_are_lower_case_and_bounded() {
+        let mut buf = [0; MAX_NAME_LEN];
+        let args = |name: &'static [u8]| vec![Bytes::from_static(name)];
+        assert_eq!(name_to_match(&args(b"Cf.AddNx"), &mut buf), "cf.addnx");
+        assert_eq!(
+            name_to_match(&args(b"0123456789abcdef"), &mut buf),
+            "0123456789abcdef"
+        );
+        assert_eq!(name_to_match(&args(b"0123456789abcdefg"), &mut buf), "");
+        assert_eq!(name_to_match(&args(b"bf.\xff"), &mut buf), "");
+        assert_eq!(name_to_match(&[], &mut buf), "");
     }
 
     #[test]

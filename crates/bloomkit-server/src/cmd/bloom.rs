@@ -21,10 +21,10 @@
 use bloomkit::{hash_bytes_with_seed, Error, LayerLayout, ScalableBloomFilter};
 use bytes::Bytes;
 
-use super::args::{command_name, is_word, parse_f64, parse_i64, wrong_arity};
+use super::args::{is_word, name_to_match, parse_f64, parse_i64, wrong_arity, MAX_NAME_LEN};
 use super::dump::{self, Chunk};
 use super::shared::{
-    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Lookup, Origin,
+    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
     INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM,
 };
 use super::{Access, Ctx, Defaults, Outcome};
@@ -81,12 +81,12 @@ enum Op {
     Reserve(Params),
     /// `BF.ADD` (`multi` false), `BF.MADD` and `BF.INSERT`: create if allowed, then add.
     Add {
-        items: Vec<Bytes>,
+        items: Items,
         multi: bool,
         create: Option<Params>,
     },
     Exists {
-        items: Vec<Bytes>,
+        items: Items,
         multi: bool,
     },
     /// The field as given: RedisBloom checks it only after finding the key.
@@ -124,18 +124,19 @@ impl BloomCommand {
     }
 
     fn parse_from(args: &[Bytes], origin: Origin) -> Option<Result<Self, Reply>> {
-        let name = command_name(args);
+        let mut buf = [0; MAX_NAME_LEN];
+        let name = name_to_match(args, &mut buf);
         let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(args)) };
         let key = || args.get(1).cloned().unwrap_or_default();
         let n = args.len();
-        let result = match name.as_str() {
+        let result = match name {
             "bf.reserve" => {
                 checked((4..=7).contains(&n)).and_then(|()| parse_reserve(args, origin))
             }
             "bf.add" | "bf.madd" => {
                 let multi = name == "bf.madd";
                 checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Add {
-                    items: args[2..].to_vec(),
+                    items: Items::of(&args[2..]),
                     multi,
                     create: Some(Params {
                         error_rate: None,
@@ -148,7 +149,7 @@ impl BloomCommand {
             "bf.exists" | "bf.mexists" => {
                 let multi = name == "bf.mexists";
                 checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Exists {
-                    items: args[2..].to_vec(),
+                    items: Items::of(&args[2..]),
                     multi,
                 })
             }
@@ -261,26 +262,38 @@ impl BloomCommand {
         let Some(Value::Bloom(filter)) = slot.as_mut() else {
             return Outcome::unchanged(Lookup::Missing.error(LOADCHUNK));
         };
-        let mut replies = Vec::with_capacity(items.len());
-        let mut added = Vec::new();
+        // One reply without an array (BF.ADD) needs no vector.
+        let mut replies = Vec::with_capacity(if multi { items.len() } else { 0 });
+        let mut last = None;
+        // The `BF.MADD` record, built as items are added: one allocation.
+        let mut record: Vec<Bytes> = Vec::new();
         for item in items {
             let reply = add_one(filter, item, ctx);
             let failed = reply.is_error();
             if reply == Reply::Bool(true) {
-                added.push(item.clone());
+                if record.is_empty() {
+                    record.reserve_exact(2 + items.len());
+                    record.push(word("BF.MADD"));
+                    record.push(self.key.clone());
+                }
+                record.push(item.clone());
             }
-            replies.push(reply);
+            if multi {
+                replies.push(reply);
+            } else {
+                last = Some(reply);
+            }
             if failed {
                 break;
             }
         }
-        if !added.is_empty() {
-            log.push(command("BF.MADD", &self.key, added));
+        if !record.is_empty() {
+            log.push(record);
         }
         let reply = if multi {
             Reply::Array(replies)
         } else {
-            replies.pop().unwrap_or(Reply::Bool(false))
+            last.unwrap_or(Reply::Bool(false))
         };
         Outcome { reply, log }
     }
@@ -416,7 +429,7 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
         None => Growth::Default,
     };
     Ok(Op::Add {
-        items: args[items_at..].to_vec(),
+        items: Items::of(&args[items_at..]),
         multi: true,
         create: (!nocreate).then_some(Params {
             error_rate,

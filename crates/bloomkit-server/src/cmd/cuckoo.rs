@@ -16,19 +16,26 @@
 //! # What is logged
 //!
 //! A creation is logged as `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION x`;
-//! the fingerprints actually stored as `CF.INSERT key MAXEXPANSIONS n ITEMS ...`, where `n`
-//! is the `cf-max-expansions` the command ran under (so the replay passes the same check
-//! whatever the configuration then); a removal as `CF.DEL key item`. `MAXEXPANSIONS` is a
-//! bloomkit extension of `CF.INSERT`/`CF.INSERTNX` (RedisBloom answers
-//! `Unknown argument received` to it): a per-command `cf-max-expansions`.
+//! one fingerprint actually stored as `CF.ADD key item`, several as
+//! `CF.INSERT key MAXEXPANSIONS n ITEMS ...`, where `n` is the `cf-max-expansions` the
+//! command ran under (so the replay passes the same check whatever the configuration then);
+//! a removal as `CF.DEL key item`. `MAXEXPANSIONS` is a bloomkit extension of
+//! `CF.INSERT`/`CF.INSERTNX` (RedisBloom answers `Unknown argument received` to it): a
+//! per-command `cf-max-expansions`.
+//!
+//! A logged `CF.ADD` replays without the `cf-max-expansions` check: an insert is logged only
+//! once it passed that check, and replay rebuilds the same filter, so a check could only
+//! refuse it when the configuration had changed. It is the form of the commonest record, the
+//! shortest one, and plain RedisBloom. (Logs written before it still replay: they hold
+//! `CF.INSERT ... MAXEXPANSIONS n` records only.)
 
 use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooOptions, Error, FilterKind};
 use bytes::Bytes;
 
-use super::args::{command_name, parse_i64, wrong_arity};
+use super::args::{name_to_match, parse_i64, wrong_arity, MAX_NAME_LEN};
 use super::dump::{self, Chunk};
 use super::shared::{
-    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Lookup, Origin,
+    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
     INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE,
 };
 use super::{Access, Ctx, Outcome};
@@ -66,7 +73,7 @@ enum Op {
     Reserve(Reserve),
     /// `CF.ADD`, `CF.ADDNX`, `CF.INSERT`, `CF.INSERTNX`.
     Insert {
-        items: Vec<Bytes>,
+        items: Items,
         nx: bool,
         multi: bool,
         autocreate: bool,
@@ -75,7 +82,7 @@ enum Op {
         deferred: Option<Deferred>,
     },
     Exists {
-        items: Vec<Bytes>,
+        items: Items,
         multi: bool,
     },
     Count(Bytes),
@@ -113,20 +120,23 @@ impl CuckooCommand {
     }
 
     fn parse_from(args: &[Bytes], origin: Origin) -> Option<Result<Self, Reply>> {
-        let name = command_name(args);
+        let mut buf = [0; MAX_NAME_LEN];
+        let name = name_to_match(args, &mut buf);
         let n = args.len();
         let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(args)) };
-        let result = match name.as_str() {
+        let result = match name {
             "cf.reserve" => {
                 checked(n >= 3 && n % 2 == 1).and_then(|()| parse_reserve(args, origin))
             }
             "cf.add" | "cf.addnx" => checked(n == 3).map(|()| Op::Insert {
-                items: args[2..].to_vec(),
+                items: Items::of(&args[2..]),
                 nx: name == "cf.addnx",
                 multi: false,
                 autocreate: true,
                 capacity: None,
-                max_expansions: None,
+                // From the log: an insert that passed the check when it ran (see the
+                // module documentation), so none.
+                max_expansions: (origin == Origin::Log).then_some(u32::MAX),
                 deferred: None,
             }),
             "cf.insert" | "cf.insertnx" => {
@@ -135,7 +145,7 @@ impl CuckooCommand {
             "cf.exists" | "cf.mexists" => {
                 let multi = name == "cf.mexists";
                 checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Exists {
-                    items: args[2..].to_vec(),
+                    items: Items::of(&args[2..]),
                     multi,
                 })
             }
@@ -331,8 +341,12 @@ impl CuckooCommand {
                 log,
             };
         }
-        let mut replies = Vec::with_capacity(items.len());
-        let mut stored = Vec::new();
+        // One reply without an array (CF.ADD) needs no vector.
+        let mut replies = Vec::with_capacity(if multi { items.len() } else { 0 });
+        let mut last = None;
+        // The log record, built as items are stored: `CF.ADD key item` until a second item
+        // makes it a `CF.INSERT` (below). One allocation for the common single item.
+        let mut record: Vec<Bytes> = Vec::new();
         for item in items {
             let h = hash(filter, item);
             let mut refused = false;
@@ -350,7 +364,12 @@ impl CuckooCommand {
             let reply = match result {
                 Ok(inserted) => {
                     if inserted {
-                        stored.push(item.clone());
+                        if record.is_empty() {
+                            record.reserve_exact(if multi { 5 + items.len() } else { 3 });
+                            record.push(word("CF.ADD"));
+                            record.push(self.key.clone());
+                        }
+                        record.push(item.clone());
                     }
                     if integers {
                         Reply::Integer(inserted as i64)
@@ -368,7 +387,7 @@ impl CuckooCommand {
                         }
                     };
                     if !multi {
-                        replies.push(Reply::error(error));
+                        last = Some(Reply::error(error));
                         break;
                     }
                     // RedisBloom answers −1 for an item that found no room (in RESP3, false
@@ -383,17 +402,27 @@ impl CuckooCommand {
                     }
                 }
             };
-            replies.push(reply);
+            if multi {
+                replies.push(reply);
+            } else {
+                last = Some(reply);
+            }
         }
-        if !stored.is_empty() {
-            let mut rest = vec![word("MAXEXPANSIONS"), num(max_expansions), word("ITEMS")];
-            rest.extend(stored);
-            log.push(command("CF.INSERT", &self.key, rest));
+        if record.len() > 3 {
+            // Several items: `CF.ADD` takes one, so the record names the limit it ran under.
+            record[0] = word("CF.INSERT");
+            record.splice(
+                2..2,
+                [word("MAXEXPANSIONS"), num(max_expansions), word("ITEMS")],
+            );
+        }
+        if !record.is_empty() {
+            log.push(record);
         }
         let reply = if multi {
             Reply::Array(replies)
         } else {
-            replies.pop().unwrap_or(Reply::Bool(false))
+            last.unwrap_or(Reply::Bool(false))
         };
         Outcome { reply, log }
     }
@@ -510,7 +539,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
         (None, None) => None,
     };
     Ok(Op::Insert {
-        items: items_at.map(|at| args[at..].to_vec()).unwrap_or_default(),
+        items: Items::of(items_at.map_or(&[][..], |at| &args[at..])),
         nx,
         multi: true,
         autocreate,

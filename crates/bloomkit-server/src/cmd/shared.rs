@@ -95,6 +95,35 @@ pub(crate) fn long_long(arg: Option<&Bytes>) -> Option<i64> {
     arg.and_then(|a| super::args::parse_i64(a))
 }
 
+/// A command's items (`BF.ADD`'s one, `BF.MADD`'s many), as a slice. Most commands carry
+/// exactly one, which is held without the allocation a vector would make per request.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Items {
+    One(Bytes),
+    Many(Vec<Bytes>),
+}
+
+impl Items {
+    /// The items `args` name (usually the arguments after the key).
+    pub(crate) fn of(args: &[Bytes]) -> Items {
+        match args {
+            [one] => Items::One(one.clone()),
+            many => Items::Many(many.to_vec()),
+        }
+    }
+}
+
+impl std::ops::Deref for Items {
+    type Target = [Bytes];
+
+    fn deref(&self) -> &[Bytes] {
+        match self {
+            Items::One(item) => std::slice::from_ref(item),
+            Items::Many(items) => items,
+        }
+    }
+}
+
 /// A command that changed its key, logged verbatim: the arguments as the client sent them.
 pub(crate) fn verbatim(args: &[Bytes]) -> Vec<Bytes> {
     args.to_vec()

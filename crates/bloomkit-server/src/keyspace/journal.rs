@@ -86,6 +86,14 @@ pub trait Journal: Send + Sync + 'static {
         None
     }
 
+    /// Whether the record of `ticket` is still in the journal's buffer, not yet handed to
+    /// the OS: [`Journal::durable`] would then make a `write` for it (and for everything
+    /// buffered before it). The server uses this to let other clients' commands join that
+    /// `write` first. False by default (nothing is buffered).
+    fn is_buffered(&self, _ticket: Ticket) -> bool {
+        false
+    }
+
     /// Whether the log has grown enough that a snapshot should compact it. The server
     /// asks a few times a second and starts a background snapshot when this says so.
     fn wants_snapshot(&self) -> bool {

@@ -32,6 +32,7 @@ pub mod memory;
 
 pub use journal::{Durable, Journal, NoJournal, SnapshotEntry, SnapshotWriter, Ticket};
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -76,6 +77,12 @@ impl Entry {
     /// means strictly past the expiry time, as in Redis.
     fn is_expired(&self, now: Option<u64>) -> bool {
         matches!((self.expires_at_ms, now), (Some(at), Some(now)) if now > at)
+    }
+
+    /// [`Entry::is_expired`], reading the clock only for a key that has an expiry: most
+    /// have none, and a clock read per command is a measurable part of a pipelined one.
+    fn is_expired_with(&self, now: impl FnOnce() -> Option<u64>) -> bool {
+        self.expires_at_ms.is_some() && self.is_expired(now())
     }
 }
 
@@ -135,30 +142,6 @@ impl ShardWriter<'_> {
         let old = self.map.entries.remove(key)?;
         self.forget(&old);
         Some(old)
-    }
-
-    /// Removes `key`'s entry for a command to change, leaving the memory total alone until
-    /// [`ShardWriter::put_back`]: a `--maxmemory` check during the command must still count
-    /// the value being changed.
-    fn take(&mut self, key: &[u8]) -> Option<(Bytes, Entry)> {
-        let (key, entry) = self.map.entries.remove_entry(key)?;
-        self.map.volatile -= usize::from(entry.expires_at_ms.is_some());
-        Some((key, entry))
-    }
-
-    /// Stores what a command left in a slot taken by [`ShardWriter::take`] (`old_memory`
-    /// bytes, 0 if the key was missing) or created.
-    fn put_back(
-        &mut self,
-        key: Bytes,
-        value: Option<Value>,
-        expires_at_ms: Option<u64>,
-        old_memory: usize,
-    ) {
-        self.memory_bytes.fetch_sub(old_memory, Ordering::Relaxed);
-        if let Some(value) = value {
-            self.insert(key, Entry::new(Arc::new(value), expires_at_ms));
-        }
     }
 
     fn set_expiry(&mut self, key: &[u8], expires_at_ms: Option<u64>) {
@@ -338,33 +321,74 @@ impl Keyspace {
         let ctx = Ctx { defaults, budget };
         let key = command.key();
         let index = self.shard_index(key);
-        let now = self.now();
         if command.access() == Access::Read {
             let map = read(&self.shards[index]);
             let value = map
                 .entries
                 .get(&key[..])
-                .filter(|entry| !entry.is_expired(now))
+                .filter(|entry| !entry.is_expired_with(|| self.now()))
                 .map(|entry| &*entry.value);
             return (command.read(value, &ctx), None);
         }
         let mut shard = self.write(index);
         let mut log = Vec::new();
-        self.expire_if_needed(&mut shard, key, now, &mut log);
-        let (stored_key, mut slot, expires_at_ms, old_memory) = match shard.take(key) {
-            Some((stored_key, entry)) => (
-                stored_key,
-                // Free when no snapshot holds the value; otherwise this is the copy of
-                // copy-on-write, and the snapshot keeps the original.
-                Some(Arc::try_unwrap(entry.value).unwrap_or_else(|shared| (*shared).clone())),
-                entry.expires_at_ms,
-                entry.memory_bytes,
-            ),
-            None => (key.clone(), None, None, 0),
+        // Read at most once, so that the expiry check and the removal agree.
+        let clock = OnceCell::new();
+        let now = || *clock.get_or_init(|| self.now());
+        // One lookup for the common case, a live key changed where it lies: no removal and
+        // reinsertion, no new `Arc`, and the memory total touched only if the size changed.
+        let live = shard
+            .map
+            .entries
+            .get_mut(&key[..])
+            .filter(|entry| !entry.is_expired_with(now));
+        let outcome = if let Some(entry) = live {
+            // Free when no snapshot holds the value; otherwise this is the copy of
+            // copy-on-write, and the snapshot keeps the original.
+            let value = Arc::make_mut(&mut entry.value);
+            // The command works on an `Option<Value>` it may empty; the stand-in holds the
+            // entry's place meanwhile, allocating nothing. (Were a command to panic, which
+            // none should, the key would be left holding it: a Bloom filter still being
+            // restored, which `DEL` removes. Before, such a key vanished.)
+            let mut slot = Some(std::mem::replace(value, Value::stand_in()));
+            let outcome = command.write(&mut slot, &ctx);
+            match slot {
+                Some(changed) => {
+                    *value = changed;
+                    let (before, after) = (entry.memory_bytes, value.memory_bytes());
+                    entry.memory_bytes = after;
+                    if after > before {
+                        shard
+                            .memory_bytes
+                            .fetch_add(after - before, Ordering::Relaxed);
+                    } else if after < before {
+                        shard
+                            .memory_bytes
+                            .fetch_sub(before - after, Ordering::Relaxed);
+                    }
+                }
+                // The command removed the key (a restore whose last chunk did not decode).
+                None => {
+                    shard.remove(key);
+                }
+            }
+            outcome
+        } else {
+            // Missing, or expired (removed first, its `DEL` logged before the command's
+            // records, so that replay sees why the command found no key).
+            self.expire_if_needed(&mut shard, key, now(), &mut log);
+            let mut slot = None;
+            let outcome = command.write(&mut slot, &ctx);
+            if let Some(value) = slot {
+                shard.insert(key.clone(), Entry::new(Arc::new(value), None));
+            }
+            outcome
         };
-        let outcome = command.write(&mut slot, &ctx);
-        shard.put_back(stored_key, slot, expires_at_ms, old_memory);
-        log.extend(outcome.log);
+        if log.is_empty() {
+            log = outcome.log;
+        } else {
+            log.extend(outcome.log);
+        }
         let ticket = self.append(index, &log);
         drop(shard);
         (outcome.reply, ticket)

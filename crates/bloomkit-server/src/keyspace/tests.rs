@@ -340,3 +340,39 @@ fn multi_key_commands_never_deadlock() {
         .sum();
     assert_eq!(keyspace.used_memory(), expected);
 }
+
+/// Filter writes change an unshared value in place; these pin what that must keep: a
+/// snapshot's value is never changed under it (copy-on-write), the memory total follows
+/// a value that grows, and the key keeps its expiry.
+#[test]
+fn writes_in_place_copy_what_a_snapshot_holds_and_track_growth() {
+    let (keyspace, _) = recorded();
+    let defaults = Defaults::default();
+    let add = |item: &str| {
+        let args = ["BF.ADD", "k", item].map(|a| Bytes::from(a.to_string()));
+        let command = FilterCommand::parse(&args).unwrap().unwrap();
+        keyspace.run_filter(&command, &defaults).0
+    };
+    let at = now_ms() + 60_000;
+    keyspace.restore(key("k"), Some(at), bloom());
+    assert_eq!(add("a"), Reply::Bool(true));
+
+    let (_writer, entries) = keyspace.begin_snapshot().unwrap();
+    let held = Arc::clone(&entries[0].value);
+    assert_eq!(add("b"), Reply::Bool(true));
+    let Value::Bloom(before) = &*held else {
+        panic!("a Bloom key")
+    };
+    assert_eq!(before.len(), 1, "the snapshot's value was changed");
+    assert_eq!(Arc::strong_count(&held), 2, "the snapshot and this test");
+    drop((entries, held));
+
+    // 100 is the filter's capacity: past it, it grows a layer.
+    for i in 0..1_000 {
+        add(&format!("item{i}"));
+    }
+    let (_writer, entries) = keyspace.begin_snapshot().unwrap();
+    assert!(entries[0].value.memory_bytes() > bloom().memory_bytes());
+    assert_eq!(keyspace.used_memory(), entries[0].value.memory_bytes());
+    assert_eq!(entries[0].expires_at_ms, Some(at));
+}

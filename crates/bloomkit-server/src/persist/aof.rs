@@ -66,6 +66,10 @@ pub fn encode_record(out: &mut Vec<u8>, command: &[Bytes]) -> io::Result<()> {
         ));
     }
     let start = out.len();
+    // One reservation for the whole record (a `$<len>\r\n...\r\n` costs at most 25 bytes
+    // beside its argument), so the pieces below are copies, never reallocations.
+    let payload_bound = 25 + command.iter().map(|arg| arg.len() + 25).sum::<usize>();
+    out.reserve(RECORD_OVERHEAD + payload_bound);
     out.extend_from_slice(&[0u8; RECORD_HEADER_LEN]);
     push_resp_array(out, command);
     let payload_len = out.len() - start - RECORD_HEADER_LEN;
@@ -96,6 +100,16 @@ fn push_resp_array(out: &mut Vec<u8>, args: &[Bytes]) {
 /// Writes `<prefix><n in decimal>\r\n` without allocating (this runs under the keyspace's
 /// locks, once per argument).
 fn push_prefixed(out: &mut Vec<u8>, prefix: u8, n: usize) {
+    // Most lengths in a log (argument counts, keys, items) have one or two digits.
+    if n < 10 {
+        out.extend_from_slice(&[prefix, b'0' + n as u8, b'\r', b'\n']);
+        return;
+    }
+    if n < 100 {
+        let (tens, ones) = (b'0' + (n / 10) as u8, b'0' + (n % 10) as u8);
+        out.extend_from_slice(&[prefix, tens, ones, b'\r', b'\n']);
+        return;
+    }
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut n = n;
@@ -540,6 +554,15 @@ mod tests {
         assert_eq!(&out[8..8 + payload.len()], payload);
         let sum = xxh3_64(&out[..8 + payload.len()]);
         assert_eq!(&out[8 + payload.len()..], &sum.to_le_bytes());
+    }
+
+    #[test]
+    fn lengths_of_every_width_are_written_in_decimal() {
+        for n in [0, 9, 10, 99, 100, 101, 999, 1000, 65_535, usize::MAX] {
+            let mut out = Vec::new();
+            push_prefixed(&mut out, b'$', n);
+            assert_eq!(out, format!("${n}\r\n").into_bytes());
+        }
     }
 
     #[test]

@@ -99,6 +99,13 @@ impl Journal for PersistentJournal {
             .map(|ticket| Ticket(ticket.sequence()))
     }
 
+    fn is_buffered(&self, ticket: Ticket) -> bool {
+        ticket.0 != FAILED
+            && self
+                .persistence
+                .is_buffered(LogTicket::from_sequence(ticket.0))
+    }
+
     fn wants_snapshot(&self) -> bool {
         self.persistence.should_auto_snapshot()
     }
@@ -184,7 +191,9 @@ mod tests {
             // Buffered: every policy makes an observer wait for it.
             assert_eq!(journal.position(), ticket, "{policy}");
             assert_eq!(journal.position(), Some(Ticket(2)));
+            assert!(journal.is_buffered(Ticket(2)), "{policy}");
             journal.durable(Ticket(2)).await.unwrap();
+            assert!(!journal.is_buffered(Ticket(2)), "{policy}");
             // Written (and, with always, synced): only `always` still names a position,
             // which is already durable.
             if policy == FsyncPolicy::Always {

@@ -477,6 +477,12 @@ impl Persistence {
         waits.then_some(Ticket(appended))
     }
 
+    /// Whether `ticket`'s record is still in the buffer: [`Persistence::durable`] would
+    /// `write` it (with everything buffered before it). Lock-free.
+    pub fn is_buffered(&self, ticket: Ticket) -> bool {
+        ticket.0 > self.shared.flushed.load(Ordering::Acquire)
+    }
+
     /// Resolves once the log is durable up to `ticket`, as the policy defines it.
     ///
     /// With [`FsyncPolicy::Always`], once an fsync that began after the ticket's `write`

@@ -50,11 +50,22 @@ pub(super) enum LayerBits {
 }
 
 impl LayerBits {
+    /// Whether the layer may hold the key, for a layer known to be blocked (as every
+    /// layer of a blocked chain is); `false` for any other.
     #[inline]
-    pub(super) fn contains_hash(&self, hash: u64) -> bool {
+    pub(super) fn blocked_contains_hash(&self, hash: u64) -> bool {
         match self {
             LayerBits::Blocked(f) => f.contains_hash(hash),
+            LayerBits::Classic(_) => false,
+        }
+    }
+
+    /// Whether the layer may hold the key, for a layer known to be classic.
+    #[inline]
+    pub(super) fn classic_contains_hash(&self, hash: u64) -> bool {
+        match self {
             LayerBits::Classic(f) => f.contains_hash(hash),
+            LayerBits::Blocked(_) => false,
         }
     }
 

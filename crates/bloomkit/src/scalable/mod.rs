@@ -337,10 +337,21 @@ impl ScalableBloomFilter {
     /// newest (largest) first.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.layers
-            .iter()
-            .rev()
-            .any(|layer| layer.filter.contains_hash(hash))
+        // Every layer has the chain's layout: one branch here, and a loop that holds one
+        // filter's probe code (matching each layer's layout inside the loop measured 8%
+        // slower in cache).
+        match self.params.layout {
+            LayerLayout::Blocked => self
+                .layers
+                .iter()
+                .rev()
+                .any(|layer| layer.filter.blocked_contains_hash(hash)),
+            LayerLayout::Classic => self
+                .layers
+                .iter()
+                .rev()
+                .any(|layer| layer.filter.classic_contains_hash(hash)),
+        }
     }
 
     /// The number of keys added: inserts that answered `true` (`BF.CARD`, and `BF.INFO`'s

@@ -205,6 +205,44 @@ fn build_classic_finds_every_key() {
 }
 
 #[test]
+fn build_scalable_in_either_layout_finds_every_key() {
+    check_build_from_file(&["--kind", "scalable", "--items", "100"]);
+    check_build_from_file(&[
+        "--kind", "scalable", "--items", "100", "--layout", "classic",
+    ]);
+    check_build_from_file(&["--kind", "scalable", "--layout", "blocked"]);
+    // The layout is in the file, and `info` says which.
+    let s = Scratch::new();
+    let input = s.keys_file("keys.txt", &keys("k", 5000));
+    for (layout, expected) in [("classic", "classic layers"), ("blocked", "blocked layers")] {
+        let filter = s.build(
+            &format!("{layout}.bkf"),
+            &input,
+            &["--kind", "scalable", "--items", "100", "--layout", layout],
+        );
+        bloomkit()
+            .arg("info")
+            .arg(&filter)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(expected));
+    }
+}
+
+#[test]
+fn build_layout_is_for_scalable_filters_only() {
+    let s = Scratch::new();
+    let input = s.keys_file("keys.txt", &keys("k", 10));
+    let assert = bloomkit()
+        .args(["build", "--kind", "cuckoo", "--layout", "classic", "-o"])
+        .arg(s.path("f.bkf"))
+        .arg(&input)
+        .assert();
+    assert_one_line_error(assert, &["--layout applies to --kind scalable only"]);
+    assert!(!s.path("f.bkf").exists());
+}
+
+#[test]
 fn build_summary_counts_keys_and_distinct_keys() {
     let s = Scratch::new();
     let mut with_repeats = keys("k", 100);

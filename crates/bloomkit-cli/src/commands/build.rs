@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bloomkit::{AnyFilter, FilterKind, RibbonFilter};
+use bloomkit::{AnyFilter, FilterKind, LayerLayout, RibbonFilter, ScalableBloomFilter};
 
 use crate::error::{Context, Error, Result};
 use crate::files::{self, Input};
@@ -10,7 +10,8 @@ use crate::keys::KeyReader;
 use crate::progress::Progress;
 use crate::{human, output};
 
-/// Builds a filter of `kind` from the keys in `inputs` and writes it to `output`.
+/// Builds a filter of `kind` from the keys in `inputs` and writes it to `output`; a
+/// scalable filter's layers in `layout` when given.
 ///
 /// With `items`, the filter is sized for that many keys up front and keys stream into it;
 /// without, every key's hash is held (8 bytes a key), sorted and deduplicated, and the filter
@@ -23,6 +24,7 @@ use crate::{human, output};
 /// at `output` unless the whole filter was written.
 pub fn run(
     kind: FilterKind,
+    layout: Option<LayerLayout>,
     items: Option<u64>,
     fp_rate: f64,
     output: &Path,
@@ -35,13 +37,28 @@ pub fn run(
                 .to_string(),
         ));
     }
+    if layout.is_some() && kind != FilterKind::Scalable {
+        return Err(Error::Message(format!(
+            "--layout applies to --kind scalable only (a {kind} filter has one layout); omit \
+             --layout, or pass --kind scalable"
+        )));
+    }
     // Fail on a bad rate before reading what may be gigabytes of keys.
     check_rate(kind, fp_rate)?;
+    let new_filter = |items: u64| -> bloomkit::Result<AnyFilter> {
+        match layout {
+            Some(layout) => ScalableBloomFilter::builder(items, fp_rate)
+                .layout(layout)
+                .build()
+                .map(AnyFilter::Scalable),
+            None => AnyFilter::new(kind, items, fp_rate),
+        }
+    };
     let inputs = files::open_inputs(inputs)?;
 
     let (filter, keys, distinct) = match items {
         Some(items) => {
-            let mut filter = AnyFilter::new(kind, items, fp_rate)?;
+            let mut filter = new_filter(items)?;
             let keys = read_hashes(inputs, |hash| {
                 filter.insert_hash(hash)?;
                 Ok(())
@@ -72,7 +89,7 @@ pub fn run(
             let filter = if kind == FilterKind::Ribbon {
                 RibbonFilter::build_from_hashes(&hashes, fp_rate)?.into()
             } else {
-                let mut filter = AnyFilter::new(kind, hashes.len() as u64, fp_rate)?;
+                let mut filter = new_filter(hashes.len() as u64)?;
                 for &hash in &hashes {
                     filter.insert_hash(hash)?;
                 }

@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use bloomkit::LayerLayout;
 use bloomkit_server::cmd::{Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Unlimited};
 use bloomkit_server::reply::{Protocol, Reply};
 use bloomkit_server::value::Value;
@@ -225,7 +226,10 @@ fn bf_reserve_errors_in_redisbloom_order() {
     // Unknown trailing words are ignored; rates above 0.25 are capped.
     let mut s = Slot::new();
     assert_eq!(s.run("bf.reserve k 0.9 100 whatever"), Reply::Ok);
-    assert_eq!(s.log, vec![words("BF.RESERVE k 0.25 100 EXPANSION 2")]);
+    assert_eq!(
+        s.log,
+        vec![words("BF.RESERVE k 0.25 100 EXPANSION 2 LAYOUT CLASSIC")]
+    );
     let Some(Value::Bloom(f)) = &s.value else {
         panic!()
     };
@@ -297,7 +301,7 @@ fn bf_add_exists_card_info_answer_as_redisbloom() {
     assert_eq!(
         s.log,
         vec![
-            words("BF.RESERVE k 0.01 100 EXPANSION 2"),
+            words("BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT CLASSIC"),
             words("BF.MADD k a"),
             words("BF.MADD k b c"),
         ]
@@ -396,7 +400,7 @@ fn bf_insert_options_and_errors() {
     assert_eq!(
         s.log,
         vec![
-            words("BF.RESERVE k 0.25 20 EXPANSION 3"),
+            words("BF.RESERVE k 0.25 20 EXPANSION 3 LAYOUT CLASSIC"),
             words("BF.MADD k a b")
         ]
     );
@@ -408,7 +412,10 @@ fn bf_insert_options_and_errors() {
     // EXPANSION 0 and NONSCALING both make a non-scaling filter; "ITEMS" ends the options.
     let mut n = Slot::new();
     n.run("BF.INSERT n EXPANSION 0 CAPACITY 2 ITEMS NONSCALING x");
-    assert_eq!(n.log[0], words("BF.RESERVE n 0.01 2 NONSCALING"));
+    assert_eq!(
+        n.log[0],
+        words("BF.RESERVE n 0.01 2 EXPANSION 0 LAYOUT CLASSIC")
+    );
     assert_eq!(
         n.run("BF.INSERT n ITEMS y z"),
         Reply::Array(vec![err("ERR non scaling filter is full")])
@@ -489,6 +496,79 @@ fn bf_scaling_follows_redisbloom_examples() {
     assert_eq!((one, added), (25, 99));
     assert_eq!(layers(2).0, 5); // 4+8+16+32+64 = 124 ≥ 100 > 60
     assert_eq!(layers(4).0, 4); // 4+16+64+256 ≥ 100 > 84
+}
+
+/// A logged `BF.RESERVE` names its layout; one without (written before `BF.*` made classic
+/// layers) replays into blocked layers, the bits its items were acknowledged from: an item
+/// that was a false positive then was never logged, and replayed into other bits it could
+/// come back absent.
+#[test]
+fn bf_log_replays_each_filter_into_the_layout_it_was_written_with() {
+    let layout = |value: &Option<Value>| match value {
+        Some(Value::Bloom(f)) => (f.layout(), f.is_scaling()),
+        other => panic!("{other:?}"),
+    };
+    let items: Vec<String> = (0..2000).map(|i| format!("item{i}")).collect();
+    let mut madd = words("BF.MADD k");
+    madd.extend(items.iter().map(|i| Bytes::from(i.clone())));
+    for (reserve, expected) in [
+        (
+            "BF.RESERVE k 0.01 100 EXPANSION 2",
+            (LayerLayout::Blocked, true),
+        ),
+        (
+            "BF.RESERVE k 0.01 100 NONSCALING",
+            (LayerLayout::Blocked, false),
+        ),
+        (
+            "BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT BLOCKED",
+            (LayerLayout::Blocked, true),
+        ),
+        (
+            "BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT CLASSIC",
+            (LayerLayout::Classic, true),
+        ),
+        (
+            "BF.RESERVE k 0.01 100 EXPANSION 0 LAYOUT CLASSIC",
+            (LayerLayout::Classic, false),
+        ),
+    ] {
+        let log = if expected.1 {
+            vec![words(reserve), madd.clone()]
+        } else {
+            vec![words(reserve)]
+        };
+        let value = replay(&log, Defaults::default());
+        assert_eq!(layout(&value), expected, "{reserve}");
+        if expected.1 {
+            let Some(Value::Bloom(f)) = &value else {
+                panic!()
+            };
+            assert!(items.iter().all(|i| f.contains(i.as_str())), "{reserve}");
+        }
+    }
+    // What this build logs replays into what it built, bit for bit.
+    let mut s = Slot::new();
+    s.run("BF.RESERVE k 0.01 100 NONSCALING");
+    s.run("BF.ADD k a");
+    s.run("BF.RESERVE g 0.001 50");
+    assert_eq!(
+        s.log[0],
+        words("BF.RESERVE k 0.01 100 EXPANSION 0 LAYOUT CLASSIC")
+    );
+    assert_eq!(replay(&s.log[..2], Defaults::default()), {
+        let mut t = Slot::new();
+        t.run("BF.RESERVE k 0.01 100 NONSCALING");
+        t.run("BF.ADD k a");
+        t.value
+    });
+    // A client cannot ask for a layout: the word is ignored, as RedisBloom ignores it.
+    let mut c = Slot::new();
+    assert_eq!(c.run("BF.RESERVE k 0.01 100 LAYOUT BLOCKED"), Reply::Ok);
+    assert_eq!(layout(&c.value), (LayerLayout::Classic, true));
+    // A bad layout in the log stops the replay.
+    let bad = FilterCommand::parse_logged(&words("BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT X"));
+    assert_eq!(bad, Some(Err(err("ERR bad layout"))));
 }
 
 #[test]

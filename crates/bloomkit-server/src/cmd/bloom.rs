@@ -13,8 +13,11 @@
 //!
 //! A command that changes its key returns the commands that replay the change under any
 //! [`Defaults`]: a creation is logged as
-//! `BF.RESERVE key rate capacity EXPANSION x` (or `NONSCALING`) with every parameter,
-//! then the items actually added as one `BF.MADD`. Items that were already present changed
+//! `BF.RESERVE key rate capacity EXPANSION x LAYOUT CLASSIC` with every parameter (`x` = 0
+//! for a non-scaling filter), then the items actually added as one `BF.MADD`. `LAYOUT` is a
+//! bloomkit extension read only from the log: a logged `BF.RESERVE` without it (written
+//! before `BF.*` used classic layers, as `... EXPANSION x` or `... NONSCALING`) replays into
+//! blocked layers, the bits it was acknowledged from. Items that were already present changed
 //! nothing and are left out; an item that failed (a full filter, `--maxmemory`) is left
 //! out with everything after it, so the replay stops where the command stopped.
 
@@ -64,6 +67,8 @@ struct Params {
     error_rate: Option<f64>,
     capacity: Option<u64>,
     growth: Growth,
+    /// The layers' layout: named by a logged creation, [`LAYOUT`] for a client's.
+    layout: Option<LayerLayout>,
 }
 
 /// A `BF.INFO` field.
@@ -131,17 +136,21 @@ impl BloomCommand {
         let n = args.len();
         let result = match name {
             "bf.reserve" => {
-                checked((4..=7).contains(&n)).and_then(|()| parse_reserve(args, origin))
+                // A logged creation may add `LAYOUT CLASSIC` to the longest client form.
+                let most = if origin == Origin::Log { 9 } else { 7 };
+                checked((4..=most).contains(&n)).and_then(|()| parse_reserve(args, origin))
             }
             "bf.add" | "bf.madd" => {
                 let multi = name == "bf.madd";
                 checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Add {
                     items: Items::of(&args[2..]),
                     multi,
+                    // A logged add never creates: its key's creation is logged before it.
                     create: Some(Params {
                         error_rate: None,
                         capacity: None,
                         growth: Growth::Default,
+                        layout: None,
                     }),
                 })
             }
@@ -359,7 +368,28 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
         error_rate: Some(error_rate.min(MAX_ERROR_RATE)),
         capacity: Some(capacity as u64),
         growth,
+        layout: logged_layout(args, origin)?,
     }))
+}
+
+/// The layout a logged `BF.RESERVE` names: `LAYOUT CLASSIC` (or `BLOCKED`), and blocked
+/// without it, since logs written before the server created classic layers hold blocked
+/// filters and must replay into the same bits (items that were false positives then were
+/// never logged; replayed into another layout, some would come back absent). `None` for a
+/// client's command: its filter gets [`LAYOUT`], and a client's `LAYOUT` is ignored like any
+/// unknown word, as RedisBloom ignores it.
+fn logged_layout(args: &[Bytes], origin: Origin) -> Result<Option<LayerLayout>, Reply> {
+    if origin != Origin::Log {
+        return Ok(None);
+    }
+    let Some(at) = arg_index(args, "LAYOUT", origin) else {
+        return Ok(Some(LayerLayout::Blocked));
+    };
+    match args.get(at + 1) {
+        Some(w) if is_word(w, "CLASSIC") => Ok(Some(LayerLayout::Classic)),
+        Some(w) if is_word(w, "BLOCKED") => Ok(Some(LayerLayout::Blocked)),
+        _ => Err(Reply::error("ERR bad layout")),
+    }
 }
 
 /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS ...`,
@@ -435,6 +465,7 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
             error_rate,
             capacity,
             growth,
+            layout: None,
         }),
     })
 }
@@ -467,14 +498,27 @@ fn create(
         Growth::InsertExpansion(x) => Growth::Scaling(x),
         g => g,
     };
-    let builder = ScalableBloomFilter::builder(capacity, error_rate).layout(LAYOUT);
-    let (builder, growth_words) = match growth {
+    let layout = params.layout.unwrap_or(LAYOUT);
+    let builder = ScalableBloomFilter::builder(capacity, error_rate).layout(layout);
+    let (builder, mut growth_words) = match growth {
         Growth::Scaling(x) if x as i64 <= MAX_EXPANSION => {
             (builder.growth(x), vec![word("EXPANSION"), num(x)])
         }
+        // Logged as `EXPANSION 0` with a layout, so that the record has 8 arguments (see
+        // below); `NONSCALING` otherwise, as logs have always said.
+        Growth::NonScaling if layout == LayerLayout::Classic => (
+            builder.non_scaling(true),
+            vec![word("EXPANSION"), num(0u32)],
+        ),
         Growth::NonScaling => (builder.non_scaling(true), vec![word("NONSCALING")]),
         _ => return Err(could_not()),
     };
+    if layout == LayerLayout::Classic {
+        // Eight arguments: more than any client's `BF.RESERVE` may have, so a build from
+        // before the layout existed refuses this record (and with it the log) instead of
+        // replaying it into blocked layers.
+        growth_words.extend([word("LAYOUT"), word("CLASSIC")]);
+    }
     let memory_error = |e: Error| match e {
         Error::TooLarge { .. } | Error::OutOfMemory { .. } => Reply::error(INSUFFICIENT_MEMORY),
         _ => could_not(),

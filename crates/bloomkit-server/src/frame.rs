@@ -202,7 +202,9 @@ fn plain_length_line(buf: &[u8]) -> Option<(i64, usize)> {
     let mut value: i64 = 0;
     for (at, &byte) in buf.iter().enumerate().skip(1).take(19) {
         match byte {
-            b'0'..=b'9' => value = value * 10 + i64::from(byte - b'0'),
+            // Digits at positions 1 to 18 only: 18 digits fit in an i64, a 19th might not
+            // (a 19th character that is not the CR sends the line to the general path).
+            b'0'..=b'9' if at <= 18 => value = value * 10 + i64::from(byte - b'0'),
             b'\r' if at > 1 && buf.get(at + 1) == Some(&b'\n') => return Some((value, at + 2)),
             _ => return None,
         }

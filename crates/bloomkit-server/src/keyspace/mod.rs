@@ -208,6 +208,22 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// Puts the value a write command worked on back into its map entry when dropped: on the
+/// normal path and on unwinding alike. An empty slot (the command removed the key) leaves
+/// the entry's stand-in for the caller to remove.
+struct PutBack<'a> {
+    place: &'a mut Value,
+    slot: Option<Value>,
+}
+
+impl Drop for PutBack<'_> {
+    fn drop(&mut self) {
+        if let Some(value) = self.slot.take() {
+            *self.place = value;
+        }
+    }
+}
+
 /// All keys, their values and expiries; see the [module documentation](self).
 pub struct Keyspace {
     shards: Box<[Shard]>,
@@ -347,29 +363,31 @@ impl Keyspace {
             // copy-on-write, and the snapshot keeps the original.
             let value = Arc::make_mut(&mut entry.value);
             // The command works on an `Option<Value>` it may empty; the stand-in holds the
-            // entry's place meanwhile, allocating nothing. (Were a command to panic, which
-            // none should, the key would be left holding it: a Bloom filter still being
-            // restored, which `DEL` removes. Before, such a key vanished.)
-            let mut slot = Some(std::mem::replace(value, Value::stand_in()));
-            let outcome = command.write(&mut slot, &ctx);
-            match slot {
-                Some(changed) => {
-                    *value = changed;
-                    let (before, after) = (entry.memory_bytes, value.memory_bytes());
-                    entry.memory_bytes = after;
-                    if after > before {
-                        shard
-                            .memory_bytes
-                            .fetch_add(after - before, Ordering::Relaxed);
-                    } else if after < before {
-                        shard
-                            .memory_bytes
-                            .fetch_sub(before - after, Ordering::Relaxed);
-                    }
-                }
+            // entry's place meanwhile, allocating nothing. The guard puts back whatever the
+            // command leaves in the slot, also if it panics (none should): the map must
+            // not keep the stand-in, which a snapshot cannot store.
+            let taken = std::mem::replace(value, Value::stand_in());
+            let mut held = PutBack {
+                place: value,
+                slot: Some(taken),
+            };
+            let outcome = command.write(&mut held.slot, &ctx);
+            let removed = held.slot.is_none();
+            drop(held);
+            if removed {
                 // The command removed the key (a restore whose last chunk did not decode).
-                None => {
-                    shard.remove(key);
+                shard.remove(key);
+            } else {
+                let (before, after) = (entry.memory_bytes, entry.value.memory_bytes());
+                entry.memory_bytes = after;
+                if after > before {
+                    shard
+                        .memory_bytes
+                        .fetch_add(after - before, Ordering::Relaxed);
+                } else if after < before {
+                    shard
+                        .memory_bytes
+                        .fetch_sub(before - after, Ordering::Relaxed);
                 }
             }
             outcome

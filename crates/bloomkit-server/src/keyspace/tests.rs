@@ -376,3 +376,36 @@ fn writes_in_place_copy_what_a_snapshot_holds_and_track_growth() {
     assert_eq!(keyspace.used_memory(), entries[0].value.memory_bytes());
     assert_eq!(entries[0].expires_at_ms, Some(at));
 }
+
+#[test]
+fn a_write_that_panics_leaves_its_value_in_place_not_the_stand_in() {
+    let mut bloom = ScalableBloomFilter::new(100, 0.01).unwrap();
+    bloom.insert("kept").unwrap();
+    let mut place = Value::Bloom(bloom.clone());
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let taken = std::mem::replace(&mut place, Value::stand_in());
+        let mut held = PutBack {
+            place: &mut place,
+            slot: Some(taken),
+        };
+        if let Some(Value::Bloom(f)) = held.slot.as_mut() {
+            f.insert("added before the panic").unwrap();
+        }
+        panic!("a command that panics mid-write");
+    }));
+    assert!(result.is_err());
+    let Value::Bloom(f) = &place else {
+        panic!("the stand-in was left: {place:?}")
+    };
+    assert!(f.contains("kept") && f.contains("added before the panic"));
+    // On the normal path an emptied slot leaves the stand-in for the caller to remove.
+    {
+        let taken = std::mem::replace(&mut place, Value::stand_in());
+        let mut held = PutBack {
+            place: &mut place,
+            slot: Some(taken),
+        };
+        held.slot = None;
+    }
+    assert_eq!(place, Value::stand_in());
+}

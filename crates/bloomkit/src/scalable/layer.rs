@@ -50,22 +50,33 @@ pub(super) enum LayerBits {
 }
 
 impl LayerBits {
-    /// Whether the layer may hold the key, for a layer known to be blocked (as every
-    /// layer of a blocked chain is); `false` for any other.
+    /// Whether the layer may hold the key, for a layer expected to be blocked (as every
+    /// layer of a blocked chain is): the blocked probe inline, any other out of line.
     #[inline]
     pub(super) fn blocked_contains_hash(&self, hash: u64) -> bool {
         match self {
             LayerBits::Blocked(f) => f.contains_hash(hash),
-            LayerBits::Classic(_) => false,
+            other => other.contains_hash_cold(hash),
         }
     }
 
-    /// Whether the layer may hold the key, for a layer known to be classic.
+    /// Whether the layer may hold the key, for a layer expected to be classic.
     #[inline]
     pub(super) fn classic_contains_hash(&self, hash: u64) -> bool {
         match self {
             LayerBits::Classic(f) => f.contains_hash(hash),
-            LayerBits::Blocked(_) => false,
+            other => other.contains_hash_cold(hash),
+        }
+    }
+
+    /// Either layout, out of line: no chain mixes layouts, but were one ever to, its
+    /// answers must still be right (a wrong "absent" is a false negative).
+    #[cold]
+    #[inline(never)]
+    fn contains_hash_cold(&self, hash: u64) -> bool {
+        match self {
+            LayerBits::Blocked(f) => f.contains_hash(hash),
+            LayerBits::Classic(f) => f.contains_hash(hash),
         }
     }
 

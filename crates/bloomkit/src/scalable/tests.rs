@@ -329,3 +329,23 @@ fn memory_is_the_same_after_a_round_trip_or_a_clone() {
         assert!(f.num_layers() >= 5);
     }
 }
+
+#[test]
+fn a_layer_of_the_other_layout_still_answers_right() {
+    // No public path mixes layouts in one chain; were one to, the query's fast path for
+    // the chain's layout must still ask the odd layer properly, not call it empty.
+    for (chain, odd) in [
+        (LayerLayout::Blocked, LayerLayout::Classic),
+        (LayerLayout::Classic, LayerLayout::Blocked),
+    ] {
+        let mut f = ScalableBloomFilter::builder(100, 0.01)
+            .layout(chain)
+            .build()
+            .unwrap();
+        let mut layer = Layer::new(odd, 100, 0.005, f.seed).unwrap();
+        let hash = crate::hash::hash_with_seed("only in the odd layer", f.seed);
+        layer.filter.insert_hash(hash);
+        f.layers.insert(0, layer);
+        assert!(f.contains_hash(hash), "{chain:?} chain, {odd:?} layer");
+    }
+}

@@ -80,7 +80,7 @@ impl Value {
     /// # Errors
     ///
     /// Whatever writing returns.
-    pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
+    pub fn write_to<W: Write>(&self, writer: W) -> io::Result<()> {
         let bloomkit_io = |e: bloomkit::Error| match e {
             bloomkit::Error::Io(e) => e,
             e => io::Error::other(e),
@@ -88,11 +88,7 @@ impl Value {
         match self {
             Value::Bloom(f) => f.write_to(writer).map_err(bloomkit_io),
             Value::Cuckoo(f) => f.write_to(writer).map_err(bloomkit_io),
-            Value::Loading(d) => {
-                writer.write_all(&PartialDump::MAGIC)?;
-                writer.write_all(&d.encoded_len.to_le_bytes())?;
-                writer.write_all(&d.received)
-            }
+            Value::Loading(d) => d.write_to(writer),
         }
     }
 
@@ -251,11 +247,17 @@ impl PartialDump {
     /// (8 bytes, little-endian), then the bytes received. (The snapshot file checksums
     /// its records; the encoding's own checksum arrives with its last chunk.)
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(16 + self.received.len());
-        out.extend_from_slice(&Self::MAGIC);
-        out.extend_from_slice(&self.encoded_len.to_le_bytes());
-        out.extend_from_slice(&self.received);
+        let mut out = Vec::with_capacity(self.stored_len());
+        // Writing to a vector cannot fail.
+        let _ = self.write_to(&mut out);
         out
+    }
+
+    /// Writes what [`to_bytes`](Self::to_bytes) returns.
+    fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
+        writer.write_all(&Self::MAGIC)?;
+        writer.write_all(&self.encoded_len.to_le_bytes())?;
+        writer.write_all(&self.received)
     }
 
     /// The length of [`to_bytes`](Self::to_bytes).
@@ -325,8 +327,14 @@ mod tests {
     #[test]
     fn streaming_writes_what_to_bytes_returns() {
         let mut bloom = ScalableBloomFilter::new(10, 0.01).unwrap();
+        // What the server creates: classic layers.
+        let mut classic = ScalableBloomFilter::builder(10, 0.01)
+            .layout(bloomkit::LayerLayout::Classic)
+            .build()
+            .unwrap();
         for i in 0..50u32 {
             bloom.insert(&i).unwrap();
+            classic.insert(&i).unwrap();
         }
         let mut cuckoo = CuckooFilter::new(100, 0.01).unwrap();
         cuckoo.insert("a").unwrap();
@@ -336,6 +344,7 @@ mod tests {
         loading.append(&bytes[header..header + 24]).unwrap();
         for v in [
             Value::Bloom(bloom),
+            Value::Bloom(classic),
             Value::Cuckoo(cuckoo),
             Value::Loading(loading),
         ] {

@@ -39,8 +39,13 @@ pub fn fix_mmap_threshold() -> bool {
 mod tests {
     use super::*;
 
+    /// The tests here allocate large blocks and read process-wide allocator statistics:
+    /// one at a time, so that one's blocks do not show up in the other's figures.
+    static ALLOCATOR: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn the_allocator_takes_the_setting_and_still_works() {
+        let _one_at_a_time = ALLOCATOR.lock().unwrap_or_else(|e| e.into_inner());
         let accepted = fix_mmap_threshold();
         assert_eq!(accepted, cfg!(all(target_os = "linux", target_env = "gnu")));
         // Allocations on both sides of the threshold, freed in an order that would have
@@ -53,5 +58,34 @@ mod tests {
         drop(blocks);
         let again = vec![7u8; 1_400_000];
         assert_eq!(again.iter().map(|&x| x as u64).sum::<u64>(), 7 * 1_400_000);
+    }
+
+    /// What the setting is for: after a large block is freed, a block of a size between the
+    /// default and the freed one is still mapped on its own (with glibc's moving threshold
+    /// it would come out of the heap, and `hblkhd` would not grow).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn a_freed_large_block_does_not_move_the_threshold() {
+        let _one_at_a_time = ALLOCATOR.lock().unwrap_or_else(|e| e.into_inner());
+        assert!(fix_mmap_threshold());
+        let mapped = || {
+            // SAFETY: `mallinfo2` takes no arguments and returns the allocator's statistics
+            // by value, read under its own locks; it touches no memory of ours.
+            #[allow(unsafe_code)]
+            let info = unsafe { libc::mallinfo2() };
+            info.hblkhd
+        };
+        // Allocated (`black_box`: the optimizer may not elide it), then freed: glibc's
+        // dynamic rule would raise the threshold to its 4 MiB here.
+        let big = std::hint::black_box(vec![1u8; 4 << 20]);
+        drop(big);
+        let before = mapped();
+        let block = std::hint::black_box(vec![2u8; 2 << 20]);
+        let after = mapped();
+        drop(block);
+        assert!(
+            after >= before + (2 << 20),
+            "a 2 MiB block was not mapped on its own: {before} -> {after} bytes mapped"
+        );
     }
 }

@@ -78,7 +78,8 @@ fn decode_params(header: &Header) -> Result<Params> {
     r.finish()?;
     if flags & !(FLAG_NON_SCALING | FLAG_CLASSIC_LAYERS) != 0 {
         return Err(Error::corrupt(format!(
-            "unknown scalable filter flags {flags:#010x}"
+            "unknown scalable filter flags {flags:#010x} (written by a newer bloomkit? \
+             this build knows bits 0 and 1)"
         )));
     }
     let params = Params {

@@ -536,20 +536,9 @@ impl Persist for BlockedBloomFilter {
 
     fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
         let (num_bits, num_hashes) = format::decode_bits_and_hashes(header, LINE_BITS)?;
-        let num_lines = num_bits / LINE_BITS;
-        let mut lines: Vec<Line> = Vec::new();
-        // Chunks hold whole lines: the payload is a multiple of 64 bytes and chunks are 8 KiB.
-        payload.read_words(num_lines * LINE_WORDS as u64, |chunk| {
-            format::grow_toward(&mut lines, chunk.len() / LINE_WORDS, num_lines)?;
-            lines.extend(chunk.chunks_exact(LINE_WORDS).map(|w| {
-                let mut line = Line::default();
-                line.0.copy_from_slice(w);
-                line
-            }));
-            Ok(())
-        })?;
+        let lines = payload.read_line_array(num_bits / LINE_BITS)?;
         Ok(BlockedBloomFilter::from_parts(
-            LineArray::from_lines(lines),
+            lines,
             num_hashes,
             header.seed,
             header.item_count,

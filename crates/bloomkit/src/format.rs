@@ -28,6 +28,7 @@ use std::io::{self, Read, Write};
 
 use xxhash_rust::xxh3::Xxh3Default;
 
+use crate::bits::{Line, LineArray, LINE_WORDS};
 use crate::error::{Error, Result};
 
 /// The eight bytes every bloomkit filter file starts with.
@@ -500,6 +501,23 @@ impl<R: Read> FormatReader<R> {
             Ok(())
         })?;
         Ok(words)
+    }
+
+    /// Reads `num_lines` 512-bit lines (8 words each) into a line array that grows only as
+    /// they arrive, as [`read_word_vec`](Self::read_word_vec) does for words. Chunks hold
+    /// whole lines: each call starts on a line boundary and chunks are 1024 words.
+    pub(crate) fn read_line_array(&mut self, num_lines: u64) -> Result<LineArray> {
+        let mut lines: Vec<Line> = Vec::new();
+        self.read_words(num_lines * LINE_WORDS as u64, |chunk| {
+            grow_toward(&mut lines, chunk.len() / LINE_WORDS, num_lines)?;
+            lines.extend(chunk.chunks_exact(LINE_WORDS).map(|w| {
+                let mut line = Line::default();
+                line.0.copy_from_slice(w);
+                line
+            }));
+            Ok(())
+        })?;
+        Ok(LineArray::from_lines(lines))
     }
 
     /// Reads the checksum and compares it with what was read; returns how many bytes the

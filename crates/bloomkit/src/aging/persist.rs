@@ -4,7 +4,6 @@
 use std::io::{Read, Write};
 
 use super::{check_generations, total_item_count, AgingBloomFilter, MAX_GENERATIONS};
-use crate::bits::{Line, LineArray, LINE_WORDS};
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
 use crate::sizing::{self, LINE_BITS};
@@ -170,24 +169,8 @@ impl Persist for AgingBloomFilter {
         let num_lines = num_bits / LINE_BITS;
         let mut all = Vec::with_capacity(generations as usize);
         for (age, &count) in counts.iter().enumerate() {
-            let mut lines: Vec<Line> = Vec::new();
-            // Chunks hold whole lines: each generation's words are a multiple of 8 and chunks
-            // are 1024 words.
-            payload.read_words(num_lines * LINE_WORDS as u64, |chunk| {
-                format::grow_toward(&mut lines, chunk.len() / LINE_WORDS, num_lines)?;
-                lines.extend(chunk.chunks_exact(LINE_WORDS).map(|w| {
-                    let mut line = Line::default();
-                    line.0.copy_from_slice(w);
-                    line
-                }));
-                Ok(())
-            })?;
-            let generation = BlockedBloomFilter::from_parts(
-                LineArray::from_lines(lines),
-                num_hashes,
-                header.seed,
-                count,
-            );
+            let lines = payload.read_line_array(num_lines)?;
+            let generation = BlockedBloomFilter::from_parts(lines, num_hashes, header.seed, count);
             // Each counted insert set at least one bit that was zero: a generation cannot
             // count more keys than it has ones.
             if count > generation.count_ones() {

@@ -25,11 +25,10 @@ use super::builder::Params;
 use super::layer::Layer;
 use super::layer::{LayerBits, LayerLayout};
 use super::ScalableBloomFilter;
-use crate::bits::{Line, LineArray, LINE_WORDS};
 use crate::blocked::BlockedBloomFilter;
 use crate::classic::BloomFilter;
 use crate::error::{Error, Result};
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::format::{FilterKind, FormatReader, Header, Persist};
 use crate::sizing::{self, LINE_BITS};
 
 /// Words per layer descriptor.
@@ -155,22 +154,6 @@ fn check_descriptor(
     })
 }
 
-/// Reads one layer's lines, growing storage only as they arrive.
-fn read_lines<R: Read>(payload: &mut FormatReader<R>, num_lines: u64) -> Result<LineArray> {
-    let mut lines: Vec<Line> = Vec::new();
-    // Each call starts on a line boundary and chunks hold whole lines (1024 words).
-    payload.read_words(num_lines * LINE_WORDS as u64, |chunk| {
-        format::grow_toward(&mut lines, chunk.len() / LINE_WORDS, num_lines)?;
-        lines.extend(chunk.chunks_exact(LINE_WORDS).map(|w| {
-            let mut line = Line::default();
-            line.0.copy_from_slice(w);
-            line
-        }));
-        Ok(())
-    })?;
-    Ok(LineArray::from_lines(lines))
-}
-
 impl Persist for ScalableBloomFilter {
     const KIND: FilterKind = FilterKind::Scalable;
 
@@ -288,7 +271,7 @@ impl Persist for ScalableBloomFilter {
         for (i, d) in descriptors.into_iter().enumerate() {
             let filter = match params.layout {
                 LayerLayout::Blocked => {
-                    let lines = read_lines(payload, d.num_bits / LINE_BITS)?;
+                    let lines = payload.read_line_array(d.num_bits / LINE_BITS)?;
                     LayerBits::Blocked(BlockedBloomFilter::from_parts(
                         lines,
                         d.num_hashes,

@@ -56,11 +56,10 @@ impl Value {
     /// The value in bloomkit's file format (self-describing and checksummed), as stored in
     /// snapshots. A [`Value::Loading`] is stored as [`PartialDump::to_bytes`] writes it.
     pub fn to_bytes(&self) -> Vec<u8> {
-        match self {
-            Value::Bloom(f) => f.to_bytes(),
-            Value::Cuckoo(f) => f.to_bytes(),
-            Value::Loading(d) => d.to_bytes(),
-        }
+        let mut out = Vec::with_capacity(self.encoded_len());
+        // Writing to a vector cannot fail.
+        let _ = self.write_to(&mut out);
+        out
     }
 
     /// The length of [`to_bytes`](Self::to_bytes), computed without encoding.

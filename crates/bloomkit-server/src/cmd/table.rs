@@ -76,7 +76,8 @@ pub fn all() -> impl Iterator<Item = &'static CommandSpec> {
     GENERIC.iter().chain(FILTER.iter())
 }
 
-/// A command without keys or subcommands.
+/// A command without keys or subcommands: no key positions and a key step of 0, as
+/// Redis reports them.
 const fn plain(
     name: &'static str,
     arity: i64,
@@ -86,19 +87,9 @@ const fn plain(
     summary: &'static str,
     since: &'static str,
 ) -> CommandSpec {
-    CommandSpec {
-        name,
-        arity,
-        flags,
-        first_key: 0,
-        last_key: 0,
-        step: 0,
-        acl,
-        group,
-        summary,
-        since,
-        subcommands: &[],
-    }
+    let mut spec = keyed(name, arity, flags, (0, 0), acl, group, summary, since);
+    spec.step = 0;
+    spec
 }
 
 /// A command whose keys are arguments `first..=last` (`last` -1: to the end).

@@ -40,7 +40,7 @@ pub const DEFAULT_SEED: u64 = u64::from_le_bytes(*b"bloomkit");
 /// // A str hashes like its bytes, so keys read as raw bytes match keys given as text.
 /// assert_eq!(h, bloomkit::hash_bytes(b"apple"));
 /// ```
-#[inline]
+#[inline(always)]
 pub fn hash<T: Hash + ?Sized>(key: &T) -> u64 {
     hash_with_seed(key, DEFAULT_SEED)
 }
@@ -49,7 +49,7 @@ pub fn hash<T: Hash + ?Sized>(key: &T) -> u64 {
 ///
 /// A filter built with a seed other than the default must be probed with hashes made by this
 /// function and that seed (see each filter's `seed()`).
-#[inline]
+#[inline(always)]
 pub fn hash_with_seed<T: Hash + ?Sized>(key: &T, seed: u64) -> u64 {
     let mut hasher = StableHasher::with_seed(seed);
     key.hash(&mut hasher);
@@ -78,24 +78,41 @@ pub fn hash_bytes_with_seed(bytes: &[u8], seed: u64) -> u64 {
 
 /// Copies `src` into `dst` (of the same length) with fixed-size, possibly overlapping moves
 /// rather than a call to `memcpy`, whose set-up costs more than copying a short key.
+///
+/// The moves go through integers: written as slice copies, the compiler recognised the whole
+/// as a variable-length copy and called `memcpy` after all.
 #[inline(always)]
 fn copy_short(dst: &mut [u8], src: &[u8]) {
+    fn load<const N: usize>(src: &[u8], at: usize) -> [u8; N] {
+        let mut a = [0u8; N];
+        a.copy_from_slice(&src[at..at + N]);
+        a
+    }
     let n = src.len();
-    if n >= 16 {
-        let mut at = 0;
-        while at + 16 <= n {
-            dst[at..at + 16].copy_from_slice(&src[at..at + 16]);
-            at += 16;
-        }
-        if at < n {
-            dst[n - 16..].copy_from_slice(&src[n - 16..]);
-        }
+    if n > 32 {
+        // Longer keys are rarer, and `memcpy` is then worth its set-up.
+        dst.copy_from_slice(src);
+    } else if n >= 16 {
+        let (head, tail) = (
+            u128::from_ne_bytes(load(src, 0)),
+            u128::from_ne_bytes(load(src, n - 16)),
+        );
+        dst[..16].copy_from_slice(&head.to_ne_bytes());
+        dst[n - 16..].copy_from_slice(&tail.to_ne_bytes());
     } else if n >= 8 {
-        dst[..8].copy_from_slice(&src[..8]);
-        dst[n - 8..].copy_from_slice(&src[n - 8..]);
+        let (head, tail) = (
+            u64::from_ne_bytes(load(src, 0)),
+            u64::from_ne_bytes(load(src, n - 8)),
+        );
+        dst[..8].copy_from_slice(&head.to_ne_bytes());
+        dst[n - 8..].copy_from_slice(&tail.to_ne_bytes());
     } else if n >= 4 {
-        dst[..4].copy_from_slice(&src[..4]);
-        dst[n - 4..].copy_from_slice(&src[n - 4..]);
+        let (head, tail) = (
+            u32::from_ne_bytes(load(src, 0)),
+            u32::from_ne_bytes(load(src, n - 4)),
+        );
+        dst[..4].copy_from_slice(&head.to_ne_bytes());
+        dst[n - 4..].copy_from_slice(&tail.to_ne_bytes());
     } else {
         for (d, s) in dst.iter_mut().zip(src) {
             *d = *s;
@@ -140,14 +157,23 @@ pub struct StableHasher {
     guess: Guess,
 }
 
-/// A hash computed at the first write, valid if the whole feed turns out to be `len` bytes
-/// (and, for a string, to end in 0xff).
+/// A hash computed at the first write, and whether the feed so far is what it was computed
+/// for.
 #[derive(Clone, Copy, Default)]
 struct Guess {
     hash: u64,
-    /// The feed's length if the guess holds; 0: no guess.
-    len: usize,
-    ends_in_ff: bool,
+    state: GuessState,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum GuessState {
+    /// No guess, or the feed has gone past it.
+    #[default]
+    Off,
+    /// The feed is exactly the bytes the guess hashed.
+    Holds,
+    /// The feed is a string's bytes; the guess holds if one 0xff follows, and nothing else.
+    NeedsFf,
 }
 
 impl std::fmt::Debug for StableHasher {
@@ -161,7 +187,7 @@ impl std::fmt::Debug for StableHasher {
 
 impl StableHasher {
     /// A hasher with the given seed.
-    #[inline]
+    #[inline(always)]
     pub fn with_seed(seed: u64) -> Self {
         StableHasher {
             seed,
@@ -181,17 +207,30 @@ impl Default for StableHasher {
 }
 
 impl StableHasher {
-    /// Appends to the feed: into the buffer while it fits, else into a streaming state.
-    #[inline]
-    fn push(&mut self, bytes: &[u8]) {
-        if let Some(stream) = self.stream.as_mut() {
-            stream.update(bytes);
-            return;
-        }
+    /// Whether nothing has been written yet.
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.len == 0 && self.stream.is_none()
+    }
+
+    /// Appends to a feed that is no longer one integer or one string: into the buffer while
+    /// it fits, else into a streaming state.
+    ///
+    /// Out of line on purpose. The first write of a key, and a string's closing 0xff, are
+    /// handled inline by the `write` methods in a few instructions; everything else comes
+    /// here. Keeping the inlined part that small matters more than it looks: `std`'s
+    /// `Hash` impls (`u64::hash` calls `write_u64`) are inlined into a caller only while
+    /// they stay small, and once one was not, the hasher lived in memory and hashing an
+    /// integer cost 40% more.
+    #[inline(never)]
+    fn push_slow(&mut self, bytes: &[u8]) {
+        self.guess.state = GuessState::Off;
         let end = self.len + bytes.len();
-        if end <= INLINE_BYTES {
-            copy_short(&mut self.buf[self.len..end], bytes);
+        if self.stream.is_none() && end <= INLINE_BYTES {
+            self.buf[self.len..end].copy_from_slice(bytes);
             self.len = end;
+        } else if let Some(stream) = self.stream.as_mut() {
+            stream.update(bytes);
         } else {
             // The feed outgrew the buffer: move what we have into a streaming state.
             let mut stream = Box::new(Xxh3::with_seed(self.seed));
@@ -201,107 +240,116 @@ impl StableHasher {
         }
     }
 
+    /// [`Hasher::finish`] for a feed that is not one integer or one string.
+    #[inline(never)]
+    fn finish_slow(&self) -> u64 {
+        match &self.stream {
+            Some(stream) => stream.digest(),
+            None => xxh3_64_with_seed(&self.buf[..self.len], self.seed),
+        }
+    }
+
     /// Appends a whole integer's little-endian bytes. When it is all the feed so far, its
     /// hash is computed from the bytes in registers, for `finish` to return should nothing
     /// follow: the commonest integer key.
-    #[inline]
+    #[inline(always)]
     fn push_int<const N: usize>(&mut self, le_bytes: [u8; N]) {
-        if self.len == 0 && self.stream.is_none() {
+        if self.is_empty() {
             self.guess = Guess {
                 hash: xxh3_64_with_seed(&le_bytes, self.seed),
-                len: N,
-                ends_in_ff: false,
+                state: GuessState::Holds,
             };
+            self.buf[..N].copy_from_slice(&le_bytes);
+            self.len = N;
+        } else {
+            self.push_slow(&le_bytes);
         }
-        self.push(&le_bytes);
     }
 }
 
 impl Hasher for StableHasher {
-    #[inline]
+    #[inline(always)]
     fn write(&mut self, bytes: &[u8]) {
-        if self.len == 0 && self.stream.is_none() && bytes.len() < INLINE_BYTES {
+        let n = bytes.len();
+        if self.is_empty() && n < INLINE_BYTES {
             // Perhaps a string: its hash, should a lone 0xff follow and nothing else.
             self.guess = Guess {
                 hash: crate::xxh3::xxh3_64_str_feed(bytes, self.seed),
-                len: bytes.len() + 1,
-                ends_in_ff: true,
+                state: GuessState::NeedsFf,
             };
+            copy_short(&mut self.buf[..n], bytes);
+            self.len = n;
+        } else {
+            self.push_slow(bytes);
         }
-        self.push(bytes);
     }
 
-    #[inline]
+    #[inline(always)]
     fn finish(&self) -> u64 {
-        let g = &self.guess;
-        match &self.stream {
-            Some(stream) => stream.digest(),
-            // The feed is as long as the guess's: it is the guessed bytes (they were all of
-            // the feed when the guess was made), plus, for a string, one byte, which must be
-            // the 0xff.
-            None if g.len != 0
-                && self.len == g.len
-                && (!g.ends_in_ff || self.buf[self.len - 1] == 0xff) =>
-            {
-                g.hash
-            }
-            None => xxh3_64_with_seed(&self.buf[..self.len], self.seed),
+        // The guess tracks the feed write by write, so the common keys need no look at the
+        // buffer here.
+        if self.guess.state == GuessState::Holds {
+            self.guess.hash
+        } else {
+            self.finish_slow()
         }
     }
 
     // Integers are written little-endian whatever the platform (the defaults use native
     // order), and pointer-sized ones as 64 bits (the defaults use the platform's width).
-    #[inline]
+    #[inline(always)]
     fn write_u8(&mut self, i: u8) {
-        // Every string ends with one (its 0xff): keep it a single store.
-        if self.stream.is_none() && self.len < INLINE_BYTES {
+        // Every string ends with one 0xff: when it completes a string's feed, a flag and a
+        // single store.
+        if self.guess.state == GuessState::NeedsFf && i == 0xff && self.len < INLINE_BYTES {
+            self.guess.state = GuessState::Holds;
             self.buf[self.len] = i;
             self.len += 1;
         } else {
-            self.push(&[i]);
+            self.push_slow(&[i]);
         }
     }
-    #[inline]
+    #[inline(always)]
     fn write_u16(&mut self, i: u16) {
         self.push_int(i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_u32(&mut self, i: u32) {
         self.push_int(i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_u64(&mut self, i: u64) {
         self.push_int(i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_u128(&mut self, i: u128) {
         self.push_int(i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_usize(&mut self, i: usize) {
         self.push_int((i as u64).to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_i8(&mut self, i: i8) {
-        self.push(&[i as u8]);
+        self.write_u8(i as u8);
     }
-    #[inline]
+    #[inline(always)]
     fn write_i16(&mut self, i: i16) {
         self.push_int(i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_i32(&mut self, i: i32) {
         self.push_int(i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_i64(&mut self, i: i64) {
         self.push_int(i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_i128(&mut self, i: i128) {
         self.push_int(i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_isize(&mut self, i: isize) {
         self.push_int((i as i64).to_le_bytes());
     }
@@ -392,6 +440,60 @@ mod tests {
         }
         assert_eq!(hash("apple"), hash_bytes(b"apple"));
         assert_eq!(hash(&("a", "b")), reference(b"a\xffb\xff"));
+    }
+
+    /// Any sequence of writes, of every kind, hashes as XXH3 of the bytes they add up to:
+    /// the first-write guesses (an integer, a string) never answer for a feed they do not
+    /// describe. Sequences from a fixed generator, so a failure reproduces.
+    #[test]
+    fn any_sequence_of_writes_hashes_its_feed() {
+        let mut state = 0x0bad_5eed_u64;
+        let mut next = move |bound: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % bound
+        };
+        let text: Vec<u8> = (0..300u32).map(|i| (i * 37 % 256) as u8).collect();
+        for _ in 0..20_000 {
+            let mut h = StableHasher::with_seed(7);
+            let mut feed = Vec::new();
+            for _ in 0..1 + next(4) {
+                match next(6) {
+                    0 => {
+                        let len = next(200) as usize;
+                        h.write(&text[..len]);
+                        feed.extend_from_slice(&text[..len]);
+                    }
+                    1 => {
+                        // A terminator, or another byte.
+                        let b = if next(2) == 0 { 0xff } else { next(256) as u8 };
+                        h.write_u8(b);
+                        feed.push(b);
+                    }
+                    2 => {
+                        let v = next(u64::MAX);
+                        h.write_u64(v);
+                        feed.extend_from_slice(&v.to_le_bytes());
+                    }
+                    3 => {
+                        let v = next(u64::MAX) as u32;
+                        h.write_u32(v);
+                        feed.extend_from_slice(&v.to_le_bytes());
+                    }
+                    4 => {
+                        h.write_i8(-1);
+                        feed.push(0xff);
+                    }
+                    _ => {
+                        let v = (next(u64::MAX) as u128) << 40;
+                        h.write_u128(v);
+                        feed.extend_from_slice(&v.to_le_bytes());
+                    }
+                }
+            }
+            assert_eq!(h.finish(), xxh3_64_with_seed(&feed, 7), "feed {feed:?}");
+        }
     }
 
     /// The inline and streaming routes agree at every length around the switch-over.

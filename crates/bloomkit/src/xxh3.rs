@@ -139,8 +139,64 @@ fn mix16(feed: &Feed<'_>, at: usize, secret: usize, seed: u64) -> u64 {
 }
 
 /// XXH3-64 with `seed` of `bytes` followed by one `0xff` byte.
-#[inline]
+///
+/// Strings of 16 to 127 bytes (feeds of 17 to 128, XXH3's commonest key sizes) take an
+/// inlined path that reads straight from `bytes`; the rest call [`str_feed_any`].
+#[inline(always)]
 pub(crate) fn xxh3_64_str_feed(bytes: &[u8], seed: u64) -> u64 {
+    let n = bytes.len();
+    if (16..128).contains(&n) {
+        str_feed_17_to_128(bytes, seed)
+    } else {
+        str_feed_any(bytes, seed)
+    }
+}
+
+/// The little-endian u64 at `at` of `bytes`; `at + 8 <= bytes.len()`.
+#[inline(always)]
+fn le64(bytes: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// XXH3's 17-to-128-byte case for the feed `bytes ++ [0xff]`, `16 <= bytes.len() < 128`.
+///
+/// XXH3 reads this feed in 16-byte pairs from the front and from the back. Every read lies
+/// within `bytes` but the feed's last eight bytes, which are `bytes`' last eight shifted
+/// down a byte with the 0xff on top.
+#[inline(always)]
+fn str_feed_17_to_128(bytes: &[u8], seed: u64) -> u64 {
+    let n = bytes.len();
+    let len = n + 1;
+    let mix = |lo: u64, hi: u64, secret: usize| {
+        mul128_fold64(
+            lo ^ secret64(secret).wrapping_add(seed),
+            hi ^ secret64(secret + 8).wrapping_sub(seed),
+        )
+    };
+    let last = (le64(bytes, n - 8) >> 8) | (0xff << 56);
+    let mut acc = (len as u64).wrapping_mul(PRIME64_1);
+    if len > 32 {
+        if len > 64 {
+            if len > 96 {
+                acc = acc.wrapping_add(mix(le64(bytes, 48), le64(bytes, 56), 96));
+                acc = acc.wrapping_add(mix(le64(bytes, len - 64), le64(bytes, len - 56), 112));
+            }
+            acc = acc.wrapping_add(mix(le64(bytes, 32), le64(bytes, 40), 64));
+            acc = acc.wrapping_add(mix(le64(bytes, len - 48), le64(bytes, len - 40), 80));
+        }
+        acc = acc.wrapping_add(mix(le64(bytes, 16), le64(bytes, 24), 32));
+        acc = acc.wrapping_add(mix(le64(bytes, len - 32), le64(bytes, len - 24), 48));
+    }
+    acc = acc.wrapping_add(mix(le64(bytes, 0), le64(bytes, 8), 0));
+    acc = acc.wrapping_add(mix(le64(bytes, len - 16), last, 16));
+    avalanche(acc)
+}
+
+/// [`xxh3_64_str_feed`] for any length, through the general reader.
+#[inline(never)]
+fn str_feed_any(bytes: &[u8], seed: u64) -> u64 {
     let feed = Feed {
         bytes,
         len: bytes.len() + 1,

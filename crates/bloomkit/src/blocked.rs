@@ -35,15 +35,37 @@ pub(crate) fn line_mask(hash: u64, num_hashes: u32) -> [u64; LINE_WORDS] {
 /// values run through a full cycle and their top bits look independent.
 const PROBE_MULTIPLIER: u32 = 0x9e37_79b9;
 
+/// `PROBE_MULTIPLIER^i mod 2^32` for every probe index: probe i's value is the seed times
+/// `PROBE_POWERS[i]`, the same number as multiplying by the multiplier i times, but the
+/// multiplies no longer wait for one another (a chain of k dependent multiplies was the
+/// longest latency of an insert).
+const PROBE_POWERS: [u32; sizing::MAX_NUM_HASHES as usize] = {
+    let mut p = [1u32; sizing::MAX_NUM_HASHES as usize];
+    let mut i = 1;
+    while i < p.len() {
+        p[i] = p[i - 1].wrapping_mul(PROBE_MULTIPLIER);
+        i += 1;
+    }
+    p
+};
+
+/// The probe values of `hash`, `num_hashes` of them (at most [`sizing::MAX_NUM_HASHES`]).
+#[inline(always)]
+fn probe_values(hash: u64, num_hashes: u32) -> impl Iterator<Item = u32> {
+    let seed = hash as u32;
+    PROBE_POWERS
+        .iter()
+        .take(num_hashes as usize)
+        .map(move |&power| seed.wrapping_mul(power))
+}
+
 /// Calls `visit(word, bit_mask)` for each of the `num_hashes` probes of `hash` in its line:
 /// the same probes as [`line_mask`], one at a time.
 #[inline(always)]
 pub(crate) fn for_each_probe(hash: u64, num_hashes: u32, mut visit: impl FnMut(usize, u64)) {
-    let mut a = hash as u32;
-    for _ in 0..num_hashes {
+    for a in probe_values(hash, num_hashes) {
         let bit = a >> 23;
         visit((bit >> 6) as usize & 7, 1u64 << (bit & 63));
-        a = a.wrapping_mul(PROBE_MULTIPLIER);
     }
 }
 
@@ -54,12 +76,10 @@ pub(crate) fn for_each_probe(hash: u64, num_hashes: u32, mut visit: impl FnMut(u
 /// inserts do, chains read-modify-writes through a stack array: twice as slow to query.)
 #[inline(always)]
 pub(crate) fn probes_set(hash: u64, num_hashes: u32, word: impl Fn(usize) -> u64) -> bool {
-    let mut a = hash as u32;
     let mut all = 1u64;
-    for _ in 0..num_hashes {
+    for a in probe_values(hash, num_hashes) {
         let bit = a >> 23;
         all &= word((bit >> 6) as usize & 7) >> (bit & 63);
-        a = a.wrapping_mul(PROBE_MULTIPLIER);
     }
     all & 1 == 1
 }
@@ -270,7 +290,8 @@ impl BlockedBloomFilter {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let index = line_index(hash, self.lines.len());
-        let changed = insert_into(self.lines.line_mut(index), hash, self.num_hashes);
+        let changed =
+            crate::simd::insert_into_line(self.lines.line_mut(index), hash, self.num_hashes);
         self.item_count += changed as u64;
         changed
     }
@@ -346,7 +367,8 @@ impl BlockedBloomFilter {
         for_each_prefetched(hashes, lines.len(), |step| match step {
             Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
             Step::Visit(line, hash) => {
-                changed += insert_into(lines.line_mut(line), hash, num_hashes) as u64
+                changed +=
+                    crate::simd::insert_into_line(lines.line_mut(line), hash, num_hashes) as u64
             }
         });
         self.item_count += changed;

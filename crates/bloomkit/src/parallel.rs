@@ -16,7 +16,7 @@ use std::hash::Hash;
 use rayon::prelude::*;
 
 use crate::bits::Line;
-use crate::blocked::{for_each_prefetched, insert_into, line_index, Step};
+use crate::blocked::{for_each_prefetched, line_index, Step};
 use crate::hash::hash_with_seed;
 use crate::BlockedBloomFilter;
 
@@ -96,7 +96,8 @@ fn insert_range(
     for_each_prefetched(&mine, num_lines, |step| match step {
         Step::Prefetch(line) => crate::prefetch::prefetch_read(&range[line - first]),
         Step::Visit(line, hash) => {
-            changed += insert_into(&mut range[line - first], hash, num_hashes) as u64
+            changed +=
+                crate::simd::insert_into_line(&mut range[line - first], hash, num_hashes) as u64
         }
     });
     changed

@@ -1,4 +1,4 @@
-//! The blocked filters' query kernel, portable and AVX2.
+//! The blocked filters' query and insert kernels, portable and AVX2.
 //!
 //! A query tests k probes in one 512-bit line. The portable kernel
 //! ([`crate::blocked::probes_set`]) walks the probes one by one: each is a 32-bit multiply, a
@@ -10,7 +10,11 @@
 //! bit `b` of the line is bit `b mod 32` of its 32-bit word `b / 32` (tests check the two
 //! kernels agree on random lines).
 //!
-//! The AVX2 kernel is chosen at run time (`is_x86_feature_detected!`, which caches its
+//! Inserts have a kernel of their own ([`insert_into_line`]): the AVX2 one builds a key's
+//! 512-bit mask in registers and writes the line once, where the portable one sets probe by
+//! probe in memory.
+//!
+//! The AVX2 kernels are chosen at run time (`is_x86_feature_detected!`, which caches its
 //! answer) so one binary runs everywhere; [`set_force_portable`] lets tests and benchmarks
 //! pick the portable one.
 
@@ -53,6 +57,28 @@ pub(crate) fn probes_set_in_line(line: &Line, hash: u64, num_hashes: u32) -> boo
         }
     }
     crate::blocked::probes_set(hash, num_hashes, |w| line.0[w])
+}
+
+/// Sets every probe of `hash` in `line`; returns whether any bit was new. The AVX2 kernel
+/// where the CPU has it, the portable one elsewhere; both set the same bits.
+///
+/// The AVX2 kernel builds the key's whole 512-bit mask in two registers and writes the line
+/// once. The portable one sets the probes one by one in memory; when two probes of a key fall
+/// in one word (nine keys in ten at k = 6), each read waits for the write before it, and
+/// the core, having learnt that these reads depend on earlier writes, holds back the next
+/// key's reads as well: inserts then run one after another instead of overlapping.
+#[inline]
+pub(crate) fn insert_into_line(line: &mut Line, hash: u64, num_hashes: u32) -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        if avx2_in_use() {
+            // SAFETY: `avx2::insert` is compiled for AVX2, and we have just checked at run
+            // time that this CPU supports AVX2; that is its only requirement.
+            #[allow(unsafe_code)]
+            return unsafe { avx2::insert(line, hash, num_hashes) };
+        }
+    }
+    crate::blocked::insert_into(line, hash, num_hashes)
 }
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -123,6 +149,71 @@ mod avx2 {
         }
         _mm256_testz_si256(missing, missing) == 1
     }
+
+    /// The AVX2 insert kernel: sets the same bits as the portable `insert_into`.
+    ///
+    /// The line is sixteen 32-bit words, held as two registers of eight. For probe bit `b`,
+    /// lane j of `1 << (b - 32·j)` (a variable shift, which gives 0 for counts of 32 and over,
+    /// negative counts included, as they read as large unsigned numbers) is the probe's bit
+    /// in word j and 0 in every other word: OR that over the probes and the mask is built
+    /// without touching memory.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn insert(line: &mut Line, hash: u64, num_hashes: u32) -> bool {
+        let powers = _mm256_setr_epi32(
+            POWERS[0] as i32,
+            POWERS[1] as i32,
+            POWERS[2] as i32,
+            POWERS[3] as i32,
+            POWERS[4] as i32,
+            POWERS[5] as i32,
+            POWERS[6] as i32,
+            POWERS[7] as i32,
+        );
+        // Lane j's first bit: 32·j in the low half, 256 + 32·j in the high half.
+        let base_lo = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
+        let base_hi = _mm256_add_epi32(base_lo, _mm256_set1_epi32(256));
+        let one = _mm256_set1_epi32(1);
+
+        let mut mask_lo = _mm256_setzero_si256();
+        let mut mask_hi = _mm256_setzero_si256();
+        let mut seed = hash as u32;
+        let mut left = num_hashes;
+        while left > 0 {
+            let bits =
+                _mm256_srli_epi32::<23>(_mm256_mullo_epi32(_mm256_set1_epi32(seed as i32), powers));
+            // Probe i of this group is lane i of `bits`: broadcast it, shift a one into place.
+            for i in 0..left.min(8) {
+                let b = _mm256_permutevar8x32_epi32(bits, _mm256_set1_epi32(i as i32));
+                mask_lo = _mm256_or_si256(
+                    mask_lo,
+                    _mm256_sllv_epi32(one, _mm256_sub_epi32(b, base_lo)),
+                );
+                mask_hi = _mm256_or_si256(
+                    mask_hi,
+                    _mm256_sllv_epi32(one, _mm256_sub_epi32(b, base_hi)),
+                );
+            }
+            seed = seed.wrapping_mul(POWER_8);
+            left = left.saturating_sub(8);
+        }
+
+        let words = line.0.as_mut_ptr() as *mut __m256i;
+        // SAFETY: a `Line` is 64 bytes (eight u64s), so `words` and `words.add(1)` are the two
+        // 32-byte halves of memory we hold `&mut` to; unaligned loads and stores have no
+        // alignment requirement (a line is 64-byte aligned anyway).
+        #[allow(unsafe_code)]
+        unsafe {
+            let lo = _mm256_loadu_si256(words);
+            let hi = _mm256_loadu_si256(words.add(1));
+            let new = _mm256_or_si256(
+                _mm256_andnot_si256(lo, mask_lo),
+                _mm256_andnot_si256(hi, mask_hi),
+            );
+            _mm256_storeu_si256(words, _mm256_or_si256(lo, mask_lo));
+            _mm256_storeu_si256(words.add(1), _mm256_or_si256(hi, mask_hi));
+            _mm256_testz_si256(new, new) == 0
+        }
+    }
 }
 
 #[cfg(test)]
@@ -168,6 +259,56 @@ mod tests {
         }
         assert!(checked > 100_000);
         eprintln!("kernels agree on {checked} queries (AVX2 in use: {avx2})");
+    }
+
+    /// Both insert kernels set the same bits and report a change the same way, for every
+    /// probe count, into lines of every density (so some inserts change nothing).
+    #[test]
+    fn insert_kernels_agree() {
+        let mut state = 0x0f0e_0d0c_0b0a_0908u64;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let avx2 = avx2_in_use();
+        let (mut checked, mut unchanged) = (0u64, 0u64);
+        for density in [0u32, 1, 2, 4, 8] {
+            for _ in 0..100 {
+                let mut start = Line::default();
+                for word in &mut start.0 {
+                    *word = match density {
+                        0 => u64::MAX,
+                        8 => 0,
+                        d => (0..d).fold(u64::MAX, |acc, _| acc & next()),
+                    };
+                }
+                for k in [1u32, 2, 5, 6, 7, 8, 9, 15, 16, 17, 33, 64] {
+                    for _ in 0..10 {
+                        let hash = next();
+                        let mut portable = start;
+                        let changed = crate::blocked::insert_into(&mut portable, hash, k);
+                        let mut chosen = start;
+                        assert_eq!(insert_into_line(&mut chosen, hash, k), changed, "k={k}");
+                        assert_eq!(chosen.0, portable.0, "k={k}");
+                        // The bits set are the key's probes, and nothing else.
+                        let mask = crate::blocked::line_mask(hash, k);
+                        let expected: Vec<u64> =
+                            start.0.iter().zip(mask).map(|(s, m)| s | m).collect();
+                        assert_eq!(chosen.0[..], expected[..], "k={k}");
+                        checked += 1;
+                        unchanged += u64::from(!changed);
+                    }
+                }
+            }
+        }
+        assert!(
+            unchanged > 1000 && unchanged < checked,
+            "{unchanged} of {checked}"
+        );
+        eprintln!("insert kernels agree on {checked} inserts (AVX2 in use: {avx2})");
     }
 
     /// A line holding exactly a key's probes answers yes; clearing any one of them, no.

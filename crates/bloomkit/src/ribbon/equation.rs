@@ -129,33 +129,77 @@ impl Shape {
 /// is the `r` words `solution[b·r .. b·r + r]`, and bit `s mod 64` of word `j` is bit `j` of
 /// slot `s`'s row. A row of 128 coefficients starting at `start` covers three consecutive
 /// blocks at most, so the answer is, for each result bit, the parity of three ANDed words:
-/// r popcounts over a few adjacent cache lines, with no branch on the coefficients.
+/// a few adjacent cache lines, with no branch on the coefficients. Two kernels compute it
+/// (tests check they agree): one for blocks away from the end, and one that clamps block
+/// indices for the filter's last blocks.
 ///
 /// `solution` must hold at least one block of `result_bits` words, and `eq` must come from a
 /// [`Shape`] of the same size.
 #[inline]
 pub(super) fn evaluate(solution: &[u64], result_bits: u32, eq: &Equation) -> u32 {
     let r = result_bits as usize;
-    let num_blocks = solution.len() / r;
     let block = (eq.start / BLOCK_SLOTS) as usize;
-    let shift = (eq.start % BLOCK_SLOTS) as u32;
-    // The row shifted into place, as three words. The third is the part that spills past
-    // the second block; `(hi >> 1) >> (63 − shift)` is `hi >> (64 − shift)` without the
-    // undefined shift by 64 when `shift` is 0.
-    let lo = eq.coeff as u64;
-    let hi = (eq.coeff >> 64) as u64;
-    let c0 = lo << shift;
-    let c1 = ((eq.coeff << shift) >> 64) as u64;
-    let c2 = (hi >> 1) >> (63 - shift);
-    // A row never reaches past the last slot, so a block past the end is only ever paired
-    // with zero coefficients: clamping the index keeps the reads in bounds without a branch.
-    let last = num_blocks - 1;
-    let w0 = &solution[block * r..][..r];
-    let w1 = &solution[(block + 1).min(last) * r..][..r];
-    let w2 = &solution[(block + 2).min(last) * r..][..r];
+    let row = Shifted::new(eq);
+    // Away from the end of the solution, one checked slice holds the row's three blocks,
+    // and the kernel reads them without clamping block indices or dividing by r. Only the
+    // last block or two of a filter take the clamped path.
+    let span = 3 * r;
+    if let Some(words) = solution.get(block * r..).and_then(|w| w.get(..span)) {
+        return evaluate_inside(words, r, &row);
+    }
+    evaluate_clamped(solution, r, block, &row)
+}
+
+/// A row shifted into place against the blocks it covers: three words, one per block.
+#[derive(Clone, Copy, Debug)]
+struct Shifted {
+    c0: u64,
+    c1: u64,
+    c2: u64,
+}
+
+impl Shifted {
+    #[inline]
+    fn new(eq: &Equation) -> Self {
+        let shift = (eq.start % BLOCK_SLOTS) as u32;
+        let lo = eq.coeff as u64;
+        let hi = (eq.coeff >> 64) as u64;
+        // The third word is the part that spills past the second block; `(hi >> 1) >> (63 −
+        // shift)` is `hi >> (64 − shift)` without the undefined shift by 64 when `shift` is 0.
+        Shifted {
+            c0: lo << shift,
+            c1: ((eq.coeff << shift) >> 64) as u64,
+            c2: (hi >> 1) >> (63 - shift),
+        }
+    }
+}
+
+/// The portable kernel for blocks away from the end: `words` starts at the first block the
+/// row covers and holds its three blocks (and more), so no block index needs clamping.
+#[inline]
+fn evaluate_inside(words: &[u64], r: usize, row: &Shifted) -> u32 {
+    let (b0, rest) = words.split_at(r.min(words.len()));
+    let (b1, b2) = rest.split_at(r.min(rest.len()));
     let mut found = 0u32;
-    for (j, ((a, b), c)) in w0.iter().zip(w1).zip(w2).enumerate() {
-        let x = (a & c0) ^ (b & c1) ^ (c & c2);
+    for (j, ((a, b), c)) in b0.iter().zip(b1).zip(b2).enumerate() {
+        let x = (a & row.c0) ^ (b & row.c1) ^ (c & row.c2);
+        found |= (x.count_ones() & 1) << j;
+    }
+    found
+}
+
+/// The kernel for the last blocks, where the words read would run past the end:
+/// word by word, clamping block indices into the solution.
+fn evaluate_clamped(solution: &[u64], r: usize, block: usize, row: &Shifted) -> u32 {
+    let num_blocks = solution.len() / r;
+    // A row never reaches past the last slot, so a block past the end is only ever paired
+    // with zero coefficients: clamping the index keeps the reads in bounds.
+    let last = num_blocks.saturating_sub(1);
+    let words = |b: usize| solution.get(b.min(last) * r..).unwrap_or_default();
+    let (w0, w1, w2) = (words(block), words(block + 1), words(block + 2));
+    let mut found = 0u32;
+    for (j, ((a, b), c)) in w0.iter().zip(w1).zip(w2).take(r).enumerate() {
+        let x = (a & row.c0) ^ (b & row.c1) ^ (c & row.c2);
         found |= (x.count_ones() & 1) << j;
     }
     found
@@ -236,5 +280,47 @@ mod tests {
             let want = (0..128).fold(0, |acc, i| acc ^ row(start + i));
             assert_eq!(evaluate(&solution, r, &eq), want);
         }
+    }
+
+    /// The kernel for blocks away from the end agrees with the clamped one on random
+    /// solutions and rows, for every result width; and `evaluate` agrees everywhere,
+    /// including the ends of the filter, where it takes the clamped path.
+    #[test]
+    fn kernels_agree() {
+        let mut state = 0x5eed_0f72_6962_6f6eu64;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            fmix64(state)
+        };
+        let mut checked = 0u64;
+        for r in 1..=MAX_RESULT_BITS as usize {
+            let num_blocks = 8usize;
+            let solution: Vec<u64> = (0..num_blocks * r).map(|_| next()).collect();
+            let num_slots = (num_blocks * 64) as u64;
+            for _ in 0..300 {
+                let start = next() % (num_slots - WIDTH + 1);
+                let coeff = match next() % 4 {
+                    0 => u128::MAX,
+                    1 => 1,
+                    _ => (u128::from(next()) << 64 | u128::from(next())) | 1,
+                };
+                let eq = Equation {
+                    start,
+                    coeff,
+                    result: 0,
+                };
+                let block = (start / BLOCK_SLOTS) as usize;
+                let row = Shifted::new(&eq);
+                let want = evaluate_clamped(&solution, r, block, &row);
+                assert_eq!(evaluate(&solution, r as u32, &eq), want, "r={r} {eq:?}");
+                let span = 3 * r;
+                if let Some(words) = solution.get(block * r..).and_then(|w| w.get(..span)) {
+                    assert_eq!(evaluate_inside(words, r, &row), want, "r={r} {eq:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 5000, "{checked}");
+        eprintln!("ribbon kernels agree on {checked} rows");
     }
 }

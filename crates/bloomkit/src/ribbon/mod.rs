@@ -69,8 +69,8 @@ use self::equation::{Shape, BLOCK_SLOTS, MAX_RESULT_BITS};
 ///   blocks: up to 55 keys take 64 slots (one dense system), up to about 119 take 128.
 /// * **Interleaved storage** (RocksDB's "interleaved solution storage"): slots in blocks of
 ///   64, each block r words, word j holding bit j of the block's 64 values. A query reads r
-///   words from each of at most three adjacent blocks and does r popcounts; no loop over the
-///   128 coefficients.
+///   words from each of at most three adjacent blocks and takes r parities (eight at a time
+///   in AVX2 registers where the CPU has them); no loop over the 128 coefficients.
 /// * **Build memory**: the keys' hashes (8 bytes each, unless built from hashes), a sorted
 ///   copy remixed with the ribbon seed (8 bytes), and the band, 20 bytes per slot (a u128
 ///   row and a u32 result): about 37 bytes per key, freed when the build returns. Keys are banded in order of start

@@ -233,55 +233,74 @@ mod avx2 {
         let c0 = _mm256_set1_epi64x(row.c0 as i64);
         let c1 = _mm256_set1_epi64x(row.c1 as i64);
         let c2 = _mm256_set1_epi64x(row.c2 as i64);
+        let c = [c0, c1, c2];
         let p = words.as_ptr();
-        let mut found = 0u32;
-        let mut g = 0;
-        while g < r {
-            // Words g + k .. g + k + 4 of each of the three blocks, ANDed with the row and
-            // XORed. (A macro, not a closure: a closure would not be compiled for AVX2.)
-            macro_rules! select {
-                ($k:expr) => {{
-                    // SAFETY: `g + k + 4 <= group_words(r)` (g is a multiple of 8 below r,
-                    // k is 0 or 4), so the last word read, `2·r + g + k + 3`, is below
-                    // `2·r + group_words(r)`, which the caller guarantees `words` holds;
-                    // unaligned loads have no alignment requirement.
-                    let (a, b, c) = unsafe {
-                        (
-                            _mm256_loadu_si256(p.add(g + $k) as *const __m256i),
-                            _mm256_loadu_si256(p.add(r + g + $k) as *const __m256i),
-                            _mm256_loadu_si256(p.add(2 * r + g + $k) as *const __m256i),
-                        )
-                    };
-                    _mm256_xor_si256(
-                        _mm256_xor_si256(_mm256_and_si256(a, c0), _mm256_and_si256(b, c1)),
-                        _mm256_and_si256(c, c2),
-                    )
-                }};
+        // SAFETY (both calls): the CPU has AVX2, as we require of our caller; `g` is a
+        // multiple of 8 below r, and `words` holds `2·r + group_words(r)` words.
+        let found = if r <= 8 {
+            // The common case (rates down to 2^−8) without the loop.
+            unsafe { group(p, r, 0, c) }
+        } else {
+            let mut found = 0u32;
+            let mut g = 0;
+            while g < r {
+                found |= unsafe { group(p, r, g, c) } << g;
+                g += 8;
             }
-            let lo = select!(0);
-            let hi = select!(4);
-            // The high half of each 64-bit lane now holds the XOR of its two halves.
-            let lo = _mm256_xor_si256(lo, _mm256_slli_epi64::<32>(lo));
-            let hi = _mm256_xor_si256(hi, _mm256_slli_epi64::<32>(hi));
-            // Those high halves, per 128-bit lane: words 0, 1, 4, 5 | 2, 3, 6, 7; then the
-            // 64-bit lanes reordered to words 0 .. 8.
-            let packed = _mm256_castps_si256(_mm256_shuffle_ps::<0b11_01_11_01>(
-                _mm256_castsi256_ps(lo),
-                _mm256_castsi256_ps(hi),
-            ));
-            let mut v = _mm256_permute4x64_epi64::<0b11_01_10_00>(packed);
-            // Fold each 32-bit lane into its top bit, which `movemask_ps` reads.
-            v = _mm256_xor_si256(v, _mm256_slli_epi32::<16>(v));
-            v = _mm256_xor_si256(v, _mm256_slli_epi32::<8>(v));
-            v = _mm256_xor_si256(v, _mm256_slli_epi32::<4>(v));
-            v = _mm256_xor_si256(v, _mm256_slli_epi32::<2>(v));
-            v = _mm256_xor_si256(v, _mm256_slli_epi32::<1>(v));
-            let bits = _mm256_movemask_ps(_mm256_castsi256_ps(v)) as u32;
-            found |= bits << g;
-            g += 8;
-        }
+            found
+        };
         // Bits past r come from the words after the block's r: not result bits.
         found & (u32::MAX >> (32 - r))
+    }
+
+    /// The parities of words `g .. g + 8` of the three blocks at `p` (each `r` words), ANDed
+    /// with the row's three words `c` and XORed: bit `k` is result bit `g + k`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2; `g` is a multiple of 8 below `r`, and `p` points to at
+    /// least `2·r + group_words(r)` readable words.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn group(p: *const u64, r: usize, g: usize, c: [__m256i; 3]) -> u32 {
+        // Words g + k .. g + k + 4 of each of the three blocks, ANDed with the row and
+        // XORed. (A macro, not a closure: a closure would not be compiled for AVX2.)
+        macro_rules! select {
+            ($k:expr) => {{
+                // SAFETY: `g + k + 4 <= group_words(r)` (g is a multiple of 8 below r, k is
+                // 0 or 4), so the last word read, `2·r + g + k + 3`, is below
+                // `2·r + group_words(r)`, which the caller guarantees `p` holds; unaligned
+                // loads have no alignment requirement.
+                let (a, b, d) = unsafe {
+                    (
+                        _mm256_loadu_si256(p.add(g + $k) as *const __m256i),
+                        _mm256_loadu_si256(p.add(r + g + $k) as *const __m256i),
+                        _mm256_loadu_si256(p.add(2 * r + g + $k) as *const __m256i),
+                    )
+                };
+                _mm256_xor_si256(
+                    _mm256_xor_si256(_mm256_and_si256(a, c[0]), _mm256_and_si256(b, c[1])),
+                    _mm256_and_si256(d, c[2]),
+                )
+            }};
+        }
+        let lo = _mm256_castsi256_ps(select!(0));
+        let hi = _mm256_castsi256_ps(select!(4));
+        // A 64-bit word's parity is that of the XOR of its 32-bit halves: gather the low
+        // halves and the high halves (per 128-bit lane: words 0, 1, 4, 5 | 2, 3, 6, 7) and
+        // XOR them; then reorder the 64-bit lanes to words 0 .. 8.
+        let packed = _mm256_xor_si256(
+            _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi)),
+            _mm256_castps_si256(_mm256_shuffle_ps::<0b11_01_11_01>(lo, hi)),
+        );
+        let mut v = _mm256_permute4x64_epi64::<0b11_01_10_00>(packed);
+        // Fold each 32-bit lane into its top bit, which `movemask_ps` reads.
+        v = _mm256_xor_si256(v, _mm256_slli_epi32::<16>(v));
+        v = _mm256_xor_si256(v, _mm256_slli_epi32::<8>(v));
+        v = _mm256_xor_si256(v, _mm256_slli_epi32::<4>(v));
+        v = _mm256_xor_si256(v, _mm256_slli_epi32::<2>(v));
+        v = _mm256_xor_si256(v, _mm256_slli_epi32::<1>(v));
+        _mm256_movemask_ps(_mm256_castsi256_ps(v)) as u32
     }
 }
 

@@ -135,8 +135,43 @@ impl Shape {
 ///
 /// `solution` must hold at least one block of `result_bits` words, and `eq` must come from a
 /// [`Shape`] of the same size.
-#[inline]
+/// (Queries use [`evaluate_with`] and a kernel chosen beforehand; tests use this.)
+#[cfg(test)]
 pub(super) fn evaluate(solution: &[u64], result_bits: u32, eq: &Equation) -> u32 {
+    evaluate_with(Kernel::detect(), solution, result_bits, eq)
+}
+
+/// Which kernel [`evaluate_with`] uses: AVX2 or portable, chosen once, when a filter is made,
+/// so that a query does not look up the CPU's features (about a tenth of its instructions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Kernel {
+    /// True only if this CPU has AVX2: the field is private, and only [`Kernel::detect`]
+    /// sets it. The AVX2 kernel's safety rests on this.
+    avx2: bool,
+}
+
+impl Kernel {
+    /// The portable kernel, on any machine.
+    #[cfg(test)]
+    pub(super) const PORTABLE: Kernel = Kernel { avx2: false };
+
+    /// The AVX2 kernel where this CPU has it (and `simd::set_force_portable` is off), the
+    /// portable one elsewhere.
+    pub(super) fn detect() -> Self {
+        Kernel {
+            avx2: crate::simd::avx2_in_use(),
+        }
+    }
+}
+
+/// [`evaluate`] with the kernel chosen beforehand.
+#[inline]
+pub(super) fn evaluate_with(
+    kernel: Kernel,
+    solution: &[u64],
+    result_bits: u32,
+    eq: &Equation,
+) -> u32 {
     let r = result_bits as usize;
     let block = (eq.start / BLOCK_SLOTS) as usize;
     let row = Shifted::new(eq);
@@ -146,13 +181,16 @@ pub(super) fn evaluate(solution: &[u64], result_bits: u32, eq: &Equation) -> u32
     // the third block's r (into the next block, for result bits it masks off): the slice
     // covers those too. Only the last block or two of a filter take the clamped path.
     let span = 2 * r + group_words(r);
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = kernel;
     if let Some(words) = solution.get(block * r..).and_then(|w| w.get(..span)) {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         {
-            if crate::simd::avx2_in_use() {
-                // SAFETY: `avx2::evaluate_inside` is compiled for AVX2, which we have just
-                // checked this CPU supports; its other requirement, `words` holding
-                // `2·r + group_words(r)` words, is what `get` has just checked.
+            if kernel.avx2 {
+                // SAFETY: `avx2::evaluate_inside` is compiled for AVX2, which this CPU
+                // supports since `kernel.avx2` is set (only `Kernel::detect` sets it, after
+                // checking); its other requirement, `words` holding `2·r + group_words(r)`
+                // words, is what `get` has just checked.
                 #[allow(unsafe_code)]
                 return unsafe { avx2::evaluate_inside(words, r, &row) };
             }

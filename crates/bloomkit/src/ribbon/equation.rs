@@ -232,7 +232,12 @@ impl Shifted {
 
 /// The portable kernel for blocks away from the end: `words` starts at the first block the
 /// row covers and holds its three blocks (and more), so no block index needs clamping.
-#[inline]
+///
+/// On x86-64 it is out of line: there it runs only on CPUs without AVX2, and inlined into
+/// the query it keeps constants in vector registers that the AVX2 call clobbers, which
+/// then cost the AVX2 path reloads on every query.
+#[cfg_attr(target_arch = "x86_64", inline(never))]
+#[cfg_attr(not(target_arch = "x86_64"), inline)]
 fn evaluate_inside(words: &[u64], r: usize, row: &Shifted) -> u32 {
     let (b0, rest) = words.split_at(r.min(words.len()));
     let (b1, b2) = rest.split_at(r.min(rest.len()));

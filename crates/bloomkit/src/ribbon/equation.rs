@@ -278,15 +278,17 @@ mod avx2 {
         let c2 = _mm256_set1_epi64x(row.c2 as i64);
         let c = [c0, c1, c2];
         let p = words.as_ptr();
-        // SAFETY (both calls): the CPU has AVX2, as we require of our caller; `g` is a
-        // multiple of 8 below r, and `words` holds `2·r + group_words(r)` words.
         let found = if r <= 8 {
             // The common case (rates down to 2^−8) without the loop.
+            // SAFETY: the CPU has AVX2, as we require of our caller; 0 is a multiple of 8
+            // below r, and `p` points to the `2·r + group_words(r)` words our caller
+            // guarantees `words` holds.
             unsafe { group(p, r, 0, c) }
         } else {
             let mut found = 0u32;
             let mut g = 0;
             while g < r {
+                // SAFETY: as above; `g` is a multiple of 8 below r.
                 found |= unsafe { group(p, r, g, c) } << g;
                 g += 8;
             }

@@ -122,20 +122,7 @@ impl Shape {
     }
 }
 
-/// What the solution gives for an equation's row: the XOR of the r-bit solution rows its
-/// coefficients select, read from the interleaved layout.
-///
-/// The layout (RocksDB's "interleaved solution storage"): slots in blocks of 64; block `b`
-/// is the `r` words `solution[b·r .. b·r + r]`, and bit `s mod 64` of word `j` is bit `j` of
-/// slot `s`'s row. A row of 128 coefficients starting at `start` covers three consecutive
-/// blocks at most, so the answer is, for each result bit, the parity of three ANDed words:
-/// a few adjacent cache lines, with no branch on the coefficients. Three kernels compute it
-/// (tests check they agree): an AVX2 one where the CPU has it, a portable one, and a
-/// word-by-word one for the filter's last blocks.
-///
-/// `solution` must hold at least one block of `result_bits` words, and `eq` must come from a
-/// [`Shape`] of the same size.
-/// (Queries use [`evaluate_with`] and a kernel chosen beforehand; tests use this.)
+/// [`evaluate_with`] with the kernel for this CPU: for tests, where no filter has chosen one.
 #[cfg(test)]
 pub(super) fn evaluate(solution: &[u64], result_bits: u32, eq: &Equation) -> u32 {
     evaluate_with(Kernel::detect(), solution, result_bits, eq)
@@ -164,7 +151,19 @@ impl Kernel {
     }
 }
 
-/// [`evaluate`] with the kernel chosen beforehand.
+/// What the solution gives for an equation's row: the XOR of the r-bit solution rows its
+/// coefficients select, read from the interleaved layout.
+///
+/// The layout (RocksDB's "interleaved solution storage"): slots in blocks of 64; block `b`
+/// is the `r` words `solution[b·r .. b·r + r]`, and bit `s mod 64` of word `j` is bit `j` of
+/// slot `s`'s row. A row of 128 coefficients starting at `start` covers three consecutive
+/// blocks at most, so the answer is, for each result bit, the parity of three ANDed words:
+/// a few adjacent cache lines, with no branch on the coefficients. Three kernels compute it
+/// (tests check they agree): an AVX2 one where the CPU has it, a portable one, and a
+/// word-by-word one for the filter's last blocks.
+///
+/// `solution` must hold at least one block of `result_bits` words, and `eq` must come from a
+/// [`Shape`] of the same size. `kernel` is chosen once per filter ([`Kernel::detect`]).
 #[inline]
 pub(super) fn evaluate_with(
     kernel: Kernel,

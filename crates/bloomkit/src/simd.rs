@@ -25,8 +25,9 @@ use crate::bits::Line;
 /// Set by tests and benchmarks to measure or check the portable kernel on AVX2 machines.
 static FORCE_PORTABLE: AtomicBool = AtomicBool::new(false);
 
-/// Makes [`probes_set_in_line`] use the portable kernel even where AVX2 is available (for
-/// tests and benchmarks that compare the two). Both kernels give the same answers.
+/// Makes [`probes_set_in_line`], [`insert_into_line`], and ribbon filters made while it is
+/// set, use their portable kernels even where AVX2 is available (for tests and benchmarks
+/// that compare the two). Both kernels give the same answers.
 pub(crate) fn set_force_portable(portable: bool) {
     FORCE_PORTABLE.store(portable, Ordering::Relaxed);
 }

@@ -66,7 +66,7 @@ impl Band {
     }
 
     /// The solution, by back-substitution from the last slot to the first, in the
-    /// interleaved layout of [`super::equation::evaluate`]. Slots without a row are free:
+    /// interleaved layout of [`super::equation::evaluate_with`]. Slots without a row are free:
     /// they get zero.
     ///
     /// Each of the r result bits keeps a 128-bit window of its solution column (bit `k` is

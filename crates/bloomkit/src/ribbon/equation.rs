@@ -122,6 +122,35 @@ impl Shape {
     }
 }
 
+/// [`evaluate_with`] with the kernel for this CPU: for tests, where no filter has chosen one.
+#[cfg(test)]
+pub(super) fn evaluate(solution: &[u64], result_bits: u32, eq: &Equation) -> u32 {
+    evaluate_with(Kernel::detect(), solution, result_bits, eq)
+}
+
+/// Which kernel [`evaluate_with`] uses: AVX2 or portable, chosen once, when a filter is made,
+/// so that a query does not look up the CPU's features (about a tenth of its instructions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Kernel {
+    /// True only if this CPU has AVX2: the field is private, and only [`Kernel::detect`]
+    /// sets it. The AVX2 kernel's safety rests on this.
+    avx2: bool,
+}
+
+impl Kernel {
+    /// The portable kernel, on any machine.
+    #[cfg(test)]
+    pub(super) const PORTABLE: Kernel = Kernel { avx2: false };
+
+    /// The AVX2 kernel where this CPU has it (and `simd::set_force_portable` is off), the
+    /// portable one elsewhere.
+    pub(super) fn detect() -> Self {
+        Kernel {
+            avx2: crate::simd::avx2_in_use(),
+        }
+    }
+}
+
 /// What the solution gives for an equation's row: the XOR of the r-bit solution rows its
 /// coefficients select, read from the interleaved layout.
 ///
@@ -129,33 +158,211 @@ impl Shape {
 /// is the `r` words `solution[b·r .. b·r + r]`, and bit `s mod 64` of word `j` is bit `j` of
 /// slot `s`'s row. A row of 128 coefficients starting at `start` covers three consecutive
 /// blocks at most, so the answer is, for each result bit, the parity of three ANDed words:
-/// r popcounts over a few adjacent cache lines, with no branch on the coefficients.
+/// a few adjacent cache lines, with no branch on the coefficients. Three kernels compute it
+/// (tests check they agree): an AVX2 one where the CPU has it, a portable one, and a
+/// word-by-word one for the filter's last blocks.
 ///
 /// `solution` must hold at least one block of `result_bits` words, and `eq` must come from a
-/// [`Shape`] of the same size.
+/// [`Shape`] of the same size. `kernel` is chosen once per filter ([`Kernel::detect`]).
 #[inline]
-pub(super) fn evaluate(solution: &[u64], result_bits: u32, eq: &Equation) -> u32 {
+pub(super) fn evaluate_with(
+    kernel: Kernel,
+    solution: &[u64],
+    result_bits: u32,
+    eq: &Equation,
+) -> u32 {
     let r = result_bits as usize;
-    let num_blocks = solution.len() / r;
     let block = (eq.start / BLOCK_SLOTS) as usize;
-    let shift = (eq.start % BLOCK_SLOTS) as u32;
-    // The row shifted into place, as three words. The third is the part that spills past
-    // the second block; `(hi >> 1) >> (63 − shift)` is `hi >> (64 − shift)` without the
-    // undefined shift by 64 when `shift` is 0.
-    let lo = eq.coeff as u64;
-    let hi = (eq.coeff >> 64) as u64;
-    let c0 = lo << shift;
-    let c1 = ((eq.coeff << shift) >> 64) as u64;
-    let c2 = (hi >> 1) >> (63 - shift);
-    // A row never reaches past the last slot, so a block past the end is only ever paired
-    // with zero coefficients: clamping the index keeps the reads in bounds without a branch.
-    let last = num_blocks - 1;
-    let w0 = &solution[block * r..][..r];
-    let w1 = &solution[(block + 1).min(last) * r..][..r];
-    let w2 = &solution[(block + 2).min(last) * r..][..r];
+    let row = Shifted::new(eq);
+    // Away from the end of the solution, one checked slice holds the row's three blocks,
+    // and the kernels read them without clamping block indices or dividing by r. The AVX2
+    // kernel reads each block's words in groups of eight, running up to seven words past
+    // the third block's r (into the next block, for result bits it masks off): the slice
+    // covers those too. Only the last block or two of a filter take the clamped path.
+    let span = 2 * r + group_words(r);
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = kernel;
+    if let Some(words) = solution.get(block * r..).and_then(|w| w.get(..span)) {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        {
+            if kernel.avx2 {
+                // SAFETY: `avx2::evaluate_inside` is compiled for AVX2, which this CPU
+                // supports since `kernel.avx2` is set (only `Kernel::detect` sets it, after
+                // checking); its other requirement, `words` holding `2·r + group_words(r)`
+                // words, is what `get` has just checked.
+                #[allow(unsafe_code)]
+                return unsafe { avx2::evaluate_inside(words, r, &row) };
+            }
+        }
+        return evaluate_inside(words, r, &row);
+    }
+    evaluate_clamped(solution, r, block, &row)
+}
+
+/// Words the AVX2 kernel reads per block: `r` rounded up to a multiple of eight.
+#[inline]
+fn group_words(r: usize) -> usize {
+    (r + 7) & !7
+}
+
+/// A row shifted into place against the blocks it covers: three words, one per block.
+#[derive(Clone, Copy, Debug)]
+struct Shifted {
+    c0: u64,
+    c1: u64,
+    c2: u64,
+}
+
+impl Shifted {
+    #[inline]
+    fn new(eq: &Equation) -> Self {
+        let shift = (eq.start % BLOCK_SLOTS) as u32;
+        let lo = eq.coeff as u64;
+        let hi = (eq.coeff >> 64) as u64;
+        // The third word is the part that spills past the second block; `(hi >> 1) >> (63 −
+        // shift)` is `hi >> (64 − shift)` without the undefined shift by 64 when `shift` is 0.
+        Shifted {
+            c0: lo << shift,
+            c1: ((eq.coeff << shift) >> 64) as u64,
+            c2: (hi >> 1) >> (63 - shift),
+        }
+    }
+}
+
+/// The portable kernel for blocks away from the end: `words` starts at the first block the
+/// row covers and holds its three blocks (and more), so no block index needs clamping.
+///
+/// On x86-64 it is out of line: there it runs only on CPUs without AVX2, and inlined into
+/// the query it keeps constants in vector registers that the AVX2 call clobbers, which
+/// then cost the AVX2 path reloads on every query.
+#[cfg_attr(target_arch = "x86_64", inline(never))]
+#[cfg_attr(not(target_arch = "x86_64"), inline)]
+fn evaluate_inside(words: &[u64], r: usize, row: &Shifted) -> u32 {
+    let (b0, rest) = words.split_at(r.min(words.len()));
+    let (b1, b2) = rest.split_at(r.min(rest.len()));
     let mut found = 0u32;
-    for (j, ((a, b), c)) in w0.iter().zip(w1).zip(w2).enumerate() {
-        let x = (a & c0) ^ (b & c1) ^ (c & c2);
+    for (j, ((a, b), c)) in b0.iter().zip(b1).zip(b2).enumerate() {
+        let x = (a & row.c0) ^ (b & row.c1) ^ (c & row.c2);
+        found |= (x.count_ones() & 1) << j;
+    }
+    found
+}
+
+/// The query kernel in AVX2 registers.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[allow(unsafe_code)]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::{group_words, Shifted};
+
+    /// [`super::evaluate_inside`] with eight words in two 256-bit registers: the same
+    /// answer for the same words.
+    ///
+    /// Each group of eight result bits takes six loads, six ANDs and four XORs for the
+    /// words, then the parities: each 64-bit lane folded to 32 bits, the eight 32-bit
+    /// halves gathered into one register in word order, folded to their top bit, and read
+    /// with one `movemask`. (AVX2 has no popcount; folding is fewer instructions than a
+    /// nibble lookup here, since only the parity is wanted.)
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2, and `words` must hold at least `2·r + group_words(r)`
+    /// words (r from 1 to 32).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn evaluate_inside(words: &[u64], r: usize, row: &Shifted) -> u32 {
+        debug_assert!(words.len() >= 2 * r + group_words(r));
+        let c0 = _mm256_set1_epi64x(row.c0 as i64);
+        let c1 = _mm256_set1_epi64x(row.c1 as i64);
+        let c2 = _mm256_set1_epi64x(row.c2 as i64);
+        let c = [c0, c1, c2];
+        let p = words.as_ptr();
+        let found = if r <= 8 {
+            // The common case (rates down to 2^−8) without the loop.
+            // SAFETY: the CPU has AVX2, as we require of our caller; 0 is a multiple of 8
+            // below r, and `p` points to the `2·r + group_words(r)` words our caller
+            // guarantees `words` holds.
+            unsafe { group(p, r, 0, c) }
+        } else {
+            let mut found = 0u32;
+            let mut g = 0;
+            while g < r {
+                // SAFETY: as above; `g` is a multiple of 8 below r.
+                found |= unsafe { group(p, r, g, c) } << g;
+                g += 8;
+            }
+            found
+        };
+        // Bits past r come from the words after the block's r: not result bits.
+        found & (u32::MAX >> (32 - r))
+    }
+
+    /// The parities of words `g .. g + 8` of the three blocks at `p` (each `r` words), ANDed
+    /// with the row's three words `c` and XORed: bit `k` is result bit `g + k`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2; `g` is a multiple of 8 below `r`, and `p` points to at
+    /// least `2·r + group_words(r)` readable words.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn group(p: *const u64, r: usize, g: usize, c: [__m256i; 3]) -> u32 {
+        // Words g + k .. g + k + 4 of each of the three blocks, ANDed with the row and
+        // XORed. (A macro, not a closure: a closure would not be compiled for AVX2.)
+        macro_rules! select {
+            ($k:expr) => {{
+                // SAFETY: `g + k + 4 <= group_words(r)` (g is a multiple of 8 below r, k is
+                // 0 or 4), so the last word read, `2·r + g + k + 3`, is below
+                // `2·r + group_words(r)`, which the caller guarantees `p` holds; unaligned
+                // loads have no alignment requirement.
+                let (a, b, d) = unsafe {
+                    (
+                        _mm256_loadu_si256(p.add(g + $k) as *const __m256i),
+                        _mm256_loadu_si256(p.add(r + g + $k) as *const __m256i),
+                        _mm256_loadu_si256(p.add(2 * r + g + $k) as *const __m256i),
+                    )
+                };
+                _mm256_xor_si256(
+                    _mm256_xor_si256(_mm256_and_si256(a, c[0]), _mm256_and_si256(b, c[1])),
+                    _mm256_and_si256(d, c[2]),
+                )
+            }};
+        }
+        let lo = _mm256_castsi256_ps(select!(0));
+        let hi = _mm256_castsi256_ps(select!(4));
+        // A 64-bit word's parity is that of the XOR of its 32-bit halves: gather the low
+        // halves and the high halves (per 128-bit lane: words 0, 1, 4, 5 | 2, 3, 6, 7) and
+        // XOR them; then reorder the 64-bit lanes to words 0 .. 8.
+        let packed = _mm256_xor_si256(
+            _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi)),
+            _mm256_castps_si256(_mm256_shuffle_ps::<0b11_01_11_01>(lo, hi)),
+        );
+        let mut v = _mm256_permute4x64_epi64::<0b11_01_10_00>(packed);
+        // Each 32-bit lane's parity into its top bit, which `movemask_ps` reads: after two
+        // folds bit 4i holds the parity of nibble i; the multiply adds those eight bits
+        // (kept alone by the mask) into bit 31 and up, and the columns below it sum to
+        // less than 2^31, so bit 31 is the count's low bit, the parity. Six instructions
+        // where folding by 16, 8, 4, 2 and 1 takes ten.
+        v = _mm256_xor_si256(v, _mm256_srli_epi32::<1>(v));
+        v = _mm256_xor_si256(v, _mm256_srli_epi32::<2>(v));
+        v = _mm256_and_si256(v, _mm256_set1_epi32(0x1111_1111));
+        v = _mm256_mullo_epi32(v, _mm256_set1_epi32(0x8888_8888_u32 as i32));
+        _mm256_movemask_ps(_mm256_castsi256_ps(v)) as u32
+    }
+}
+
+/// The kernel for the last blocks, where the words read would run past the end:
+/// word by word, clamping block indices into the solution.
+fn evaluate_clamped(solution: &[u64], r: usize, block: usize, row: &Shifted) -> u32 {
+    let num_blocks = solution.len() / r;
+    // A row never reaches past the last slot, so a block past the end is only ever paired
+    // with zero coefficients: clamping the index keeps the reads in bounds.
+    let last = num_blocks.saturating_sub(1);
+    let words = |b: usize| solution.get(b.min(last) * r..).unwrap_or_default();
+    let (w0, w1, w2) = (words(block), words(block + 1), words(block + 2));
+    let mut found = 0u32;
+    for (j, ((a, b), c)) in w0.iter().zip(w1).zip(w2).take(r).enumerate() {
+        let x = (a & row.c0) ^ (b & row.c1) ^ (c & row.c2);
         found |= (x.count_ones() & 1) << j;
     }
     found
@@ -236,5 +443,57 @@ mod tests {
             let want = (0..128).fold(0, |acc, i| acc ^ row(start + i));
             assert_eq!(evaluate(&solution, r, &eq), want);
         }
+    }
+
+    /// The kernels for blocks away from the end, portable and AVX2 (where the CPU has it),
+    /// agree with the clamped one on random solutions and rows, for every result width; and
+    /// `evaluate` agrees everywhere, including the ends of the filter, where it takes the
+    /// clamped path.
+    #[test]
+    fn kernels_agree() {
+        let mut state = 0x5eed_0f72_6962_6f6eu64;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            fmix64(state)
+        };
+        let avx2 = crate::simd::avx2_in_use();
+        let mut checked = 0u64;
+        for r in 1..=MAX_RESULT_BITS as usize {
+            let num_blocks = 8usize;
+            let solution: Vec<u64> = (0..num_blocks * r).map(|_| next()).collect();
+            let num_slots = (num_blocks * 64) as u64;
+            for _ in 0..300 {
+                let start = next() % (num_slots - WIDTH + 1);
+                let coeff = match next() % 4 {
+                    0 => u128::MAX,
+                    1 => 1,
+                    _ => (u128::from(next()) << 64 | u128::from(next())) | 1,
+                };
+                let eq = Equation {
+                    start,
+                    coeff,
+                    result: 0,
+                };
+                let block = (start / BLOCK_SLOTS) as usize;
+                let row = Shifted::new(&eq);
+                let want = evaluate_clamped(&solution, r, block, &row);
+                assert_eq!(evaluate(&solution, r as u32, &eq), want, "r={r} {eq:?}");
+                let span = 2 * r + group_words(r);
+                if let Some(words) = solution.get(block * r..).and_then(|w| w.get(..span)) {
+                    assert_eq!(evaluate_inside(words, r, &row), want, "r={r} {eq:?}");
+                    #[cfg(all(target_arch = "x86_64", not(miri)))]
+                    if avx2 {
+                        // SAFETY: the CPU has AVX2 (checked above) and `words` holds `span`
+                        // words.
+                        #[allow(unsafe_code)]
+                        let got = unsafe { avx2::evaluate_inside(words, r, &row) };
+                        assert_eq!(got, want, "r={r} {eq:?}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 5000, "{checked}");
+        eprintln!("ribbon kernels agree on {checked} rows (AVX2 in use: {avx2})");
     }
 }

@@ -107,7 +107,7 @@ pub fn figures_table(outcomes: &[Outcome]) -> String {
                     info.crate_name.to_string(),
                     info.hashing.label(),
                 ];
-                cells.extend(std::iter::repeat("–".to_string()).take(8));
+                cells.extend(std::iter::repeat_n("–".to_string(), 8));
                 cells.push(format!("skipped: {reason}"));
                 cells
             }
@@ -182,7 +182,7 @@ pub fn ratios_table(outcomes: &[Outcome]) -> String {
             None => {
                 let mut cells = vec![peer.info.name.clone(), peer.info.hashing.label()];
                 cells.push("no bloomkit counterpart measured".to_string());
-                cells.extend(std::iter::repeat("–".to_string()).take(6));
+                cells.extend(std::iter::repeat_n("–".to_string(), 6));
                 cells
             }
         })

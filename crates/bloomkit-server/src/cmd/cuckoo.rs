@@ -527,7 +527,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
                 _ => return Err(Reply::error("Unknown argument received")),
             }
         }
-        if items_at.map_or(true, |at| at == args.len()) {
+        if items_at.is_none_or(|at| at == args.len()) {
             return Err(wrong_arity(args));
         }
         Ok(())

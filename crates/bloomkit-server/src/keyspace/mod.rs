@@ -178,7 +178,7 @@ impl ExpireCondition {
         let current = current.map(|c| i64::try_from(c).unwrap_or(i64::MAX));
         !(self.nx && current.is_some()
             || self.xx && current.is_none()
-            || self.gt && current.map_or(true, |c| at_ms <= c)
+            || self.gt && current.is_none_or(|c| at_ms <= c)
             || self.lt && current.is_some_and(|c| at_ms >= c))
     }
 }
@@ -507,8 +507,8 @@ impl Keyspace {
                     .iter()
                     .filter(|(key, entry)| {
                         !entry.is_expired(now)
-                            && pattern.map_or(true, |p| glob::matches(p, key, false))
-                            && type_name.map_or(true, |t| {
+                            && pattern.is_none_or(|p| glob::matches(p, key, false))
+                            && type_name.is_none_or(|t| {
                                 t.eq_ignore_ascii_case(entry.value.type_name().as_bytes())
                             })
                     })

@@ -13,14 +13,14 @@
 //!
 //! | type | bits/key at 1% | measured rate | insert ns | query ns | deletes | grows | merges | static |
 //! |---|---|---|---|---|---|---|---|---|
-//! | [`BlockedBloomFilter`] | 9.92 | 0.997% | 17 | 12 | no | no | yes | no |
-//! | [`BloomFilter`] | 9.59 | 0.997% | 21 | 25 | no | no | yes | no |
-//! | [`AtomicBloomFilter`] | 9.92 | 0.997% | 43 | 12 | no | no | yes | no |
-//! | [`CountingBloomFilter`] | 38.3 | 0.997% | 25 | 32 | yes | no | yes | no |
-//! | [`ScalableBloomFilter`] | 26.5 after growing 100× | 0.970% | 51 | 42 | no | yes | no | no |
-//! | [`CuckooFilter`] | 10.7 | 0.729% | 44 | 20 | yes | optional | no | no |
-//! | [`RibbonFilter`] | 7.32 | 0.775% | 71 (build) | 24 | no | no | no | yes |
-//! | [`AgingBloomFilter`] | 11.5 (2 generations) | 1.010% | 17 | 18 | by age | no | no | no |
+//! | [`BlockedBloomFilter`] | 9.92 | 0.997% | 10 | 9 | no | no | yes | no |
+//! | [`BloomFilter`] | 9.59 | 0.997% | 18 | 23 | no | no | yes | no |
+//! | [`AtomicBloomFilter`] | 9.92 | 0.997% | 44 | 10 | no | no | yes | no |
+//! | [`CountingBloomFilter`] | 38.3 | 0.997% | 21 | 27 | yes | no | yes | no |
+//! | [`ScalableBloomFilter`] | 26.5 after growing 100× | 0.970% | 42 | 38 | no | yes | no | no |
+//! | [`CuckooFilter`] | 10.7 | 0.729% | 38 | 15 | yes | optional | no | no |
+//! | [`RibbonFilter`] | 7.32 | 0.775% | 69 (build) | 15 | no | no | no | yes |
+//! | [`AgingBloomFilter`] | 11.5 (2 generations) | 1.010% | 10 | 14 | by age | no | no | no |
 //!
 //! * **Most uses:** [`BlockedBloomFilter`]. Every probe of a key falls in one 64-byte cache
 //!   line, so a query costs one cache miss, for 3% more memory than [`BloomFilter`].

@@ -39,7 +39,7 @@ const PROBE_MULTIPLIER: u32 = 0x9e37_79b9;
 /// `PROBE_POWERS[i]`, the same number as multiplying by the multiplier i times, but the
 /// multiplies no longer wait for one another (a chain of k dependent multiplies was the
 /// longest latency of an insert).
-const PROBE_POWERS: [u32; sizing::MAX_NUM_HASHES as usize] = {
+pub(crate) const PROBE_POWERS: [u32; sizing::MAX_NUM_HASHES as usize] = {
     let mut p = [1u32; sizing::MAX_NUM_HASHES as usize];
     let mut i = 1;
     while i < p.len() {

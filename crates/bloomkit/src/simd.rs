@@ -88,20 +88,27 @@ mod avx2 {
 
     use crate::bits::Line;
 
-    /// C^0 .. C^7 for the probe multiplier C = 0x9e3779b9, mod 2^32: lane i of
-    /// `a · POWERS` is the seed of probe i.
-    const POWERS: [u32; 8] = {
-        let mut p = [1u32; 8];
-        let mut i = 1;
-        while i < 8 {
-            p[i] = p[i - 1].wrapping_mul(0x9e37_79b9);
-            i += 1;
-        }
-        p
-    };
+    use crate::blocked::PROBE_POWERS;
 
-    /// C^8: the step from one group of eight probes to the next.
-    const POWER_8: u32 = POWERS[7].wrapping_mul(0x9e37_79b9);
+    /// C^8 for the probe multiplier C: the step from one group of eight probes to the next.
+    const POWER_8: u32 = PROBE_POWERS[8];
+
+    /// C^0 .. C^7: lane i of `a · powers()` is the value of probe i for seed `a`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn powers() -> __m256i {
+        let p = &PROBE_POWERS;
+        _mm256_setr_epi32(
+            p[0] as i32,
+            p[1] as i32,
+            p[2] as i32,
+            p[3] as i32,
+            p[4] as i32,
+            p[5] as i32,
+            p[6] as i32,
+            p[7] as i32,
+        )
+    }
 
     /// The AVX2 query kernel: the same answer as the portable `probes_set`.
     #[target_feature(enable = "avx2")]
@@ -110,16 +117,7 @@ mod avx2 {
         // The line as two halves of eight 32-bit words: words 0..8 and 8..16.
         let lo = _mm256_set_epi64x(w[3] as i64, w[2] as i64, w[1] as i64, w[0] as i64);
         let hi = _mm256_set_epi64x(w[7] as i64, w[6] as i64, w[5] as i64, w[4] as i64);
-        let powers = _mm256_setr_epi32(
-            POWERS[0] as i32,
-            POWERS[1] as i32,
-            POWERS[2] as i32,
-            POWERS[3] as i32,
-            POWERS[4] as i32,
-            POWERS[5] as i32,
-            POWERS[6] as i32,
-            POWERS[7] as i32,
-        );
+        let powers = powers();
         let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         let one = _mm256_set1_epi32(1);
         let seven = _mm256_set1_epi32(7);
@@ -160,16 +158,7 @@ mod avx2 {
     /// without touching memory.
     #[target_feature(enable = "avx2")]
     pub(super) fn insert(line: &mut Line, hash: u64, num_hashes: u32) -> bool {
-        let powers = _mm256_setr_epi32(
-            POWERS[0] as i32,
-            POWERS[1] as i32,
-            POWERS[2] as i32,
-            POWERS[3] as i32,
-            POWERS[4] as i32,
-            POWERS[5] as i32,
-            POWERS[6] as i32,
-            POWERS[7] as i32,
-        );
+        let powers = powers();
         // Lane j's first bit: 32·j in the low half, 256 + 32·j in the high half.
         let base_lo = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
         let base_hi = _mm256_add_epi32(base_lo, _mm256_set1_epi32(256));
@@ -221,33 +210,42 @@ mod avx2 {
 mod tests {
     use super::*;
 
-    /// Both kernels give the same answer for every probe count, on lines of every density,
-    /// including the all-zero and all-one lines. Runs the AVX2 kernel only where the CPU has
-    /// it (CI's x86_64 machines do), and says so.
-    #[test]
-    fn kernels_agree() {
-        let mut state = 0x1234_5678_9abc_def0u64;
-        let mut next = || {
-            // splitmix64: a fixed sequence, so a failure reproduces.
+    /// splitmix64 from `state`: a fixed sequence, so a failure reproduces.
+    fn splitmix(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let mut z = state;
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^ (z >> 31)
-        };
+        }
+    }
+
+    /// A random line: each word the AND of `density` random words, so higher densities are
+    /// sparser; density 0 is all ones, 8 all zeros.
+    fn random_line(density: u32, next: &mut impl FnMut() -> u64) -> Line {
+        let mut line = Line::default();
+        for word in &mut line.0 {
+            *word = match density {
+                0 => u64::MAX,
+                8 => 0,
+                d => (0..d).fold(u64::MAX, |acc, _| acc & next()),
+            };
+        }
+        line
+    }
+
+    /// Both kernels give the same answer for every probe count, on lines of every density,
+    /// including the all-zero and all-one lines. Runs the AVX2 kernel only where the CPU has
+    /// it (CI's x86_64 machines do), and says so.
+    #[test]
+    fn kernels_agree() {
+        let mut next = splitmix(0x1234_5678_9abc_def0);
         let avx2 = avx2_in_use();
         let mut checked = 0u64;
         for density in [0u32, 1, 2, 3, 4, 6, 8] {
             for _ in 0..200 {
-                let mut line = Line::default();
-                for word in &mut line.0 {
-                    // More ANDed randoms: sparser lines; density 0 is all ones, 8 all zeros.
-                    *word = match density {
-                        0 => u64::MAX,
-                        8 => 0,
-                        d => (0..d).fold(u64::MAX, |acc, _| acc & next()),
-                    };
-                }
+                let line = random_line(density, &mut next);
                 for k in [1u32, 2, 5, 6, 7, 8, 9, 15, 16, 17, 33, 64] {
                     for _ in 0..20 {
                         let hash = next();
@@ -266,26 +264,12 @@ mod tests {
     /// probe count, into lines of every density (so some inserts change nothing).
     #[test]
     fn insert_kernels_agree() {
-        let mut state = 0x0f0e_0d0c_0b0a_0908u64;
-        let mut next = || {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
+        let mut next = splitmix(0x0f0e_0d0c_0b0a_0908);
         let avx2 = avx2_in_use();
         let (mut checked, mut unchanged) = (0u64, 0u64);
         for density in [0u32, 1, 2, 4, 8] {
             for _ in 0..100 {
-                let mut start = Line::default();
-                for word in &mut start.0 {
-                    *word = match density {
-                        0 => u64::MAX,
-                        8 => 0,
-                        d => (0..d).fold(u64::MAX, |acc, _| acc & next()),
-                    };
-                }
+                let start = random_line(density, &mut next);
                 for k in [1u32, 2, 5, 6, 7, 8, 9, 15, 16, 17, 33, 64] {
                     for _ in 0..10 {
                         let hash = next();

@@ -79,52 +79,39 @@ pub fn hash_bytes_with_seed(bytes: &[u8], seed: u64) -> u64 {
 
 /// Copies `src` into `dst` (of the same length) with fixed-size, possibly overlapping moves
 /// rather than a call to `memcpy`, whose set-up costs more than copying a short key.
-///
-/// The moves go through integers: written as slice copies, the compiler recognised the whole
-/// as a variable-length copy and called `memcpy` after all.
 #[inline(always)]
 fn copy_short(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
-    // `<[MaybeUninit<u8>]>::write_copy_of_slice` would say it, but needs Rust 1.93; this loop
-    // compiles to the same moves (one store for a fixed 16 bytes, `memcpy` when long).
-    fn load<const N: usize>(src: &[u8], at: usize) -> [u8; N] {
-        let mut a = [0u8; N];
-        a.copy_from_slice(&src[at..at + N]);
-        a
-    }
-    // Each branch writes all of `dst`: a head and a tail that overlap, or everything.
     let n = src.len();
     if n > 32 {
         // Longer keys are rarer, and `memcpy` is then worth its set-up.
         write_all(dst, src);
     } else if n >= 16 {
-        let (head, tail) = (
-            u128::from_ne_bytes(load(src, 0)),
-            u128::from_ne_bytes(load(src, n - 16)),
-        );
-        write_all(&mut dst[..16], &head.to_ne_bytes());
-        write_all(&mut dst[n - 16..], &tail.to_ne_bytes());
+        head_and_tail::<16>(dst, src);
     } else if n >= 8 {
-        let (head, tail) = (
-            u64::from_ne_bytes(load(src, 0)),
-            u64::from_ne_bytes(load(src, n - 8)),
-        );
-        write_all(&mut dst[..8], &head.to_ne_bytes());
-        write_all(&mut dst[n - 8..], &tail.to_ne_bytes());
+        head_and_tail::<8>(dst, src);
     } else if n >= 4 {
-        let (head, tail) = (
-            u32::from_ne_bytes(load(src, 0)),
-            u32::from_ne_bytes(load(src, n - 4)),
-        );
-        write_all(&mut dst[..4], &head.to_ne_bytes());
-        write_all(&mut dst[n - 4..], &tail.to_ne_bytes());
+        head_and_tail::<4>(dst, src);
     } else {
-        for (d, s) in dst.iter_mut().zip(src) {
-            d.write(*s);
-        }
+        write_all(dst, src);
     }
 }
 
-/// Writes `src` into `dst`, of the same length.
+/// Copies `src` (`W` to `2·W` bytes) into `dst` as its first `W` bytes and its last `W`,
+/// which overlap: two fixed-size moves that together write all of `dst`.
+#[inline(always)]
+fn head_and_tail<const W: usize>(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
+    let n = src.len();
+    let mut head = [0u8; W];
+    let mut tail = [0u8; W];
+    head.copy_from_slice(&src[..W]);
+    tail.copy_from_slice(&src[n - W..]);
+    write_all(&mut dst[..W], &head);
+    write_all(&mut dst[n - W..], &tail);
+}
+
+/// Writes `src` into `dst`, of the same length. (`<[MaybeUninit<u8>]>::write_copy_of_slice`
+/// says it, but needs Rust 1.93; this loop compiles to the same moves: one store for a fixed
+/// size, `memcpy` for a long one.)
 #[inline(always)]
 fn write_all(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
     for (d, s) in dst.iter_mut().zip(src) {

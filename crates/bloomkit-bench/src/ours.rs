@@ -249,10 +249,13 @@ fn scalable_new(n: u64, p: f64) -> bloomkit::Result<ScalableBloomFilter> {
 fn scalable_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
     let first = (n / SCALABLE_GROWTH).max(1);
     let mut bytes = std::mem::size_of::<ScalableBloomFilter>() as u64;
+    // Each layer's entry in the chain: either layout's filter, its capacity and its rate.
+    let entry = std::mem::size_of::<BlockedBloomFilter>()
+        .max(std::mem::size_of::<bloomkit::BloomFilter>())
+        + 16;
     let (mut held, mut capacity, mut rate) = (0u64, first, p * 0.5);
     while held < n.max(1) {
-        bytes += sizing::blocked_plan(capacity, rate)?.num_bits / 8
-            + std::mem::size_of::<BlockedBloomFilter>() as u64;
+        bytes += sizing::blocked_plan(capacity, rate)?.num_bits / 8 + entry as u64;
         held += capacity;
         capacity *= 2;
         rate *= 0.5;

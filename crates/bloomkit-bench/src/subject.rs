@@ -242,7 +242,7 @@ pub trait KeyHash<K: ?Sized> {
 #[derive(Debug)]
 pub struct BloomkitHash;
 
-impl<K: std::hash::Hash + ?Sized> KeyHash<K> for BloomkitHash {
+impl<K: bloomkit::Key + ?Sized> KeyHash<K> for BloomkitHash {
     const IS_BLOOMKIT: bool = true;
 
     #[inline]

@@ -31,10 +31,10 @@
 
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::hash::DEFAULT_SEED;
+use crate::key::{Key, KeyHasher};
 use crate::{BlockedBloomFilter, Filter};
 use std::fmt;
-use std::hash::Hash;
 
 mod persist;
 #[cfg(test)]
@@ -221,11 +221,12 @@ impl AgingBloomFilter {
             .map_err(|_| Error::OutOfMemory {
                 bytes: generations as u64 * std::mem::size_of::<BlockedBloomFilter>() as u64,
             })?;
-        let (num_bits, num_hashes, seed) = (first.num_bits(), first.num_hashes(), first.seed());
+        let (num_bits, num_hashes, hasher) =
+            (first.num_bits(), first.num_hashes(), first.key_hasher());
         all.push(first);
         for _ in 1..generations {
-            all.push(BlockedBloomFilter::with_params_and_seed(
-                num_bits, num_hashes, seed,
+            all.push(BlockedBloomFilter::with_params_and_hasher(
+                num_bits, num_hashes, hasher,
             )?);
         }
         Ok(AgingBloomFilter { generations: all })
@@ -278,12 +279,12 @@ impl AgingBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
-        self.insert_hash(hash_with_seed(key, self.seed()))
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        self.insert_hash(self.key_hasher().hash(key))
     }
 
-    /// [`insert`](Self::insert) by a precomputed hash ([`crate::hash`], or
-    /// [`crate::hash_with_seed`] with this filter's [`seed`](Self::seed)).
+    /// [`insert`](Self::insert) by a precomputed hash (from this filter's
+    /// [`key_hasher`](Self::key_hasher)).
     ///
     /// # Examples
     ///
@@ -312,8 +313,8 @@ impl AgingBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(hash_with_seed(key, self.seed()))
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.key_hasher().hash(key))
     }
 
     /// [`contains`](Self::contains) by a precomputed hash. The newest generation is asked
@@ -362,8 +363,8 @@ impl AgingBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn check_and_insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
-        self.check_and_insert_hash(hash_with_seed(key, self.seed()))
+    pub fn check_and_insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        self.check_and_insert_hash(self.key_hasher().hash(key))
     }
 
     /// [`check_and_insert`](Self::check_and_insert) by a precomputed hash.
@@ -516,6 +517,12 @@ impl AgingBloomFilter {
         self.generations[0].seed()
     }
 
+    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
+    /// read from a 0.1 file). Hash a key with it to probe by hash.
+    pub fn key_hasher(&self) -> KeyHasher {
+        self.generations[0].key_hasher()
+    }
+
     /// The inserts within the window that changed the generation they went to, summed over
     /// the generations: about the number of distinct keys seen per generation, so a key
     /// seen in two generations counts twice. Each generation's own count is
@@ -620,7 +627,7 @@ impl fmt::Debug for AgingBloomFilter {
             .field("num_generations", &self.num_generations())
             .field("num_bits_per_generation", &self.num_bits_per_generation())
             .field("num_hashes", &self.num_hashes())
-            .field("seed", &self.seed())
+            .field("hasher", &self.key_hasher())
             .field("item_count", &self.item_count())
             .finish_non_exhaustive()
     }
@@ -630,8 +637,8 @@ impl Filter for AgingBloomFilter {
     fn contains_hash(&self, hash: u64) -> bool {
         AgingBloomFilter::contains_hash(self, hash)
     }
-    fn seed(&self) -> u64 {
-        AgingBloomFilter::seed(self)
+    fn key_hasher(&self) -> KeyHasher {
+        AgingBloomFilter::key_hasher(self)
     }
     fn kind(&self) -> FilterKind {
         FilterKind::Aging

@@ -1,11 +1,10 @@
 //! [`AnyFilter`]: a filter of whatever kind a file holds.
 
-use std::hash::Hash;
 use std::io::{Read, Write};
 
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Persist};
-use crate::hash::hash_with_seed;
+use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::{
     AgingBloomFilter, BlockedBloomFilter, BloomFilter, CountingBloomFilter, CuckooFilter, Filter,
@@ -165,8 +164,8 @@ impl AnyFilter {
     /// [`Error::Unsupported`] for a ribbon filter (static); [`Error::Full`] from a full
     /// cuckoo or non-scaling scalable filter; [`Error::OutOfMemory`] when a scalable filter
     /// cannot grow. The filter is unchanged after an error.
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> Result<bool> {
-        self.insert_hash(hash_with_seed(key, self.seed()))
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        self.insert_hash(self.key_hasher().hash(key))
     }
 
     /// [`insert`](Self::insert) by a precomputed hash.
@@ -197,8 +196,8 @@ impl AnyFilter {
     }
 
     /// `false` if `key` is definitely absent; `true` if it may be present.
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(hash_with_seed(key, self.seed()))
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.key_hasher().hash(key))
     }
 
     /// [`contains`](Self::contains) by a precomputed hash.
@@ -209,6 +208,12 @@ impl AnyFilter {
     /// The hash seed keys are hashed with.
     pub fn seed(&self) -> u64 {
         each!(self, f => f.seed())
+    }
+
+    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
+    /// read from a 0.1 file). Hash a key with it to probe by hash.
+    pub fn key_hasher(&self) -> KeyHasher {
+        each!(self, f => f.key_hasher())
     }
 
     /// How many keys the filter has taken in, by its own count: inserts that changed a Bloom
@@ -471,8 +476,8 @@ impl Filter for AnyFilter {
     fn contains_hash(&self, hash: u64) -> bool {
         AnyFilter::contains_hash(self, hash)
     }
-    fn seed(&self) -> u64 {
-        AnyFilter::seed(self)
+    fn key_hasher(&self) -> KeyHasher {
+        AnyFilter::key_hasher(self)
     }
     fn kind(&self) -> FilterKind {
         AnyFilter::kind(self)

@@ -1,7 +1,6 @@
 //! [`AtomicBloomFilter`]: the blocked layout, shared between threads without a lock.
 
 use std::fmt;
-use std::hash::Hash;
 use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 
@@ -12,7 +11,8 @@ use crate::blocked::{
 };
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
-use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::hash::DEFAULT_SEED;
+use crate::key::{Key, KeyHasher};
 use crate::sizing::LINE_BITS;
 use crate::{BlockedBloomFilter, Filter};
 
@@ -52,7 +52,7 @@ use crate::{BlockedBloomFilter, Filter};
 pub struct AtomicBloomFilter {
     lines: AtomicLineArray,
     num_hashes: u32,
-    seed: u64,
+    hasher: KeyHasher,
 }
 
 impl AtomicBloomFilter {
@@ -87,15 +87,15 @@ impl AtomicBloomFilter {
         Ok(AtomicBloomFilter {
             lines: AtomicLineArray::zeroed(num_lines)?,
             num_hashes,
-            seed,
+            hasher: KeyHasher::new(seed),
         })
     }
 
     /// Adds `key`; returns `true` if this call set any bit. Safe to call from many threads
     /// at once.
     #[inline]
-    pub fn insert<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.insert_hash(hash_with_seed(key, self.seed))
+    pub fn insert<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.insert_hash(self.hasher.hash(key))
     }
 
     /// Adds a key by its precomputed hash.
@@ -124,8 +124,8 @@ impl AtomicBloomFilter {
     /// `false` if `key` is definitely absent; `true` if it may be present. A key whose insert
     /// has returned, on any thread, is found.
     #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(hash_with_seed(key, self.seed))
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.hasher.hash(key))
     }
 
     /// [`contains`](Self::contains) by a precomputed hash.
@@ -138,9 +138,9 @@ impl AtomicBloomFilter {
     /// Answers for many keys at once, appended to `answers` in order, with the lines of each
     /// batch of 32 prefetched before they are probed (see
     /// [`BlockedBloomFilter::contains_many`]).
-    pub fn contains_many<K: Hash>(&self, keys: &[K], answers: &mut Vec<bool>) {
+    pub fn contains_many<K: Key>(&self, keys: &[K], answers: &mut Vec<bool>) {
         answers.reserve(keys.len());
-        for_each_hash_batch(keys, self.seed, |hashes| {
+        for_each_hash_batch(keys, self.hasher, |hashes| {
             self.contains_many_hashes(hashes, answers)
         });
     }
@@ -162,9 +162,9 @@ impl AtomicBloomFilter {
 
     /// Adds many keys at once, prefetching their lines in batches; returns how many of them
     /// set a bit. Safe to call from many threads at once.
-    pub fn insert_many<K: Hash>(&self, keys: &[K]) -> u64 {
+    pub fn insert_many<K: Key>(&self, keys: &[K]) -> u64 {
         let mut changed = 0;
-        for_each_hash_batch(keys, self.seed, |hashes| {
+        for_each_hash_batch(keys, self.hasher, |hashes| {
             changed += self.insert_many_hashes(hashes)
         });
         changed
@@ -193,7 +193,13 @@ impl AtomicBloomFilter {
 
     /// The hash seed keys are hashed with.
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.hasher.seed()
+    }
+
+    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
+    /// read from a 0.1 file). Hash a key with it to probe by hash.
+    pub fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     /// The fill-based [`estimated_count`](Self::estimated_count) (see the type's docs for why
@@ -236,7 +242,8 @@ impl AtomicBloomFilter {
     fn check_compatible(&self, other: &Self) -> Result<()> {
         Error::check_same("number of bits", self.num_bits(), other.num_bits())?;
         Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
-        Error::check_same("hash seed", self.seed, other.seed)
+        Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
+        Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
     }
 
     /// Adds every key of `other` (bitwise OR, word by word atomically), while other threads
@@ -271,7 +278,7 @@ impl AtomicBloomFilter {
         Ok(BlockedBloomFilter::from_parts(
             self.lines.to_line_array()?,
             self.num_hashes,
-            self.seed,
+            self.hasher,
             self.estimated_count(),
         ))
     }
@@ -285,7 +292,7 @@ impl AtomicBloomFilter {
         Ok(AtomicBloomFilter {
             lines: AtomicLineArray::from_line_array(filter.lines())?,
             num_hashes: filter.num_hashes(),
-            seed: filter.seed(),
+            hasher: filter.key_hasher(),
         })
     }
 
@@ -329,7 +336,7 @@ impl Clone for AtomicBloomFilter {
         AtomicBloomFilter {
             lines: self.lines.snapshot(),
             num_hashes: self.num_hashes,
-            seed: self.seed,
+            hasher: self.hasher,
         }
     }
 }
@@ -339,7 +346,7 @@ impl PartialEq for AtomicBloomFilter {
     /// bits.
     fn eq(&self, other: &Self) -> bool {
         self.num_hashes == other.num_hashes
-            && self.seed == other.seed
+            && self.hasher == other.hasher
             && self.lines.len() == other.lines.len()
             && self.lines.words().eq(other.lines.words())
     }
@@ -350,7 +357,7 @@ impl fmt::Debug for AtomicBloomFilter {
         f.debug_struct("AtomicBloomFilter")
             .field("num_bits", &self.num_bits())
             .field("num_hashes", &self.num_hashes)
-            .field("seed", &self.seed)
+            .field("hasher", &self.hasher)
             .finish_non_exhaustive()
     }
 }
@@ -359,8 +366,8 @@ impl Filter for AtomicBloomFilter {
     fn contains_hash(&self, hash: u64) -> bool {
         AtomicBloomFilter::contains_hash(self, hash)
     }
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
     fn kind(&self) -> FilterKind {
         FilterKind::Blocked
@@ -373,8 +380,8 @@ impl Filter for AtomicBloomFilter {
 impl Persist for AtomicBloomFilter {
     const KIND: FilterKind = FilterKind::Blocked;
 
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     fn item_count(&self) -> u64 {

@@ -1,13 +1,13 @@
 //! [`BlockedBloomFilter`]: every probe of a key inside one 64-byte cache line.
 
 use std::fmt;
-use std::hash::Hash;
 use std::io::{Read, Write};
 
 use crate::bits::{Line, LineArray, LINE_WORDS};
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
-use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::hash::DEFAULT_SEED;
+use crate::key::{Key, KeyHasher};
 use crate::sizing::{self, LINE_BITS};
 use crate::Filter;
 
@@ -129,11 +129,15 @@ pub(crate) fn for_each_prefetched(hashes: &[u64], num_lines: usize, mut step: im
 /// Hashes `keys` a batch at a time into a stack buffer and hands each batch's hashes on, so
 /// the batched operations need no heap memory for the hashes.
 #[inline]
-pub(crate) fn for_each_hash_batch<K: Hash>(keys: &[K], seed: u64, mut batch: impl FnMut(&[u64])) {
+pub(crate) fn for_each_hash_batch<K: Key>(
+    keys: &[K],
+    hasher: KeyHasher,
+    mut batch: impl FnMut(&[u64]),
+) {
     for chunk in keys.chunks(BATCH) {
         let mut hashes = [0u64; BATCH];
         for (h, key) in hashes.iter_mut().zip(chunk) {
-            *h = hash_with_seed(key, seed);
+            *h = hasher.hash(key);
         }
         batch(&hashes[..chunk.len()]);
     }
@@ -205,7 +209,7 @@ pub(crate) fn blocked_params(num_bits: u64, num_hashes: u32) -> Result<u64> {
 pub struct BlockedBloomFilter {
     lines: LineArray,
     num_hashes: u32,
-    seed: u64,
+    hasher: KeyHasher,
     item_count: u64,
 }
 
@@ -224,8 +228,13 @@ impl BlockedBloomFilter {
 
     /// [`BlockedBloomFilter::new`] with a hash seed other than the default.
     pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
+        Self::new_with_hasher(items, fp_rate, KeyHasher::new(seed))
+    }
+
+    /// [`new`](Self::new) with a given key hasher, for the kinds built of these filters.
+    pub(crate) fn new_with_hasher(items: u64, fp_rate: f64, hasher: KeyHasher) -> Result<Self> {
         let plan = sizing::blocked_plan(items, fp_rate)?;
-        Self::with_params_and_seed(plan.num_bits, plan.num_hashes, seed)
+        Self::with_params_and_hasher(plan.num_bits, plan.num_hashes, hasher)
     }
 
     /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`
@@ -241,20 +250,35 @@ impl BlockedBloomFilter {
 
     /// [`BlockedBloomFilter::with_params`] with a hash seed other than the default.
     pub fn with_params_and_seed(num_bits: u64, num_hashes: u32, seed: u64) -> Result<Self> {
+        Self::with_params_and_hasher(num_bits, num_hashes, KeyHasher::new(seed))
+    }
+
+    /// [`BlockedBloomFilter::with_params`] with a given key hasher: for the kinds built of
+    /// blocked filters, which pass on their own (perhaps bloomkit 0.1's) feed.
+    pub(crate) fn with_params_and_hasher(
+        num_bits: u64,
+        num_hashes: u32,
+        hasher: KeyHasher,
+    ) -> Result<Self> {
         let num_lines = blocked_params(num_bits, num_hashes)?;
         Ok(BlockedBloomFilter {
             lines: LineArray::zeroed(num_lines)?,
             num_hashes,
-            seed,
+            hasher,
             item_count: 0,
         })
     }
 
-    pub(crate) fn from_parts(lines: LineArray, num_hashes: u32, seed: u64, items: u64) -> Self {
+    pub(crate) fn from_parts(
+        lines: LineArray,
+        num_hashes: u32,
+        hasher: KeyHasher,
+        items: u64,
+    ) -> Self {
         BlockedBloomFilter {
             lines,
             num_hashes,
-            seed,
+            hasher,
             item_count: items,
         }
     }
@@ -281,12 +305,12 @@ impl BlockedBloomFilter {
     /// Adds `key`; returns `true` if any bit changed, that is, if the key was definitely not
     /// in the filter before.
     #[inline]
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
-        self.insert_hash(hash_with_seed(key, self.seed))
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        self.insert_hash(self.hasher.hash(key))
     }
 
-    /// Adds a key by its precomputed hash ([`crate::hash`], or [`crate::hash_with_seed`] with
-    /// this filter's [`seed`](Self::seed)).
+    /// Adds a key by its precomputed hash (from this filter's
+    /// [`key_hasher`](Self::key_hasher)).
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let index = line_index(hash, self.lines.len());
@@ -298,8 +322,8 @@ impl BlockedBloomFilter {
 
     /// `false` if `key` is definitely absent; `true` if it may be present.
     #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(hash_with_seed(key, self.seed))
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.hasher.hash(key))
     }
 
     /// [`contains`](Self::contains) by a precomputed hash.
@@ -326,9 +350,9 @@ impl BlockedBloomFilter {
     /// assert_eq!(answers, [true, false, true]);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn contains_many<K: Hash>(&self, keys: &[K], answers: &mut Vec<bool>) {
+    pub fn contains_many<K: Key>(&self, keys: &[K], answers: &mut Vec<bool>) {
         answers.reserve(keys.len());
-        for_each_hash_batch(keys, self.seed, |hashes| {
+        for_each_hash_batch(keys, self.hasher, |hashes| {
             self.contains_many_hashes(hashes, answers)
         });
     }
@@ -350,10 +374,10 @@ impl BlockedBloomFilter {
     /// Adds many keys at once, prefetching their lines in batches as
     /// [`contains_many`](Self::contains_many) does; returns how many changed the filter. The
     /// result is the filter that inserting them one by one gives, bit for bit.
-    pub fn insert_many<K: Hash>(&mut self, keys: &[K]) -> u64 {
-        let seed = self.seed;
+    pub fn insert_many<K: Key>(&mut self, keys: &[K]) -> u64 {
+        let hasher = self.hasher;
         let mut changed = 0;
-        for_each_hash_batch(keys, seed, |hashes| {
+        for_each_hash_batch(keys, hasher, |hashes| {
             changed += self.insert_many_hashes(hashes)
         });
         changed
@@ -387,7 +411,13 @@ impl BlockedBloomFilter {
 
     /// The hash seed keys are hashed with.
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.hasher.seed()
+    }
+
+    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
+    /// read from a 0.1 file). Hash a key with it to probe by hash.
+    pub fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     /// How many inserts changed the filter: keys seen for the first time, less the few that
@@ -434,7 +464,8 @@ impl BlockedBloomFilter {
     fn check_compatible(&self, other: &Self) -> Result<()> {
         Error::check_same("number of bits", self.num_bits(), other.num_bits())?;
         Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
-        Error::check_same("hash seed", self.seed, other.seed)
+        Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
+        Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
     }
 
     /// Adds every key of `other` (bitwise OR).
@@ -501,7 +532,9 @@ impl PartialEq for BlockedBloomFilter {
     /// Equal when they have the same parameters and the same bits; the item count, a
     /// statistic, is not compared.
     fn eq(&self, other: &Self) -> bool {
-        self.num_hashes == other.num_hashes && self.seed == other.seed && self.lines == other.lines
+        self.num_hashes == other.num_hashes
+            && self.hasher == other.hasher
+            && self.lines == other.lines
     }
 }
 
@@ -512,7 +545,7 @@ impl fmt::Debug for BlockedBloomFilter {
         f.debug_struct("BlockedBloomFilter")
             .field("num_bits", &self.num_bits())
             .field("num_hashes", &self.num_hashes)
-            .field("seed", &self.seed)
+            .field("hasher", &self.hasher)
             .field("item_count", &self.item_count)
             .finish_non_exhaustive()
     }
@@ -522,8 +555,8 @@ impl Filter for BlockedBloomFilter {
     fn contains_hash(&self, hash: u64) -> bool {
         BlockedBloomFilter::contains_hash(self, hash)
     }
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
     fn kind(&self) -> FilterKind {
         FilterKind::Blocked
@@ -536,8 +569,8 @@ impl Filter for BlockedBloomFilter {
 impl Persist for BlockedBloomFilter {
     const KIND: FilterKind = FilterKind::Blocked;
 
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     fn item_count(&self) -> u64 {
@@ -562,7 +595,7 @@ impl Persist for BlockedBloomFilter {
         Ok(BlockedBloomFilter::from_parts(
             lines,
             num_hashes,
-            header.seed,
+            header.hasher,
             header.item_count,
         ))
     }

@@ -1,13 +1,13 @@
 //! [`BloomFilter`]: the classic layout, k probes anywhere in one bit array.
 
 use std::fmt;
-use std::hash::Hash;
 use std::io::{Read, Write};
 
 use crate::bits::BitArray;
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
-use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::hash::DEFAULT_SEED;
+use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::Filter;
 
@@ -47,7 +47,7 @@ pub struct BloomFilter {
     bits: BitArray,
     num_bits: u64,
     num_hashes: u32,
-    seed: u64,
+    hasher: KeyHasher,
     item_count: u64,
 }
 
@@ -88,8 +88,13 @@ impl BloomFilter {
     /// [`BloomFilter::new`] with a hash seed other than the default. Probe it with hashes
     /// from [`crate::hash_with_seed`] and the same seed.
     pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
+        Self::new_with_hasher(items, fp_rate, KeyHasher::new(seed))
+    }
+
+    /// [`new`](Self::new) with a given key hasher, for the kinds built of these filters.
+    pub(crate) fn new_with_hasher(items: u64, fp_rate: f64, hasher: KeyHasher) -> Result<Self> {
         let plan = sizing::classic_plan(items, fp_rate)?;
-        Self::with_params_and_seed(plan.num_bits, plan.num_hashes, seed)
+        Self::with_params_and_hasher(plan.num_bits, plan.num_hashes, hasher)
     }
 
     /// A filter of `num_bits` bits (rounded up to whole 64-bit words) and `num_hashes`
@@ -114,6 +119,16 @@ impl BloomFilter {
 
     /// [`BloomFilter::with_params`] with a hash seed other than the default.
     pub fn with_params_and_seed(num_bits: u64, num_hashes: u32, seed: u64) -> Result<Self> {
+        Self::with_params_and_hasher(num_bits, num_hashes, KeyHasher::new(seed))
+    }
+
+    /// [`BloomFilter::with_params`] with a given key hasher: for the kinds built of classic
+    /// filters, which pass on their own (perhaps bloomkit 0.1's) feed.
+    pub(crate) fn with_params_and_hasher(
+        num_bits: u64,
+        num_hashes: u32,
+        hasher: KeyHasher,
+    ) -> Result<Self> {
         if num_bits == 0 {
             return Err(Error::ZeroBits);
         }
@@ -124,7 +139,7 @@ impl BloomFilter {
             bits,
             num_bits: num_words * 64,
             num_hashes,
-            seed,
+            hasher,
             item_count: 0,
         })
     }
@@ -136,7 +151,7 @@ impl BloomFilter {
         words: Vec<u64>,
         num_bits: u64,
         num_hashes: u32,
-        seed: u64,
+        hasher: KeyHasher,
         item_count: u64,
     ) -> Self {
         debug_assert_eq!(words.len() as u64 * 64, num_bits);
@@ -145,7 +160,7 @@ impl BloomFilter {
             bits: BitArray::from_words(words),
             num_bits,
             num_hashes,
-            seed,
+            hasher,
             item_count,
         }
     }
@@ -153,12 +168,12 @@ impl BloomFilter {
     /// Adds `key`; returns `true` if any bit changed, that is, if the key was definitely not
     /// in the filter before.
     #[inline]
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
-        self.insert_hash(hash_with_seed(key, self.seed))
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        self.insert_hash(self.hasher.hash(key))
     }
 
-    /// Adds a key by its precomputed hash ([`crate::hash`], or [`crate::hash_with_seed`] with
-    /// this filter's [`seed`](Self::seed)).
+    /// Adds a key by its precomputed hash (from this filter's
+    /// [`key_hasher`](Self::key_hasher)).
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let mut changed = false;
@@ -171,8 +186,8 @@ impl BloomFilter {
 
     /// `false` if `key` is definitely absent; `true` if it may be present.
     #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(hash_with_seed(key, self.seed))
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.hasher.hash(key))
     }
 
     /// [`contains`](Self::contains) by a precomputed hash.
@@ -193,7 +208,13 @@ impl BloomFilter {
 
     /// The hash seed keys are hashed with.
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.hasher.seed()
+    }
+
+    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
+    /// read from a 0.1 file). Hash a key with it to probe by hash.
+    pub fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     /// How many inserts changed the filter: keys seen for the first time, less the few that
@@ -250,7 +271,8 @@ impl BloomFilter {
     fn check_compatible(&self, other: &Self) -> Result<()> {
         Error::check_same("number of bits", self.num_bits, other.num_bits)?;
         Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
-        Error::check_same("hash seed", self.seed, other.seed)
+        Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
+        Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
     }
 
     /// Adds every key of `other` (bitwise OR): afterwards this filter answers "maybe" for every
@@ -325,7 +347,7 @@ impl PartialEq for BloomFilter {
     fn eq(&self, other: &Self) -> bool {
         self.num_bits == other.num_bits
             && self.num_hashes == other.num_hashes
-            && self.seed == other.seed
+            && self.hasher == other.hasher
             && self.bits == other.bits
     }
 }
@@ -338,7 +360,7 @@ impl fmt::Debug for BloomFilter {
         f.debug_struct("BloomFilter")
             .field("num_bits", &self.num_bits)
             .field("num_hashes", &self.num_hashes)
-            .field("seed", &self.seed)
+            .field("hasher", &self.hasher)
             .field("item_count", &self.item_count)
             .finish_non_exhaustive()
     }
@@ -348,8 +370,8 @@ impl Filter for BloomFilter {
     fn contains_hash(&self, hash: u64) -> bool {
         BloomFilter::contains_hash(self, hash)
     }
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
     fn kind(&self) -> FilterKind {
         FilterKind::Classic
@@ -362,8 +384,8 @@ impl Filter for BloomFilter {
 impl Persist for BloomFilter {
     const KIND: FilterKind = FilterKind::Classic;
 
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     fn item_count(&self) -> u64 {
@@ -390,7 +412,7 @@ impl Persist for BloomFilter {
             bits: BitArray::from_words(words),
             num_bits,
             num_hashes,
-            seed: header.seed,
+            hasher: header.hasher,
             item_count: header.item_count,
         })
     }

@@ -32,13 +32,13 @@
 //! nothing, but only the caller can make sure the keys it removes were inserted.
 
 use std::fmt;
-use std::hash::Hash;
 
 use crate::bits::try_vec;
 use crate::classic::probes;
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::hash::DEFAULT_SEED;
+use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::{BloomFilter, Filter};
 
@@ -99,7 +99,7 @@ pub struct CountingBloomFilter {
     /// A multiple of 64, like a classic filter's bits, so the projection is whole words.
     num_counters: u64,
     num_hashes: u32,
-    seed: u64,
+    hasher: KeyHasher,
     item_count: u64,
 }
 
@@ -209,7 +209,7 @@ impl CountingBloomFilter {
             counters,
             num_counters,
             num_hashes,
-            seed,
+            hasher: KeyHasher::new(seed),
             item_count: 0,
         })
     }
@@ -230,12 +230,12 @@ impl CountingBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
-        self.insert_hash(hash_with_seed(key, self.seed))
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        self.insert_hash(self.hasher.hash(key))
     }
 
-    /// [`insert`](Self::insert) by a precomputed hash ([`crate::hash`], or
-    /// [`crate::hash_with_seed`] with this filter's [`seed`](Self::seed)).
+    /// [`insert`](Self::insert) by a precomputed hash (from this filter's
+    /// [`key_hasher`](Self::key_hasher)).
     ///
     /// # Examples
     ///
@@ -273,8 +273,8 @@ impl CountingBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(hash_with_seed(key, self.seed))
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.hasher.hash(key))
     }
 
     /// [`contains`](Self::contains) by a precomputed hash.
@@ -314,8 +314,8 @@ impl CountingBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
-        self.remove_hash(hash_with_seed(key, self.seed))
+    pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        self.remove_hash(self.hasher.hash(key))
     }
 
     /// [`remove`](Self::remove) by a precomputed hash.
@@ -391,7 +391,13 @@ impl CountingBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.hasher.seed()
+    }
+
+    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
+    /// read from a 0.1 file). Hash a key with it to probe by hash.
+    pub fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     /// Inserts less successful removals: the number of copies the filter holds, if every
@@ -518,7 +524,7 @@ impl CountingBloomFilter {
             words,
             self.num_counters,
             self.num_hashes,
-            self.seed,
+            self.hasher,
             self.item_count,
         ))
     }
@@ -526,7 +532,8 @@ impl CountingBloomFilter {
     fn check_compatible(&self, other: &Self) -> Result<()> {
         Error::check_same("number of counters", self.num_counters, other.num_counters)?;
         Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
-        Error::check_same("hash seed", self.seed, other.seed)
+        Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
+        Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
     }
 
     /// Adds every key of `other`, counter by counter (sums above 15 saturate): afterwards
@@ -569,7 +576,7 @@ impl PartialEq for CountingBloomFilter {
     fn eq(&self, other: &Self) -> bool {
         self.num_counters == other.num_counters
             && self.num_hashes == other.num_hashes
-            && self.seed == other.seed
+            && self.hasher == other.hasher
             && self.counters == other.counters
     }
 }
@@ -581,7 +588,7 @@ impl fmt::Debug for CountingBloomFilter {
         f.debug_struct("CountingBloomFilter")
             .field("num_counters", &self.num_counters)
             .field("num_hashes", &self.num_hashes)
-            .field("seed", &self.seed)
+            .field("hasher", &self.hasher)
             .field("item_count", &self.item_count)
             .finish_non_exhaustive()
     }
@@ -591,8 +598,8 @@ impl Filter for CountingBloomFilter {
     fn contains_hash(&self, hash: u64) -> bool {
         CountingBloomFilter::contains_hash(self, hash)
     }
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
     fn kind(&self) -> FilterKind {
         FilterKind::Counting

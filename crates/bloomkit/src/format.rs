@@ -7,7 +7,7 @@
 //! | 0 | 8 | magic `89 42 4B 46 0D 0A 1A 0A` (`\x89BKF\r\n\x1a\n`) |
 //! | 8 | 2 | format version (1) |
 //! | 10 | 2 | filter kind ([`FilterKind::code`]) |
-//! | 12 | 2 | hash algorithm (1: XXH3-64 over the stable feed of [`crate::hash`]) |
+//! | 12 | 2 | hash algorithm: the [`KeyFeed`] code (2: XXH3-64 of [`crate::Key`]'s feed; 1: bloomkit 0.1's `Hash` feed) |
 //! | 14 | 2 | flags, zero (reserved) |
 //! | 16 | 8 | hash seed |
 //! | 24 | 8 | item count |
@@ -30,6 +30,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 
 use crate::bits::{Line, LineArray, LINE_WORDS};
 use crate::error::{Error, Result};
+use crate::key::{KeyFeed, KeyHasher};
 
 /// The eight bytes every bloomkit filter file starts with.
 ///
@@ -39,9 +40,6 @@ pub const MAGIC: [u8; 8] = *b"\x89BKF\r\n\x1a\n";
 
 /// The newest format version this build writes and reads.
 pub const FORMAT_VERSION: u16 = 1;
-
-/// The code of the only hash algorithm so far: XXH3-64 over bloomkit's stable feed.
-pub(crate) const HASH_XXH3_STABLE: u16 = 1;
 
 /// Parameters are a handful of integers; anything longer is corrupt, and the bound keeps a
 /// hostile header from making us allocate.
@@ -123,7 +121,8 @@ impl fmt::Display for FilterKind {
 #[derive(Debug)]
 pub(crate) struct Header {
     pub(crate) kind: u16,
-    pub(crate) seed: u64,
+    /// The seed and the key feed (the hash algorithm field).
+    pub(crate) hasher: KeyHasher,
     pub(crate) item_count: u64,
     pub(crate) params: Vec<u8>,
     pub(crate) payload_len: u64,
@@ -203,7 +202,7 @@ impl Params<'_> {
 pub(crate) trait Persist: Sized {
     /// The kind written in the header and required when reading.
     const KIND: FilterKind;
-    fn seed(&self) -> u64;
+    fn key_hasher(&self) -> KeyHasher;
     fn item_count(&self) -> u64;
     /// The kind-specific parameters, little-endian.
     fn params(&self) -> Vec<u8>;
@@ -240,9 +239,10 @@ pub(crate) fn write_to<F: Persist, W: Write>(filter: &F, writer: W) -> Result<()
     head.extend_from_slice(&MAGIC);
     head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     head.extend_from_slice(&F::KIND.code().to_le_bytes());
-    head.extend_from_slice(&HASH_XXH3_STABLE.to_le_bytes());
+    let hasher = filter.key_hasher();
+    head.extend_from_slice(&hasher.feed().code().to_le_bytes());
     head.extend_from_slice(&0u16.to_le_bytes());
-    head.extend_from_slice(&filter.seed().to_le_bytes());
+    head.extend_from_slice(&hasher.seed().to_le_bytes());
     head.extend_from_slice(&filter.item_count().to_le_bytes());
     head.extend_from_slice(&(params.len() as u32).to_le_bytes());
     head.extend_from_slice(&params);
@@ -423,11 +423,9 @@ impl<R: Read> FormatReader<R> {
         }
         let kind = u16::from_le_bytes(self.array()?);
         let hash_algorithm = u16::from_le_bytes(self.array()?);
-        if hash_algorithm != HASH_XXH3_STABLE {
-            return Err(Error::UnknownHashAlgorithm {
-                found: hash_algorithm,
-            });
-        }
+        let feed = KeyFeed::from_code(hash_algorithm).ok_or(Error::UnknownHashAlgorithm {
+            found: hash_algorithm,
+        })?;
         let flags = u16::from_le_bytes(self.array()?);
         if flags != 0 {
             return Err(Error::corrupt(format!(
@@ -454,7 +452,7 @@ impl<R: Read> FormatReader<R> {
         }
         Ok(Header {
             kind,
-            seed,
+            hasher: KeyHasher::with_feed(seed, feed),
             item_count,
             params,
             payload_len,

@@ -7,21 +7,25 @@
 //! * **Algorithm:** XXH3-64 (`xxhash-rust`), fast on short keys and well studied.
 //! * **Seed:** [`DEFAULT_SEED`] unless a filter is built with another one; the seed is stored
 //!   in every filter file.
-//! * **Feed:** the bytes a key's [`Hash`] implementation writes, with every integer written
-//!   little-endian and every `usize`/`isize` (lengths, mostly) widened to 64 bits, so 32-bit
-//!   and big-endian machines produce the same bytes as 64-bit little-endian ones.
+//! * **Feed:** the bytes [`Key`] defines for the key's type (see [`crate::key`]): a byte
+//!   string's bytes, an integer's value, whatever Rust type carries them.
 //!
 //! One key therefore has one 64-bit hash, and that hash can be computed once and used to probe
 //! many filters ([`crate::BloomFilter::contains_hash`] and friends), as a storage engine that
 //! checks one key against many files wants to.
 //!
-//! Golden vectors in this module's tests pin all of the above: a change that alters any hash
-//! fails them.
+//! [`hash_std`] and [`StableHasher`] keep bloomkit 0.1's feed, the key's `std::hash::Hash`
+//! bytes with integers little-endian: filters read from 0.1's files hash keys that way.
+//!
+//! Golden vectors in this module's tests (0.1's feed) and in `key.rs`'s (the current one) pin
+//! all of the above: a change that alters any hash fails them.
 
 use std::hash::{Hash, Hasher};
 use std::mem::MaybeUninit;
 
 use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
+
+use crate::key::Key;
 
 /// The seed every filter uses unless it is built with another one.
 ///
@@ -38,31 +42,58 @@ pub const DEFAULT_SEED: u64 = u64::from_le_bytes(*b"bloomkit");
 /// let h = bloomkit::hash("apple");
 /// assert_eq!(h, bloomkit::hash("apple"));
 /// assert_ne!(h, bloomkit::hash("pear"));
-/// // A str hashes like its bytes, so keys read as raw bytes match keys given as text.
+/// // The same bytes are the same key, whatever carries them.
+/// assert_eq!(h, bloomkit::hash(b"apple"));
+/// assert_eq!(h, bloomkit::hash(&String::from("apple")));
 /// assert_eq!(h, bloomkit::hash_bytes(b"apple"));
+/// // An integer is its value, whatever its type.
+/// assert_eq!(bloomkit::hash(&42u8), bloomkit::hash(&42i64));
 /// ```
 #[inline(always)]
-pub fn hash<T: Hash + ?Sized>(key: &T) -> u64 {
-    hash_with_seed(key, DEFAULT_SEED)
+pub fn hash<K: Key + ?Sized>(key: &K) -> u64 {
+    key.hash_key(DEFAULT_SEED)
 }
 
 /// The stable 64-bit hash of `key` under `seed`.
 ///
 /// A filter built with a seed other than the default must be probed with hashes made by this
-/// function and that seed (see each filter's `seed()`).
+/// function and that seed (or by the filter's own `key_hasher()`, which also knows whether
+/// the filter came from a bloomkit 0.1 file).
 #[inline(always)]
-pub fn hash_with_seed<T: Hash + ?Sized>(key: &T, seed: u64) -> u64 {
+pub fn hash_with_seed<K: Key + ?Sized>(key: &K, seed: u64) -> u64 {
+    key.hash_key(seed)
+}
+
+/// bloomkit 0.1's hash of `key` under [`DEFAULT_SEED`]: XXH3-64 over its `std::hash::Hash`
+/// feed, through [`StableHasher`].
+///
+/// The same value as [`hash`] for a `str` and a `u64`; different for a `[u8]` (0.1 wrote its
+/// length first), for other integer types (their own width) and for tuples. Filters read
+/// from files that 0.1 wrote hash keys this way ([`crate::KeyFeed::StdHash`]).
+///
+/// ```
+/// assert_eq!(bloomkit::hash_std("apple"), bloomkit::hash("apple"));
+/// assert_ne!(bloomkit::hash_std(&b"apple"[..]), bloomkit::hash(&b"apple"[..]));
+/// ```
+#[inline]
+pub fn hash_std<T: Hash + ?Sized>(key: &T) -> u64 {
+    hash_std_with_seed(key, DEFAULT_SEED)
+}
+
+/// [`hash_std`] under `seed`.
+#[inline(always)]
+pub fn hash_std_with_seed<T: Hash + ?Sized>(key: &T, seed: u64) -> u64 {
     let mut hasher = StableHasher::with_seed(seed);
     key.hash(&mut hasher);
     hasher.finish()
 }
 
-/// The hash of a byte string, under [`DEFAULT_SEED`], exactly as [`hash`] hashes a `str`
-/// holding the same bytes.
+/// The hash of a byte string, under [`DEFAULT_SEED`], exactly as [`hash`] hashes it (and any
+/// `str` holding the same bytes).
 ///
-/// Use it for keys that arrive as raw bytes (lines of a file, network messages) that may or
-/// may not be valid UTF-8: a key inserted as `"apple"` and queried as `b"apple"` through this
-/// function is found. (`hash(&b"apple"[..])` differs: a slice's `Hash` writes its length.)
+/// The same under either [`crate::KeyFeed`]: bloomkit 0.1 hashed a `str` the same way, and
+/// its CLI and server hashed raw bytes with this function, so it also probes filters read
+/// from 0.1's files.
 #[inline]
 pub fn hash_bytes(bytes: &[u8]) -> u64 {
     hash_bytes_with_seed(bytes, DEFAULT_SEED)
@@ -122,7 +153,8 @@ fn write_all(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
 /// Keys up to this many bytes are hashed in one call from a stack buffer; longer ones stream.
 const INLINE_BYTES: usize = 128;
 
-/// The [`Hasher`] behind [`hash`]: XXH3-64 over the platform-independent byte feed.
+/// The [`Hasher`] behind [`hash_std`] and [`crate::StdHash`]: XXH3-64 over a platform-independent
+/// version of the bytes a `std::hash::Hash` implementation writes.
 ///
 /// Most keys are short, so the hasher collects the feed in a stack buffer and hashes it in one
 /// call to XXH3's one-shot function at `finish`; only a feed longer than 128 bytes switches to
@@ -143,7 +175,7 @@ const INLINE_BYTES: usize = 128;
 ///
 /// let mut h = StableHasher::with_seed(DEFAULT_SEED);
 /// (42u32, "x").hash(&mut h);
-/// assert_eq!(h.finish(), bloomkit::hash(&(42u32, "x")));
+/// assert_eq!(h.finish(), bloomkit::hash_std(&(42u32, "x")));
 /// ```
 #[derive(Clone)]
 pub struct StableHasher {
@@ -385,20 +417,20 @@ mod tests {
     fn golden_vectors() {
         assert_eq!(DEFAULT_SEED, 0x7469_6b6d_6f6f_6c62);
         let cases: &[(u64, u64)] = &[
-            (hash(""), 0x716b_9aa7_5523_90db),
-            (hash("apple"), 0xeaea_c75c_5b91_4c47),
+            (hash_std(""), 0x716b_9aa7_5523_90db),
+            (hash_std("apple"), 0xeaea_c75c_5b91_4c47),
             (
-                hash("the quick brown fox jumps over the lazy dog"),
+                hash_std("the quick brown fox jumps over the lazy dog"),
                 0x4d01_10cd_1f0a_7a90,
             ),
-            (hash(&0u64), 0x1b41_d1e5_cd11_1e5a),
-            (hash(&42u64), 0x5f23_9f8b_6ee3_7ed4),
-            (hash(&-1i32), 0xf18d_4395_c46d_1901),
-            (hash(&7usize), 0x81a4_518c_62e2_d089),
-            (hash(&(1u8, "a", [2u16, 3])), 0xfed6_50d0_f1e3_b3b8),
-            (hash(&vec![1u32, 2, 3]), 0x101b_dcb2_852b_ec6a),
-            (hash(&"x".repeat(1000)), 0x5727_a62e_5518_aa2f),
-            (hash_with_seed("apple", 0), 0x4e34_6f37_4e35_6905),
+            (hash_std(&0u64), 0x1b41_d1e5_cd11_1e5a),
+            (hash_std(&42u64), 0x5f23_9f8b_6ee3_7ed4),
+            (hash_std(&-1i32), 0xf18d_4395_c46d_1901),
+            (hash_std(&7usize), 0x81a4_518c_62e2_d089),
+            (hash_std(&(1u8, "a", [2u16, 3])), 0xfed6_50d0_f1e3_b3b8),
+            (hash_std(&vec![1u32, 2, 3]), 0x101b_dcb2_852b_ec6a),
+            (hash_std(&"x".repeat(1000)), 0x5727_a62e_5518_aa2f),
+            (hash_std_with_seed("apple", 0), 0x4e34_6f37_4e35_6905),
             (hash_bytes(&[0xff, 0x00, 0x80]), 0xc5c9_5b84_d46a_e246),
         ];
         let got: Vec<String> = cases.iter().map(|(h, _)| format!("{h:#018x}")).collect();
@@ -411,15 +443,21 @@ mod tests {
     #[test]
     fn feed_is_the_documented_bytes() {
         let s = DEFAULT_SEED;
-        assert_eq!(hash(&0x0102_0304u32), xxh3_64_with_seed(&[4, 3, 2, 1], s));
-        assert_eq!(hash(&5usize), xxh3_64_with_seed(&5u64.to_le_bytes(), s));
-        assert_eq!(hash(&-2isize), xxh3_64_with_seed(&(-2i64).to_le_bytes(), s));
-        assert_eq!(hash("ab"), xxh3_64_with_seed(b"ab\xff", s));
-        assert_eq!(hash_bytes(b"ab"), hash("ab"));
+        assert_eq!(
+            hash_std(&0x0102_0304u32),
+            xxh3_64_with_seed(&[4, 3, 2, 1], s)
+        );
+        assert_eq!(hash_std(&5usize), xxh3_64_with_seed(&5u64.to_le_bytes(), s));
+        assert_eq!(
+            hash_std(&-2isize),
+            xxh3_64_with_seed(&(-2i64).to_le_bytes(), s)
+        );
+        assert_eq!(hash_std("ab"), xxh3_64_with_seed(b"ab\xff", s));
+        assert_eq!(hash_bytes(b"ab"), hash_std("ab"));
         // A slice writes its length (as u64) first.
         let mut feed = 2u64.to_le_bytes().to_vec();
         feed.extend_from_slice(&[9, 8]);
-        assert_eq!(hash(&[9u8, 8][..]), xxh3_64_with_seed(&feed, s));
+        assert_eq!(hash_std(&[9u8, 8][..]), xxh3_64_with_seed(&feed, s));
     }
 
     /// The string fast path gives XXH3 of the whole feed whatever follows the first write:
@@ -456,8 +494,8 @@ mod tests {
                 );
             }
         }
-        assert_eq!(hash("apple"), hash_bytes(b"apple"));
-        assert_eq!(hash(&("a", "b")), reference(b"a\xffb\xff"));
+        assert_eq!(hash_std("apple"), hash_bytes(b"apple"));
+        assert_eq!(hash_std(&("a", "b")), reference(b"a\xffb\xff"));
     }
 
     /// Any sequence of writes, of every kind, hashes as XXH3 of the bytes they add up to:

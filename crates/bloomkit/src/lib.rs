@@ -41,6 +41,15 @@
 //! `contains_hash`), the file format, and the small [`Filter`] trait; [`AnyFilter`] holds
 //! whichever kind a file contains.
 //!
+//! # Keys
+//!
+//! A key is its bytes or its integer value, whatever Rust type carries it: `"alice"`,
+//! `b"alice"`, `String::from("alice")` and `b"alice".to_vec()` are one key, and `42`, `42u8`
+//! and `42u64` are another. Other types implement [`Key`] by writing their fields into a
+//! [`KeySink`] (a stable feed of your choosing, as Guava's `Funnel`), or are wrapped in
+//! [`StdHash`] to use their `std::hash::Hash`; [`key`] has every feed byte by byte, and what
+//! happens with negative and 128-bit integers.
+//!
 //! # Overview of types and modules
 //!
 //! * The filters, one per file or folder: [`BloomFilter`] (`classic.rs`),
@@ -73,6 +82,8 @@
 //! seen.insert("alice");
 //! seen.insert(&42u64);
 //! assert!(seen.contains("alice"));
+//! assert!(seen.contains(b"alice"));  // the same bytes
+//! assert!(seen.contains(&42u8));     // the same value
 //! assert!(!seen.contains("bob"));
 //!
 //! // One hash, many filters: compute it once.
@@ -116,6 +127,7 @@ mod cuckoo;
 mod error;
 pub mod format;
 mod hash;
+pub mod key;
 #[cfg(feature = "parallel")]
 mod parallel;
 mod prefetch;
@@ -135,12 +147,12 @@ pub use crate::cuckoo::{CuckooFilter, CuckooOptions};
 pub use crate::error::{Error, Result};
 pub use crate::format::FilterKind;
 pub use crate::hash::{
-    hash, hash_bytes, hash_bytes_with_seed, hash_with_seed, StableHasher, DEFAULT_SEED,
+    hash, hash_bytes, hash_bytes_with_seed, hash_std, hash_std_with_seed, hash_with_seed,
+    StableHasher, DEFAULT_SEED,
 };
+pub use crate::key::{Key, KeyFeed, KeyHasher, KeySink, StdHash};
 pub use crate::ribbon::RibbonFilter;
 pub use crate::scalable::{LayerInfo, LayerLayout, ScalableBloomFilter, ScalableBuilder};
-
-use std::hash::Hash;
 
 /// The query kernel the blocked filters use on this machine: `"avx2"` where the CPU has AVX2
 /// (detected at run time), else `"portable"`. Both give the same answers.
@@ -166,41 +178,59 @@ struct ReadmeDoctests;
 
 /// What every filter answers: the query side, shared by all kinds.
 ///
-/// Inserting differs by kind (`&mut self` for most, `&self` for [`AtomicBloomFilter`]), so it
-/// stays on the types.
+/// Inserting differs by kind (`&mut self` for most, `&self` for [`AtomicBloomFilter`], a
+/// `Result` where a filter can fill up, nothing for the static ones), so it stays on the
+/// types. The trait is object-safe, so filters of different kinds fit in one
+/// `Vec<Box<dyn Filter>>`; asking by key, which is generic over the key's type, is
+/// [`FilterExt::contains`], implemented for every `Filter` and `dyn Filter`.
 ///
 /// # Examples
 ///
 /// ```
-/// use bloomkit::{BloomFilter, BlockedBloomFilter, Filter};
+/// use bloomkit::{BloomFilter, BlockedBloomFilter, Filter, FilterExt};
 ///
-/// fn any_absent(filters: &[&dyn Filter], key: &str) -> bool {
-///     filters.iter().any(|f| !f.contains_hash(bloomkit::hash_with_seed(key, f.seed())))
+/// fn in_all(filters: &[&dyn Filter], key: &str) -> bool {
+///     filters.iter().all(|f| f.contains(key))
 /// }
 /// let mut a = BloomFilter::new(100, 0.01)?;
 /// let b = BlockedBloomFilter::new(100, 0.01)?;
 /// a.insert("k");
-/// assert!(any_absent(&[&a, &b], "k"));
+/// assert!(!in_all(&[&a, &b], "k"));
+/// assert!(in_all(&[&a], "k"));
 /// # Ok::<(), bloomkit::Error>(())
 /// ```
 pub trait Filter {
     /// `false` if the key with this hash is definitely absent; `true` if it may be present.
+    /// The hash must come from this filter's [`key_hasher`](Filter::key_hasher).
     fn contains_hash(&self, hash: u64) -> bool;
 
-    /// The hash seed keys are hashed with ([`hash_with_seed`]).
-    fn seed(&self) -> u64;
+    /// How the filter hashes keys: its seed and its key feed.
+    fn key_hasher(&self) -> KeyHasher;
+
+    /// The hash seed keys are hashed with.
+    fn seed(&self) -> u64 {
+        self.key_hasher().seed()
+    }
 
     /// The filter's kind, as stored in its file header.
     fn kind(&self) -> FilterKind;
 
     /// Bytes of memory the filter holds.
     fn memory_bytes(&self) -> usize;
+}
 
+/// Asking a [`Filter`] by key: for generic code (`F: Filter`) and trait objects
+/// (`&dyn Filter`). Each filter type also has its own `contains`, which needs no import.
+///
+/// (Its method is generic over the key type, which a trait object cannot call through
+/// `Filter` itself; the blanket implementation covers every filter, sized or not, as
+/// `rand::Rng` does for `RngCore`.)
+pub trait FilterExt: Filter {
     /// `false` if `key` is definitely absent; `true` if it may be present.
-    fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool
-    where
-        Self: Sized,
-    {
-        self.contains_hash(hash_with_seed(key, self.seed()))
+    #[inline]
+    fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.key_hasher().hash(key))
     }
 }
+
+impl<F: Filter + ?Sized> FilterExt for F {}

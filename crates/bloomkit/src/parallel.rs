@@ -11,13 +11,11 @@
 //! Keys are hashed in parallel a block at a time into a bounded buffer, so a build needs no
 //! copy of the keys and 8 bytes per key of a block, not of the whole input.
 
-use std::hash::Hash;
-
 use rayon::prelude::*;
 
 use crate::bits::Line;
 use crate::blocked::{for_each_prefetched, line_index, Step};
-use crate::hash::hash_with_seed;
+use crate::key::Key;
 use crate::BlockedBloomFilter;
 
 /// Keys hashed per block: 8 MiB of hashes, enough to keep every thread busy between blocks.
@@ -43,8 +41,8 @@ impl BlockedBloomFilter {
     /// assert_eq!(parallel, sequential);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn par_insert_many<K: Hash + Sync>(&mut self, keys: &[K]) -> u64 {
-        let seed = self.seed();
+    pub fn par_insert_many<K: Key + Sync>(&mut self, keys: &[K]) -> u64 {
+        let hasher = self.key_hasher();
         let mut hashes = Vec::new();
         let mut changed = 0;
         for block in keys.chunks(HASH_BLOCK) {
@@ -54,7 +52,7 @@ impl BlockedBloomFilter {
                 .par_iter_mut()
                 .zip(block.par_iter())
                 .with_min_len(4096)
-                .for_each(|(h, key)| *h = hash_with_seed(key, seed));
+                .for_each(|(h, key)| *h = hasher.hash(key));
             changed += self.par_insert_many_hashes(&hashes);
         }
         changed

@@ -152,6 +152,17 @@ pub(crate) fn xxh3_64_str_feed(bytes: &[u8], seed: u64) -> u64 {
     }
 }
 
+/// XXH3-64 with `seed` of the eight little-endian bytes of `value`: the feed of an integer
+/// key ([`crate::Key`]), in a few register operations.
+#[inline(always)]
+pub(crate) fn xxh3_64_u64(value: u64, seed: u64) -> u64 {
+    // XXH3's 4-to-8-byte case at length 8: its two 32-bit reads are the value's halves, and
+    // `low << 32 | high` is the value rotated by 32.
+    let seed = seed ^ (((seed as u32).swap_bytes() as u64) << 32);
+    let bitflip = (secret64(8) ^ secret64(16)).wrapping_sub(seed);
+    rrmxmx(value.rotate_left(32) ^ bitflip, 8)
+}
+
 /// The little-endian u64 at `at` of `bytes`; `at + 8 <= bytes.len()`.
 #[inline(always)]
 fn le64(bytes: &[u8], at: usize) -> u64 {
@@ -285,6 +296,24 @@ mod tests {
                     "len {len}, seed {seed:#x}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn integer_feed_equals_xxh3_of_its_bytes() {
+        let mut v = 0x0123_4567_89ab_cdef_u64;
+        for i in 0..2000u64 {
+            for seed in [0, 1, crate::DEFAULT_SEED, u64::MAX, i.wrapping_mul(0x9e37)] {
+                assert_eq!(
+                    xxh3_64_u64(v, seed),
+                    xxh3_64_with_seed(&v.to_le_bytes(), seed),
+                    "{v:#x}, seed {seed:#x}"
+                );
+            }
+            v = v.rotate_left(7).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ i;
+        }
+        for v in [0, 1, u64::MAX, 1 << 63, u32::MAX as u64] {
+            assert_eq!(xxh3_64_u64(v, 7), xxh3_64_with_seed(&v.to_le_bytes(), 7));
         }
     }
 

@@ -3,7 +3,7 @@
 //! full, the golden file, hostile input and bad parameters.
 
 mod common;
-use common::{data_dir, golden_answers, reseal};
+use common::{as_key_feed, data_dir, golden_answers, reseal};
 
 use std::collections::HashMap;
 
@@ -333,7 +333,13 @@ fn golden_file_loads_and_answers_as_written() {
         .unwrap()
         .contains(golden_key(0).as_str()));
     assert!(loaded.to_bytes() == stored, "re-serialization differs");
-    assert!(golden_build().to_bytes() == stored, "a fresh build differs");
+    // Today's build writes the current key feed (hash algorithm 2); with the header saying
+    // so, the rest is the same bytes: the hash of the keys, the layout and the writer are
+    // unchanged.
+    assert!(
+        golden_build().to_bytes() == as_key_feed(&stored),
+        "a fresh build differs"
+    );
     // One more rotation forgets the oldest generation's keys.
     loaded.rotate();
     let kept = (0..400)

@@ -3,7 +3,7 @@
 //! input and bad parameters.
 
 mod common;
-use common::{data_dir, golden_answers, reseal};
+use common::{as_key_feed, data_dir, golden_answers, reseal};
 
 use std::collections::HashMap;
 
@@ -346,7 +346,13 @@ fn golden_file_loads_and_answers_as_written() {
     let maybes = answers.lines().filter(|l| l.ends_with("maybe")).count();
     assert!((1000..1200).contains(&maybes), "{maybes}");
     assert!(loaded.to_bytes() == stored, "re-serialization differs");
-    assert!(golden_build().to_bytes() == stored, "a fresh build differs");
+    // Today's build writes the current key feed (hash algorithm 2); with the header saying
+    // so, the rest is the same bytes: the hash of the keys, the layout and the writer are
+    // unchanged.
+    assert!(
+        golden_build().to_bytes() == as_key_feed(&stored),
+        "a fresh build differs"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,13 +3,13 @@
 //! the golden file, hostile input and bad parameters.
 
 mod common;
-use common::reseal;
+use common::{as_key_feed, reseal};
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use bloomkit::{CuckooFilter, CuckooOptions, Error, Filter, FilterKind};
+use bloomkit::{CuckooFilter, CuckooOptions, Error, Filter, FilterExt, FilterKind};
 use proptest::prelude::*;
 
 fn is_full(e: &Error) -> bool {
@@ -150,7 +150,7 @@ proptest! {
         for k in &keys {
             prop_assert!(plain.contains(k) && seeded.contains(k));
             prop_assert!(plain.contains_hash(bloomkit::hash_bytes(k.as_bytes())));
-            prop_assert!(Filter::contains(&seeded, k));
+            prop_assert!(FilterExt::contains(&seeded, k));
         }
     }
 }
@@ -568,7 +568,13 @@ fn golden_file_loads_and_answers_as_written() {
     assert!((1000..1060).contains(&maybes), "{maybes}");
 
     assert!(loaded.to_bytes() == stored, "re-serialization differs");
-    assert!(golden_build().to_bytes() == stored, "a fresh build differs");
+    // Today's build writes the current key feed (hash algorithm 2); with the header saying
+    // so, the rest is the same bytes: the hash of the keys, the layout and the writer are
+    // unchanged.
+    assert!(
+        golden_build().to_bytes() == as_key_feed(&stored),
+        "a fresh build differs"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

@@ -2,14 +2,14 @@
 //! promised false-positive rate and space, golden files, hostile input and bad parameters.
 
 mod common;
-use common::{golden_answers, reseal};
+use common::{as_key_feed, golden_answers, reseal};
 
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use bloomkit::{BloomFilter, Error, Filter, FilterKind, RibbonFilter};
+use bloomkit::{BloomFilter, Error, Filter, FilterExt, FilterKind, RibbonFilter};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -103,7 +103,7 @@ fn works_through_the_filter_trait() {
     assert_eq!(dynamic.seed(), bloomkit::DEFAULT_SEED);
     assert!(dynamic.contains_hash(bloomkit::hash("a")));
     assert_eq!(dynamic.memory_bytes(), f.memory_bytes());
-    assert!(Filter::contains(&f, "b"));
+    assert!(FilterExt::contains(&f, "b"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,7 +224,13 @@ fn golden_file_loads_and_answers_as_written() {
         .count();
     assert!((1000..1050).contains(&maybes), "{maybes}");
     assert!(loaded.to_bytes() == stored, "re-serialization differs");
-    assert!(golden_build().to_bytes() == stored, "a fresh build differs");
+    // Today's build writes the current key feed (hash algorithm 2); with the header saying
+    // so, the rest is the same bytes: the hash of the keys, the layout and the writer are
+    // unchanged.
+    assert!(
+        golden_build().to_bytes() == as_key_feed(&stored),
+        "a fresh build differs"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 //! bits, correlated probes, a biased line choice) moves the rate by far more.
 
 use bloomkit::sizing::{blocked_fp_rate, classic_fp_rate};
-use std::hash::Hash;
+use bloomkit::{FilterExt, Key};
 
 use bloomkit::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Filter};
 
@@ -16,7 +16,7 @@ const TOLERANCE: f64 = 0.15;
 /// Inserts the keys `key(0..n)` through `insert`, checks none is forgotten, and returns the
 /// fraction of `probes` absent keys (`key(n..n+probes)`, disjoint) that the filter calls
 /// present.
-fn measure<F: Filter, K: Hash>(
+fn measure<F: Filter, K: Key>(
     f: &mut F,
     n: u64,
     probes: u64,

@@ -6,6 +6,7 @@ use std::io::{Read, Write};
 use super::{check_generations, total_item_count, AgingBloomFilter, MAX_GENERATIONS};
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::key::KeyHasher;
 use crate::sizing::{self, LINE_BITS};
 use crate::BlockedBloomFilter;
 
@@ -104,8 +105,8 @@ impl AgingBloomFilter {
 impl Persist for AgingBloomFilter {
     const KIND: FilterKind = FilterKind::Aging;
 
-    fn seed(&self) -> u64 {
-        AgingBloomFilter::seed(self)
+    fn key_hasher(&self) -> KeyHasher {
+        AgingBloomFilter::key_hasher(self)
     }
 
     fn item_count(&self) -> u64 {
@@ -170,7 +171,8 @@ impl Persist for AgingBloomFilter {
         let mut all = Vec::with_capacity(generations as usize);
         for (age, &count) in counts.iter().enumerate() {
             let lines = payload.read_line_array(num_lines)?;
-            let generation = BlockedBloomFilter::from_parts(lines, num_hashes, header.seed, count);
+            let generation =
+                BlockedBloomFilter::from_parts(lines, num_hashes, header.hasher, count);
             // Each counted insert set at least one bit that was zero: a generation cannot
             // count more keys than it has ones.
             if count > generation.count_ones() {

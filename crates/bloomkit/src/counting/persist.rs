@@ -7,6 +7,7 @@ use super::counters::COUNTERS_PER_WORD;
 use super::CountingBloomFilter;
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::key::KeyHasher;
 use crate::sizing;
 
 impl CountingBloomFilter {
@@ -103,8 +104,8 @@ impl CountingBloomFilter {
 impl Persist for CountingBloomFilter {
     const KIND: FilterKind = FilterKind::Counting;
 
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     fn item_count(&self) -> u64 {
@@ -146,7 +147,7 @@ impl Persist for CountingBloomFilter {
             counters,
             num_counters,
             num_hashes,
-            seed: header.seed,
+            hasher: header.hasher,
             item_count: header.item_count,
         })
     }

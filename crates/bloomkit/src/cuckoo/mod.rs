@@ -11,12 +11,11 @@ mod persist;
 mod table;
 
 use std::fmt;
-use std::hash::Hash;
 use std::io::{Read, Write};
 
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind};
-use crate::hash::hash_with_seed;
+use crate::key::{Key, KeyHasher};
 use crate::Filter;
 
 pub use self::options::CuckooOptions;
@@ -32,7 +31,7 @@ pub(crate) struct Shape {
     pub(crate) max_kicks: u32,
     pub(crate) expansion: u32,
     pub(crate) max_filters: u32,
-    pub(crate) seed: u64,
+    pub(crate) hasher: KeyHasher,
 }
 
 impl Shape {
@@ -226,12 +225,12 @@ impl CuckooFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> Result<()> {
-        self.insert_hash(hash_with_seed(key, self.shape.seed))
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<()> {
+        self.insert_hash(self.shape.hasher.hash(key))
     }
 
-    /// [`insert`](Self::insert) by a precomputed hash ([`crate::hash`], or
-    /// [`crate::hash_with_seed`] with this filter's [`seed`](Self::seed)).
+    /// [`insert`](Self::insert) by a precomputed hash (from this filter's
+    /// [`key_hasher`](Self::key_hasher)).
     ///
     /// # Errors
     ///
@@ -365,8 +364,8 @@ impl CuckooFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn insert_unique<T: Hash + ?Sized>(&mut self, key: &T) -> Result<bool> {
-        self.insert_unique_hash(hash_with_seed(key, self.shape.seed))
+    pub fn insert_unique<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        self.insert_unique_hash(self.shape.hasher.hash(key))
     }
 
     /// [`insert_unique`](Self::insert_unique) by a precomputed hash.
@@ -397,8 +396,8 @@ impl CuckooFilter {
 
     /// `false` if `key` is definitely absent; `true` if it may be present.
     #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(hash_with_seed(key, self.shape.seed))
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.shape.hasher.hash(key))
     }
 
     /// [`contains`](Self::contains) by a precomputed hash.
@@ -431,8 +430,8 @@ impl CuckooFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
-        self.remove_hash(hash_with_seed(key, self.shape.seed))
+    pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        self.remove_hash(self.shape.hasher.hash(key))
     }
 
     /// [`remove`](Self::remove) by a precomputed hash.
@@ -469,8 +468,8 @@ impl CuckooFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> u32 {
-        self.count_hash(hash_with_seed(key, self.shape.seed))
+    pub fn count<K: Key + ?Sized>(&self, key: &K) -> u32 {
+        self.count_hash(self.shape.hasher.hash(key))
     }
 
     /// [`count`](Self::count) by a precomputed hash.
@@ -600,7 +599,13 @@ impl CuckooFilter {
 
     /// The hash seed keys are hashed with.
     pub fn seed(&self) -> u64 {
-        self.shape.seed
+        self.shape.hasher.seed()
+    }
+
+    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
+    /// read from a 0.1 file). Hash a key with it to probe by hash.
+    pub fn key_hasher(&self) -> KeyHasher {
+        self.shape.hasher
     }
 
     /// The fraction of slots in use, 0 to 1.
@@ -721,7 +726,7 @@ impl PartialEq for CuckooFilter {
             && a.max_kicks == b.max_kicks
             && a.expansion == b.expansion
             && a.max_filters == b.max_filters
-            && a.seed == b.seed
+            && a.hasher == b.hasher
             && self.filters == other.filters
     }
 }
@@ -738,7 +743,7 @@ impl fmt::Debug for CuckooFilter {
             .field("num_filters", &self.filters.len())
             .field("expansion", &self.shape.expansion)
             .field("max_kicks", &self.shape.max_kicks)
-            .field("seed", &self.shape.seed)
+            .field("hasher", &self.shape.hasher)
             .finish_non_exhaustive()
     }
 }
@@ -747,8 +752,8 @@ impl Filter for CuckooFilter {
     fn contains_hash(&self, hash: u64) -> bool {
         CuckooFilter::contains_hash(self, hash)
     }
-    fn seed(&self) -> u64 {
-        self.shape.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.shape.hasher
     }
     fn kind(&self) -> FilterKind {
         FilterKind::Cuckoo
@@ -809,7 +814,7 @@ mod tests {
             max_kicks: 1,
             expansion: 32_768,
             max_filters: 65_535,
-            seed: 0,
+            hasher: KeyHasher::new(0),
         };
         assert_eq!(shape.buckets_of(2), Some(3 << 30));
         assert_eq!(shape.buckets_of(4), Some(3 << 60));

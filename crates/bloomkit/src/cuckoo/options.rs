@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::hash::DEFAULT_SEED;
+use crate::key::KeyHasher;
 use crate::sizing::check_fp_rate;
 
 use super::table::{MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS};
@@ -341,7 +342,7 @@ impl CuckooOptions {
             max_kicks: self.max_kicks,
             expansion,
             max_filters: self.max_filters,
-            seed: self.seed,
+            hasher: KeyHasher::new(self.seed),
         })
     }
 }

@@ -11,6 +11,7 @@ use std::io::Read;
 
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::key::KeyHasher;
 
 use super::options::{MAX_BUCKET_SIZE, MAX_EXPANSION, MAX_MAX_FILTERS, MAX_MAX_KICKS};
 use super::table::{Layout, SubFilter, MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS};
@@ -22,8 +23,8 @@ const PARAMS_LEN: usize = 48;
 impl Persist for CuckooFilter {
     const KIND: FilterKind = FilterKind::Cuckoo;
 
-    fn seed(&self) -> u64 {
-        self.shape.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.shape.hasher
     }
 
     fn item_count(&self) -> u64 {
@@ -119,7 +120,7 @@ impl Persist for CuckooFilter {
             max_kicks,
             expansion,
             max_filters,
-            seed: header.seed,
+            hasher: header.hasher,
         };
         let layout = Layout::new(bucket_size, fp_bits);
         // Each sub-filter's buckets and words, and the payload they add up to, before any

@@ -11,11 +11,11 @@ mod equation;
 mod persist;
 
 use std::fmt;
-use std::hash::Hash;
 
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::hash::DEFAULT_SEED;
+use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::Filter;
 
@@ -120,7 +120,7 @@ pub struct RibbonFilter {
     num_slots: u64,
     result_bits: u32,
     ribbon_seed: u32,
-    seed: u64,
+    hasher: KeyHasher,
     len: u64,
     /// The query kernel for this CPU, chosen when the filter is made (not part of its
     /// value: equal filters may differ here).
@@ -181,7 +181,7 @@ impl RibbonFilter {
     pub fn build<I>(items: I, fp_rate: f64) -> Result<Self>
     where
         I: IntoIterator,
-        I::Item: Hash,
+        I::Item: Key,
     {
         Self::build_with_seed(items, fp_rate, DEFAULT_SEED)
     }
@@ -205,8 +205,9 @@ impl RibbonFilter {
     pub fn build_with_seed<I>(items: I, fp_rate: f64, seed: u64) -> Result<Self>
     where
         I: IntoIterator,
-        I::Item: Hash,
+        I::Item: Key,
     {
+        let hasher = KeyHasher::new(seed);
         let result_bits = result_bits_for(fp_rate)?;
         let items = items.into_iter();
         let mut hashes: Vec<u64> = Vec::new();
@@ -220,9 +221,9 @@ impl RibbonFilter {
             if hashes.len() == hashes.capacity() {
                 hashes.try_reserve(1).map_err(|_| oom(hashes.len() + 1))?;
             }
-            hashes.push(hash_with_seed(&item, seed));
+            hashes.push(hasher.hash(&item));
         }
-        Self::build_planned(&hashes, result_bits, seed, None)
+        Self::build_planned(&hashes, result_bits, hasher, None)
     }
 
     /// Builds a filter from the keys' precomputed hashes ([`crate::hash`], the hash under
@@ -265,7 +266,12 @@ impl RibbonFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn build_from_hashes_with_seed(hashes: &[u64], fp_rate: f64, seed: u64) -> Result<Self> {
-        Self::build_planned(hashes, result_bits_for(fp_rate)?, seed, None)
+        Self::build_planned(
+            hashes,
+            result_bits_for(fp_rate)?,
+            KeyHasher::new(seed),
+            None,
+        )
     }
 
     /// The build behind every constructor; `plan` overrides the sizing and the number of
@@ -273,7 +279,7 @@ impl RibbonFilter {
     pub(crate) fn build_planned(
         hashes: &[u64],
         result_bits: u32,
-        seed: u64,
+        hasher: KeyHasher,
         plan: Option<BuildPlan>,
     ) -> Result<Self> {
         let len = hashes.len() as u64;
@@ -287,7 +293,7 @@ impl RibbonFilter {
             solved.num_slots,
             result_bits,
             solved.ribbon_seed,
-            seed,
+            hasher,
             len,
         ))
     }
@@ -298,7 +304,7 @@ impl RibbonFilter {
         num_slots: u64,
         result_bits: u32,
         ribbon_seed: u32,
-        seed: u64,
+        hasher: KeyHasher,
         len: u64,
     ) -> Self {
         // An empty filter has no slots; its shape is never used (queries stop before it),
@@ -310,7 +316,7 @@ impl RibbonFilter {
             num_slots,
             result_bits,
             ribbon_seed,
-            seed,
+            hasher,
             len,
             kernel: Kernel::detect(),
         }
@@ -329,12 +335,12 @@ impl RibbonFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(hash_with_seed(key, self.seed))
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.hasher.hash(key))
     }
 
-    /// [`contains`](Self::contains) by a precomputed hash ([`crate::hash_with_seed`] with
-    /// this filter's [`seed`](Self::seed)). No allocation, no branch on the key beyond the
+    /// [`contains`](Self::contains) by a precomputed hash (from this filter's
+    /// [`key_hasher`](Self::key_hasher)). No allocation, no branch on the key beyond the
     /// empty-filter check.
     ///
     /// # Examples
@@ -507,7 +513,13 @@ impl RibbonFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.hasher.seed()
+    }
+
+    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
+    /// read from a 0.1 file). Hash a key with it to probe by hash.
+    pub fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     /// Bytes of memory the filter holds: the solution and the struct itself. (A build
@@ -533,7 +545,7 @@ impl PartialEq for RibbonFilter {
         self.num_slots == other.num_slots
             && self.result_bits == other.result_bits
             && self.ribbon_seed == other.ribbon_seed
-            && self.seed == other.seed
+            && self.hasher == other.hasher
             && self.len == other.len
             && self.solution == other.solution
     }
@@ -548,7 +560,7 @@ impl fmt::Debug for RibbonFilter {
             .field("num_slots", &self.num_slots)
             .field("result_bits", &self.result_bits)
             .field("ribbon_seed", &self.ribbon_seed)
-            .field("seed", &self.seed)
+            .field("hasher", &self.hasher)
             .finish_non_exhaustive()
     }
 }
@@ -557,8 +569,8 @@ impl Filter for RibbonFilter {
     fn contains_hash(&self, hash: u64) -> bool {
         RibbonFilter::contains_hash(self, hash)
     }
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
     fn kind(&self) -> FilterKind {
         FilterKind::Ribbon
@@ -666,7 +678,7 @@ mod tests {
             seeds_per_size: 4,
             sizes: 4,
         };
-        let f = RibbonFilter::build_planned(&hs, 7, DEFAULT_SEED, Some(plan)).unwrap();
+        let f = RibbonFilter::build_planned(&hs, 7, KeyHasher::default(), Some(plan)).unwrap();
         assert!(f.ribbon_seed() >= 4, "the first size should not suffice");
         assert!(f.num_slots() > plan.num_slots);
         assert!(hs.iter().all(|&h| f.contains_hash(h)));
@@ -688,7 +700,7 @@ mod tests {
         let mut reseeded = 0;
         for salt in 0..20u64 {
             let hs: Vec<u64> = (0..700u64).map(|i| crate::hash(&(salt, i))).collect();
-            let f = RibbonFilter::build_planned(&hs, 8, DEFAULT_SEED, Some(plan)).unwrap();
+            let f = RibbonFilter::build_planned(&hs, 8, KeyHasher::default(), Some(plan)).unwrap();
             assert_eq!(f.num_slots(), 704);
             assert!(hs.iter().all(|&h| f.contains_hash(h)));
             reseeded += (f.ribbon_seed() > 0) as u32;
@@ -706,7 +718,7 @@ mod tests {
             sizes: 3,
         };
         assert!(matches!(
-            RibbonFilter::build_planned(&hs, 7, DEFAULT_SEED, Some(plan)),
+            RibbonFilter::build_planned(&hs, 7, KeyHasher::default(), Some(plan)),
             Err(Error::ConstructionFailed { attempts: 9 })
         ));
     }

@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::key::KeyHasher;
 
 use super::equation::{BLOCK_SLOTS, MAX_RESULT_BITS, WIDTH};
 use super::RibbonFilter;
@@ -102,8 +103,8 @@ impl RibbonFilter {
 impl Persist for RibbonFilter {
     const KIND: FilterKind = FilterKind::Ribbon;
 
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     fn item_count(&self) -> u64 {
@@ -168,7 +169,7 @@ impl Persist for RibbonFilter {
             num_slots,
             result_bits,
             ribbon_seed,
-            header.seed,
+            header.hasher,
             len,
         ))
     }

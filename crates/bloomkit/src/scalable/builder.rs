@@ -4,6 +4,7 @@ use super::layer::{Layer, LayerLayout};
 use super::ScalableBloomFilter;
 use crate::error::{Error, Result};
 use crate::hash::DEFAULT_SEED;
+use crate::key::KeyHasher;
 use crate::sizing;
 
 /// The parameters a chain is built from; every layer follows from them.
@@ -185,7 +186,7 @@ impl ScalableBuilder {
             params.layout,
             params.initial_capacity,
             params.first_rate(),
-            self.seed,
+            KeyHasher::new(self.seed),
         )?;
         let mut layers = Vec::new();
         layers
@@ -196,7 +197,7 @@ impl ScalableBuilder {
         layers.push(first);
         Ok(ScalableBloomFilter {
             params,
-            seed: self.seed,
+            hasher: KeyHasher::new(self.seed),
             layers,
         })
     }

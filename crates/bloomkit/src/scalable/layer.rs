@@ -4,6 +4,7 @@
 use crate::blocked::BlockedBloomFilter;
 use crate::classic::BloomFilter;
 use crate::error::{Error, Result};
+use crate::key::KeyHasher;
 use crate::sizing;
 
 /// How a [`crate::ScalableBloomFilter`] lays out the bits of its layers: the choice between
@@ -157,13 +158,18 @@ pub(super) struct Layer {
 }
 
 impl Layer {
-    pub(super) fn new(layout: LayerLayout, capacity: u64, fp_rate: f64, seed: u64) -> Result<Self> {
+    pub(super) fn new(
+        layout: LayerLayout,
+        capacity: u64,
+        fp_rate: f64,
+        hasher: KeyHasher,
+    ) -> Result<Self> {
         let filter = match layout {
-            LayerLayout::Blocked => {
-                LayerBits::Blocked(BlockedBloomFilter::new_with_seed(capacity, fp_rate, seed)?)
-            }
+            LayerLayout::Blocked => LayerBits::Blocked(BlockedBloomFilter::new_with_hasher(
+                capacity, fp_rate, hasher,
+            )?),
             LayerLayout::Classic => {
-                LayerBits::Classic(BloomFilter::new_with_seed(capacity, fp_rate, seed)?)
+                LayerBits::Classic(BloomFilter::new_with_hasher(capacity, fp_rate, hasher)?)
             }
         };
         Ok(Layer {

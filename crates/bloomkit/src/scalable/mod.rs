@@ -38,14 +38,13 @@ pub use self::builder::ScalableBuilder;
 pub use self::layer::{LayerInfo, LayerLayout};
 
 use std::fmt;
-use std::hash::Hash;
 use std::io::{Read, Write};
 
 use self::builder::Params;
 use self::layer::Layer;
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind};
-use crate::hash::hash_with_seed;
+use crate::key::{Key, KeyHasher};
 use crate::Filter;
 
 /// A scalable Bloom filter: a chain of Bloom filter layers that grows as keys arrive, with
@@ -82,7 +81,7 @@ use crate::Filter;
 #[derive(Clone)]
 pub struct ScalableBloomFilter {
     params: Params,
-    seed: u64,
+    hasher: KeyHasher,
     /// Oldest first; never empty. The newest (last) layer takes the inserts.
     layers: Vec<Layer>,
 }
@@ -182,12 +181,12 @@ impl ScalableBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> Result<bool> {
-        self.insert_hash(hash_with_seed(key, self.seed))
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        self.insert_hash(self.hasher.hash(key))
     }
 
-    /// [`insert`](Self::insert) by a precomputed hash ([`crate::hash()`], or
-    /// [`crate::hash_with_seed`] with this filter's [`seed`](Self::seed)).
+    /// [`insert`](Self::insert) by a precomputed hash (from this filter's
+    /// [`key_hasher`](Self::key_hasher)).
     ///
     /// # Errors
     ///
@@ -291,7 +290,7 @@ impl ScalableBloomFilter {
     /// Adds a layer with capacity × growth and rate × tightening, or fails changing nothing.
     fn grow(&mut self) -> Result<()> {
         let (capacity, fp_rate) = self.next_layer()?;
-        let layer = Layer::new(self.params.layout, capacity, fp_rate, self.seed)
+        let layer = Layer::new(self.params.layout, capacity, fp_rate, self.hasher)
             .map_err(Self::end_of_chain)?;
         // Reserve before pushing, so that a refused allocation is an error, not an abort.
         // Exactly one entry, not Vec's doubling: then `memory_bytes` depends only on the
@@ -329,8 +328,8 @@ impl ScalableBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(hash_with_seed(key, self.seed))
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.hasher.hash(key))
     }
 
     /// [`contains`](Self::contains) by a precomputed hash: the one hash probes every layer,
@@ -370,7 +369,9 @@ impl ScalableBloomFilter {
     ///
     /// ```
     /// let mut f = bloomkit::ScalableBloomFilter::new(100, 0.01)?;
-    /// for i in 0..101u32 { f.insert(&i)?; }
+    /// assert_eq!(f.capacity(), 100);
+    /// // More keys than the first layer holds (a few may be refused as false positives).
+    /// for i in 0..150u32 { f.insert(&i)?; }
     /// assert_eq!(f.capacity(), 300);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -433,7 +434,13 @@ impl ScalableBloomFilter {
 
     /// The hash seed keys are hashed with.
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.hasher.seed()
+    }
+
+    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
+    /// read from a 0.1 file). Hash a key with it to probe by hash.
+    pub fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     /// Bits in all layers.
@@ -570,7 +577,7 @@ impl PartialEq for ScalableBloomFilter {
     /// later inserts differently.
     fn eq(&self, other: &Self) -> bool {
         self.params == other.params
-            && self.seed == other.seed
+            && self.hasher == other.hasher
             && self.layers.len() == other.layers.len()
             && self
                 .layers
@@ -590,7 +597,7 @@ impl fmt::Debug for ScalableBloomFilter {
             .field("tightening", &self.params.tightening)
             .field("non_scaling", &self.params.non_scaling)
             .field("layout", &self.params.layout)
-            .field("seed", &self.seed)
+            .field("hasher", &self.hasher)
             .field("len", &self.len())
             .field("capacity", &self.capacity())
             .field("num_layers", &self.layers.len())
@@ -602,8 +609,8 @@ impl Filter for ScalableBloomFilter {
     fn contains_hash(&self, hash: u64) -> bool {
         ScalableBloomFilter::contains_hash(self, hash)
     }
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
     fn kind(&self) -> FilterKind {
         FilterKind::Scalable

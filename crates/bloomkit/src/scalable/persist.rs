@@ -29,6 +29,7 @@ use crate::blocked::BlockedBloomFilter;
 use crate::classic::BloomFilter;
 use crate::error::{Error, Result};
 use crate::format::{FilterKind, FormatReader, Header, Persist};
+use crate::key::KeyHasher;
 use crate::sizing::{self, LINE_BITS};
 
 /// Words per layer descriptor.
@@ -157,8 +158,8 @@ fn check_descriptor(
 impl Persist for ScalableBloomFilter {
     const KIND: FilterKind = FilterKind::Scalable;
 
-    fn seed(&self) -> u64 {
-        self.seed
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
     }
 
     fn item_count(&self) -> u64 {
@@ -275,7 +276,7 @@ impl Persist for ScalableBloomFilter {
                     LayerBits::Blocked(BlockedBloomFilter::from_parts(
                         lines,
                         d.num_hashes,
-                        header.seed,
+                        header.hasher,
                         d.items,
                     ))
                 }
@@ -285,7 +286,7 @@ impl Persist for ScalableBloomFilter {
                         words,
                         d.num_bits,
                         d.num_hashes,
-                        header.seed,
+                        header.hasher,
                         d.items,
                     ))
                 }
@@ -307,7 +308,7 @@ impl Persist for ScalableBloomFilter {
         }
         Ok(ScalableBloomFilter {
             params,
-            seed: header.seed,
+            hasher: header.hasher,
             layers,
         })
     }

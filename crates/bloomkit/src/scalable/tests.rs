@@ -110,21 +110,21 @@ fn capacity_overflow_is_an_error_not_a_wrap() {
 
 /// Makes the newest layer look full at `capacity` keys (only the counts change).
 fn pretend_full(f: &mut ScalableBloomFilter, capacity: u64) {
-    let seed = f.seed;
+    let hasher = f.hasher;
     let layer = f.newest_mut();
     layer.capacity = capacity;
     layer.filter = match &layer.filter {
         LayerBits::Blocked(b) => LayerBits::Blocked(BlockedBloomFilter::from_parts(
             b.lines().clone(),
             b.num_hashes(),
-            seed,
+            hasher,
             capacity,
         )),
         LayerBits::Classic(c) => LayerBits::Classic(BloomFilter::from_words(
             c.words().to_vec(),
             c.num_bits(),
             c.num_hashes(),
-            seed,
+            hasher,
             capacity,
         )),
     };
@@ -342,8 +342,8 @@ fn a_layer_of_the_other_layout_still_answers_right() {
             .layout(chain)
             .build()
             .unwrap();
-        let mut layer = Layer::new(odd, 100, 0.005, f.seed).unwrap();
-        let hash = crate::hash::hash_with_seed("only in the odd layer", f.seed);
+        let mut layer = Layer::new(odd, 100, 0.005, f.hasher).unwrap();
+        let hash = f.hasher.hash("only in the odd layer");
         layer.filter.insert_hash(hash);
         f.layers.insert(0, layer);
         assert!(f.contains_hash(hash), "{chain:?} chain, {odd:?} layer");

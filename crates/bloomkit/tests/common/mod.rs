@@ -4,10 +4,12 @@
 //! (Each test file is its own crate and uses only some of these.)
 #![allow(dead_code)]
 
+pub mod typed;
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use bloomkit::{AnyFilter, Error, Filter, Result};
+use bloomkit::{AnyFilter, Error, Filter, FilterExt, Result};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Where the golden fixtures live.
@@ -37,6 +39,17 @@ pub fn reseal(bytes: &mut [u8]) {
     let n = bytes.len() - 8;
     let sum = xxh3_64(&bytes[..n]);
     bytes[n..].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// A bloomkit 0.1 file (hash algorithm 1, the `Hash` feed) as the same filter with the
+/// current key feed (hash algorithm 2), resealed: what today's build writes for a filter of
+/// string keys, whose feed is the same in both.
+pub fn as_key_feed(v1: &[u8]) -> Vec<u8> {
+    assert_eq!(v1[12..14], [1, 0], "not a file of the 0.1 feed");
+    let mut out = v1.to_vec();
+    out[12..14].copy_from_slice(&2u16.to_le_bytes());
+    reseal(&mut out);
+    out
 }
 
 /// `file` loads through both loaders, and no prefix of it does: `from_bytes` refuses every

@@ -440,6 +440,11 @@ impl AnyFilter {
         each!(self, f => f.to_bytes())
     }
 
+    /// The length of [`to_bytes`](Self::to_bytes), computed without encoding.
+    pub fn encoded_len(&self) -> usize {
+        each!(self, f => f.encoded_len())
+    }
+
     /// Writes the filter in bloomkit's file format.
     ///
     /// # Errors

@@ -214,6 +214,87 @@ pub(crate) trait Persist: Sized {
     fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self>;
 }
 
+/// The file-format methods every filter type has (`to_bytes`, `encoded_len`, `write_to`,
+/// `from_bytes`, `read_from`), written once for any type that implements [`Persist`].
+///
+/// `$what` names the type in the docs ("classic filter"). Each bracket adds documentation
+/// of the kind's own (examples, errors only it has) after the shared text of its method.
+macro_rules! format_methods {
+    (
+        $ty:ty, $what:literal,
+        to_bytes: [$(#[$to_bytes:meta])*],
+        write_to: [$(#[$write_to:meta])*],
+        from_bytes: [$(#[$from_bytes:meta])*],
+        read_from: [$(#[$read_from:meta])*] $(,)?
+    ) => {
+        impl $ty {
+            #[doc = concat!("The ", $what, " in bloomkit's file format (`docs/FORMAT.md`): \
+                versioned, little-endian and checksummed, read back by \
+                [`from_bytes`](Self::from_bytes) on any platform and by \
+                [`AnyFilter::from_bytes`](crate::AnyFilter::from_bytes) whatever the kind.")]
+            $(#[$to_bytes])*
+            pub fn to_bytes(&self) -> Vec<u8> {
+                $crate::format::to_bytes(self)
+            }
+
+            /// The length of [`to_bytes`](Self::to_bytes), computed without encoding: for a
+            /// container that records a filter's length before streaming it with
+            /// [`write_to`](Self::write_to) (a server's snapshot, which need not hold a
+            /// second copy of each filter in memory).
+            pub fn encoded_len(&self) -> usize {
+                $crate::format::encoded_len(self)
+            }
+
+            #[doc = concat!("Writes the ", $what, " in bloomkit's file format, the bytes of \
+                [`to_bytes`](Self::to_bytes), without a copy in memory. Wrap a file in a \
+                `BufWriter`.")]
+            ///
+            /// # Errors
+            ///
+            /// [`Error::Io`](crate::Error::Io) from the writer.
+            $(#[$write_to])*
+            pub fn write_to<W: std::io::Write>(&self, writer: W) -> $crate::Result<()> {
+                $crate::format::write_to(self, writer)
+            }
+
+            #[doc = concat!("Reads a ", $what, " written by [`to_bytes`](Self::to_bytes); \
+                `bytes` must hold exactly one.")]
+            ///
+            /// # Errors
+            ///
+            #[doc = concat!("An error, never a panic, for anything but a valid ", $what, ": \
+                [`Error::BadMagic`](crate::Error::BadMagic), \
+                [`Error::Truncated`](crate::Error::Truncated), \
+                [`Error::ChecksumMismatch`](crate::Error::ChecksumMismatch), \
+                [`Error::WrongKind`](crate::Error::WrongKind), \
+                [`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion), \
+                [`Error::UnknownHashAlgorithm`](crate::Error::UnknownHashAlgorithm), and \
+                [`Error::Corrupt`](crate::Error::Corrupt) for fields outside their ranges \
+                (each names what is wrong). Nothing is allocated beyond what `bytes` can \
+                hold.")]
+            $(#[$from_bytes])*
+            pub fn from_bytes(bytes: &[u8]) -> $crate::Result<Self> {
+                $crate::format::from_bytes(bytes)
+            }
+
+            #[doc = concat!("Reads one ", $what, " from `reader`, consuming exactly its \
+                bytes, so filters can follow one another in a stream. Wrap a file in a \
+                `BufReader`.")]
+            ///
+            /// # Errors
+            ///
+            /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`](crate::Error::Io)
+            /// from the reader. Memory grows only as payload actually arrives, so a header
+            /// that claims more than the stream delivers costs at most twice what arrived.
+            $(#[$read_from])*
+            pub fn read_from<R: std::io::Read>(reader: R) -> $crate::Result<Self> {
+                $crate::format::read_from(reader)
+            }
+        }
+    };
+}
+pub(crate) use format_methods;
+
 /// A writer that feeds everything it writes to the checksum.
 struct ChecksumWriter<W> {
     inner: W,

@@ -123,6 +123,7 @@ mod bits;
 mod blocked;
 mod classic;
 mod counting;
+mod cpu;
 mod cuckoo;
 mod error;
 pub mod format;
@@ -133,7 +134,6 @@ mod parallel;
 mod prefetch;
 mod ribbon;
 mod scalable;
-mod simd;
 pub mod sizing;
 mod xxh3;
 
@@ -157,7 +157,7 @@ pub use crate::scalable::{LayerInfo, LayerLayout, ScalableBloomFilter, ScalableB
 /// The query kernel the blocked filters use on this machine: `"avx2"` where the CPU has AVX2
 /// (detected at run time), else `"portable"`. Both give the same answers.
 pub fn query_kernel() -> &'static str {
-    if simd::avx2_in_use() {
+    if cpu::avx2_in_use() {
         "avx2"
     } else {
         "portable"
@@ -168,7 +168,7 @@ pub fn query_kernel() -> &'static str {
 /// (`true`), or go back to the best one (`false`): for benchmarks that compare the two, and
 /// for checking a result on the portable path. It affects the whole process.
 pub fn use_portable_kernel(portable: bool) {
-    simd::set_force_portable(portable);
+    cpu::set_force_portable(portable);
 }
 
 // The README's example runs as a doctest, so it cannot drift from the API.

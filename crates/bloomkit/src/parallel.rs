@@ -95,7 +95,8 @@ fn insert_range(
         Step::Prefetch(line) => crate::prefetch::prefetch_read(&range[line - first]),
         Step::Visit(line, hash) => {
             changed +=
-                crate::simd::insert_into_line(&mut range[line - first], hash, num_hashes) as u64
+                crate::blocked::kernel::insert_into_line(&mut range[line - first], hash, num_hashes)
+                    as u64
         }
     });
     changed

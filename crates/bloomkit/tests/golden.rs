@@ -163,6 +163,7 @@ fn every_fixture_loads_through_any_filter() {
             f.kind()
         );
         assert!(f.to_bytes() == bytes, "{name}: re-serialization differs");
+        assert_eq!(f.encoded_len(), bytes.len(), "{name}");
         let answers = std::fs::read_to_string(path.with_extension("answers")).unwrap();
         for line in answers.lines() {
             // "key<TAB>answer", where a cuckoo fixture may add a count column; a key is text

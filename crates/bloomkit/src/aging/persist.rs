@@ -1,7 +1,7 @@
 //! [`AgingBloomFilter`] in the shared file format (kind 7): generations, bits and probes as
 //! parameters; the generations' item counts, then their lines, newest first, as payload.
 
-use std::io::{Read, Write};
+use std::io::Read;
 
 use super::{check_generations, total_item_count, AgingBloomFilter, MAX_GENERATIONS};
 use crate::error::{Error, Result};
@@ -10,97 +10,73 @@ use crate::key::KeyHasher;
 use crate::sizing::{self, LINE_BITS};
 use crate::BlockedBloomFilter;
 
-impl AgingBloomFilter {
-    /// The filter in bloomkit's file format (see `docs/FORMAT.md`), kind 7.
-    ///
-    /// Parameters (16 bytes): the number of generations `G` (u32, 1 to 64), the bits per
-    /// generation `m` (u64, a positive multiple of 512), the hashes `k` (u32, 1 to 64).
-    /// Payload (`G·(8 + m / 8)` bytes), all little-endian u64 words: the `G` generations' item
-    /// counts, newest first (each at most the bits set in its generation), then the `G`
-    /// generations' bits, newest first, each laid out as a blocked filter's payload (kind 2).
-    /// Probes are the blocked filter's, in every generation. The header's item count is the
-    /// sum of the generations'.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit::AgingBloomFilter;
-    ///
-    /// let mut f = AgingBloomFilter::new(1000, 0.01, 3)?;
-    /// f.insert("a");
-    /// f.rotate();
-    /// let bytes = f.to_bytes();
-    /// assert_eq!(bytes.len(), 44 + 16 + 3 * 8 + f.num_bits() as usize / 8 + 8);
-    /// let g = AgingBloomFilter::from_bytes(&bytes)?;
-    /// assert_eq!(g, f);
-    /// assert!(g.generation(1).unwrap().contains("a"));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn to_bytes(&self) -> Vec<u8> {
-        format::to_bytes(self)
-    }
-
-    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] from the writer.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::AgingBloomFilter::new(1000, 0.01, 2)?;
-    /// let mut out = Vec::new();
-    /// f.write_to(&mut out)?;
-    /// assert_eq!(out, f.to_bytes());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
-        format::write_to(self, writer)
-    }
-
-    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
-    ///
-    /// # Errors
-    ///
-    /// An error, never a panic, for anything but a valid aging filter; nothing is allocated
-    /// beyond what `bytes` can hold. See [`crate::BloomFilter::from_bytes`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit::{AgingBloomFilter, BlockedBloomFilter, Error};
-    ///
-    /// let blocked = BlockedBloomFilter::new(100, 0.01)?.to_bytes();
-    /// assert!(matches!(AgingBloomFilter::from_bytes(&blocked), Err(Error::WrongKind { .. })));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        format::from_bytes(bytes)
-    }
-
-    /// Reads one filter from `reader`, consuming exactly its bytes. Wrap a file in a
-    /// `BufReader`.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader. Memory grows
-    /// only as payload actually arrives.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
-    /// f.insert("a");
-    /// let bytes = f.to_bytes();
-    /// let g = bloomkit::AgingBloomFilter::read_from(&bytes[..])?;
-    /// assert!(g.contains("a") && g.item_count() == 1);
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
-        format::read_from(reader)
-    }
-}
+format::format_methods!(
+    AgingBloomFilter,
+    "aging filter",
+    to_bytes: [
+        ///
+        /// Parameters (16 bytes): the number of generations `G` (u32, 1 to 64), the bits per
+        /// generation `m` (u64, a positive multiple of 512), the hashes `k` (u32, 1 to 64).
+        /// Payload (`G·(8 + m / 8)` bytes), all little-endian u64 words: the `G` generations' item
+        /// counts, newest first (each at most the bits set in its generation), then the `G`
+        /// generations' bits, newest first, each laid out as a blocked filter's payload (kind 2).
+        /// Probes are the blocked filter's, in every generation. The header's item count is the
+        /// sum of the generations'.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use bloomkit::AgingBloomFilter;
+        ///
+        /// let mut f = AgingBloomFilter::new(1000, 0.01, 3)?;
+        /// f.insert("a");
+        /// f.rotate();
+        /// let bytes = f.to_bytes();
+        /// assert_eq!(bytes.len(), 44 + 16 + 3 * 8 + f.num_bits() as usize / 8 + 8);
+        /// let g = AgingBloomFilter::from_bytes(&bytes)?;
+        /// assert_eq!(g, f);
+        /// assert!(g.generation(1).unwrap().contains("a"));
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    write_to: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let f = bloomkit::AgingBloomFilter::new(1000, 0.01, 2)?;
+        /// let mut out = Vec::new();
+        /// f.write_to(&mut out)?;
+        /// assert_eq!(out, f.to_bytes());
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    from_bytes: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use bloomkit::{AgingBloomFilter, BlockedBloomFilter, Error};
+        ///
+        /// let blocked = BlockedBloomFilter::new(100, 0.01)?.to_bytes();
+        /// assert!(matches!(AgingBloomFilter::from_bytes(&blocked), Err(Error::WrongKind { .. })));
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    read_from: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+        /// f.insert("a");
+        /// let bytes = f.to_bytes();
+        /// let g = bloomkit::AgingBloomFilter::read_from(&bytes[..])?;
+        /// assert!(g.contains("a") && g.item_count() == 1);
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+);
 
 impl Persist for AgingBloomFilter {
     const KIND: FilterKind = FilterKind::Aging;

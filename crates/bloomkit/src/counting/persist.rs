@@ -1,7 +1,7 @@
 //! [`CountingBloomFilter`] in the shared file format (kind 3): the counters and probes as
 //! parameters, the counter words as payload.
 
-use std::io::{Read, Write};
+use std::io::Read;
 
 use super::counters::COUNTERS_PER_WORD;
 use super::CountingBloomFilter;
@@ -10,96 +10,72 @@ use crate::format::{self, FilterKind, FormatReader, Header, Persist};
 use crate::key::KeyHasher;
 use crate::sizing;
 
-impl CountingBloomFilter {
-    /// The filter in bloomkit's file format (see `docs/FORMAT.md`), kind 3.
-    ///
-    /// Parameters (12 bytes): the number of counters `m` (u64, a positive multiple of 64),
-    /// then of hashes `k` (u32, 1 to 64). Payload (`m / 2` bytes): `m / 16` little-endian u64
-    /// words; counter `i` is bits `4·(i mod 16)` to `4·(i mod 16) + 3` of word `i / 16`.
-    /// Probes are the classic filter's (kind 1) with `m` counters for its `m` bits. The
-    /// header's item count is [`item_count`](Self::item_count).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit::CountingBloomFilter;
-    ///
-    /// let mut f = CountingBloomFilter::new(1000, 0.01)?;
-    /// f.insert("a");
-    /// let bytes = f.to_bytes();
-    /// assert_eq!(bytes.len(), 44 + 12 + f.num_counters() as usize / 2 + 8);
-    /// assert_eq!(CountingBloomFilter::from_bytes(&bytes)?, f);
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn to_bytes(&self) -> Vec<u8> {
-        format::to_bytes(self)
-    }
-
-    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] from the writer.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::CountingBloomFilter::new(1000, 0.01)?;
-    /// let mut out = Vec::new();
-    /// f.write_to(&mut out)?;
-    /// assert_eq!(out, f.to_bytes());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
-        format::write_to(self, writer)
-    }
-
-    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
-    ///
-    /// # Errors
-    ///
-    /// An error, never a panic, for anything but a valid counting filter; nothing is
-    /// allocated beyond what `bytes` can hold. See [`crate::BloomFilter::from_bytes`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit::{CountingBloomFilter, Error};
-    ///
-    /// let mut bytes = CountingBloomFilter::new(100, 0.01)?.to_bytes();
-    /// bytes[60] ^= 1;
-    /// assert!(matches!(
-    ///     CountingBloomFilter::from_bytes(&bytes),
-    ///     Err(Error::ChecksumMismatch { .. })
-    /// ));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        format::from_bytes(bytes)
-    }
-
-    /// Reads one filter from `reader`, consuming exactly its bytes. Wrap a file in a
-    /// `BufReader`.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader. Memory grows
-    /// only as payload actually arrives.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut f = bloomkit::CountingBloomFilter::new(100, 0.01)?;
-    /// f.insert("a");
-    /// let bytes = f.to_bytes();
-    /// let g = bloomkit::CountingBloomFilter::read_from(&bytes[..])?;
-    /// assert!(g.contains("a") && g.item_count() == 1);
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
-        format::read_from(reader)
-    }
-}
+format::format_methods!(
+    CountingBloomFilter,
+    "counting filter",
+    to_bytes: [
+        ///
+        /// Parameters (12 bytes): the number of counters `m` (u64, a positive multiple of 64),
+        /// then of hashes `k` (u32, 1 to 64). Payload (`m / 2` bytes): `m / 16` little-endian u64
+        /// words; counter `i` is bits `4·(i mod 16)` to `4·(i mod 16) + 3` of word `i / 16`.
+        /// Probes are the classic filter's (kind 1) with `m` counters for its `m` bits. The
+        /// header's item count is [`item_count`](Self::item_count).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use bloomkit::CountingBloomFilter;
+        ///
+        /// let mut f = CountingBloomFilter::new(1000, 0.01)?;
+        /// f.insert("a");
+        /// let bytes = f.to_bytes();
+        /// assert_eq!(bytes.len(), 44 + 12 + f.num_counters() as usize / 2 + 8);
+        /// assert_eq!(CountingBloomFilter::from_bytes(&bytes)?, f);
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    write_to: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let f = bloomkit::CountingBloomFilter::new(1000, 0.01)?;
+        /// let mut out = Vec::new();
+        /// f.write_to(&mut out)?;
+        /// assert_eq!(out, f.to_bytes());
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    from_bytes: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use bloomkit::{CountingBloomFilter, Error};
+        ///
+        /// let mut bytes = CountingBloomFilter::new(100, 0.01)?.to_bytes();
+        /// bytes[60] ^= 1;
+        /// assert!(matches!(
+        ///     CountingBloomFilter::from_bytes(&bytes),
+        ///     Err(Error::ChecksumMismatch { .. })
+        /// ));
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    read_from: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let mut f = bloomkit::CountingBloomFilter::new(100, 0.01)?;
+        /// f.insert("a");
+        /// let bytes = f.to_bytes();
+        /// let g = bloomkit::CountingBloomFilter::read_from(&bytes[..])?;
+        /// assert!(g.contains("a") && g.item_count() == 1);
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+);
 
 impl Persist for CountingBloomFilter {
     const KIND: FilterKind = FilterKind::Counting;

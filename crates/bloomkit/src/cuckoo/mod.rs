@@ -11,10 +11,9 @@ mod persist;
 mod table;
 
 use std::fmt;
-use std::io::{Read, Write};
 
 use crate::error::{Error, Result};
-use crate::format::{self, FilterKind};
+use crate::format::FilterKind;
 use crate::key::{Key, KeyHasher};
 use crate::Filter;
 
@@ -649,67 +648,6 @@ impl CuckooFilter {
                 .iter()
                 .map(SubFilter::memory_bytes)
                 .sum::<usize>()
-    }
-
-    /// The filter in bloomkit's file format (the stored form is described on the type).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        format::to_bytes(self)
-    }
-
-    /// The length of [`to_bytes`](Self::to_bytes), computed without encoding: for a
-    /// container that records a filter's length before streaming it with
-    /// [`write_to`](Self::write_to).
-    ///
-    /// ```
-    /// let f = bloomkit::CuckooFilter::new(1000, 0.01)?;
-    /// assert_eq!(f.encoded_len(), f.to_bytes().len());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn encoded_len(&self) -> usize {
-        format::encoded_len(self)
-    }
-
-    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] from the writer.
-    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
-        format::write_to(self, writer)
-    }
-
-    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
-    ///
-    /// # Errors
-    ///
-    /// An error, never a panic, for anything but a valid cuckoo filter: [`Error::BadMagic`],
-    /// [`Error::Truncated`], [`Error::ChecksumMismatch`], [`Error::WrongKind`],
-    /// [`Error::Corrupt`] (for parameters out of range, sub-filter sizes that disagree with
-    /// them, a payload of the wrong length, an item count that is not the occupied slots) and
-    /// so on. Nothing is allocated beyond what `bytes` can hold.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut f = bloomkit::CuckooFilter::new(1000, 0.01)?;
-    /// f.insert("a")?;
-    /// let g = bloomkit::CuckooFilter::from_bytes(&f.to_bytes())?;
-    /// assert_eq!(f, g);
-    /// assert!(g.contains("a"));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        format::from_bytes(bytes)
-    }
-
-    /// Reads one filter from `reader`, consuming exactly its bytes. Memory grows only as the
-    /// payload actually arrives.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader.
-    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
-        format::read_from(reader)
     }
 }
 

@@ -17,6 +17,27 @@ use super::options::{MAX_BUCKET_SIZE, MAX_EXPANSION, MAX_MAX_FILTERS, MAX_MAX_KI
 use super::table::{Layout, SubFilter, MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS};
 use super::{CuckooFilter, Shape};
 
+format::format_methods!(
+    CuckooFilter,
+    "cuckoo filter",
+    to_bytes: [],
+    write_to: [],
+    from_bytes: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let mut f = bloomkit::CuckooFilter::new(1000, 0.01)?;
+        /// f.insert("a")?;
+        /// let g = bloomkit::CuckooFilter::from_bytes(&f.to_bytes())?;
+        /// assert_eq!(f, g);
+        /// assert!(g.contains("a"));
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    read_from: [],
+);
+
 /// Bytes of kind-specific parameters.
 const PARAMS_LEN: usize = 48;
 

@@ -4,7 +4,7 @@
 //! seed (u32). The header's item count is [`RibbonFilter::len`]. Payload: the interleaved
 //! solution, `num_slots / 64 · result_bits` words.
 
-use std::io::{Read, Write};
+use std::io::Read;
 
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
@@ -13,92 +13,67 @@ use crate::key::KeyHasher;
 use super::equation::{BLOCK_SLOTS, MAX_RESULT_BITS, WIDTH};
 use super::RibbonFilter;
 
-impl RibbonFilter {
-    /// The filter in bloomkit's file format (see `docs/FORMAT.md`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit::RibbonFilter;
-    /// let f = RibbonFilter::build(0..1000u32, 0.01)?;
-    /// let bytes = f.to_bytes();
-    /// // 64 bytes of header and parameters, 16 blocks of 7 words, an 8-byte checksum.
-    /// assert_eq!(bytes.len(), 64 + 16 * 7 * 8 + 8);
-    /// assert_eq!(RibbonFilter::from_bytes(&bytes)?, f);
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn to_bytes(&self) -> Vec<u8> {
-        format::to_bytes(self)
-    }
-
-    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] from the writer.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::RibbonFilter::build(["a", "b"], 0.01)?;
-    /// let mut file = Vec::new();
-    /// f.write_to(&mut file)?;
-    /// assert_eq!(file, f.to_bytes());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
-        format::write_to(self, writer)
-    }
-
-    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
-    ///
-    /// # Errors
-    ///
-    /// An error, never a panic, for anything but a valid ribbon filter: [`Error::BadMagic`],
-    /// [`Error::Truncated`], [`Error::ChecksumMismatch`], [`Error::WrongKind`],
-    /// [`Error::Corrupt`] and so on. Nothing is allocated beyond what `bytes` can hold.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit::{Error, RibbonFilter};
-    /// let mut bytes = RibbonFilter::build(["a"], 0.01)?.to_bytes();
-    /// assert!(RibbonFilter::from_bytes(&bytes)?.contains("a"));
-    /// bytes[70] ^= 1;
-    /// assert!(matches!(RibbonFilter::from_bytes(&bytes), Err(Error::ChecksumMismatch { .. })));
-    /// assert!(matches!(RibbonFilter::from_bytes(&bytes[..40]), Err(Error::Truncated)));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        format::from_bytes(bytes)
-    }
-
-    /// Reads one filter from `reader`, consuming exactly its bytes. Wrap a file in a
-    /// `BufReader`.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader. Memory grows
-    /// only as payload actually arrives.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit::RibbonFilter;
-    /// // Two filters, one after the other, in one stream.
-    /// let (a, b) = (RibbonFilter::build(["a"], 0.01)?, RibbonFilter::build(["b"], 0.001)?);
-    /// let mut stream = a.to_bytes();
-    /// stream.extend(b.to_bytes());
-    /// let mut reader = &stream[..];
-    /// assert_eq!(RibbonFilter::read_from(&mut reader)?, a);
-    /// assert_eq!(RibbonFilter::read_from(&mut reader)?, b);
-    /// assert!(reader.is_empty());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
-        format::read_from(reader)
-    }
-}
+format::format_methods!(
+    RibbonFilter,
+    "ribbon filter",
+    to_bytes: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use bloomkit::RibbonFilter;
+        /// let f = RibbonFilter::build(0..1000u32, 0.01)?;
+        /// let bytes = f.to_bytes();
+        /// // 64 bytes of header and parameters, 16 blocks of 7 words, an 8-byte checksum.
+        /// assert_eq!(bytes.len(), 64 + 16 * 7 * 8 + 8);
+        /// assert_eq!(RibbonFilter::from_bytes(&bytes)?, f);
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    write_to: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let f = bloomkit::RibbonFilter::build(["a", "b"], 0.01)?;
+        /// let mut file = Vec::new();
+        /// f.write_to(&mut file)?;
+        /// assert_eq!(file, f.to_bytes());
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    from_bytes: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use bloomkit::{Error, RibbonFilter};
+        /// let mut bytes = RibbonFilter::build(["a"], 0.01)?.to_bytes();
+        /// assert!(RibbonFilter::from_bytes(&bytes)?.contains("a"));
+        /// bytes[70] ^= 1;
+        /// assert!(matches!(RibbonFilter::from_bytes(&bytes), Err(Error::ChecksumMismatch { .. })));
+        /// assert!(matches!(RibbonFilter::from_bytes(&bytes[..40]), Err(Error::Truncated)));
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    read_from: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use bloomkit::RibbonFilter;
+        /// // Two filters, one after the other, in one stream.
+        /// let (a, b) = (RibbonFilter::build(["a"], 0.01)?, RibbonFilter::build(["b"], 0.001)?);
+        /// let mut stream = a.to_bytes();
+        /// stream.extend(b.to_bytes());
+        /// let mut reader = &stream[..];
+        /// assert_eq!(RibbonFilter::read_from(&mut reader)?, a);
+        /// assert_eq!(RibbonFilter::read_from(&mut reader)?, b);
+        /// assert!(reader.is_empty());
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+);
 
 impl Persist for RibbonFilter {
     const KIND: FilterKind = FilterKind::Ribbon;

@@ -38,12 +38,11 @@ pub use self::builder::ScalableBuilder;
 pub use self::layer::{LayerInfo, LayerLayout};
 
 use std::fmt;
-use std::io::{Read, Write};
 
 use self::builder::Params;
 use self::layer::Layer;
 use crate::error::{Error, Result};
-use crate::format::{self, FilterKind};
+use crate::format::FilterKind;
 use crate::key::{Key, KeyHasher};
 use crate::Filter;
 
@@ -475,98 +474,6 @@ impl ScalableBloomFilter {
         std::mem::size_of::<Self>()
             + self.layers.capacity() * std::mem::size_of::<Layer>()
             + self.layers.iter().map(Layer::heap_bytes).sum::<usize>()
-    }
-
-    /// The filter in bloomkit's file format (see `docs/FORMAT.md`): the parameters in the
-    /// header, then the layer count, a descriptor per layer and every layer's bits.
-    ///
-    /// ```
-    /// use bloomkit::ScalableBloomFilter;
-    /// let mut f = ScalableBloomFilter::builder(10, 0.01).growth(3).seed(9).build()?;
-    /// for i in 0..100u32 { f.insert(&i)?; }
-    /// let g = ScalableBloomFilter::from_bytes(&f.to_bytes())?;
-    /// assert_eq!(g, f);
-    /// assert_eq!((g.num_layers(), g.len(), g.growth(), g.seed()), (f.num_layers(), f.len(), 3, 9));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn to_bytes(&self) -> Vec<u8> {
-        format::to_bytes(self)
-    }
-
-    /// The length of [`to_bytes`](Self::to_bytes), computed without encoding: for a
-    /// container that records a filter's length before streaming it with
-    /// [`write_to`](Self::write_to) (a server's snapshot, which need not hold a second copy
-    /// of each filter in memory).
-    ///
-    /// ```
-    /// let mut f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
-    /// for i in 0..100u32 { f.insert(&i)?; }
-    /// assert_eq!(f.encoded_len(), f.to_bytes().len());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn encoded_len(&self) -> usize {
-        format::encoded_len(self)
-    }
-
-    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] from the writer.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
-    /// let mut out = Vec::new();
-    /// f.write_to(&mut out)?;
-    /// assert_eq!(out, f.to_bytes());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
-        format::write_to(self, writer)
-    }
-
-    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
-    ///
-    /// # Errors
-    ///
-    /// An error, never a panic, for anything but a valid scalable filter: the shared format's
-    /// errors ([`Error::BadMagic`], [`Error::Truncated`], [`Error::ChecksumMismatch`],
-    /// [`Error::WrongKind`], ...), and [`Error::Corrupt`] for parameters or layers that do not
-    /// follow the chain's rules. Nothing is allocated beyond what `bytes` can hold.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
-    /// let mut bytes = f.to_bytes();
-    /// bytes.truncate(bytes.len() - 1);
-    /// assert!(bloomkit::ScalableBloomFilter::from_bytes(&bytes).is_err());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        format::from_bytes(bytes)
-    }
-
-    /// Reads one filter from `reader`, consuming exactly its bytes. Wrap a file in a
-    /// `BufReader`.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader. Memory grows
-    /// only as payload actually arrives.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
-    /// let g = bloomkit::ScalableBloomFilter::read_from(&f.to_bytes()[..])?;
-    /// assert_eq!(f, g);
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
-        format::read_from(reader)
     }
 }
 

@@ -28,9 +28,66 @@ use super::ScalableBloomFilter;
 use crate::blocked::BlockedBloomFilter;
 use crate::classic::BloomFilter;
 use crate::error::{Error, Result};
-use crate::format::{FilterKind, FormatReader, Header, Persist};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist};
 use crate::key::KeyHasher;
 use crate::sizing::{self, LINE_BITS};
+
+format::format_methods!(
+    ScalableBloomFilter,
+    "scalable filter",
+    to_bytes: [
+        ///
+        /// The parameters go in the header; the payload is the layer count, a descriptor per
+        /// layer and every layer's bits.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use bloomkit::ScalableBloomFilter;
+        /// let mut f = ScalableBloomFilter::builder(10, 0.01).growth(3).seed(9).build()?;
+        /// for i in 0..100u32 { f.insert(&i)?; }
+        /// let g = ScalableBloomFilter::from_bytes(&f.to_bytes())?;
+        /// assert_eq!(g, f);
+        /// assert_eq!((g.num_layers(), g.len(), g.growth(), g.seed()), (f.num_layers(), f.len(), 3, 9));
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    write_to: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
+        /// let mut out = Vec::new();
+        /// f.write_to(&mut out)?;
+        /// assert_eq!(out, f.to_bytes());
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    from_bytes: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
+        /// let mut bytes = f.to_bytes();
+        /// bytes.truncate(bytes.len() - 1);
+        /// assert!(bloomkit::ScalableBloomFilter::from_bytes(&bytes).is_err());
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    read_from: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
+        /// let g = bloomkit::ScalableBloomFilter::read_from(&f.to_bytes()[..])?;
+        /// assert_eq!(f, g);
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+);
 
 /// Words per layer descriptor.
 const DESCRIPTOR_WORDS: u64 = 5;

@@ -1,147 +1,29 @@
 //! [`BlockedBloomFilter`]: every probe of a key inside one 64-byte cache line.
+//!
+//! This file has the type and its operations. The layout itself is in `probe.rs` (which
+//! line, which bits), its query and insert kernels in `kernel.rs` (portable, or `avx2.rs`
+//! where the CPU has it), the batched operations' walk in `batch.rs`, and the file format in
+//! `persist.rs`. Calls go one way: this file → `kernel` → `probe`/`avx2`.
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod avx2;
+mod batch;
+pub(crate) mod kernel;
+mod persist;
+pub(crate) mod probe;
+
+pub(crate) use self::batch::{for_each_hash_batch, for_each_prefetched, Step};
+pub(crate) use self::probe::line_index;
 
 use std::fmt;
-use std::io::{Read, Write};
 
-use crate::bits::{Line, LineArray, LINE_WORDS};
+use crate::bits::{Line, LineArray};
 use crate::error::{Error, Result};
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::format::FilterKind;
 use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing::{self, LINE_BITS};
 use crate::Filter;
-
-/// Which line a key's probes fall in: multiply-high of the whole 64-bit hash, so filters of
-/// more than 2^32 lines (256 GiB) still reach every line.
-#[inline]
-pub(crate) fn line_index(hash: u64, num_lines: usize) -> usize {
-    ((hash as u128 * num_lines as u128) >> 64) as usize
-}
-
-/// The bits a key sets in its line, as eight words.
-///
-/// The probes come from the low 32 bits of the hash (the line came mostly from the high
-/// bits): each probe is the top 9 bits of a 32-bit value that is multiplied by an odd
-/// constant between probes, as RocksDB's FastLocalBloom does. Building the whole mask first
-/// makes insert and query branch-free: eight ORs, or eight AND-NOTs.
-#[inline]
-pub(crate) fn line_mask(hash: u64, num_hashes: u32) -> [u64; LINE_WORDS] {
-    let mut mask = [0u64; LINE_WORDS];
-    for_each_probe(hash, num_hashes, |word, bit| mask[word] |= bit);
-    mask
-}
-
-/// The probe multiplier: an odd constant (2^32 over the golden ratio), so successive probe
-/// values run through a full cycle and their top bits look independent.
-const PROBE_MULTIPLIER: u32 = 0x9e37_79b9;
-
-/// `PROBE_MULTIPLIER^i mod 2^32` for every probe index: probe i's value is the seed times
-/// `PROBE_POWERS[i]`, the same number as multiplying by the multiplier i times, but the
-/// multiplies no longer wait for one another (a chain of k dependent multiplies was the
-/// longest latency of an insert).
-pub(crate) const PROBE_POWERS: [u32; sizing::MAX_NUM_HASHES as usize] = {
-    let mut p = [1u32; sizing::MAX_NUM_HASHES as usize];
-    let mut i = 1;
-    while i < p.len() {
-        p[i] = p[i - 1].wrapping_mul(PROBE_MULTIPLIER);
-        i += 1;
-    }
-    p
-};
-
-/// The probe values of `hash`, `num_hashes` of them (at most [`sizing::MAX_NUM_HASHES`]).
-#[inline(always)]
-fn probe_values(hash: u64, num_hashes: u32) -> impl Iterator<Item = u32> {
-    let seed = hash as u32;
-    PROBE_POWERS
-        .iter()
-        .take(num_hashes as usize)
-        .map(move |&power| seed.wrapping_mul(power))
-}
-
-/// Calls `visit(word, bit_mask)` for each of the `num_hashes` probes of `hash` in its line:
-/// the same probes as [`line_mask`], one at a time.
-#[inline(always)]
-pub(crate) fn for_each_probe(hash: u64, num_hashes: u32, mut visit: impl FnMut(usize, u64)) {
-    for a in probe_values(hash, num_hashes) {
-        let bit = a >> 23;
-        visit((bit >> 6) as usize & 7, 1u64 << (bit & 63));
-    }
-}
-
-/// Whether every probe of `hash` is set, in a line whose word `w` reads as `word(w)`.
-///
-/// Each probe loads its own word and ANDs the bit into an accumulator: the loads are
-/// independent and there is no branch on the data. (Building the whole mask first, as
-/// inserts do, chains read-modify-writes through a stack array: twice as slow to query.)
-#[inline(always)]
-pub(crate) fn probes_set(hash: u64, num_hashes: u32, word: impl Fn(usize) -> u64) -> bool {
-    let mut all = 1u64;
-    for a in probe_values(hash, num_hashes) {
-        let bit = a >> 23;
-        all &= word((bit >> 6) as usize & 7) >> (bit & 63);
-    }
-    all & 1 == 1
-}
-
-/// Sets the probes of `hash` in `line`; returns whether any bit was new.
-#[inline(always)]
-pub(crate) fn insert_into(line: &mut Line, hash: u64, num_hashes: u32) -> bool {
-    let mut new_bits = 0;
-    for_each_probe(hash, num_hashes, |w, bit| {
-        new_bits |= bit & !line.0[w];
-        line.0[w] |= bit;
-    });
-    new_bits != 0
-}
-
-/// Keys per batch when hashing keys for the batched operations, and how far ahead of the
-/// key being probed the batched operations prefetch: enough misses in flight to cover memory
-/// latency (a core tracks 10 to 20), near enough that a prefetched line is still in L1 when
-/// its key's turn comes.
-pub(crate) const BATCH: usize = 32;
-
-/// One step of [`for_each_prefetched`].
-pub(crate) enum Step {
-    /// Prefetch this line: its key's turn comes `BATCH` steps later.
-    Prefetch(usize),
-    /// Probe (or set) this key's line.
-    Visit(usize, u64),
-}
-
-/// Walks `hashes` in order, calling `step(Visit(line, hash))` for each, after
-/// `step(Prefetch(line))` for the hash `BATCH` places ahead: a rolling window, so misses stay
-/// in flight all the time rather than in bursts. (One closure for both steps, so that a
-/// caller can prefetch through the lines it then writes.)
-#[inline]
-pub(crate) fn for_each_prefetched(hashes: &[u64], num_lines: usize, mut step: impl FnMut(Step)) {
-    for &hash in hashes.iter().take(BATCH) {
-        step(Step::Prefetch(line_index(hash, num_lines)));
-    }
-    for (i, &hash) in hashes.iter().enumerate() {
-        if let Some(&ahead) = hashes.get(i + BATCH) {
-            step(Step::Prefetch(line_index(ahead, num_lines)));
-        }
-        step(Step::Visit(line_index(hash, num_lines), hash));
-    }
-}
-
-/// Hashes `keys` a batch at a time into a stack buffer and hands each batch's hashes on, so
-/// the batched operations need no heap memory for the hashes.
-#[inline]
-pub(crate) fn for_each_hash_batch<K: Key>(
-    keys: &[K],
-    hasher: KeyHasher,
-    mut batch: impl FnMut(&[u64]),
-) {
-    for chunk in keys.chunks(BATCH) {
-        let mut hashes = [0u64; BATCH];
-        for (h, key) in hashes.iter_mut().zip(chunk) {
-            *h = hasher.hash(key);
-        }
-        batch(&hashes[..chunk.len()]);
-    }
-}
 
 /// The rate a query for an absent key risks now: the mean over lines of (ones/512)^k, which
 /// is exact for this filter's bits (a query picks a line at random, then k bits in it).
@@ -314,8 +196,7 @@ impl BlockedBloomFilter {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let index = line_index(hash, self.lines.len());
-        let changed =
-            crate::simd::insert_into_line(self.lines.line_mut(index), hash, self.num_hashes);
+        let changed = kernel::insert_into_line(self.lines.line_mut(index), hash, self.num_hashes);
         self.item_count += changed as u64;
         changed
     }
@@ -330,7 +211,7 @@ impl BlockedBloomFilter {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let line = self.lines.line(line_index(hash, self.lines.len()));
-        crate::simd::probes_set_in_line(line, hash, self.num_hashes)
+        kernel::probes_set_in_line(line, hash, self.num_hashes)
     }
 
     /// Answers for many keys at once, appended to `answers` in order: the same answers as
@@ -363,7 +244,7 @@ impl BlockedBloomFilter {
         let lines = &self.lines;
         for_each_prefetched(hashes, lines.len(), |step| match step {
             Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-            Step::Visit(line, hash) => answers.push(crate::simd::probes_set_in_line(
+            Step::Visit(line, hash) => answers.push(kernel::probes_set_in_line(
                 lines.line(line),
                 hash,
                 self.num_hashes,
@@ -391,8 +272,7 @@ impl BlockedBloomFilter {
         for_each_prefetched(hashes, lines.len(), |step| match step {
             Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
             Step::Visit(line, hash) => {
-                changed +=
-                    crate::simd::insert_into_line(lines.line_mut(line), hash, num_hashes) as u64
+                changed += kernel::insert_into_line(lines.line_mut(line), hash, num_hashes) as u64
             }
         });
         self.item_count += changed;
@@ -493,39 +373,6 @@ impl BlockedBloomFilter {
         self.item_count = self.estimated_count();
         Ok(())
     }
-
-    /// The filter in bloomkit's file format (see `docs/FORMAT.md`).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        format::to_bytes(self)
-    }
-
-    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] from the writer.
-    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
-        format::write_to(self, writer)
-    }
-
-    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
-    ///
-    /// # Errors
-    ///
-    /// An error, never a panic, for anything but a valid blocked filter; nothing is allocated
-    /// beyond what `bytes` can hold. See [`crate::BloomFilter::from_bytes`].
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        format::from_bytes(bytes)
-    }
-
-    /// Reads one filter from `reader`, consuming exactly its bytes.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader.
-    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
-        format::read_from(reader)
-    }
 }
 
 impl PartialEq for BlockedBloomFilter {
@@ -566,71 +413,9 @@ impl Filter for BlockedBloomFilter {
     }
 }
 
-impl Persist for BlockedBloomFilter {
-    const KIND: FilterKind = FilterKind::Blocked;
-
-    fn key_hasher(&self) -> KeyHasher {
-        self.hasher
-    }
-
-    fn item_count(&self) -> u64 {
-        self.item_count
-    }
-
-    fn params(&self) -> Vec<u8> {
-        format::encode_bits_and_hashes(self.num_bits(), self.num_hashes)
-    }
-
-    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
-        self.lines.words()
-    }
-
-    fn payload_words_len(&self) -> u64 {
-        self.lines.len() as u64 * LINE_WORDS as u64
-    }
-
-    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
-        let (num_bits, num_hashes) = format::decode_bits_and_hashes(header, LINE_BITS)?;
-        let lines = payload.read_line_array(num_bits / LINE_BITS)?;
-        Ok(BlockedBloomFilter::from_parts(
-            lines,
-            num_hashes,
-            header.hasher,
-            header.item_count,
-        ))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mask_has_at_most_k_bits_and_is_deterministic() {
-        for h in [0u64, 1, u64::MAX, 0xdead_beef_0bad_f00d] {
-            for k in 1..=64 {
-                let m = line_mask(h, k);
-                let ones: u32 = m.iter().map(|w| w.count_ones()).sum();
-                assert!(ones >= 1 && ones <= k);
-                assert_eq!(m, line_mask(h, k));
-            }
-        }
-        // Distinct probes for a typical hash.
-        let ones: u32 = line_mask(crate::hash("x"), 8)
-            .iter()
-            .map(|w| w.count_ones())
-            .sum();
-        assert!(ones >= 7);
-    }
-
-    #[test]
-    fn line_index_in_range() {
-        for n in [1usize, 2, 3, 1000, usize::MAX] {
-            for h in [0u64, 1, u64::MAX, 1 << 63] {
-                assert!(line_index(h, n) < n);
-            }
-        }
-    }
 
     #[test]
     fn sized_for_its_achieved_rate() {

@@ -1,16 +1,21 @@
 //! [`AtomicBloomFilter`]: the blocked layout, shared between threads without a lock.
+//!
+//! This file has the type and its operations; `persist.rs` its file format (a blocked
+//! filter's).
+
+mod persist;
 
 use std::fmt;
-use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 
-use crate::bits::{AtomicLineArray, LINE_WORDS};
+use crate::bits::AtomicLineArray;
+use crate::blocked::probe::{line_mask, probes_set};
 use crate::blocked::{
-    blocked_params, for_each_hash_batch, for_each_prefetched, line_index, line_mask,
-    lines_estimated_count, lines_fp_rate, probes_set, Step,
+    blocked_params, for_each_hash_batch, for_each_prefetched, line_index, lines_estimated_count,
+    lines_fp_rate, Step,
 };
 use crate::error::{Error, Result};
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::format::FilterKind;
 use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing::LINE_BITS;
@@ -295,39 +300,6 @@ impl AtomicBloomFilter {
             hasher: filter.key_hasher(),
         })
     }
-
-    /// The filter in bloomkit's file format, as a blocked filter (`docs/FORMAT.md`).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        format::to_bytes(self)
-    }
-
-    /// Writes the filter in bloomkit's file format, as a blocked filter.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] from the writer.
-    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
-        format::write_to(self, writer)
-    }
-
-    /// Reads a blocked filter (as written by either type) from `bytes`, which must hold
-    /// exactly one.
-    ///
-    /// # Errors
-    ///
-    /// As [`BlockedBloomFilter::from_bytes`].
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        format::from_bytes(bytes)
-    }
-
-    /// Reads one blocked filter from `reader`, consuming exactly its bytes.
-    ///
-    /// # Errors
-    ///
-    /// As [`BlockedBloomFilter::read_from`].
-    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
-        format::read_from(reader)
-    }
 }
 
 impl Clone for AtomicBloomFilter {
@@ -374,35 +346,6 @@ impl Filter for AtomicBloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         AtomicBloomFilter::memory_bytes(self)
-    }
-}
-
-impl Persist for AtomicBloomFilter {
-    const KIND: FilterKind = FilterKind::Blocked;
-
-    fn key_hasher(&self) -> KeyHasher {
-        self.hasher
-    }
-
-    fn item_count(&self) -> u64 {
-        self.estimated_count()
-    }
-
-    fn params(&self) -> Vec<u8> {
-        format::encode_bits_and_hashes(self.num_bits(), self.num_hashes)
-    }
-
-    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
-        self.lines.words()
-    }
-
-    fn payload_words_len(&self) -> u64 {
-        self.lines.len() as u64 * LINE_WORDS as u64
-    }
-
-    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
-        let blocked = BlockedBloomFilter::decode(header, payload)?;
-        AtomicBloomFilter::from_blocked(&blocked)
     }
 }
 

@@ -1,11 +1,14 @@
 //! [`BloomFilter`]: the classic layout, k probes anywhere in one bit array.
+//!
+//! This file has the type and its operations; `persist.rs` its file format.
+
+mod persist;
 
 use std::fmt;
-use std::io::{Read, Write};
 
 use crate::bits::BitArray;
 use crate::error::{Error, Result};
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::format::FilterKind;
 use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing;
@@ -302,43 +305,6 @@ impl BloomFilter {
         self.item_count = self.estimated_count();
         Ok(())
     }
-
-    /// The filter in bloomkit's file format (see `docs/FORMAT.md`).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        format::to_bytes(self)
-    }
-
-    /// Writes the filter in bloomkit's file format. Wrap a file in a `BufWriter`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] from the writer.
-    pub fn write_to<W: Write>(&self, writer: W) -> Result<()> {
-        format::write_to(self, writer)
-    }
-
-    /// Reads a filter written by [`to_bytes`](Self::to_bytes); `bytes` must hold exactly one.
-    ///
-    /// # Errors
-    ///
-    /// An error, never a panic, for anything but a valid classic filter: [`Error::BadMagic`],
-    /// [`Error::Truncated`], [`Error::ChecksumMismatch`], [`Error::WrongKind`],
-    /// [`Error::UnsupportedVersion`], [`Error::Corrupt`] and so on. Nothing is allocated
-    /// beyond what `bytes` can hold.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        format::from_bytes(bytes)
-    }
-
-    /// Reads one filter from `reader`, consuming exactly its bytes. Wrap a file in a
-    /// `BufReader`.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`] from the reader. Memory grows
-    /// only as payload actually arrives.
-    pub fn read_from<R: Read>(reader: R) -> Result<Self> {
-        format::read_from(reader)
-    }
 }
 
 impl PartialEq for BloomFilter {
@@ -378,43 +344,6 @@ impl Filter for BloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         BloomFilter::memory_bytes(self)
-    }
-}
-
-impl Persist for BloomFilter {
-    const KIND: FilterKind = FilterKind::Classic;
-
-    fn key_hasher(&self) -> KeyHasher {
-        self.hasher
-    }
-
-    fn item_count(&self) -> u64 {
-        self.item_count
-    }
-
-    fn params(&self) -> Vec<u8> {
-        format::encode_bits_and_hashes(self.num_bits, self.num_hashes)
-    }
-
-    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
-        self.bits.words().iter().copied()
-    }
-
-    fn payload_words_len(&self) -> u64 {
-        self.num_bits / 64
-    }
-
-    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
-        let (num_bits, num_hashes) = format::decode_bits_and_hashes(header, 64)?;
-        let num_words = num_bits / 64;
-        let words = payload.read_word_vec(num_words)?;
-        Ok(BloomFilter {
-            bits: BitArray::from_words(words),
-            num_bits,
-            num_hashes,
-            hasher: header.hasher,
-            item_count: header.item_count,
-        })
     }
 }
 

@@ -1,0 +1,70 @@
+//! [`BlockedBloomFilter`]'s file format (kind 2 in `docs/FORMAT.md`): the number of bits and
+//! of hashes as parameters, then the 512-bit lines in order.
+
+use std::io::Read;
+
+use super::BlockedBloomFilter;
+use crate::bits::LINE_WORDS;
+use crate::error::Result;
+use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::key::KeyHasher;
+use crate::sizing::LINE_BITS;
+
+format::format_methods!(
+    BlockedBloomFilter,
+    "blocked filter",
+    to_bytes: [
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let mut f = bloomkit::BlockedBloomFilter::with_params(1024, 6)?;
+        /// f.insert("a");
+        /// let bytes = f.to_bytes();
+        /// assert_eq!(bytes.len(), 44 + 12 + 1024 / 8 + 8);
+        /// assert_eq!(bloomkit::BlockedBloomFilter::from_bytes(&bytes)?, f);
+        /// // An atomic filter has the same bits and reads the same file.
+        /// let a = bloomkit::AtomicBloomFilter::from_bytes(&bytes)?;
+        /// assert!(a.contains("a"));
+        /// # Ok::<(), bloomkit::Error>(())
+        /// ```
+    ],
+    write_to: [],
+    from_bytes: [],
+    read_from: [],
+);
+
+impl Persist for BlockedBloomFilter {
+    const KIND: FilterKind = FilterKind::Blocked;
+
+    fn key_hasher(&self) -> KeyHasher {
+        self.hasher
+    }
+
+    fn item_count(&self) -> u64 {
+        self.item_count
+    }
+
+    fn params(&self) -> Vec<u8> {
+        format::encode_bits_and_hashes(self.num_bits(), self.num_hashes)
+    }
+
+    fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
+        self.lines.words()
+    }
+
+    fn payload_words_len(&self) -> u64 {
+        self.lines.len() as u64 * LINE_WORDS as u64
+    }
+
+    fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
+        let (num_bits, num_hashes) = format::decode_bits_and_hashes(header, LINE_BITS)?;
+        let lines = payload.read_line_array(num_bits / LINE_BITS)?;
+        Ok(BlockedBloomFilter::from_parts(
+            lines,
+            num_hashes,
+            header.hasher,
+            header.item_count,
+        ))
+    }
+}

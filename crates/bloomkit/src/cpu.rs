@@ -1,0 +1,52 @@
+//! Which CPU features the kernels may use: asked once, at run time, so one binary runs
+//! everywhere and takes the fast path where the CPU has it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by benchmarks (through [`crate::use_portable_kernel`]) to measure the portable
+/// kernels on AVX2 machines.
+static FORCE_PORTABLE: AtomicBool = AtomicBool::new(false);
+
+/// Makes the blocked filters' kernels, and ribbon filters made while it is set, use their
+/// portable code even where AVX2 is available. Both give the same answers.
+pub(crate) fn set_force_portable(portable: bool) {
+    FORCE_PORTABLE.store(portable, Ordering::Relaxed);
+}
+
+/// Whether this CPU has AVX2 (`is_x86_feature_detected!` caches its answer).
+#[inline]
+pub(crate) fn has_avx2() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        false
+    }
+}
+
+/// Whether the AVX2 kernels are in use: the CPU has AVX2 and the portable ones are not
+/// forced.
+#[inline]
+pub(crate) fn avx2_in_use() -> bool {
+    has_avx2() && !FORCE_PORTABLE.load(Ordering::Relaxed)
+}
+
+/// Fails a test that compares a kernel with its portable twin when the AVX2 kernel cannot
+/// run here but the run expects it to (`BLOOMKIT_REQUIRE_AVX2`, which CI sets on its x86-64
+/// machines), rather than letting it pass on the portable kernel alone. Returns whether
+/// the AVX2 kernel can be run.
+#[cfg(test)]
+pub(crate) fn avx2_for_test(test: &str) -> bool {
+    let available = has_avx2();
+    if !available {
+        assert!(
+            std::env::var_os("BLOOMKIT_REQUIRE_AVX2").is_none(),
+            "{test}: BLOOMKIT_REQUIRE_AVX2 is set but this CPU (or build) has no AVX2, so \
+             the AVX2 kernel cannot be checked"
+        );
+        eprintln!("{test}: no AVX2 here; only the portable kernel was checked");
+    }
+    available
+}

@@ -1,6 +1,6 @@
 //! The CLI's error: what we were doing, and why it failed.
 //!
-//! `main` prints it as one line, `bloomkit: <what we were doing>: <why>`, and exits 1. The
+//! `main` prints it as one line, `bloomkit: <what we were doing>: <why>`, and exits 2. The
 //! "why" is the library's or the OS's own message, which already says how to fix the problem;
 //! the "what" adds the file name, which only the CLI knows.
 

@@ -3,7 +3,7 @@
 //! Every error here names the file it is about, since the library's messages cannot.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, BufWriter};
+use std::io::{self, BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 use bloomkit::AnyFilter;
@@ -83,29 +83,57 @@ pub struct LoadedFilter {
     pub file_bytes: u64,
 }
 
-/// Reads the filter in `path`, which must hold exactly one.
+/// Whether a path on the command line is `-`, standard input or output.
+pub fn is_dash(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// How to name a filter path in a message: `'f.bkf'`, or `standard input` for `-`.
+pub fn describe_filter(path: &Path) -> String {
+    if is_dash(path) {
+        "standard input".to_string()
+    } else {
+        format!("'{}'", path.display())
+    }
+}
+
+/// Reads the filter in `path` (standard input for `-`), which must hold exactly one.
 ///
 /// # Errors
 ///
 /// The OS's or the library's reason (missing, truncated, corrupt, not a filter...), naming
 /// `path`.
 pub fn load_filter(path: &Path) -> Result<LoadedFilter> {
-    let doing = || format!("cannot read filter '{}'", path.display());
+    let doing = || format!("cannot read filter {}", describe_filter(path));
+    if is_dash(path) {
+        return load_from(io::stdin().lock(), doing);
+    }
     let file = File::open(path).context(doing)?;
-    let file_bytes = file.metadata().context(doing)?.len();
-    let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, file);
-    // The library checks the version but does not hand it back, so peek at it where
-    // docs/FORMAT.md puts it (offset 8, u16 little-endian) before the library reads the
-    // header. It is only shown once the library has accepted the whole file.
-    let head = reader.fill_buf().context(doing)?;
+    load_from(BufReader::with_capacity(READ_BUFFER_BYTES, file), doing)
+}
+
+/// Reads exactly one filter from `reader`; `doing` names the source in errors.
+fn load_from(reader: impl BufRead, doing: impl Fn() -> String) -> Result<LoadedFilter> {
+    let mut reader = CountingReader {
+        inner: reader,
+        count: 0,
+    };
+    // The library checks the version but does not hand it back, so read it where
+    // docs/FORMAT.md puts it (offset 8, u16 little-endian) and hand the library the same
+    // bytes. It is only shown once the library has accepted the whole file.
+    let mut head = Vec::with_capacity(10);
+    (&mut reader)
+        .take(10)
+        .read_to_end(&mut head)
+        .context(&doing)?;
     let format_version = head
         .get(8..10)
         .map(|b| u16::from_le_bytes([b[0], b[1]]))
         .unwrap_or(0);
-    let filter = AnyFilter::read_from(&mut reader).context(doing)?;
+    let filter = AnyFilter::read_from(head.as_slice().chain(&mut reader)).context(&doing)?;
     // `read_from` stops at the filter's end, as it must for streams holding more than one;
     // a file handed to us as one filter with more after it is damaged, so say so.
-    if !reader.fill_buf().context(doing)?.is_empty() {
+    if !reader.inner.fill_buf().context(&doing)?.is_empty() {
         return Err(Error::Message(format!(
             "{}: unexpected bytes follow the filter; the file is corrupt or was appended to, \
              so restore it from a good copy or rebuild it",
@@ -115,8 +143,139 @@ pub fn load_filter(path: &Path) -> Result<LoadedFilter> {
     Ok(LoadedFilter {
         filter,
         format_version,
-        file_bytes,
+        file_bytes: reader.count,
     })
+}
+
+/// Counts the bytes read through it.
+struct CountingReader<R> {
+    inner: R,
+    count: u64,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+}
+
+/// Whether `a` and `b` name the same existing file (through links, `..` or another
+/// spelling).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(a_meta), Ok(b_meta)) = (fs::metadata(a), fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        a_meta.dev() == b_meta.dev() && a_meta.ino() == b_meta.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a_meta, b_meta);
+        matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    }
+}
+
+/// Where a command writes the filter it made: a file, replaced atomically, or standard
+/// output (`-`), for a pipe.
+pub struct Output<'a> {
+    path: &'a Path,
+}
+
+impl<'a> Output<'a> {
+    /// The output `path`, checked against the `inputs` it must not overwrite, before
+    /// anything is read or written.
+    ///
+    /// # Errors
+    ///
+    /// `path` names one of `inputs` (writing it would replace what is being read), or is
+    /// `-` while standard output is a terminal (a filter is binary).
+    pub fn new(path: &'a Path, inputs: &[PathBuf]) -> Result<Self> {
+        if is_dash(path) {
+            if io::stdout().is_terminal() {
+                return Err(Error::Message(
+                    "-o - writes the filter to standard output, which is a terminal; \
+                     redirect it to a file or a pipe, or name a file with -o"
+                        .to_string(),
+                ));
+            }
+        } else if let Some(input) = inputs
+            .iter()
+            .find(|input| !is_dash(input) && same_file(path, input))
+        {
+            return Err(Error::Message(format!(
+                "the output '{}' is also the input '{}': writing it would replace what is \
+                 being read; write to another file and rename it afterwards",
+                path.display(),
+                input.display()
+            )));
+        }
+        Ok(Output { path })
+    }
+
+    /// Writes `filter`; returns the bytes written.
+    ///
+    /// # Errors
+    ///
+    /// As [`write_filter`], or a failed write to standard output.
+    pub fn write(&self, filter: &AnyFilter) -> Result<u64> {
+        if !is_dash(self.path) {
+            return write_filter(self.path, filter);
+        }
+        let mut out = CountingWriter {
+            inner: BufWriter::with_capacity(READ_BUFFER_BYTES, io::stdout().lock()),
+            count: 0,
+        };
+        filter.write_to(&mut out).context(crate::output::doing)?;
+        out.inner.flush().context(crate::output::doing)?;
+        Ok(out.count)
+    }
+
+    /// Prints the summary of what was written: on standard output, unless the filter went
+    /// there.
+    ///
+    /// # Errors
+    ///
+    /// A failed write.
+    pub fn summary(&self, text: &str) -> Result<()> {
+        if is_dash(self.path) {
+            let mut err = io::stderr().lock();
+            err.write_all(text.as_bytes())
+                .context(|| "cannot write to standard error".to_string())
+        } else {
+            crate::output::print(text)
+        }
+    }
+
+    /// The output, as a summary names it.
+    pub fn describe(&self) -> String {
+        if is_dash(self.path) {
+            "standard output".to_string()
+        } else {
+            self.path.display().to_string()
+        }
+    }
+}
+
+/// Counts the bytes written through it.
+struct CountingWriter<W> {
+    inner: W,
+    count: u64,
+}
+
+impl<W: Write> Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Writes `filter` to `path` atomically, and returns the bytes written.
@@ -157,6 +316,10 @@ pub fn write_filter(path: &Path, filter: &AnyFilter) -> Result<u64> {
                 tmp.display()
             )
         })?;
+    // A replaced file keeps its permissions (best effort: the new one has the default).
+    if let Ok(old) = fs::metadata(path) {
+        let _ = file.set_permissions(old.permissions());
+    }
     let written = write_synced(file, filter, doing).and_then(|bytes| {
         fs::rename(&tmp, path).context(doing)?;
         Ok(bytes)
@@ -188,4 +351,36 @@ fn sync_dir(dir: &Path) {
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
+}
+
+/// Loads the filter in `path`, lets `change` change it, and writes it back in place,
+/// atomically (a temporary file renamed over the old one, as [`write_filter`] does); returns
+/// the changed filter, what `change` returned, and the bytes written. `command` names the
+/// subcommand in messages.
+///
+/// Nothing is written if `change` fails: the file keeps its old contents. Two commands
+/// changing one file at once are not coordinated; the second rename wins.
+///
+/// # Errors
+///
+/// `path` is `-` (a change in place needs a file), or as [`load_filter`], `change` and
+/// [`write_filter`].
+pub fn change_in_place<T>(
+    path: &Path,
+    command: &str,
+    change: impl FnOnce(&mut AnyFilter) -> Result<T>,
+) -> Result<(AnyFilter, T, u64)> {
+    if is_dash(path) {
+        return Err(Error::Message(format!(
+            "{command} changes a filter file in place, so it needs the file's name, not -"
+        )));
+    }
+    // The rename replaces what it names: through a symbolic link, that is the link itself,
+    // so resolve it first and replace the file it points to.
+    let target =
+        fs::canonicalize(path).context(|| format!("cannot read filter '{}'", path.display()))?;
+    let mut filter = load_filter(&target)?.filter;
+    let changed = change(&mut filter)?;
+    let bytes = write_filter(&target, &filter)?;
+    Ok((filter, changed, bytes))
 }

@@ -46,6 +46,14 @@ pub fn count_of(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", count(n), if n == 1 { one } else { many })
 }
 
+/// "a" or "an", for a word in a sentence: `an aging filter`, `a cuckoo filter`.
+pub fn article(word: &str) -> &'static str {
+    match word.as_bytes().first() {
+        Some(b'a' | b'e' | b'i' | b'o' | b'u') => "an",
+        _ => "a",
+    }
+}
+
 /// A fraction as a percentage with a fixed number of decimals: `percent(0.01, 3)` is
 /// `1.000%`.
 pub fn percent(fraction: f64, decimals: usize) -> String {
@@ -113,6 +121,13 @@ mod tests {
         assert_eq!(bytes(u64::MAX), "16.0 EiB");
         assert_eq!(bytes(1024 * 1024 - 1), "1.00 MiB");
         assert_eq!(bytes(10 * 1024 - 1), "10.0 KiB");
+    }
+
+    #[test]
+    fn articles() {
+        assert_eq!(article("aging"), "an");
+        assert_eq!(article("cuckoo"), "a");
+        assert_eq!(article(""), "a");
     }
 
     #[test]

@@ -1,12 +1,18 @@
-//! Keys as lines of bytes: how `build` and `query` read their input.
+//! Keys as lines of bytes, or as arguments: how `build`, `query`, `insert` and `remove`
+//! read them.
 //!
 //! A key is a line's bytes without its trailing `\n` (and without a `\r` just before it, so
 //! files written on Windows give the same keys). Lines need not be UTF-8: a key is hashed as
 //! raw bytes with [`bloomkit::hash_bytes`], which equals [`bloomkit::hash`] of a `str` with
 //! the same bytes, so `f.contains("apple")` in a program finds the line `apple`. An empty
-//! line is the empty key; a final line without `\n` is still a key.
+//! line is the empty key; a final line without `\n` is still a key. A key given as an
+//! argument is the argument's bytes, so it hashes as the same line would.
 
+use std::ffi::OsString;
 use std::io::{self, BufRead};
+use std::ops::ControlFlow;
+
+use crate::error::{Context, Error, Result};
 
 /// Reads keys one line at a time, reusing one buffer.
 pub struct KeyReader<R> {
@@ -50,6 +56,82 @@ impl<R: BufRead> KeyReader<R> {
     pub fn bytes_read(&self) -> u64 {
         self.bytes_read
     }
+}
+
+/// Keys given on the command line: each argument is a key, except `-`, which stands for the
+/// lines of standard input; no arguments at all also mean standard input.
+pub struct KeyArgs<'a> {
+    args: &'a [OsString],
+}
+
+impl<'a> KeyArgs<'a> {
+    /// The keys `args` name.
+    ///
+    /// # Errors
+    ///
+    /// `-` given more than once: standard input can be read only once.
+    pub fn new(args: &'a [OsString]) -> Result<Self> {
+        if args.iter().filter(|arg| *arg == "-").count() > 1 {
+            return Err(Error::Message(
+                "'-' (standard input) is given more than once; give it once, or put the key '-' \
+                 itself on standard input"
+                    .to_string(),
+            ));
+        }
+        Ok(KeyArgs { args })
+    }
+
+    /// Whether some keys come from standard input.
+    pub fn reads_stdin(&self) -> bool {
+        self.args.is_empty() || self.args.iter().any(|arg| arg == "-")
+    }
+
+    /// Calls `each` with every key in order, until it breaks.
+    ///
+    /// # Errors
+    ///
+    /// A failed read of standard input, or `each`'s error.
+    pub fn for_each(&self, mut each: impl FnMut(&[u8]) -> Result<ControlFlow<()>>) -> Result<()> {
+        let stdin_only = [OsString::from("-")];
+        let args = if self.args.is_empty() {
+            &stdin_only[..]
+        } else {
+            self.args
+        };
+        for arg in args {
+            if arg != "-" {
+                if each(&os_bytes(arg))?.is_break() {
+                    return Ok(());
+                }
+                continue;
+            }
+            let mut reader = KeyReader::new(io::stdin().lock());
+            while let Some(key) = reader
+                .next_key()
+                .context(|| "cannot read keys from standard input".to_string())?
+            {
+                if each(key)?.is_break() {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A command-line argument's bytes, exactly as given, so that a key argument and the same
+/// key read as a line of a file hash alike even when they are not UTF-8.
+#[cfg(unix)]
+fn os_bytes(arg: &OsString) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    arg.as_os_str().as_bytes().to_vec()
+}
+
+/// A command-line argument's bytes. Outside Unix arguments are not byte strings; text ones
+/// (all but broken UTF-16) convert exactly.
+#[cfg(not(unix))]
+fn os_bytes(arg: &OsString) -> Vec<u8> {
+    arg.to_string_lossy().into_owned().into_bytes()
 }
 
 #[cfg(test)]

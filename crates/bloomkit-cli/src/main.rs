@@ -1,8 +1,10 @@
-//! `bloomkit`: size, build, query, inspect and merge Bloom filters from the command line.
+//! `bloomkit`: size, build, query, inspect, change and merge membership filters from the
+//! command line.
 //!
-//! This file holds the flags (clap derive) and the dispatch; each subcommand lives in
-//! `commands/`, and every piece of filter logic in the `bloomkit` library. Errors print as
-//! one line, `bloomkit: <message>`, and exit with status 1.
+//! This file holds the flags (clap derive), the dispatch and the exit statuses; each
+//! subcommand lives in `commands/`, the kinds it offers in `kinds.rs`, and every piece of
+//! filter logic in the `bloomkit` library. Errors, clap's own included, print as one line,
+//! `bloomkit: <message>`, and exit with status 2 (see [`Status`]).
 
 // One call into the C allocator needs `unsafe` (`malloc.rs`, which says why); nothing else
 // may.
@@ -12,7 +14,9 @@ mod commands;
 mod error;
 mod files;
 mod human;
+mod json;
 mod keys;
+mod kinds;
 mod malloc;
 mod output;
 mod progress;
@@ -21,9 +25,11 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::error::Result;
+use crate::kinds::Kind;
 
 /// Approximate membership filters: "definitely not" or "maybe" for a key, in a few bits per
 /// key.
@@ -36,9 +42,15 @@ use crate::error::Result;
 #[command(after_long_help = "\
 Examples:
   bloomkit demo                                  # every kind, measured on this machine
-  bloomkit size --items 1000000 --fp-rate 0.01   # how big, without building
+  bloomkit size --items 1000000 --fp-rate 1%     # how big, without building
   bloomkit build -o users.bkf users.txt          # one key per line
-  bloomkit query users.bkf alice bob             # maybe<TAB>alice / no<TAB>bob")]
+  bloomkit query users.bkf alice bob             # maybe<TAB>alice / no<TAB>bob
+  if bloomkit query -q users.bkf alice; then echo maybe; fi
+
+Exit status:
+  0  success (for query -q: every key may be in the filter)
+  1  query -q only: some key is definitely not in the filter
+  2  an error, usage errors included; one line on standard error says what and how to fix it")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -49,24 +61,19 @@ struct Cli {
 enum Command {
     /// Print how big a filter must be for N keys at a false-positive rate
     ///
-    /// For each kind: bits, bytes, bits per key, hash probes per key, and the false-positive
-    /// rate the sizing math predicts. Nothing is allocated, so any size answers at once.
+    /// For every kind: bits, bytes, bits per key, hash probes per key (for the Bloom kinds),
+    /// and the false-positive rate the sizing math predicts, then a note on the rows that need
+    /// one. Nothing is allocated, so any size answers at once.
     #[command(after_long_help = "\
 Examples:
   bloomkit size --items 1000000 --fp-rate 0.01
-  bloomkit size --items 1000000000000 --fp-rate 0.001")]
+  bloomkit size --items 1000000000000 --fp-rate 0.1%")]
     Size {
         /// Number of distinct keys the filter will hold
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         items: u64,
-        /// Target false-positive rate, strictly between 0 and 1 (0.01 is 1%)
-        #[arg(
-            long,
-            value_name = "P",
-            default_value_t = 0.01,
-            allow_negative_numbers = true
-        )]
-        fp_rate: f64,
+        #[command(flatten)]
+        rate: FpRate,
     },
 
     /// Build a filter file from keys, one per line
@@ -76,39 +83,48 @@ Examples:
     /// empty key. With no INPUT, or with `-`, keys come from standard input.
     ///
     /// Without --items (the default), every key's 8-byte hash is held in memory, and the
-    /// filter is sized for exactly the number of distinct keys: 8 bytes of temporary memory
-    /// per key. With --items, keys stream into a filter sized for that many, using no
-    /// memory beyond the filter; more keys than planned raise the false-positive rate.
+    /// filter is sized for exactly the keys read: 8 bytes of temporary memory per key. With
+    /// --items, keys stream into a filter sized for that many, using no memory beyond the
+    /// filter; a build whose keys push the estimated rate past twice the target fails,
+    /// naming the --items it needs, unless --force is given. So does an empty input.
+    ///
+    /// Every line is inserted as the kind's own insert takes it: a counting or cuckoo filter
+    /// holds each copy of a repeated line (a later removal takes one), the Bloom kinds hold
+    /// a key once. An aging filter's generations take the lines in input order, oldest
+    /// first: the first half of the lines goes to the older generation, which the next
+    /// `bloomkit rotate` forgets.
     ///
     /// The file is written to a temporary file next to OUTPUT and renamed over it once
-    /// complete, so a failed build never leaves half a filter.
+    /// complete, so a failed build never leaves half a filter; `-o -` writes it to standard
+    /// output instead, and the summary to standard error. OUTPUT may not be one of the
+    /// INPUTs.
     #[command(after_long_help = "\
 Examples:
   bloomkit build -o users.bkf users.txt
-  cut -d, -f1 orders.csv | bloomkit build --kind classic --fp-rate 0.001 -o orders.bkf
-  bloomkit build --items 100000000 -o big.bkf part1.txt part2.txt")]
+  cut -d, -f1 orders.csv | bloomkit build --kind classic --fp-rate 0.1% -o orders.bkf
+  bloomkit build --items 100000000 -o big.bkf part1.txt part2.txt
+  bloomkit build --kind counting -o live.bkf users.txt && bloomkit remove live.bkf alice")]
     Build {
         /// Filter kind: blocked is the fast default, classic a little smaller, ribbon the
-        /// smallest (static); counting and cuckoo allow removal in the library; scalable grows
-        /// past --items; aging rotates generations
-        #[arg(long, value_enum, default_value_t = KindArg::Blocked)]
-        kind: KindArg,
+        /// smallest (static); counting and cuckoo take `bloomkit remove`; scalable grows past
+        /// --items; aging rotates generations (`bloomkit rotate`)
+        #[arg(long, value_name = "KIND", default_value = "blocked",
+              value_parser = kinds::build_kind_parser())]
+        kind: &'static Kind,
         /// With --kind scalable: blocked layers (the default, one cache line per layer per
         /// query) or classic ones (about 12% smaller once grown, as RedisBloom's)
         #[arg(long, value_enum, value_name = "LAYOUT")]
         layout: Option<LayoutArg>,
-        /// Size for this many keys and stream them, instead of counting distinct keys first
+        /// Size for this many keys and stream them, instead of counting the keys first (for
+        /// aging, the keys of all its generations together)
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         items: Option<u64>,
-        /// Target false-positive rate, strictly between 0 and 1 (0.01 is 1%)
-        #[arg(
-            long,
-            value_name = "P",
-            default_value_t = 0.01,
-            allow_negative_numbers = true
-        )]
-        fp_rate: f64,
-        /// Where to write the filter
+        #[command(flatten)]
+        rate: FpRate,
+        /// Write the filter even if no keys were read, or more than --items overfilled it
+        #[arg(long)]
+        force: bool,
+        /// Where to write the filter; `-` for standard output
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
         /// Files of keys, one per line; `-` or none for standard input
@@ -121,34 +137,47 @@ Examples:
     /// Prints one line per key, in input order: `maybe`, a tab and the key if the key may be
     /// in the filter, or `no`, a tab and the key if it definitely is not. "maybe" is wrong
     /// at about the filter's false-positive rate; "no" is always right. The exit status is
-    /// 0 whatever the answers.
+    /// 0 whatever the answers; with -q nothing is printed, and the exit status is 0 if every
+    /// key may be in the filter and 1 if some key definitely is not (it stops at the first).
     ///
-    /// Keys come from the arguments or, when there are none, from standard input, one per
-    /// line (as `build` reads them). Put `--` before keys that start with `-`.
+    /// Keys come from the arguments; `-`, or no keys at all, reads them from standard input,
+    /// one per line (as `build` reads them). Put `--` before keys that start with `-`; give
+    /// the key `-` itself on standard input. FILE `-` reads the filter from standard input
+    /// (then give the keys as arguments).
     #[command(after_long_help = "\
 Examples:
   bloomkit query users.bkf alice bob
   bloomkit query users.bkf < candidates.txt | grep ^maybe | cut -f2
-  bloomkit query users.bkf -- -dash-key")]
+  bloomkit query users.bkf -- -dash-key
+  if bloomkit query -q users.bkf alice; then echo 'alice may be a user'; fi")]
     Query {
-        /// The filter file
+        /// Print nothing; exit with 0 if every key may be in the filter, 1 if one is not
+        #[arg(short, long)]
+        quiet: bool,
+        /// The filter file; `-` for standard input
         file: PathBuf,
-        /// Keys to look up; none to read them from standard input
+        /// Keys to look up; `-` or none to read them from standard input
         #[arg(value_name = "KEY")]
         keys: Vec<OsString>,
     },
 
     /// Show a filter file's parameters and how full it is
     ///
-    /// Kind, format version, hash and seed, size on disk and in memory, hash probes per
-    /// key, how many inserts changed it, its fill, and the key count and false-positive rate
-    /// estimated from the fill. One `name: value` per line.
+    /// Kind, format version, hash and seed, size on disk and in memory, the keys it holds
+    /// by its own count, bits per key and the false-positive rate estimated from its
+    /// contents; then the kind's own: bits and hash probes, fill, layers, buckets and
+    /// fingerprints, generations. One `name: value` per line, or with --json one JSON object
+    /// on one line (rates and fills as fractions, sizes in bytes, the seed as a hex string).
     #[command(after_long_help = "\
 Examples:
   bloomkit info users.bkf
-  bloomkit info users.bkf | grep '^fill'")]
+  bloomkit info users.bkf | grep '^fill'
+  bloomkit info --json users.bkf | jq .estimated_fp_rate")]
     Info {
-        /// The filter file
+        /// One JSON object instead of `name: value` lines
+        #[arg(long)]
+        json: bool,
+        /// The filter file; `-` for standard input
         file: PathBuf,
     },
 
@@ -156,19 +185,81 @@ Examples:
     ///
     /// The filters must have been built with the same kind, number of bits, hash probes and
     /// seed: build them with the same --kind and --fp-rate and with --items set to the same
-    /// number. The result's false-positive rate is that of a filter holding all their keys.
+    /// number, large enough for all their keys together. The result's false-positive rate is
+    /// that of a filter holding all their keys; a union estimated above --fp-rate (give the
+    /// rate the inputs were built for) fails, naming the --items the inputs need, unless
+    /// --force is given. So does a union of empty filters. Classic, blocked and counting
+    /// filters merge.
     #[command(after_long_help = "\
 Examples:
-  bloomkit build --items 1000000 -o monday.bkf monday.txt
-  bloomkit build --items 1000000 -o tuesday.bkf tuesday.txt
+  bloomkit build --items 2000000 -o monday.bkf monday.txt
+  bloomkit build --items 2000000 -o tuesday.bkf tuesday.txt
   bloomkit merge monday.bkf tuesday.bkf -o week.bkf")]
     Merge {
-        /// The filters to combine (two or more)
+        /// The filters to combine (two or more); `-` for one from standard input
         #[arg(value_name = "FILTER", num_args = 2.., required = true)]
         inputs: Vec<PathBuf>,
-        /// Where to write the combined filter
+        /// Where to write the combined filter; `-` for standard output
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
+        #[command(flatten)]
+        rate: FpRate,
+        /// Write the union even if it holds no keys or is estimated above --fp-rate
+        #[arg(long)]
+        force: bool,
+    },
+
+    /// Add keys to a filter file, in place
+    ///
+    /// Each key goes in as the kind's own insert takes it: a counting or cuckoo filter holds
+    /// every copy (remove one with `bloomkit remove`), the Bloom kinds hold a key once, an
+    /// aging filter puts it in its newest generation. A ribbon filter is static: rebuild it.
+    /// The file is rewritten atomically (a temporary file renamed over it), and is unchanged
+    /// if anything fails, a full cuckoo filter included. Two commands changing one file at
+    /// once are not coordinated: the last to finish wins.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit insert users.bkf carol dave
+  tail -n 100 new-users.txt | bloomkit insert users.bkf")]
+    Insert {
+        /// The filter file
+        file: PathBuf,
+        /// Keys to add; `-` or none to read them from standard input, one per line
+        #[arg(value_name = "KEY")]
+        keys: Vec<OsString>,
+    },
+
+    /// Remove keys from a counting or cuckoo filter file, in place
+    ///
+    /// Each key loses one copy; a key definitely not in the filter changes nothing and is
+    /// counted in the summary. Remove only keys that were inserted: a key that was never
+    /// inserted but looks present (a false positive) takes away what other keys need, and
+    /// they may then read as absent. The file is rewritten atomically, as `insert` does.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit build --kind counting -o sessions.bkf sessions.txt
+  bloomkit remove sessions.bkf expired-session-id
+  bloomkit remove sessions.bkf < expired.txt")]
+    Remove {
+        /// The counting or cuckoo filter file
+        file: PathBuf,
+        /// Keys to remove; `-` or none to read them from standard input, one per line
+        #[arg(value_name = "KEY")]
+        keys: Vec<OsString>,
+    },
+
+    /// Start the next generation of an aging filter file, in place
+    ///
+    /// The oldest generation is emptied and becomes the newest, which `insert` fills from
+    /// now on: keys only it held are forgotten. Run it once per period (from cron, say) to
+    /// remember keys seen in the last one to two periods. The file is rewritten atomically.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit build --kind aging --items 2000000 -o recent.bkf today.txt
+  bloomkit rotate recent.bkf && bloomkit insert recent.bkf < new-keys.txt")]
+    Rotate {
+        /// The aging filter file
+        file: PathBuf,
     },
 
     /// Benchmark bloomkit's kinds on this machine, to size hardware
@@ -195,14 +286,8 @@ Examples:
         /// Shrunk sizes (8 MiB "out of cache"): shows it runs, in under a minute
         #[arg(long)]
         quick: bool,
-        /// Target false-positive rate, strictly between 0 and 1 (0.01 is 1%)
-        #[arg(
-            long,
-            value_name = "P",
-            default_value_t = 0.01,
-            allow_negative_numbers = true
-        )]
-        fp_rate: f64,
+        #[command(flatten)]
+        rate: FpRate,
     },
 
     /// Run a RedisBloom-compatible server (BF.* and CF.* over the Redis protocol)
@@ -248,10 +333,10 @@ Examples:
 
     /// Measure every filter kind on this machine: size, accuracy and speed
     ///
-    /// Builds a classic, a blocked and an atomic filter for N keys, inserts N present keys
-    /// and queries N absent ones, timing both, and prints the predicted and measured
-    /// false-positive rates side by side. Holds all 2N keys in memory as strings, about 80
-    /// bytes a key.
+    /// Builds a filter of every kind (classic, blocked, atomic, counting, scalable grown
+    /// 100×, cuckoo, ribbon, aging) for N keys, inserts N present keys and queries N absent
+    /// ones, timing both, and prints the predicted and measured false-positive rates side by
+    /// side. Holds all 2N keys in memory as strings, about 80 bytes a key.
     #[command(after_long_help = "\
 Examples:
   bloomkit demo
@@ -261,15 +346,46 @@ Examples:
         #[arg(long, value_name = "N", default_value_t = 1_000_000,
               value_parser = clap::value_parser!(u64).range(1..))]
         items: u64,
-        /// Target false-positive rate, strictly between 0 and 1 (0.01 is 1%)
-        #[arg(
-            long,
-            value_name = "P",
-            default_value_t = 0.01,
-            allow_negative_numbers = true
-        )]
-        fp_rate: f64,
+        #[command(flatten)]
+        rate: FpRate,
     },
+}
+
+/// `--fp-rate`, as every subcommand that takes a target rate spells it.
+#[derive(Args)]
+struct FpRate {
+    /// Target false-positive rate: a fraction strictly between 0 and 1, or a percentage
+    /// (0.01 and 1% are the same)
+    #[arg(
+        long = "fp-rate",
+        value_name = "P",
+        default_value = "0.01",
+        value_parser = parse_rate,
+        // So that `-0.1` reaches the library's check and its message.
+        allow_negative_numbers = true
+    )]
+    fp_rate: f64,
+}
+
+/// `--fp-rate`: a fraction (`0.01`, `1e-3`) or a percentage (`1%`, `0.1%`). The range is
+/// the library's to check, with its own message.
+fn parse_rate(text: &str) -> std::result::Result<f64, String> {
+    let bad = || "give a fraction such as 0.01, or a percentage such as 1%".to_string();
+    let Some(percent) = text.trim().strip_suffix('%') else {
+        return text.trim().parse().map_err(|_| bad());
+    };
+    let percent = percent.trim_end();
+    // Moving the decimal point in the text rounds once: "0.1%" is exactly what "0.001" is,
+    // which dividing the parsed 0.1 by 100 would not always be.
+    let shifted = if percent.contains(['e', 'E']) {
+        percent.parse::<f64>().map(|p| p / 100.0)
+    } else {
+        format!("{percent}e-2").parse()
+    };
+    match shifted {
+        Ok(rate) if !percent.is_empty() => Ok(rate),
+        _ => Err(bad()),
+    }
 }
 
 /// `--maxmemory`: bytes, or a size with Redis's units (`100mb`, `2gb`, `1k`).
@@ -301,39 +417,6 @@ enum KeysArg {
     All,
 }
 
-/// The filter kinds `build` offers.
-#[derive(Clone, Copy, ValueEnum)]
-enum KindArg {
-    /// Probes anywhere in the bit array: the smallest Bloom filter for its rate
-    Classic,
-    /// All probes of a key in one 64-byte cache line: one cache miss per query
-    Blocked,
-    /// 4-bit counters instead of bits: keys can be removed (about 4× the memory)
-    Counting,
-    /// A chain of growing blocked layers: no need to know the number of keys
-    Scalable,
-    /// Fingerprints in buckets: removable and countable, smaller below about 3%
-    Cuckoo,
-    /// Static, solved from all keys at once: the smallest (≈7.3 bits/key for 0.78%)
-    Ribbon,
-    /// Two generations of blocked filters that rotate out: "seen recently"
-    Aging,
-}
-
-impl From<KindArg> for bloomkit::FilterKind {
-    fn from(kind: KindArg) -> Self {
-        match kind {
-            KindArg::Classic => bloomkit::FilterKind::Classic,
-            KindArg::Blocked => bloomkit::FilterKind::Blocked,
-            KindArg::Counting => bloomkit::FilterKind::Counting,
-            KindArg::Scalable => bloomkit::FilterKind::Scalable,
-            KindArg::Cuckoo => bloomkit::FilterKind::Cuckoo,
-            KindArg::Ribbon => bloomkit::FilterKind::Ribbon,
-            KindArg::Aging => bloomkit::FilterKind::Aging,
-        }
-    }
-}
-
 /// `--layout`: how a scalable filter lays out its layers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum LayoutArg {
@@ -352,41 +435,153 @@ impl From<LayoutArg> for bloomkit::LayerLayout {
     }
 }
 
+/// The exit statuses, as `bloomkit --help` and the README list them: few, and grep's, so
+/// that `query -q` works in `if` and a script can tell "absent" from "failed".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    /// 0: done; for `query -q`, every key may be in the filter.
+    Success,
+    /// 1: `query -q` only: some key is definitely not in the filter.
+    KeyAbsent,
+    /// 2: an error, clap's usage errors included, told in one line on stderr.
+    Error,
+}
+
+impl From<Status> for ExitCode {
+    fn from(status: Status) -> Self {
+        ExitCode::from(match status {
+            Status::Success => 0,
+            Status::KeyAbsent => 1,
+            Status::Error => 2,
+        })
+    }
+}
+
 fn main() -> ExitCode {
-    match run(Cli::parse().command) {
-        Ok(()) => ExitCode::SUCCESS,
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e).into(),
+    };
+    match run(cli.command) {
+        Ok(status) => status.into(),
         // Whoever read our output closed it early (`| head`): they have what they wanted.
-        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => Status::Success.into(),
         Err(e) => {
             eprintln!("bloomkit: {e}");
-            ExitCode::FAILURE
+            Status::Error.into()
         }
     }
 }
 
+/// Prints what clap found wrong with the command line as one line, as our own errors are,
+/// or the help or version that was asked for; returns the status to exit with.
+fn usage_error(e: &clap::Error) -> Status {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            // Printing to a closed stdout is no error worth a message.
+            let _ = e.print();
+            Status::Success
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprintln!(
+                "bloomkit: give a subcommand: {}; 'bloomkit --help' describes them",
+                subcommand_names().join(", ")
+            );
+            Status::Error
+        }
+        _ => {
+            // The subcommand whose flags were wrong, for where its help is.
+            let names = subcommand_names();
+            let help = match std::env::args_os()
+                .skip(1)
+                .find(|arg| names.iter().any(|name| arg == name.as_str()))
+            {
+                Some(name) => format!("bloomkit {} --help", name.to_string_lossy()),
+                None => "bloomkit --help".to_string(),
+            };
+            eprintln!(
+                "bloomkit: {}; see '{help}'",
+                one_line(&e.render().to_string())
+            );
+            Status::Error
+        }
+    }
+}
+
+/// Every subcommand's name, in help order.
+fn subcommand_names() -> Vec<String> {
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
+
+/// Clap's multi-line error (`error: ...`, indented details, a tip, a usage line, a pointer
+/// to help) as one line: the message and its details, then the tips.
+fn one_line(rendered: &str) -> String {
+    let mut message = Vec::new();
+    let mut in_message = true;
+    let mut tips = Vec::new();
+    for line in rendered.lines().map(str::trim) {
+        if line.is_empty() {
+            in_message = false;
+        } else if let Some(tip) = line.strip_prefix("tip: ") {
+            tips.push(tip);
+        } else if in_message {
+            message.push(line.strip_prefix("error: ").unwrap_or(line));
+        }
+    }
+    let mut text = message.join(" ");
+    for tip in tips {
+        text.push_str("; ");
+        text.push_str(tip);
+    }
+    text
+}
+
 /// Runs one subcommand.
-fn run(command: Command) -> Result<()> {
+fn run(command: Command) -> Result<Status> {
     match command {
-        Command::Size { items, fp_rate } => commands::size::run(items, fp_rate),
+        Command::Size { items, rate } => commands::size::run(items, rate.fp_rate)?,
         Command::Build {
             kind,
             layout,
             items,
-            fp_rate,
+            rate,
+            force,
             output,
             inputs,
-        } => commands::build::run(
-            kind.into(),
-            layout.map(Into::into),
+        } => commands::build::run(&commands::build::Options {
+            kind,
+            layout: layout.map(Into::into),
             items,
-            fp_rate,
-            &output,
-            &inputs,
-        ),
-        Command::Query { file, keys } => commands::query::run(&file, &keys),
-        Command::Info { file } => commands::info::run(&file),
-        Command::Merge { inputs, output } => commands::merge::run(&inputs, &output),
-        Command::Demo { items, fp_rate } => commands::demo::run(items, fp_rate),
+            fp_rate: rate.fp_rate,
+            force,
+            output: &output,
+            inputs: &inputs,
+        })?,
+        Command::Query { quiet, file, keys } => {
+            let answers = commands::query::run(&file, &keys, quiet)?;
+            if quiet && answers == commands::query::Answers::SomeAbsent {
+                return Ok(Status::KeyAbsent);
+            }
+        }
+        Command::Info { json, file } => commands::info::run(&file, json)?,
+        Command::Merge {
+            inputs,
+            output,
+            rate,
+            force,
+        } => commands::merge::run(&commands::merge::Options {
+            inputs: &inputs,
+            output: &output,
+            fp_rate: rate.fp_rate,
+            force,
+        })?,
+        Command::Insert { file, keys } => commands::insert::run(&file, &keys)?,
+        Command::Remove { file, keys } => commands::remove::run(&file, &keys)?,
+        Command::Rotate { file } => commands::rotate::run(&file)?,
+        Command::Demo { items, rate } => commands::demo::run(items, rate.fp_rate)?,
         Command::Serve {
             bind,
             port,
@@ -412,19 +607,63 @@ fn run(command: Command) -> Result<()> {
                 maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
             },
             threads.map(usize::from),
-        ),
+        )?,
         Command::Bench {
             regime,
             keys,
             quick,
-            fp_rate,
+            rate,
         } => commands::bench::run(&commands::bench::Options {
             cache: regime != RegimeArg::Memory,
             memory: regime != RegimeArg::Cache,
             ints: keys != KeysArg::String,
             strings: keys != KeysArg::Int,
             quick,
-            fp_rate,
-        }),
+            fp_rate: rate.fp_rate,
+        })?,
+    }
+    Ok(Status::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_as_fractions_and_percentages() {
+        assert_eq!(parse_rate("0.01"), Ok(0.01));
+        assert_eq!(parse_rate("1%"), Ok(0.01));
+        assert_eq!(parse_rate(" 0.1 %"), Ok(0.001));
+        assert_eq!(parse_rate("1e-3"), Ok(0.001));
+        assert_eq!(parse_rate("1e-1%"), Ok(0.001));
+        // Out of range is the library's to refuse, with its message.
+        assert_eq!(parse_rate("150%"), Ok(1.5));
+        assert_eq!(parse_rate("-0.1"), Ok(-0.1));
+        for bad in ["", "%", "abc", "1%%", "one%", "0.01 percent"] {
+            let message = parse_rate(bad).unwrap_err();
+            assert!(message.contains("such as 1%"), "{bad}: {message}");
+        }
+    }
+
+    #[test]
+    fn clap_errors_become_one_line() {
+        let rendered = "error: the following required arguments were not provided:\n  \
+                        --output <FILE>\n\nUsage: bloomkit build --output <FILE> [INPUT]...\n\n\
+                        For more information, try '--help'.\n";
+        assert_eq!(
+            one_line(rendered),
+            "the following required arguments were not provided: --output <FILE>"
+        );
+        let rendered = "error: unexpected argument '--item' found\n\n  tip: a similar argument \
+                        exists: '--items'\n\nUsage: bloomkit size --items <N>\n";
+        assert_eq!(
+            one_line(rendered),
+            "unexpected argument '--item' found; a similar argument exists: '--items'"
+        );
+    }
+
+    #[test]
+    fn the_flags_are_consistent() {
+        Cli::command().debug_assert();
     }
 }

@@ -133,17 +133,19 @@ impl fmt::Display for Error {
         match self {
             Error::InvalidFpRate { fp_rate } => write!(
                 f,
-                "invalid false-positive rate {fp_rate}: it must be a number strictly between 0 \
-                 and 1, such as 0.01 for 1%"
+                "invalid false-positive rate {}: it must be a number strictly between 0 and 1, \
+                 such as 0.01 for 1%",
+                Rate(*fp_rate)
             ),
             Error::FpRateTooSmall {
                 fp_rate,
                 num_hashes,
             } => write!(
                 f,
-                "false-positive rate {fp_rate} is too small: it would need {num_hashes} hash \
-                 probes, more than the {} a 64-bit key hash can usefully feed; choose a rate of \
-                 1e-15 or more",
+                "false-positive rate {} is too small: it would need {num_hashes} hash probes, \
+                 more than the {} a 64-bit key hash can usefully feed; choose a rate of 1e-15 or \
+                 more",
+                Rate(*fp_rate),
                 crate::sizing::MAX_NUM_HASHES
             ),
             Error::InvalidParameter {
@@ -157,7 +159,11 @@ impl fmt::Display for Error {
                  larger capacity, or let it grow"
             ),
             Error::Unsupported { kind, operation } => {
-                write!(f, "a {kind} filter does not support {operation}")
+                write!(
+                    f,
+                    "{} {kind} filter does not support {operation}",
+                    article(kind.name())
+                )
             }
             Error::ConstructionFailed { attempts } => write!(
                 f,
@@ -204,8 +210,10 @@ impl fmt::Display for Error {
                     .unwrap_or_else(|| format!("unknown kind {found}"));
                 write!(
                     f,
-                    "the data holds a {found_name} filter, not a {expected} filter; read it with \
-                     the matching type, or with AnyFilter"
+                    "the data holds {} {found_name} filter, not {} {expected} filter; read it \
+                     with the matching type, or with AnyFilter",
+                    article(&found_name),
+                    article(expected.name())
                 )
             }
             Error::UnknownKind { found } => write!(
@@ -234,6 +242,29 @@ impl fmt::Display for Error {
                 )
             }
             Error::Io(e) => write!(f, "I/O error: {e}"),
+        }
+    }
+}
+
+/// "a" or "an", for a kind's name in a sentence ("an aging filter").
+fn article(word: &str) -> &'static str {
+    match word.as_bytes().first() {
+        Some(b'a' | b'e' | b'i' | b'o' | b'u') => "an",
+        _ => "a",
+    }
+}
+
+/// A rate as a person would write it: `0.01`, and `1e-30` rather than thirty digits (a
+/// float's `Display` never uses an exponent, so 1e-300 would print 300 of them).
+struct Rate(f64);
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let x = self.0;
+        if x != 0.0 && x.is_finite() && !(1e-6..1e15).contains(&x.abs()) {
+            write!(f, "{x:e}")
+        } else {
+            write!(f, "{x}")
         }
     }
 }
@@ -289,6 +320,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rates_print_short() {
+        let message = |fp_rate| Error::InvalidFpRate { fp_rate }.to_string();
+        assert!(message(1.5).starts_with("invalid false-positive rate 1.5:"));
+        assert!(message(-0.25).starts_with("invalid false-positive rate -0.25:"));
+        assert!(message(1e300).starts_with("invalid false-positive rate 1e300:"));
+        assert!(message(f64::NAN).starts_with("invalid false-positive rate NaN:"));
+        let small = Error::FpRateTooSmall {
+            fp_rate: 1e-300,
+            num_hashes: 997,
+        }
+        .to_string();
+        assert!(
+            small.starts_with("false-positive rate 1e-300 is too small"),
+            "{small}"
+        );
+        assert!(small.len() < 200, "{small}");
+        assert_eq!(Rate(0.00001).to_string(), "0.00001");
+        assert_eq!(Rate(1e-7).to_string(), "1e-7");
+    }
+
+    #[test]
     fn eof_is_truncation() {
         let e: Error = io::Error::new(io::ErrorKind::UnexpectedEof, "eof").into();
         assert!(matches!(e, Error::Truncated));
@@ -300,6 +352,12 @@ mod tests {
     fn messages_say_how_to_fix() {
         let msg = Error::InvalidFpRate { fp_rate: 2.0 }.to_string();
         assert!(msg.contains("between 0 and 1"), "{msg}");
+        let msg = Error::Unsupported {
+            kind: FilterKind::Aging,
+            operation: "union",
+        }
+        .to_string();
+        assert!(msg.starts_with("an aging filter does not"), "{msg}");
         let msg = Error::WrongKind {
             expected: FilterKind::Classic,
             found: FilterKind::Blocked.code(),

@@ -2,139 +2,349 @@
 
 use std::path::{Path, PathBuf};
 
-use bloomkit::{AnyFilter, FilterKind, LayerLayout, RibbonFilter, ScalableBloomFilter};
+use bloomkit::{AgingBloomFilter, AnyFilter, FilterKind, LayerLayout, ScalableBloomFilter};
 
 use crate::error::{Context, Error, Result};
-use crate::files::{self, Input};
+use crate::files::{self, Input, Output};
+use crate::human;
 use crate::keys::KeyReader;
+use crate::kinds::{self, Build, Kind, Repeats};
 use crate::progress::Progress;
-use crate::{human, output};
 
-/// Builds a filter of `kind` from the keys in `inputs` and writes it to `output`; a
-/// scalable filter's layers in `layout` when given.
+/// What `build` was asked for.
+pub struct Options<'a> {
+    /// The kind to build.
+    pub kind: &'static Kind,
+    /// A scalable filter's layer layout, when given.
+    pub layout: Option<LayerLayout>,
+    /// The keys to size for, streaming them; `None` to size for the keys read.
+    pub items: Option<u64>,
+    /// The target false-positive rate.
+    pub fp_rate: f64,
+    /// Write the filter even if it is empty or overfilled.
+    pub force: bool,
+    /// Where to write the filter (`-` for standard output).
+    pub output: &'a Path,
+    /// The key files (`-` for standard input; none for standard input).
+    pub inputs: &'a [PathBuf],
+}
+
+/// A filter built, and what the summary says about it.
+struct Built {
+    filter: AnyFilter,
+    /// Lines read.
+    keys: u64,
+    /// Distinct keys, when they were counted.
+    distinct: Option<u64>,
+}
+
+/// Builds a filter from the keys in the inputs and writes it.
 ///
-/// With `items`, the filter is sized for that many keys up front and keys stream into it;
-/// without, every key's hash is held (8 bytes a key), sorted and deduplicated, and the filter
-/// is sized for exactly the distinct keys. A ribbon filter is always built the second way:
-/// it is solved from all its keys at once.
+/// Without `items`, every key's hash is held (8 bytes a key) and the filter is sized for
+/// exactly the keys read: the distinct ones for a set, every line for a cuckoo filter, which
+/// stores each copy. With `items`, the filter is sized for that many up front and keys stream
+/// into it. A ribbon filter is always built the first way: it is solved from all its keys at
+/// once. Counting and cuckoo filters take every line, repeats included, as their own
+/// `insert` does, so that removing a key later never takes away a copy another key needs.
+/// An aging filter's generations take the lines in order, oldest first.
 ///
 /// # Errors
 ///
-/// A bad rate, an unreadable input, a filter too large, or a failed write; nothing is left
-/// at `output` unless the whole filter was written.
-pub fn run(
-    kind: FilterKind,
-    layout: Option<LayerLayout>,
-    items: Option<u64>,
-    fp_rate: f64,
-    output: &Path,
-    inputs: &[PathBuf],
-) -> Result<()> {
-    if kind == FilterKind::Ribbon && items.is_some() {
-        return Err(Error::Message(
-            "--items does not apply to --kind ribbon: a ribbon filter is built from all its \
-             keys at once, sized for exactly the distinct keys; omit --items"
-                .to_string(),
-        ));
-    }
-    if layout.is_some() && kind != FilterKind::Scalable {
+/// A bad rate or flag, an output that is also an input, an unreadable input, a filter too
+/// large; an empty input, or more keys than `items` (an estimated rate over twice the
+/// target), unless `force`; a failed write. Nothing is left at the output unless the whole
+/// filter was written.
+pub fn run(options: &Options) -> Result<()> {
+    let kind = options.kind;
+    let Some(build) = &kind.build else {
         return Err(Error::Message(format!(
-            "--layout applies to --kind scalable only (a {kind} filter has one layout); omit \
-             --layout, or pass --kind scalable"
+            "build does not make {} filters; choose another --kind",
+            kind.name
+        )));
+    };
+    if matches!(build, Build::Solve(_)) && options.items.is_some() {
+        return Err(Error::Message(format!(
+            "--items does not apply to --kind {}: it is built from all its keys at once, sized \
+             for exactly the distinct keys; omit --items",
+            kind.name
+        )));
+    }
+    if options.layout.is_some() && kind.name != FilterKind::Scalable.name() {
+        return Err(Error::Message(format!(
+            "--layout applies to --kind scalable only (the {} kind has one layout); omit \
+             --layout, or pass --kind scalable",
+            kind.name
         )));
     }
     // Fail on a bad rate before reading what may be gigabytes of keys.
-    check_rate(kind, fp_rate)?;
-    let new_filter = |items: u64| -> bloomkit::Result<AnyFilter> {
-        match layout {
-            Some(layout) => ScalableBloomFilter::builder(items, fp_rate)
-                .layout(layout)
-                .build()
-                .map(AnyFilter::Scalable),
-            None => AnyFilter::new(kind, items, fp_rate),
-        }
-    };
-    let inputs = files::open_inputs(inputs)?;
+    (kind.size)(1, options.fp_rate)?;
+    let output = Output::new(options.output, options.inputs)?;
+    let inputs = files::open_inputs(options.inputs)?;
 
-    let (filter, keys, distinct) = match items {
-        Some(items) => {
-            let mut filter = new_filter(items)?;
-            let keys = read_hashes(inputs, |hash| {
-                filter.insert_hash(hash)?;
-                Ok(())
-            })?;
-            (filter, keys, None)
-        }
-        None => {
-            let mut hashes: Vec<u64> = Vec::new();
-            let keys = read_hashes(inputs, |hash| {
-                if hashes.len() == hashes.capacity() {
-                    // Ask rather than abort: a huge input should end with advice, not a crash.
-                    hashes.try_reserve(hashes.len().max(1 << 16)).map_err(|_| {
-                        Error::Message(format!(
-                            "out of memory holding the hashes of {} keys (8 bytes each); \
-                                 pass --items with the expected number of keys to stream them \
-                                 instead",
-                            human::count(hashes.len() as u64)
-                        ))
-                    })?;
-                }
-                hashes.push(hash);
-                Ok(())
-            })?;
-            // Distinct 64-bit hashes are distinct keys, but for collisions at a rate of about
-            // n²/2^65: far below any false-positive rate a filter is built for.
-            hashes.sort_unstable();
-            hashes.dedup();
-            let filter = if kind == FilterKind::Ribbon {
-                RibbonFilter::build_from_hashes(&hashes, fp_rate)?.into()
-            } else {
-                let mut filter = new_filter(hashes.len() as u64)?;
-                for &hash in &hashes {
-                    filter.insert_hash(hash)?;
-                }
-                filter
-            };
-            (filter, keys, Some(hashes.len() as u64))
-        }
+    let built = match options.items {
+        Some(items) => stream(options, build, items, inputs)?,
+        None => from_all(options, build, inputs)?,
     };
+    let filter = &built.filter;
+    if built.keys == 0 && !options.force {
+        return Err(Error::Message(format!(
+            "no keys were read, so the filter would be empty; give files with one key per \
+             line, or pass --force to write an empty {} filter",
+            kind.name
+        )));
+    }
+    if let Some(items) = options.items {
+        check_not_overfilled(options, filter, items, built.keys)?;
+    }
 
-    let file_bytes = files::write_filter(output, &filter)?;
-
-    // Without a count of distinct keys, the filter's own (keys it took as new) stands in.
-    let (held, held_text) = match distinct {
-        Some(n) => (n, format!("{} distinct", human::count(n))),
-        None => (
-            filter.len(),
-            format!("{} new to the filter", human::count(filter.len())),
-        ),
+    let file_bytes = output.write(filter)?;
+    let held = built.distinct.unwrap_or_else(|| filter.len());
+    let held_text = match built.distinct {
+        Some(n) => format!(" ({} distinct)", human::count(n)),
+        None if filter.len() != built.keys => {
+            format!(" ({} new to the filter)", human::count(filter.len()))
+        }
+        None => String::new(),
     };
-    output::print(&format!(
-        "wrote {}: {} filter, {} ({}), {}, {:.1} bits/key\n\
-         estimated false-positive rate {}\n",
-        output.display(),
+    let bits_per_key = if held == 0 {
+        String::new()
+    } else {
+        format!(
+            ", {:.1} bits/key",
+            bloomkit::sizing::bits_per_key(filter.memory_bytes() as u64 * 8, held)
+        )
+    };
+    output.summary(&format!(
+        "wrote {}: {} filter, {}{held_text}, {}{bits_per_key}\n\
+         estimated false-positive rate {} (target {})\n",
+        output.describe(),
         filter.kind(),
-        human::count_of(keys, "key", "keys"),
-        held_text,
+        human::count_of(built.keys, "key", "keys"),
         human::bytes(file_bytes),
-        bloomkit::sizing::bits_per_key(filter.memory_bytes() as u64 * 8, held),
         human::percent_sig(filter.estimated_fp_rate()),
+        human::percent_sig(options.fp_rate),
     ))
 }
 
-/// Refuses a rate the kind would refuse, before any key is read.
-fn check_rate(kind: FilterKind, fp_rate: f64) -> Result<()> {
-    if kind == FilterKind::Ribbon {
-        RibbonFilter::build_from_hashes(&[], fp_rate)?;
-    } else {
-        AnyFilter::new(kind, 1, fp_rate)?;
-    }
-    Ok(())
+/// An empty filter of the kind for `items` keys.
+fn new_filter(options: &Options, build: &Build, items: u64) -> Result<AnyFilter> {
+    let filter = match (build, options.layout) {
+        (_, Some(layout)) => ScalableBloomFilter::builder(items, options.fp_rate)
+            .layout(layout)
+            .build()
+            .map(AnyFilter::Scalable),
+        (Build::Insert { new, .. }, None) => new(items, options.fp_rate),
+        (&Build::Generations(generations), None) => AgingBloomFilter::new(
+            kinds::aging_generation_items(items, generations),
+            options.fp_rate,
+            generations,
+        )
+        .map(AnyFilter::Aging),
+        (Build::Solve(solve), None) => solve(&[], options.fp_rate),
+    };
+    Ok(filter?)
 }
 
-/// Reads every key of every input, in order, handing each key's hash to `sink`; returns the
-/// number of keys read.
-fn read_hashes(inputs: Vec<Input>, mut sink: impl FnMut(u64) -> Result<()>) -> Result<u64> {
+/// Streams every key into a filter sized for `items`.
+fn stream(options: &Options, build: &Build, items: u64, inputs: Vec<Input>) -> Result<Built> {
+    let mut filter = new_filter(options, build, items)?;
+    // An aging filter moves to its next generation each time one has taken its share, and
+    // keeps the rest in the newest, where too many show as an overfilled filter.
+    let rotate = match build {
+        &Build::Generations(generations) => Some((
+            kinds::aging_generation_items(items, generations),
+            generations - 1,
+        )),
+        _ => None,
+    };
+    let mut full_after = None;
+    let keys = read_hashes(inputs, |keys_before, hash| {
+        if full_after.is_some() {
+            return Ok(());
+        }
+        if let (Some((share, rotations)), AnyFilter::Aging(aging)) = (rotate, &mut filter) {
+            if keys_before > 0
+                && keys_before % share == 0
+                && keys_before / share <= rotations as u64
+            {
+                aging.rotate();
+            }
+        }
+        match filter.insert_hash(hash) {
+            Ok(_) => Ok(()),
+            // Counted to the end, so that the message can say how many keys there are.
+            Err(bloomkit::Error::Full { .. }) => {
+                full_after = Some(keys_before);
+                Ok(())
+            }
+            Err(e) => Err(e).context(|| format!("cannot insert key {}", keys_before + 1)),
+        }
+    })?;
+    if let Some(stored) = full_after {
+        return Err(full_error(&filter, stored, keys, Some(items)));
+    }
+    Ok(Built {
+        filter,
+        keys,
+        distinct: None,
+    })
+}
+
+/// Reads every key's hash, then builds a filter sized for exactly the keys read.
+fn from_all(options: &Options, build: &Build, inputs: Vec<Input>) -> Result<Built> {
+    let mut hashes: Vec<u64> = Vec::new();
+    let keys = read_hashes(inputs, |_, hash| {
+        if hashes.len() == hashes.capacity() {
+            // Ask rather than abort: a huge input should end with advice, not a crash.
+            hashes.try_reserve(hashes.len().max(1 << 16)).map_err(|_| {
+                Error::Message(format!(
+                    "out of memory holding the hashes of {} keys (8 bytes each); pass --items \
+                     with the expected number of keys to stream them instead",
+                    human::count(hashes.len() as u64)
+                ))
+            })?;
+        }
+        hashes.push(hash);
+        Ok(())
+    })?;
+    if let &Build::Generations(generations) = build {
+        return generations_in_order(options, build, hashes, generations);
+    }
+    // Distinct 64-bit hashes are distinct keys, but for collisions at a rate of about
+    // n²/2^65: far below any false-positive rate a filter is built for.
+    hashes.sort_unstable();
+    let distinct = count_distinct(&hashes);
+    let filter = match build {
+        Build::Solve(solve) => {
+            hashes.dedup();
+            solve(&hashes, options.fp_rate)?
+        }
+        Build::Insert { repeats, .. } => {
+            let sized_for = match repeats {
+                Repeats::Stored => keys,
+                Repeats::Ignored | Repeats::Counted => distinct,
+            };
+            if *repeats == Repeats::Ignored {
+                hashes.dedup();
+            }
+            let mut filter = new_filter(options, build, sized_for)?;
+            for (stored, &hash) in hashes.iter().enumerate() {
+                match filter.insert_hash(hash) {
+                    Ok(_) => {}
+                    Err(bloomkit::Error::Full { .. }) => {
+                        return Err(full_error(&filter, stored as u64, keys, None))
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            filter
+        }
+        Build::Generations(_) => unreachable!("handled above"),
+    };
+    Ok(Built {
+        filter,
+        keys,
+        distinct: Some(distinct),
+    })
+}
+
+/// An aging filter from all its keys: the lines split into one equal run per generation,
+/// in input order, the first run in the oldest generation; each generation sized for the
+/// most distinct keys a run holds.
+fn generations_in_order(
+    options: &Options,
+    build: &Build,
+    mut hashes: Vec<u64>,
+    generations: u32,
+) -> Result<Built> {
+    let keys = hashes.len() as u64;
+    let run_len = kinds::aging_generation_items(keys, generations) as usize;
+    // Sorting each run in place keeps it in its generation, and counts its distinct keys.
+    let mut largest = 0;
+    for run in hashes.chunks_mut(run_len) {
+        run.sort_unstable();
+        largest = largest.max(count_distinct(run));
+    }
+    let mut filter = new_filter(
+        options,
+        build,
+        largest.saturating_mul(u64::from(generations)),
+    )?;
+    let AnyFilter::Aging(aging) = &mut filter else {
+        unreachable!("new_filter makes an aging filter for Build::Generations")
+    };
+    for (i, run) in hashes.chunks(run_len).enumerate() {
+        if i > 0 {
+            aging.rotate();
+        }
+        for &hash in run {
+            aging.insert_hash(hash);
+        }
+    }
+    Ok(Built {
+        filter,
+        keys,
+        distinct: None,
+    })
+}
+
+/// Distinct values in a sorted slice.
+fn count_distinct(sorted: &[u64]) -> u64 {
+    let repeats = sorted.windows(2).filter(|w| w[0] == w[1]).count();
+    (sorted.len() - repeats) as u64
+}
+
+/// The message for a filter that filled up after `stored` of `keys` keys: too many keys
+/// for `items`, or (a cuckoo filter sized for every line) one key repeated too often.
+fn full_error(filter: &AnyFilter, stored: u64, keys: u64, items: Option<u64>) -> Error {
+    let kind = filter.kind();
+    match (items, filter) {
+        (Some(items), _) if keys > items => Error::Message(format!(
+            "{} keys do not fit a {kind} filter sized for --items {items}: it was full after \
+             {}; rebuild with --items {keys}",
+            human::count(keys),
+            human::count(stored),
+        )),
+        (_, AnyFilter::Cuckoo(f)) => Error::Message(format!(
+            "the {kind} filter was full after {} of {} keys: a key repeats too often, and a \
+             {kind} filter holds at most {} copies of one key (its two buckets); remove \
+             repeated lines (sort -u), or use --kind counting",
+            human::count(stored),
+            human::count(keys),
+            2 * f.bucket_size(),
+        )),
+        _ => Error::Message(format!(
+            "the {kind} filter was full after {} of {} keys; rebuild with --items {keys}",
+            human::count(stored),
+            human::count(keys),
+        )),
+    }
+}
+
+/// Refuses a filter streamed past its plan: an estimated rate over twice the target.
+fn check_not_overfilled(
+    options: &Options,
+    filter: &AnyFilter,
+    items: u64,
+    keys: u64,
+) -> Result<()> {
+    let estimated = filter.estimated_fp_rate();
+    if options.force || estimated <= 2.0 * options.fp_rate {
+        return Ok(());
+    }
+    Err(Error::Message(format!(
+        "{} keys overfill a filter sized for --items {items}: its estimated false-positive \
+         rate is {}, more than twice the target {}; rebuild with --items {keys}, or pass \
+         --force to write it anyway",
+        human::count(keys),
+        human::percent_sig(estimated),
+        human::percent_sig(options.fp_rate),
+    )))
+}
+
+/// Reads every key of every input, in order, handing `sink` the number of keys before it
+/// and its hash; returns the number of keys read.
+fn read_hashes(inputs: Vec<Input>, mut sink: impl FnMut(u64, u64) -> Result<()>) -> Result<u64> {
     let mut progress = Progress::new(&inputs);
     let mut keys = 0u64;
     let mut bytes_before = 0u64;
@@ -145,7 +355,7 @@ fn read_hashes(inputs: Vec<Input>, mut sink: impl FnMut(u64) -> Result<()>) -> R
         };
         let mut reader = KeyReader::new(files::reader(input));
         while let Some(key) = reader.next_key().context(&doing)? {
-            sink(bloomkit::hash_bytes(key))?;
+            sink(keys, bloomkit::hash_bytes(key))?;
             keys += 1;
             progress.update(keys, bytes_before + reader.bytes_read());
         }
@@ -153,4 +363,16 @@ fn read_hashes(inputs: Vec<Input>, mut sink: impl FnMut(u64) -> Result<()>) -> R
     }
     progress.finish();
     Ok(keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_values_of_a_sorted_slice() {
+        assert_eq!(count_distinct(&[]), 0);
+        assert_eq!(count_distinct(&[5]), 1);
+        assert_eq!(count_distinct(&[1, 1, 2, 3, 3, 3]), 3);
+    }
 }

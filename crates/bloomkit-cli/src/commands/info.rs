@@ -1,80 +1,335 @@
-//! `bloomkit info`: what a filter file holds.
+//! `bloomkit info`: what a filter file holds, as `name: value` lines or one JSON object.
 
 use std::path::Path;
 
-use bloomkit::sizing;
+use bloomkit::{AnyFilter, LayerLayout};
 
 use crate::error::Result;
+use crate::json::Json;
 use crate::{files, human, output};
 
-/// Prints the filter's parameters and statistics, one `name: value` per line.
+/// Prints the filter's parameters and statistics: one `name: value` per line, or with
+/// `json` one JSON object on one line.
 ///
 /// # Errors
 ///
 /// An unreadable filter, or a failed write to stdout.
-pub fn run(path: &Path) -> Result<()> {
+pub fn run(path: &Path, json: bool) -> Result<()> {
     let loaded = files::load_filter(path)?;
+    let mut fields = common_fields(path, &loaded);
+    // Then what only this kind has: bits and hashes, layers, buckets, generations...
+    fields.extend(kind_fields(&loaded.filter));
+    if json {
+        output::print(&format!("{}\n", to_json(&fields).to_text()))
+    } else {
+        output::print(&to_text(&fields))
+    }
+}
+
+/// One line of `info`, and one member of its JSON object.
+struct Field {
+    /// Its name in the text: `bytes on disk`.
+    label: &'static str,
+    /// Its name in JSON: `bytes_on_disk`.
+    key: &'static str,
+    value: Value,
+    /// What the text adds in parentheses (JSON leaves it out: it has the fields).
+    note: Option<String>,
+}
+
+/// A field's value, which decides how it reads in each form.
+enum Value {
+    Text(String),
+    /// A count, with separators in the text.
+    Count(u64),
+    /// A size in bytes: `3.80 KiB (3,892 bytes)` in the text.
+    Bytes(u64),
+    /// A fraction shown as a percentage in the text (a rate, a fill); the fraction in JSON.
+    Fraction(f64),
+    /// A number with two decimals in the text.
+    Number(f64),
+    /// A 64-bit value in hexadecimal, a string in JSON (JSON numbers lose precision past
+    /// 2^53).
+    Hex(u64),
+    /// No value, and why: `-` in the text, `null` in JSON.
+    Missing(&'static str),
+    /// A list of records (a scalable filter's layers): one line each in the text, named by
+    /// the field's label; an array of objects in JSON.
+    Rows(Vec<Vec<Field>>),
+}
+
+fn field(label: &'static str, key: &'static str, value: Value) -> Field {
+    Field {
+        label,
+        key,
+        value,
+        note: None,
+    }
+}
+
+impl Field {
+    fn note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
+        self
+    }
+}
+
+/// What every filter file has.
+fn common_fields(path: &Path, loaded: &files::LoadedFilter) -> Vec<Field> {
     let f = &loaded.filter;
     let memory = f.memory_bytes() as u64;
-    let mut fields: Vec<(&str, String)> = vec![
-        ("file", path.display().to_string()),
-        ("kind", f.kind().to_string()),
-        (
+    let seed_note = (f.seed() == bloomkit::DEFAULT_SEED).then(|| "the default".to_string());
+    let stdin_note = files::is_dash(path).then(|| "standard input".to_string());
+    vec![
+        Field {
+            note: stdin_note,
+            ..field("file", "file", Value::Text(path.display().to_string()))
+        },
+        field("kind", "kind", Value::Text(f.kind().to_string())),
+        field(
             "format version",
-            format!(
-                "{} (this build writes {})",
-                loaded.format_version,
-                bloomkit::format::FORMAT_VERSION
-            ),
-        ),
+            "format_version",
+            Value::Count(u64::from(loaded.format_version)),
+        )
+        .note(format!(
+            "this build writes {}",
+            bloomkit::format::FORMAT_VERSION
+        )),
         // The format has one hash algorithm so far; a file naming another fails to load.
-        (
-            "hash",
-            format!(
-                "XXH3-64, seed {:#018x}{}",
-                f.seed(),
-                if f.seed() == bloomkit::DEFAULT_SEED {
-                    " (the default)"
-                } else {
-                    ""
-                }
-            ),
-        ),
-        (
+        field("hash", "hash", Value::Text("XXH3-64".to_string())),
+        Field {
+            note: seed_note,
+            ..field("seed", "seed", Value::Hex(f.seed()))
+        },
+        field(
             "bytes on disk",
-            format!(
-                "{} ({} bytes)",
-                human::bytes(loaded.file_bytes),
-                human::count(loaded.file_bytes)
-            ),
+            "bytes_on_disk",
+            Value::Bytes(loaded.file_bytes),
         ),
-        (
-            "bytes in memory",
-            format!("{} ({} bytes)", human::bytes(memory), human::count(memory)),
-        ),
-        (
-            "keys",
-            format!("{} (by the filter's own count)", human::count(f.len())),
-        ),
-        (
+        field("bytes in memory", "bytes_in_memory", Value::Bytes(memory)),
+        field("keys", "keys", Value::Count(f.len())).note("by the filter's own count"),
+        field(
             "bits per key",
+            "bits_per_key",
             if f.is_empty() {
-                "- (the filter is empty)".to_string()
+                Value::Missing("the filter is empty")
             } else {
-                format!("{:.2}", sizing::bits_per_key(memory * 8, f.len()))
+                Value::Number(bloomkit::sizing::bits_per_key(memory * 8, f.len()))
             },
         ),
-        (
+        field(
             "estimated false-positive rate",
-            human::percent_sig(f.estimated_fp_rate()),
+            "estimated_fp_rate",
+            Value::Fraction(f.estimated_fp_rate()),
         ),
-    ];
-    // Then what only this kind has: bits and hashes, layers, buckets, generations...
-    fields.extend(f.parameters());
-    let width = fields.iter().map(|(name, _)| name.len()).max().unwrap_or(0) + 1;
-    let mut text = String::new();
-    for (name, value) in fields {
-        text.push_str(&format!("{:<width$} {value}\n", format!("{name}:")));
+    ]
+}
+
+/// What only this kind has.
+fn kind_fields(filter: &AnyFilter) -> Vec<Field> {
+    use Value::{Count, Fraction, Number, Rows, Text};
+    match filter {
+        AnyFilter::Classic(f) => bloom_fields(
+            f.num_bits(),
+            f.num_hashes(),
+            f.fill_ratio(),
+            f.estimated_count(),
+        ),
+        AnyFilter::Blocked(f) => bloom_fields(
+            f.num_bits(),
+            f.num_hashes(),
+            f.fill_ratio(),
+            f.estimated_count(),
+        ),
+        AnyFilter::Counting(f) => vec![
+            field("counters", "counters", Count(f.num_counters())).note("4 bits each"),
+            field("hashes", "hashes", Count(f.num_hashes().into())),
+            field(
+                "nonzero counters",
+                "nonzero_counters",
+                Count(f.count_nonzero()),
+            ),
+            field(
+                "saturated counters",
+                "saturated_counters",
+                Count(f.count_saturated()),
+            ),
+        ],
+        AnyFilter::Scalable(f) => {
+            let layers = f
+                .layers()
+                .map(|l| {
+                    vec![
+                        field("keys", "keys", Count(l.items)),
+                        field("capacity", "capacity", Count(l.capacity)),
+                        field("bits", "bits", Count(l.num_bits)),
+                        field("hashes", "hashes", Count(l.num_hashes.into())),
+                        field("planned rate", "planned_fp_rate", Fraction(l.fp_rate)),
+                    ]
+                })
+                .collect();
+            vec![
+                field("capacity", "capacity", Count(f.capacity())),
+                field(
+                    "initial capacity",
+                    "initial_capacity",
+                    Count(f.initial_capacity()),
+                ),
+                field("target rate", "target_fp_rate", Fraction(f.fp_rate())),
+                if f.is_scaling() {
+                    field("growth", "growth", Count(f.growth().into()))
+                        .note("each layer's capacity over the last's")
+                } else {
+                    field("growth", "growth", Value::Missing("non-scaling"))
+                },
+                field("tightening", "tightening", Number(f.tightening()))
+                    .note("each layer's rate over the last's"),
+                field(
+                    "layer layout",
+                    "layer_layout",
+                    Text(
+                        match f.layout() {
+                            LayerLayout::Classic => "classic",
+                            LayerLayout::Blocked => "blocked",
+                            _ => "one newer than this build",
+                        }
+                        .to_string(),
+                    ),
+                ),
+                field("layers", "num_layers", Count(f.num_layers() as u64)),
+                field("layer", "layers", Rows(layers)),
+            ]
+        }
+        AnyFilter::Cuckoo(f) => vec![
+            field("capacity", "capacity", Count(f.capacity())),
+            field("buckets", "buckets", Count(f.num_buckets())),
+            field("bucket size", "bucket_size", Count(f.bucket_size().into())),
+            field(
+                "fingerprint bits",
+                "fingerprint_bits",
+                Count(f.fingerprint_bits().into()),
+            ),
+            field("sub-filters", "sub_filters", Count(f.num_filters() as u64)),
+            field(
+                "max sub-filters",
+                "max_sub_filters",
+                Count(f.max_filters().into()),
+            ),
+            field("expansion", "expansion", Count(f.expansion().into())),
+            field("max kicks", "max_kicks", Count(f.max_kicks().into())),
+            field("load", "load", Fraction(f.load_factor())),
+            field("deletes", "deletes", Count(f.num_deletes())),
+        ],
+        // Its bits per key beside the common field's would only differ by the few bytes of
+        // bookkeeping, so the solution's size is given in bits instead.
+        AnyFilter::Ribbon(f) => vec![
+            field("slots", "slots", Count(f.num_slots())),
+            field("result bits", "result_bits", Count(f.result_bits().into())),
+            field("bits", "bits", Count(f.num_bits())),
+        ],
+        AnyFilter::Aging(f) => {
+            let generations = (0..f.num_generations() as usize)
+                .filter_map(|age| f.generation(age).map(|g| (age, g)))
+                .map(|(age, g)| {
+                    vec![
+                        field("age", "age", Count(age as u64)),
+                        field("keys", "keys", Count(g.item_count())),
+                        field("fill", "fill", Fraction(g.fill_ratio())),
+                    ]
+                })
+                .collect();
+            vec![
+                field(
+                    "generations",
+                    "num_generations",
+                    Count(f.num_generations().into()),
+                )
+                .note("age 0 is the newest, which takes the inserts"),
+                field(
+                    "bits per generation",
+                    "bits_per_generation",
+                    Count(f.num_bits_per_generation()),
+                ),
+                field("hashes", "hashes", Count(f.num_hashes().into())),
+                field("generation", "generations", Rows(generations)),
+            ]
+        }
+        // A kind newer than this command: the common fields describe it.
+        _ => Vec::new(),
     }
-    output::print(&text)
+}
+
+/// A classic or blocked filter's own fields.
+fn bloom_fields(num_bits: u64, num_hashes: u32, fill: f64, estimated_count: u64) -> Vec<Field> {
+    vec![
+        field("bits", "bits", Value::Count(num_bits)),
+        field("hashes", "hashes", Value::Count(num_hashes.into())),
+        field("fill", "fill", Value::Fraction(fill)),
+        field(
+            "estimated count",
+            "estimated_count",
+            Value::Count(estimated_count),
+        ),
+    ]
+}
+
+/// The fields as `name: value` lines, the values aligned.
+fn to_text(fields: &[Field]) -> String {
+    let width = fields.iter().map(|f| f.label.len()).max().unwrap_or(0) + 1;
+    let mut text = String::new();
+    for f in fields {
+        let label = format!("{}:", f.label);
+        let note = f
+            .note
+            .as_ref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        match &f.value {
+            Value::Rows(rows) => {
+                for row in rows {
+                    let cells: Vec<String> = row
+                        .iter()
+                        .map(|cell| format!("{} {}", cell.label, text_value(&cell.value)))
+                        .collect();
+                    text.push_str(&format!("{label:<width$} {}{note}\n", cells.join(", ")));
+                }
+            }
+            value => text.push_str(&format!("{label:<width$} {}{note}\n", text_value(value))),
+        }
+    }
+    text
+}
+
+fn text_value(value: &Value) -> String {
+    match value {
+        Value::Text(s) => s.clone(),
+        Value::Count(n) => human::count(*n),
+        Value::Bytes(n) => format!("{} ({} bytes)", human::bytes(*n), human::count(*n)),
+        Value::Fraction(x) => human::percent_sig(*x),
+        Value::Number(x) => format!("{x:.2}"),
+        Value::Hex(n) => format!("{n:#018x}"),
+        Value::Missing(why) => format!("- ({why})"),
+        Value::Rows(rows) => format!("{} rows", rows.len()),
+    }
+}
+
+/// The fields as one JSON object.
+fn to_json(fields: &[Field]) -> Json {
+    Json::Object(
+        fields
+            .iter()
+            .map(|f| (f.key.to_string(), json_value(&f.value)))
+            .collect(),
+    )
+}
+
+fn json_value(value: &Value) -> Json {
+    match value {
+        Value::Text(s) => Json::Str(s.clone()),
+        Value::Count(n) | Value::Bytes(n) => Json::Int(*n),
+        Value::Fraction(x) | Value::Number(x) => Json::Float(*x),
+        Value::Hex(n) => Json::Str(format!("{n:#018x}")),
+        Value::Missing(_) => Json::Null,
+        Value::Rows(rows) => Json::Array(rows.iter().map(|row| to_json(row)).collect()),
+    }
 }

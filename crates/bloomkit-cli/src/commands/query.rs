@@ -2,83 +2,79 @@
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::ops::ControlFlow;
 use std::path::Path;
 
-use bloomkit::AnyFilter;
-
-use crate::error::{Context, Result};
+use crate::error::{Context, Error, Result};
 use crate::files;
-use crate::keys::KeyReader;
+use crate::keys::KeyArgs;
 use crate::output;
 
-/// Answers, for each key in `keys` (or each line of stdin when there are none), one line:
-/// `maybe<TAB>key` or `no<TAB>key`, in input order.
+/// What the answers were, for the exit status of `query -q`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answers {
+    /// Every key may be in the filter.
+    AllMaybe,
+    /// Some key is definitely not in it.
+    SomeAbsent,
+}
+
+/// Answers, for each key in `keys` (`-`, or no keys at all, for the lines of stdin), one
+/// line: `maybe<TAB>key` or `no<TAB>key`, in input order. With `quiet`, prints nothing and
+/// stops at the first key that is definitely absent.
 ///
 /// # Errors
 ///
-/// An unreadable filter, unreadable stdin, or a failed write to stdout.
-pub fn run(path: &Path, keys: &[OsString]) -> Result<()> {
+/// An unreadable filter, unreadable stdin, both the filter and the keys on stdin, or a
+/// failed write to stdout.
+pub fn run(path: &Path, keys: &[OsString], quiet: bool) -> Result<Answers> {
+    let keys = KeyArgs::new(keys)?;
+    if files::is_dash(path) && keys.reads_stdin() {
+        return Err(Error::Message(
+            "the filter and the keys cannot both come from standard input; give the keys as \
+             arguments, or the filter as a file"
+                .to_string(),
+        ));
+    }
     let filter = files::load_filter(path)?.filter;
-    let mut out = Answers {
-        filter: &filter,
-        seed: filter.seed(),
-        out: BufWriter::new(io::stdout().lock()),
-        // Someone typing keys wants each answer at once, not when they press Ctrl-D.
-        flush_each: keys.is_empty() && io::stdin().is_terminal(),
-    };
-    if keys.is_empty() {
-        let mut reader = KeyReader::new(io::stdin().lock());
-        while let Some(key) = reader
-            .next_key()
-            .context(|| "cannot read keys from standard input".to_string())?
-        {
-            out.answer(key).context(output::doing)?;
-        }
-    } else {
-        for key in keys {
-            out.answer(&os_bytes(key)).context(output::doing)?;
-        }
+    // Files written by a library user may have a seed other than the default; keys must be
+    // hashed with the filter's own.
+    let seed = filter.seed();
+    let contains = |key: &[u8]| filter.contains_hash(bloomkit::hash_bytes_with_seed(key, seed));
+    let mut answers = Answers::AllMaybe;
+
+    if quiet {
+        keys.for_each(|key| {
+            if contains(key) {
+                return Ok(ControlFlow::Continue(()));
+            }
+            answers = Answers::SomeAbsent;
+            Ok(ControlFlow::Break(()))
+        })?;
+        return Ok(answers);
     }
-    out.out.flush().context(output::doing)
-}
-
-/// Writes answers for one filter.
-struct Answers<'a, W> {
-    filter: &'a AnyFilter,
-    /// Files written by a library user may have a seed other than the default; keys must be
-    /// hashed with the filter's own.
-    seed: u64,
-    out: W,
-    flush_each: bool,
-}
-
-impl<W: Write> Answers<'_, W> {
-    /// Writes `maybe<TAB>key` or `no<TAB>key` for one key.
-    fn answer(&mut self, key: &[u8]) -> io::Result<()> {
-        let hit = self
-            .filter
-            .contains_hash(bloomkit::hash_bytes_with_seed(key, self.seed));
-        self.out.write_all(if hit { b"maybe\t" } else { b"no\t" })?;
-        self.out.write_all(key)?;
-        self.out.write_all(b"\n")?;
-        if self.flush_each {
-            self.out.flush()?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    // Someone typing keys wants each answer at once, not when they press Ctrl-D.
+    let flush_each = keys.reads_stdin() && io::stdin().is_terminal();
+    keys.for_each(|key| {
+        let hit = contains(key);
+        if !hit {
+            answers = Answers::SomeAbsent;
         }
-        Ok(())
+        write_answer(&mut out, hit, key, flush_each).context(output::doing)?;
+        Ok(ControlFlow::Continue(()))
+    })?;
+    out.flush().context(output::doing)?;
+    Ok(answers)
+}
+
+/// Writes `maybe<TAB>key` or `no<TAB>key` for one key.
+fn write_answer(out: &mut impl Write, hit: bool, key: &[u8], flush: bool) -> io::Result<()> {
+    out.write_all(if hit { b"maybe\t" } else { b"no\t" })?;
+    out.write_all(key)?;
+    out.write_all(b"\n")?;
+    if flush {
+        out.flush()?;
     }
-}
-
-/// A command-line argument's bytes, exactly as given, so that a key argument and the same
-/// key read as a line of a file hash alike even when they are not UTF-8.
-#[cfg(unix)]
-fn os_bytes(arg: &OsString) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt;
-    arg.as_os_str().as_bytes().to_vec()
-}
-
-/// A command-line argument's bytes. Outside Unix arguments are not byte strings; text ones
-/// (all but broken UTF-16) convert exactly.
-#[cfg(not(unix))]
-fn os_bytes(arg: &OsString) -> Vec<u8> {
-    arg.to_string_lossy().into_owned().into_bytes()
+    Ok(())
 }

@@ -1,35 +1,47 @@
-//! `bloomkit size`: how big a filter must be, without building one.
-
-use bloomkit::sizing;
+//! `bloomkit size`: how big a filter of each kind must be, without building one.
 
 use crate::error::Result;
+use crate::kinds::KINDS;
 use crate::{human, output};
 
 /// Prints, for each filter kind, the bits, bytes, bits per key, hashes and predicted
-/// false-positive rate of a filter for `items` keys at `fp_rate`.
+/// false-positive rate of a filter for `items` keys at `fp_rate`, and a note on each kind
+/// whose row needs one.
 ///
-/// Pure arithmetic from [`bloomkit::sizing`]: nothing is allocated, so a request for 10^12
-/// keys answers at once.
+/// Arithmetic from the library's sizing plans: nothing the size of the filter is allocated,
+/// so a request for 10^12 keys answers at once.
 ///
 /// # Errors
 ///
 /// A rate outside (0, 1) or too small to reach, or a filter too large to address.
 pub fn run(items: u64, fp_rate: f64) -> Result<()> {
-    // The same plans the filters' constructors build, so `size` never promises a filter that
-    // `build` would make differently (or refuse).
-    let classic = sizing::classic_plan(items, fp_rate)?;
-    let blocked = sizing::blocked_plan(items, fp_rate)?;
-
-    let row = |kind: &str, plan: sizing::Plan| {
-        vec![
-            kind.to_string(),
-            human::count(plan.num_bits),
-            human::bytes(plan.num_bits.div_ceil(8)),
-            format!("{:.2}", sizing::bits_per_key(plan.num_bits, items)),
-            plan.num_hashes.to_string(),
-            human::percent_sig(plan.fp_rate),
-        ]
-    };
+    let mut rows = Vec::new();
+    let mut notes = String::new();
+    let width = KINDS.iter().map(|kind| kind.name.len()).max().unwrap_or(0) + 1;
+    for kind in &KINDS {
+        // The same plans the constructors build, so `size` never promises a filter that
+        // `build` would make differently (or refuse).
+        let size = (kind.size)(items, fp_rate)?;
+        rows.push(vec![
+            kind.name.to_string(),
+            human::count(size.num_bits),
+            human::bytes(size.num_bits.div_ceil(8)),
+            format!(
+                "{:.2}",
+                bloomkit::sizing::bits_per_key(size.num_bits, items)
+            ),
+            size.num_hashes
+                .map_or_else(|| "-".to_string(), |k| k.to_string()),
+            human::percent_sig(size.fp_rate),
+        ]);
+        if !kind.size_note.is_empty() {
+            notes.push_str(&format!(
+                "{:<width$} {}\n",
+                format!("{}:", kind.name),
+                kind.size_note
+            ));
+        }
+    }
     let table = human::table(
         &[
             "kind",
@@ -39,12 +51,10 @@ pub fn run(items: u64, fp_rate: f64) -> Result<()> {
             "hashes",
             "predicted rate",
         ],
-        &[row("classic", classic), row("blocked", blocked)],
+        &rows,
     );
     output::print(&format!(
-        "a filter for {} at a false-positive rate of at most {}:\n\n{table}\n\
-         atomic has the same layout, size and rate as blocked (it is a blocked filter whose\n\
-         words are atomic, so threads can insert at once).\n",
+        "a filter for {} at a false-positive rate of at most {}:\n\n{table}\n{notes}",
         human::count_of(items, "key", "keys"),
         human::percent_sig(fp_rate),
     ))

@@ -1,0 +1,57 @@
+//! `bloomkit insert`: add keys to a filter file in place.
+
+use std::ffi::OsString;
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use bloomkit::AnyFilter;
+
+use crate::error::{Context, Result};
+use crate::keys::KeyArgs;
+use crate::{files, human, output};
+
+/// Adds every key in `keys` (`-`, or none at all, for the lines of stdin) to the filter in
+/// `path`, as the kind's own `insert` does (counting and cuckoo filters keep every copy), and
+/// writes the file back atomically.
+///
+/// # Errors
+///
+/// An unreadable filter or stdin; a kind that takes no keys (ribbon); a full cuckoo
+/// filter; a failed write. The file is unchanged after any error.
+pub fn run(path: &Path, keys: &[OsString]) -> Result<()> {
+    let keys = KeyArgs::new(keys)?;
+    let mut inserted = 0u64;
+    let (filter, (), _) = files::change_in_place(path, "insert", |filter| {
+        let seed = filter.seed();
+        keys.for_each(|key| {
+            filter
+                .insert_hash(bloomkit::hash_bytes_with_seed(key, seed))
+                .context(|| {
+                    format!(
+                        "cannot insert key {} into '{}' (the file is unchanged)",
+                        human::count(inserted + 1),
+                        path.display()
+                    )
+                })?;
+            inserted += 1;
+            Ok(ControlFlow::Continue(()))
+        })?;
+        Ok(())
+    })?;
+    output::print(&format!(
+        "{}: inserted {}; {}\n",
+        path.display(),
+        human::count_of(inserted, "key", "keys"),
+        state(&filter)
+    ))
+}
+
+/// What a filter holds after a change, for the summary line: its kind, keys and rate.
+pub fn state(filter: &AnyFilter) -> String {
+    format!(
+        "{} filter of {}, estimated false-positive rate {}",
+        filter.kind(),
+        human::count_of(filter.len(), "key", "keys"),
+        human::percent_sig(filter.estimated_fp_rate())
+    )
+}

@@ -373,6 +373,35 @@ impl Hasher for StableHasher {
     }
 }
 
+/// The hashes of every key of `items` under `seed`, for the static filters, which build from
+/// all their keys' hashes at once.
+///
+/// # Errors
+///
+/// [`Error::OutOfMemory`](crate::Error::OutOfMemory) if the hashes do not fit; a lying size
+/// hint is never trusted beyond what the allocator grants.
+pub(crate) fn collect_hashes<I>(items: I, seed: u64) -> crate::Result<Vec<u64>>
+where
+    I: IntoIterator,
+    I::Item: Hash,
+{
+    let items = items.into_iter();
+    let mut hashes: Vec<u64> = Vec::new();
+    // A lying size hint may claim anything: saturate rather than overflow.
+    let oom = |len: usize| crate::Error::OutOfMemory {
+        bytes: (len as u64).saturating_mul(8),
+    };
+    let hint = items.size_hint().0;
+    hashes.try_reserve_exact(hint).map_err(|_| oom(hint))?;
+    for item in items {
+        if hashes.len() == hashes.capacity() {
+            hashes.try_reserve(1).map_err(|_| oom(hashes.len() + 1))?;
+        }
+        hashes.push(hash_with_seed(&item, seed));
+    }
+    Ok(hashes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -115,7 +115,9 @@ mod counting;
 mod cuckoo;
 mod error;
 pub mod format;
+mod fuse;
 mod hash;
+mod mix;
 #[cfg(feature = "parallel")]
 mod parallel;
 mod prefetch;
@@ -134,6 +136,7 @@ pub use crate::counting::CountingBloomFilter;
 pub use crate::cuckoo::{CuckooFilter, CuckooOptions};
 pub use crate::error::{Error, Result};
 pub use crate::format::FilterKind;
+pub use crate::fuse::BinaryFuseFilter;
 pub use crate::hash::{
     hash, hash_bytes, hash_bytes_with_seed, hash_with_seed, StableHasher, DEFAULT_SEED,
 };

@@ -15,7 +15,7 @@ use std::hash::Hash;
 
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::{hash_with_seed, DEFAULT_SEED};
+use crate::hash::{collect_hashes, hash_with_seed, DEFAULT_SEED};
 use crate::sizing;
 use crate::Filter;
 
@@ -208,20 +208,7 @@ impl RibbonFilter {
         I::Item: Hash,
     {
         let result_bits = result_bits_for(fp_rate)?;
-        let items = items.into_iter();
-        let mut hashes: Vec<u64> = Vec::new();
-        // A lying size hint may claim anything: saturate rather than overflow.
-        let oom = |len: usize| Error::OutOfMemory {
-            bytes: (len as u64).saturating_mul(8),
-        };
-        let hint = items.size_hint().0;
-        hashes.try_reserve_exact(hint).map_err(|_| oom(hint))?;
-        for item in items {
-            if hashes.len() == hashes.capacity() {
-                hashes.try_reserve(1).map_err(|_| oom(hashes.len() + 1))?;
-            }
-            hashes.push(hash_with_seed(&item, seed));
-        }
+        let hashes = collect_hashes(items, seed)?;
         Self::build_planned(&hashes, result_bits, seed, None)
     }
 

@@ -145,11 +145,20 @@ struct Scratch {
     block_starts: Vec<usize>,
 }
 
-/// `(position + 1) mod 3` and `(position + 2) mod 3`: a key's other two slots.
+/// A key's slots twice over, so that its two slots after `position` (mod 3) are at
+/// `position + 1` and `position + 2` (and `position`, at most 3, indexes it unchecked).
 #[inline]
-fn others(position: u8) -> (usize, usize) {
-    const NEXT: [usize; 5] = [0, 1, 2, 0, 1];
-    (NEXT[position as usize + 1], NEXT[position as usize + 2])
+fn slots_around(shape: &Shape, x: u64) -> [usize; 6] {
+    let [a, b, c] = shape.slots(x);
+    [a, b, c, a, b, c]
+}
+
+/// `(position + 1) mod 3` and `(position + 2) mod 3`: the positions of a key's other two
+/// slots.
+#[inline]
+fn others(position: usize) -> (u8, u8) {
+    const NEXT: [u8; 6] = [1, 2, 0, 1, 2, 0];
+    (NEXT[position], NEXT[position + 1])
 }
 
 /// The fewest top bits of `x` that tell `segment_count` segments apart (at least 1).
@@ -192,13 +201,17 @@ impl Scratch {
     }
 
     /// Adds every key to its three slots; returns the number of keys found to repeat one
-    /// already added, or `None` if a slot overflowed (64 keys in one slot).
-    fn count_keys(&mut self, keys: usize, shape: &Shape) -> Option<usize> {
+    /// already added, or `None` if a slot came to hold 32 keys (its count overflows at 64,
+    /// and random keys put 32 in one slot with probability below 10^−20).
+    fn count_keys(&mut self, keys: usize, shape: &Shape, first: bool) -> Option<usize> {
         let (count, xor) = (&mut self.count, &mut self.xor);
-        count.fill(0);
-        xor.fill(0);
+        // Allocated zeroed; a retry clears what the last attempt left.
+        if !first {
+            count.fill(0);
+            xor.fill(0);
+        }
         let mut duplicates = 0;
-        let mut overflow = false;
+        let mut seen = 0u8;
         for &x in &self.order[..keys] {
             let [a, b, c] = shape.slots(x);
             count[a] = count[a].wrapping_add(4);
@@ -207,6 +220,8 @@ impl Scratch {
             xor[b] ^= x;
             count[c] = count[c].wrapping_add(4) ^ 2;
             xor[c] ^= x;
+            // A count passes 128 (32 keys) before it can wrap.
+            seen |= count[a] | count[b] | count[c];
             // A key added twice cancels out of its slots' XORs: where a slot then holds just
             // the two copies (XOR 0, two keys), take the second copy back out. (A repeat
             // this misses makes the peeling fail, and the retry removes repeats first.)
@@ -223,9 +238,8 @@ impl Scratch {
                 count[c] = count[c].wrapping_sub(4) ^ 2;
                 xor[c] ^= x;
             }
-            overflow |= count[a] < 4 || count[b] < 4 || count[c] < 4;
         }
-        (!overflow).then_some(duplicates)
+        (seen < 128).then_some(duplicates)
     }
 
     /// Peels the counted keys into `order` and `peeled_from`; returns how many were peeled.
@@ -249,13 +263,15 @@ impl Scratch {
             self.order[peeled] = x;
             self.peeled_from[peeled] = position;
             peeled += 1;
-            let slots = shape.slots(x);
-            let (p1, p2) = others(position);
-            for p in [p1, p2] {
-                let other = slots[p];
+            let slots = slots_around(shape, x);
+            let (p1, p2) = others(usize::from(position));
+            for (other, p) in [
+                (slots[usize::from(position) + 1], p1),
+                (slots[usize::from(position) + 2], p2),
+            ] {
                 queue[queued] = other as u32;
                 queued += usize::from(count[other] >> 2 == 2);
-                count[other] = count[other].wrapping_sub(4) ^ p as u8;
+                count[other] = count[other].wrapping_sub(4) ^ p;
                 xor[other] ^= x;
             }
         }
@@ -275,10 +291,10 @@ impl Scratch {
             .zip(&self.peeled_from[..peeled])
             .rev()
         {
-            let slots = shape.slots(x);
-            let (p1, p2) = others(position);
-            fingerprints[slots[position as usize]] =
-                F::of(x) ^ fingerprints[slots[p1]] ^ fingerprints[slots[p2]];
+            let slots = slots_around(shape, x);
+            let p = usize::from(position & 3);
+            fingerprints[slots[p]] =
+                F::of(x) ^ fingerprints[slots[p + 1]] ^ fingerprints[slots[p + 2]];
         }
         Ok(fingerprints)
     }
@@ -326,7 +342,7 @@ pub(super) fn solve<F: Fingerprint>(hashes: &[u64], plan: BuildPlan) -> Result<S
         let shape = Shape::new(layout.segment_length, layout.segment_count, attempt);
         let keys = unique.as_deref().unwrap_or(hashes);
         scratch.sort_by_block(keys, &shape, layout.segment_count);
-        if let Some(duplicates) = scratch.count_keys(keys.len(), &shape) {
+        if let Some(duplicates) = scratch.count_keys(keys.len(), &shape, attempt == 0) {
             let peeled = scratch.peel(&shape);
             if peeled + duplicates == keys.len() {
                 return Ok(Solved {

@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use bloomkit::{AnyFilter, FilterKind, LayerLayout, RibbonFilter, ScalableBloomFilter};
+use bloomkit::{
+    AnyFilter, BinaryFuseFilter, FilterKind, LayerLayout, RibbonFilter, ScalableBloomFilter,
+};
 
 use crate::error::{Context, Error, Result};
 use crate::files::{self, Input};
@@ -11,12 +13,13 @@ use crate::progress::Progress;
 use crate::{human, output};
 
 /// Builds a filter of `kind` from the keys in `inputs` and writes it to `output`; a
-/// scalable filter's layers in `layout` when given.
+/// scalable filter's layers in `layout` when given, a binary fuse filter's fingerprints of
+/// `fingerprint_bits` (by default the fewer that meet `fp_rate`).
 ///
 /// With `items`, the filter is sized for that many keys up front and keys stream into it;
 /// without, every key's hash is held (8 bytes a key), sorted and deduplicated, and the filter
-/// is sized for exactly the distinct keys. A ribbon filter is always built the second way:
-/// it is solved from all its keys at once.
+/// is sized for exactly the distinct keys. A ribbon or binary fuse filter is always built the
+/// second way: it is solved from all its keys at once.
 ///
 /// # Errors
 ///
@@ -25,17 +28,24 @@ use crate::{human, output};
 pub fn run(
     kind: FilterKind,
     layout: Option<LayerLayout>,
+    fingerprint_bits: Option<u32>,
     items: Option<u64>,
     fp_rate: f64,
     output: &Path,
     inputs: &[PathBuf],
 ) -> Result<()> {
-    if kind == FilterKind::Ribbon && items.is_some() {
-        return Err(Error::Message(
-            "--items does not apply to --kind ribbon: a ribbon filter is built from all its \
+    let is_static = matches!(kind, FilterKind::Ribbon | FilterKind::Fuse);
+    if is_static && items.is_some() {
+        return Err(Error::Message(format!(
+            "--items does not apply to --kind {kind}: a {kind} filter is built from all its \
              keys at once, sized for exactly the distinct keys; omit --items"
-                .to_string(),
-        ));
+        )));
+    }
+    if fingerprint_bits.is_some() && kind != FilterKind::Fuse {
+        return Err(Error::Message(format!(
+            "--fingerprint-bits applies to --kind fuse only (a {kind} filter's rate is set \
+             by --fp-rate); omit --fingerprint-bits, or pass --kind fuse"
+        )));
     }
     if layout.is_some() && kind != FilterKind::Scalable {
         return Err(Error::Message(format!(
@@ -44,6 +54,11 @@ pub fn run(
         )));
     }
     // Fail on a bad rate before reading what may be gigabytes of keys.
+    let fingerprint_bits = match fingerprint_bits {
+        Some(bits) => bits,
+        None if kind == FilterKind::Fuse => BinaryFuseFilter::fingerprint_bits_for(fp_rate)?,
+        None => 0,
+    };
     check_rate(kind, fp_rate)?;
     let new_filter = |items: u64| -> bloomkit::Result<AnyFilter> {
         match layout {
@@ -88,6 +103,8 @@ pub fn run(
             hashes.dedup();
             let filter = if kind == FilterKind::Ribbon {
                 RibbonFilter::build_from_hashes(&hashes, fp_rate)?.into()
+            } else if kind == FilterKind::Fuse {
+                BinaryFuseFilter::build_from_hashes(&hashes, fingerprint_bits)?.into()
             } else {
                 let mut filter = new_filter(hashes.len() as u64)?;
                 for &hash in &hashes {
@@ -124,10 +141,15 @@ pub fn run(
 
 /// Refuses a rate the kind would refuse, before any key is read.
 fn check_rate(kind: FilterKind, fp_rate: f64) -> Result<()> {
-    if kind == FilterKind::Ribbon {
-        RibbonFilter::build_from_hashes(&[], fp_rate)?;
-    } else {
-        AnyFilter::new(kind, 1, fp_rate)?;
+    match kind {
+        FilterKind::Ribbon => {
+            RibbonFilter::build_from_hashes(&[], fp_rate)?;
+        }
+        // A binary fuse filter's rate is its fingerprints', chosen (and checked) before.
+        FilterKind::Fuse => {}
+        _ => {
+            AnyFilter::new(kind, 1, fp_rate)?;
+        }
     }
     Ok(())
 }

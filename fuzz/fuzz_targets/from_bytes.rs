@@ -4,7 +4,7 @@
 //! Run: `cargo +nightly fuzz run from_bytes` from the repository root.
 #![no_main]
 
-use bloomkit::{AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter};
+use bloomkit::{AnyFilter, AtomicBloomFilter, BinaryFuseFilter, BlockedBloomFilter, BloomFilter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -12,6 +12,10 @@ fuzz_target!(|data: &[u8]| {
     let _ = BlockedBloomFilter::from_bytes(data);
     let _ = AtomicBloomFilter::from_bytes(data);
     let _ = BloomFilter::read_from(data);
+    if let Ok(f) = BinaryFuseFilter::from_bytes(data) {
+        let _ = f.contains("probe");
+    }
+    let _ = BinaryFuseFilter::read_from(data);
     if let Ok(f) = AnyFilter::from_bytes(data) {
         // What loads is exactly what was stored: it writes back to the same bytes.
         assert_eq!(f.to_bytes(), data);

@@ -33,7 +33,8 @@
 //!
 //! // RibbonFilter::build(items, p) is static: implement `StaticFilter` for it (build from
 //! // the collected `bloomkit::hash`es) and list `Static::<K, BloomkitHash, RibbonFilter>`
-//! // through a contender whose `memory_for` is the ribbon's size formula.
+//! // through a contender whose `memory_for` is the ribbon's size formula. (BinaryFuseFilter
+//! // is listed the same way, once per fingerprint width.)
 //!
 //! // AgingBloomFilter: like the counting filter.
 //! ```
@@ -43,8 +44,8 @@
 use std::marker::PhantomData;
 
 use bloomkit::{
-    sizing, AtomicBloomFilter, BlockedBloomFilter, BloomFilter, CountingBloomFilter, CuckooFilter,
-    RibbonFilter, ScalableBloomFilter,
+    sizing, AtomicBloomFilter, BinaryFuseFilter, BlockedBloomFilter, BloomFilter,
+    CountingBloomFilter, CuckooFilter, RibbonFilter, ScalableBloomFilter,
 };
 
 use crate::keys::{Key, KeyPool};
@@ -235,6 +236,83 @@ impl<K: Key + ?Sized> Contender<K> for Ribbon {
     }
 }
 
+/// A binary fuse filter with `BITS`-bit fingerprints, built from the `bloomkit::hash`es of
+/// all its keys.
+pub struct FuseFilter<const BITS: u32>(BinaryFuseFilter);
+
+impl<const BITS: u32> StaticFilter for FuseFilter<BITS> {
+    fn build(hashes: &[u64], _p: f64) -> Result<Self, String> {
+        BinaryFuseFilter::build_from_hashes(hashes, BITS)
+            .map(FuseFilter)
+            .map_err(|e| e.to_string())
+    }
+
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.0.contains_hash(hash)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.0.memory_bytes()
+    }
+}
+
+/// A binary fuse filter: static, built from the `bloomkit::hash`es of all its keys, with 8-
+/// or 16-bit fingerprints (its rate is 2^-bits whatever the target).
+pub struct Fuse {
+    /// 8 or 16.
+    pub fingerprint_bits: u32,
+}
+
+impl<K: Key + ?Sized> Contender<K> for Fuse {
+    fn info(&self) -> Info {
+        let bits = self.fingerprint_bits;
+        Info {
+            name: format!("BinaryFuseFilter, {bits}-bit"),
+            crate_name: "bloomkit",
+            family: if bits == 8 {
+                Family::Fuse8
+            } else {
+                Family::Fuse16
+            },
+            hashing: Hashing::Bloomkit,
+            note: Some(format!(
+                "static: built from all keys; {bits}-bit fingerprints, rate 2^-{bits}"
+            )),
+        }
+    }
+
+    fn build(&self, n: u64, p: f64) -> Result<Box<dyn Subject<K>>, String> {
+        Ok(if self.fingerprint_bits == 8 {
+            Box::new(Static::<K, BloomkitHash, FuseFilter<8>>::new(n, p)?)
+        } else {
+            Box::new(Static::<K, BloomkitHash, FuseFilter<16>>::new(n, p)?)
+        })
+    }
+
+    fn memory_for(&self, n: u64, _p: f64) -> Result<u64, String> {
+        match BinaryFuseFilter::planned_bits(n, self.fingerprint_bits) {
+            Ok(bits) => Ok(std::mem::size_of::<BinaryFuseFilter>() as u64 + bits / 8),
+            // Past 2^32 slots: more than any memory, which keeps the harness's search for a
+            // size monotone.
+            Err(bloomkit::Error::TooLarge { .. }) => Ok(u64::MAX),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn build_peak_bytes(&self, n: u64, p: f64) -> u64 {
+        // The collected hashes (8 bytes a key) and the build's scratch: the sorted hashes and
+        // the peeling order (9 bytes a key) and 13 bytes a slot (about 1.125 slots a key),
+        // beside the filter.
+        let filter = <Self as Contender<K>>::memory_for(self, n, p).unwrap_or(u64::MAX);
+        let slots =
+            (filter.saturating_mul(8) / u64::from(self.fingerprint_bits)).saturating_mul(13);
+        filter
+            .saturating_add(n.saturating_mul(17))
+            .saturating_add(slots)
+    }
+}
+
 /// How much smaller than its final key count a scalable filter is planned: it grows 100×
 /// during the insert phase, the case the issue compares.
 pub const SCALABLE_GROWTH: u64 = 100;
@@ -409,6 +487,12 @@ pub fn contenders<K: Key + ?Sized>() -> Vec<Box<dyn Contender<K>>> {
             Some(cuckoo_memory),
         )),
         Box::new(Ribbon),
+        Box::new(Fuse {
+            fingerprint_bits: 8,
+        }),
+        Box::new(Fuse {
+            fingerprint_bits: 16,
+        }),
     ]
 }
 

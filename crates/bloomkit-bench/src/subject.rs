@@ -95,8 +95,12 @@ pub enum Family {
     Cuckoo,
     /// Quotient filter: fingerprints in a compact hash table.
     Quotient,
-    /// Static, built from all keys: xor and binary fuse filters.
+    /// Static, built from all keys: xor filters.
     Xor,
+    /// Static, built from all keys: binary fuse filters with 8-bit fingerprints.
+    Fuse8,
+    /// Static, built from all keys: binary fuse filters with 16-bit fingerprints.
+    Fuse16,
     /// Static, built from all keys: ribbon filters.
     Ribbon,
     /// A filter that forgets old keys.
@@ -117,6 +121,8 @@ impl Family {
             Cuckoo => &[Cuckoo, Blocked],
             Quotient => &[Cuckoo, Counting, Blocked],
             Xor | Ribbon => &[Ribbon, Blocked],
+            Fuse8 => &[Fuse8, Ribbon, Blocked],
+            Fuse16 => &[Fuse16, Ribbon, Blocked],
             Aging => &[Aging, Blocked],
         }
     }

@@ -15,9 +15,15 @@ fn check_row(outcome: &Outcome, config: &Config, regime: Regime) {
     assert_eq!(row.regime, regime);
     assert_eq!(row.missed_present, 0, "{name}: false negatives");
     assert!(row.present_queries > 0 && row.absent_queries > 0, "{name}");
-    // Built for 1%: the measured rate is close to it (a few thousand absent keys at least).
+    // Built for 1%: the measured rate is close to it (a few thousand absent keys at least),
+    // but for the binary fuse filters, whose rate is 2^-8 or 2^-16 whatever the target.
     let rate = row.fp_rate();
-    assert!((0.004..0.016).contains(&rate), "{name}: rate {rate}");
+    let expected = match row.info.family {
+        Family::Fuse8 => 0.002..0.006,
+        Family::Fuse16 => 0.0..0.0005,
+        _ => 0.004..0.016,
+    };
+    assert!(expected.contains(&rate), "{name}: rate {rate}");
     // Each kind's own size at 1%: a counting filter's 4-bit counters, a scalable filter's
     // layers after growing 100×, a ribbon filter's 7-bit results (a small one pays a little
     // slack), the Bloom and cuckoo filters' ~10 bits.
@@ -26,6 +32,7 @@ fn check_row(outcome: &Outcome, config: &Config, regime: Regime) {
         Family::Counting => 36.0..41.0,
         Family::Scalable => 20.0..32.0,
         Family::Ribbon => 7.0..8.5,
+        Family::Fuse16 => 18.0..25.0,
         _ => 9.0..12.5,
     };
     assert!(expected.contains(&bits), "{name}: {bits} bits/key");

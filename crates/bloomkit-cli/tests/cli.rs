@@ -260,7 +260,7 @@ fn a_key_built_by_the_cli_is_found_by_the_library() {
     let input = s.path("k.txt");
     fs::write(&input, b"apple\nbytes\xff\n").unwrap();
     for kind in [
-        "blocked", "classic", "counting", "scalable", "cuckoo", "ribbon", "aging",
+        "blocked", "classic", "counting", "scalable", "cuckoo", "ribbon", "aging", "fuse",
     ] {
         let filter = s.build("f.bkf", &input, &["--kind", kind]);
         let loaded = bloomkit::AnyFilter::from_bytes(&fs::read(&filter).unwrap()).unwrap();
@@ -277,7 +277,7 @@ fn every_kind_builds_queries_and_describes_itself() {
     let s = Scratch::new();
     let input = s.keys_file("k.txt", &keys("k", 2000));
     for kind in [
-        "classic", "blocked", "counting", "scalable", "cuckoo", "ribbon", "aging",
+        "classic", "blocked", "counting", "scalable", "cuckoo", "ribbon", "aging", "fuse",
     ] {
         let filter = s.build("f.bkf", &input, &["--kind", kind]);
         let output = bloomkit().arg("info").arg(&filter).output().unwrap();
@@ -317,6 +317,45 @@ fn ribbon_refuses_items_because_it_is_built_from_all_keys() {
             "--items does not apply to --kind ribbon",
         ));
     assert!(!s.path("r.bkf").exists());
+}
+
+/// `--fingerprint-bits` picks a fuse filter's fingerprints; without it, `--fp-rate` does.
+#[test]
+fn fuse_fingerprint_bits_come_from_the_rate() {
+    let s = Scratch::new();
+    let input = s.keys_file("k.txt", &keys("k", 500));
+    for (args, bits) in [
+        (&["--kind", "fuse"][..], 8),
+        (&["--kind", "fuse", "--fp-rate", "0.001"][..], 16),
+        (&["--kind", "fuse", "--fp-rate", "0.004"][..], 8),
+        (&["--kind", "fuse", "--fp-rate", "0.0039"][..], 16),
+    ] {
+        let filter = s.build("f.bkf", &input, args);
+        let loaded = bloomkit::BinaryFuseFilter::from_bytes(&fs::read(&filter).unwrap()).unwrap();
+        assert_eq!(loaded.fingerprint_bits(), bits, "{args:?}");
+        assert_eq!(loaded.len(), 500);
+    }
+    for (args, message) in [
+        (
+            &["--kind", "fuse", "--fp-rate", "1e-9"][..],
+            "a binary fuse filter has 8- or 16-bit fingerprints",
+        ),
+        (
+            &["--kind", "fuse", "--items", "10"][..],
+            "--items does not apply to --kind fuse",
+        ),
+    ] {
+        bloomkit()
+            .arg("build")
+            .args(args)
+            .arg("-o")
+            .arg(s.path("bad.bkf"))
+            .arg(&input)
+            .assert()
+            .failure()
+            .stderr(predicates::str::contains(message));
+        assert!(!s.path("bad.bkf").exists());
+    }
 }
 
 #[test]
@@ -605,7 +644,7 @@ fn demo_prints_every_kind() {
     assert!(output.status.success(), "{output:?}");
     let stdout = String::from_utf8(output.stdout).unwrap();
     for kind in [
-        "classic", "blocked", "atomic", "counting", "scalable", "cuckoo", "ribbon", "aging",
+        "classic", "blocked", "atomic", "counting", "scalable", "cuckoo", "ribbon", "aging", "fuse",
     ] {
         let row = stdout
             .lines()

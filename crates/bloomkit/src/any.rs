@@ -7,8 +7,8 @@ use crate::format::{self, FilterKind, FormatReader, Persist};
 use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::{
-    AgingBloomFilter, BlockedBloomFilter, BloomFilter, CountingBloomFilter, CuckooFilter, Filter,
-    RibbonFilter, ScalableBloomFilter,
+    AgingBloomFilter, BinaryFuseFilter, BlockedBloomFilter, BloomFilter, CountingBloomFilter,
+    CuckooFilter, Filter, RibbonFilter, ScalableBloomFilter,
 };
 
 /// A filter of any kind, for code that opens files without knowing what they hold (the
@@ -17,7 +17,7 @@ use crate::{
 ///
 /// It answers what every kind answers (`contains`, `insert` where the kind allows it, sizes,
 /// rates, the file format) and refuses, with [`Error::Unsupported`], what a kind cannot do
-/// (inserting into a static ribbon filter, merging cuckoo filters).
+/// (inserting into a static ribbon or binary fuse filter, merging cuckoo filters).
 ///
 /// # Examples
 ///
@@ -55,6 +55,8 @@ pub enum AnyFilter {
     Ribbon(RibbonFilter),
     /// An [`AgingBloomFilter`].
     Aging(AgingBloomFilter),
+    /// A [`BinaryFuseFilter`].
+    Fuse(BinaryFuseFilter),
 }
 
 /// Runs the same expression on whichever filter `self` holds.
@@ -68,6 +70,7 @@ macro_rules! each {
             AnyFilter::Cuckoo($f) => $e,
             AnyFilter::Ribbon($f) => $e,
             AnyFilter::Aging($f) => $e,
+            AnyFilter::Fuse($f) => $e,
         }
     };
 }
@@ -79,8 +82,9 @@ impl AnyFilter {
     ///
     /// # Errors
     ///
-    /// The kind's own errors, and [`Error::Unsupported`] for a ribbon filter, which is built
-    /// from all its keys at once ([`RibbonFilter::build`]).
+    /// The kind's own errors, and [`Error::Unsupported`] for a ribbon or binary fuse filter,
+    /// which is built from all its keys at once ([`RibbonFilter::build`],
+    /// [`BinaryFuseFilter::build`]).
     pub fn new(kind: FilterKind, items: u64, fp_rate: f64) -> Result<Self> {
         Ok(match kind {
             FilterKind::Classic => AnyFilter::Classic(BloomFilter::new(items, fp_rate)?),
@@ -93,7 +97,7 @@ impl AnyFilter {
                 fp_rate,
                 AgingBloomFilter::DEFAULT_GENERATIONS,
             )?),
-            FilterKind::Ribbon => {
+            FilterKind::Ribbon | FilterKind::Fuse => {
                 return Err(Error::Unsupported {
                     kind,
                     operation: "building empty (it is built from all its keys at once)",
@@ -138,6 +142,7 @@ impl AnyFilter {
             Some(FilterKind::Cuckoo) => AnyFilter::Cuckoo(CuckooFilter::decode(h, &mut r)?),
             Some(FilterKind::Ribbon) => AnyFilter::Ribbon(RibbonFilter::decode(h, &mut r)?),
             Some(FilterKind::Aging) => AnyFilter::Aging(AgingBloomFilter::decode(h, &mut r)?),
+            Some(FilterKind::Fuse) => AnyFilter::Fuse(BinaryFuseFilter::decode(h, &mut r)?),
             None => return Err(Error::UnknownKind { found: header.kind }),
         };
         let rest = r.finish()?;
@@ -154,6 +159,7 @@ impl AnyFilter {
             AnyFilter::Cuckoo(_) => FilterKind::Cuckoo,
             AnyFilter::Ribbon(_) => FilterKind::Ribbon,
             AnyFilter::Aging(_) => FilterKind::Aging,
+            AnyFilter::Fuse(_) => FilterKind::Fuse,
         }
     }
 
@@ -179,7 +185,7 @@ impl AnyFilter {
     ///
     /// # Errors
     ///
-    /// [`Error::Unsupported`] for a ribbon filter (static); [`Error::Full`] from a full
+    /// [`Error::Unsupported`] for a ribbon or binary fuse filter (static); [`Error::Full`] from a full
     /// cuckoo or non-scaling scalable filter; [`Error::OutOfMemory`] when a scalable filter
     /// cannot grow. The filter is unchanged after an error.
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool> {
@@ -204,8 +210,8 @@ impl AnyFilter {
                 f.insert_hash(hash).map(|()| was_absent)
             }
             AnyFilter::Aging(f) => Ok(f.insert_hash(hash)),
-            AnyFilter::Ribbon(_) => Err(Error::Unsupported {
-                kind: FilterKind::Ribbon,
+            AnyFilter::Ribbon(_) | AnyFilter::Fuse(_) => Err(Error::Unsupported {
+                kind: self.kind(),
                 operation: "insert (it is static: rebuild it from all its keys)",
             }),
         }
@@ -233,8 +239,8 @@ impl AnyFilter {
     }
 
     /// How many keys the filter has taken in, by its own count: inserts that changed a Bloom
-    /// filter, keys held by a scalable, cuckoo or counting filter, keys a ribbon filter was
-    /// built from, keys inserted into an aging filter's live generations.
+    /// filter, keys held by a scalable, cuckoo or counting filter, keys a ribbon or binary
+    /// fuse filter was built from, keys inserted into an aging filter's live generations.
     pub fn len(&self) -> u64 {
         match self {
             AnyFilter::Classic(f) => f.item_count(),
@@ -244,6 +250,7 @@ impl AnyFilter {
             AnyFilter::Cuckoo(f) => f.len(),
             AnyFilter::Ribbon(f) => f.len(),
             AnyFilter::Aging(f) => f.item_count(),
+            AnyFilter::Fuse(f) => f.len(),
         }
     }
 
@@ -253,7 +260,8 @@ impl AnyFilter {
     }
 
     /// The false-positive rate a query for an absent key risks now, estimated from the
-    /// filter's contents (its fill or load; exactly 2^−r for a ribbon filter).
+    /// filter's contents (its fill or load; exactly 2^−r for a ribbon filter, 2^−bits for a
+    /// binary fuse filter).
     pub fn estimated_fp_rate(&self) -> f64 {
         match self {
             AnyFilter::Classic(f) => f.estimated_fp_rate(),
@@ -263,6 +271,7 @@ impl AnyFilter {
             AnyFilter::Cuckoo(f) => f.estimated_fp_rate(),
             AnyFilter::Ribbon(f) => f.fp_rate(),
             AnyFilter::Aging(f) => f.estimated_fp_rate(),
+            AnyFilter::Fuse(f) => f.fp_rate(),
         }
     }
 
@@ -304,6 +313,7 @@ impl AnyFilter {
                     .filter_map(|age| f.generation(age))
                     .map(|g| sizing::blocked_fp_rate(g.item_count(), g.num_bits(), g.num_hashes())),
             ),
+            AnyFilter::Fuse(f) => f.fp_rate(),
         }
     }
 
@@ -419,6 +429,17 @@ impl AnyFilter {
                 }
                 v
             }
+            AnyFilter::Fuse(f) => vec![
+                ("slots", f.num_slots().to_string()),
+                ("fingerprint bits", f.fingerprint_bits().to_string()),
+                (
+                    "segments",
+                    format!("{} of {} slots", f.segment_count(), f.segment_length()),
+                ),
+                ("fuse seed", f.fuse_seed().to_string()),
+                ("bits", f.num_bits().to_string()),
+                ("bits per key", format!("{:.2}", f.bits_per_key())),
+            ],
         }
     }
 
@@ -427,7 +448,7 @@ impl AnyFilter {
     /// # Errors
     ///
     /// [`Error::Incompatible`] if the kinds or parameters differ; [`Error::Unsupported`] for
-    /// kinds that cannot be merged (scalable, cuckoo, ribbon, aging).
+    /// kinds that cannot be merged (scalable, cuckoo, ribbon, aging, fuse).
     pub fn union(&mut self, other: &Self) -> Result<()> {
         match (self, other) {
             (AnyFilter::Classic(a), AnyFilter::Classic(b)) => a.union(b),
@@ -498,6 +519,7 @@ from_kind! {
     CuckooFilter => Cuckoo,
     RibbonFilter => Ribbon,
     AgingBloomFilter => Aging,
+    BinaryFuseFilter => Fuse,
 }
 
 impl Filter for AnyFilter {
@@ -538,6 +560,7 @@ mod tests {
             }
         }
         filters.push(RibbonFilter::build(0..300u32, 0.01).unwrap().into());
+        filters.push(BinaryFuseFilter::build(0..300u32, 8).unwrap().into());
         filters
     }
 
@@ -573,7 +596,7 @@ mod tests {
     fn insert_is_the_kinds_own() {
         for mut f in one_of_each() {
             let kind = f.kind();
-            if kind == FilterKind::Ribbon {
+            if matches!(kind, FilterKind::Ribbon | FilterKind::Fuse) {
                 assert!(matches!(f.insert("x"), Err(Error::Unsupported { .. })));
                 continue;
             }

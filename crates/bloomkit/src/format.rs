@@ -67,6 +67,8 @@ pub enum FilterKind {
     Ribbon,
     /// An aging Bloom filter (generations that rotate out).
     Aging,
+    /// A binary fuse filter (static, built once from all keys; the fastest queries).
+    Fuse,
 }
 
 impl FilterKind {
@@ -80,6 +82,7 @@ impl FilterKind {
             FilterKind::Cuckoo => 5,
             FilterKind::Ribbon => 6,
             FilterKind::Aging => 7,
+            FilterKind::Fuse => 8,
         }
     }
 
@@ -93,6 +96,7 @@ impl FilterKind {
             5 => Some(FilterKind::Cuckoo),
             6 => Some(FilterKind::Ribbon),
             7 => Some(FilterKind::Aging),
+            8 => Some(FilterKind::Fuse),
             _ => None,
         }
     }
@@ -107,6 +111,7 @@ impl FilterKind {
             FilterKind::Cuckoo => "cuckoo",
             FilterKind::Ribbon => "ribbon",
             FilterKind::Aging => "aging",
+            FilterKind::Fuse => "fuse",
         }
     }
 }
@@ -702,7 +707,7 @@ mod tests {
 
     #[test]
     fn kind_codes_round_trip() {
-        for code in 1..=7 {
+        for code in 1..=8 {
             let kind = FilterKind::from_code(code).unwrap();
             assert_eq!(kind.code(), code);
             assert_eq!(FilterKind::from_code(kind.code()), Some(kind));

@@ -378,6 +378,34 @@ impl KeyHasher {
         }
     }
 
+    /// The hashes of `items`, in order: for the static kinds, built from every key at once.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) if the hashes do not fit; a lying
+    /// size hint is never trusted beyond what the allocator grants.
+    pub(crate) fn hash_all<I>(&self, items: I) -> crate::Result<Vec<u64>>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        let items = items.into_iter();
+        let mut hashes: Vec<u64> = Vec::new();
+        // A lying size hint may claim anything: saturate rather than overflow.
+        let oom = |len: usize| crate::Error::OutOfMemory {
+            bytes: (len as u64).saturating_mul(8),
+        };
+        let hint = items.size_hint().0;
+        hashes.try_reserve_exact(hint).map_err(|_| oom(hint))?;
+        for item in items {
+            if hashes.len() == hashes.capacity() {
+                hashes.try_reserve(1).map_err(|_| oom(hashes.len() + 1))?;
+            }
+            hashes.push(self.hash(&item));
+        }
+        Ok(hashes)
+    }
+
     /// The hash of a byte string key, the same under either feed (bloomkit 0.1 hashed a
     /// `str` as its bytes and a `0xff`, and [`crate::hash_bytes`] did the same for bytes).
     #[inline(always)]

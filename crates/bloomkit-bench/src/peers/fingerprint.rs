@@ -1,5 +1,5 @@
-//! Fingerprint-filter peers: xorf 0.13 (`BinaryFuse8`, `Xor8`), cuckoofilter 0.5,
-//! qfilter 0.3.
+//! Fingerprint-filter peers: xorf 0.13 (`BinaryFuse8`, `BinaryFuse16`, `Xor8`),
+//! cuckoofilter 0.5, qfilter 0.3.
 
 use std::marker::PhantomData;
 use std::mem::size_of;
@@ -43,6 +43,21 @@ impl StaticFilter for xorf::BinaryFuse8 {
     }
 }
 
+impl StaticFilter for xorf::BinaryFuse16 {
+    fn build(hashes: &[u64], _p: f64) -> Result<Self, String> {
+        xorf::BinaryFuse16::try_from(hashes).map_err(str::to_string)
+    }
+
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.contains(&hash)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        size_of::<Self>() + self.fingerprints.len() * 2
+    }
+}
+
 impl StaticFilter for xorf::Xor8 {
     fn build(hashes: &[u64], _p: f64) -> Result<Self, String> {
         // Xor8 retries until it succeeds, and never does with duplicate keys: fine here, as
@@ -67,12 +82,15 @@ impl StaticFilter for xorf::Xor8 {
 pub enum XorfKind {
     /// `BinaryFuse8`.
     BinaryFuse8,
+    /// `BinaryFuse16`.
+    BinaryFuse16,
     /// `Xor8`.
     Xor8,
 }
 
 /// An xorf filter built from the hashes of all keys (`try_from(&[u64])` / `from(&[u64])`).
-/// Its rate is fixed by its 8-bit fingerprints (≈0.39%): there is no knob for 1%.
+/// Its rate is fixed by its 8- or 16-bit fingerprints (≈0.39% or ≈0.0015%): there is no knob
+/// for 1%.
 pub struct Xorf<H> {
     /// Which filter.
     pub kind: XorfKind,
@@ -89,7 +107,7 @@ impl<H> Xorf<H> {
     }
 }
 
-/// `BinaryFuse8`'s fingerprint count for `n` keys: its construction's sizing, step by step
+/// `BinaryFuse8`'s (and `BinaryFuse16`'s) fingerprint count for `n` keys: its construction's sizing, step by step
 /// (arity 3; segment length from `n`, capped at 2^18; `n` times a size factor, cut into
 /// whole segments, plus two).
 fn binary_fuse8_len(n: u64) -> u64 {
@@ -123,26 +141,30 @@ where
     H: KeyHash<K> + 'static,
 {
     fn info(&self) -> Info {
-        let name = match self.kind {
-            XorfKind::BinaryFuse8 => "xorf BinaryFuse8",
-            XorfKind::Xor8 => "xorf Xor8",
+        let (name, family, bits) = match self.kind {
+            XorfKind::BinaryFuse8 => ("xorf BinaryFuse8", Family::Fuse8, 8),
+            XorfKind::BinaryFuse16 => ("xorf BinaryFuse16", Family::Fuse16, 16),
+            XorfKind::Xor8 => ("xorf Xor8", Family::Xor, 8),
         };
         Info {
             name: name.to_string(),
             crate_name: "xorf 0.13",
-            family: Family::Xor,
+            family,
             hashing: if H::IS_BLOOMKIT {
                 Hashing::Bloomkit
             } else {
                 Hashing::Own(K::XORF_HASH)
             },
-            note: Some("static: built from all keys; 8-bit fingerprints, no 1% knob".to_string()),
+            note: Some(format!(
+                "static: built from all keys; {bits}-bit fingerprints, no 1% knob"
+            )),
         }
     }
 
     fn build(&self, n: u64, p: f64) -> Result<Box<dyn Subject<K>>, String> {
         Ok(match self.kind {
             XorfKind::BinaryFuse8 => Box::new(Static::<K, H, xorf::BinaryFuse8>::new(n, p)?),
+            XorfKind::BinaryFuse16 => Box::new(Static::<K, H, xorf::BinaryFuse16>::new(n, p)?),
             XorfKind::Xor8 => Box::new(Static::<K, H, xorf::Xor8>::new(n, p)?),
         })
     }
@@ -150,6 +172,9 @@ where
     fn memory_for(&self, n: u64, _p: f64) -> Result<u64, String> {
         Ok(match self.kind {
             XorfKind::BinaryFuse8 => size_of::<xorf::BinaryFuse8>() as u64 + binary_fuse8_len(n),
+            XorfKind::BinaryFuse16 => {
+                size_of::<xorf::BinaryFuse16>() as u64 + 2 * binary_fuse8_len(n)
+            }
             XorfKind::Xor8 => size_of::<xorf::Xor8>() as u64 + xor8_len(n),
         })
     }
@@ -161,6 +186,7 @@ where
             // Fingerprints, then per slot: alone (u32), t2count (u8), t2hash (u64); per key:
             // reverse_h (u8), reverse_order (u64).
             XorfKind::BinaryFuse8 => hashes + binary_fuse8_len(n) * (1 + 4 + 1 + 8) + n * 9,
+            XorfKind::BinaryFuse16 => hashes + binary_fuse8_len(n) * (2 + 4 + 1 + 8) + n * 9,
             // Fingerprints, then three blocks of 16-byte sets and three of 16-byte queue
             // entries, each as long as the whole array, and a 16-byte stack entry per key.
             XorfKind::Xor8 => hashes + xor8_len(n) * (1 + 6 * 16) + n * 16,
@@ -364,6 +390,8 @@ pub fn contenders<K: PeerKey + ?Sized>() -> Vec<Box<dyn Contender<K>>> {
     vec![
         Box::new(Xorf::<XorfHash>::new(XorfKind::BinaryFuse8)),
         Box::new(Xorf::<BloomkitHash>::new(XorfKind::BinaryFuse8)),
+        Box::new(Xorf::<XorfHash>::new(XorfKind::BinaryFuse16)),
+        Box::new(Xorf::<BloomkitHash>::new(XorfKind::BinaryFuse16)),
         Box::new(Xorf::<XorfHash>::new(XorfKind::Xor8)),
         Box::new(Xorf::<BloomkitHash>::new(XorfKind::Xor8)),
         Box::new(Cuckoofilter::<std::collections::hash_map::DefaultHasher>::new()),
@@ -387,6 +415,15 @@ mod tests {
             let keys: Vec<u64> = (0..n).map(crate::keys::int_key).collect();
             let fuse = xorf::BinaryFuse8::try_from(&keys).unwrap();
             assert_eq!(fuse.len() as u64, binary_fuse8_len(n), "BinaryFuse8 n={n}");
+            let fuse16 = xorf::BinaryFuse16::try_from(&keys).unwrap();
+            assert_eq!(
+                fuse16.len() as u64,
+                binary_fuse8_len(n),
+                "BinaryFuse16 n={n}"
+            );
+            // bloomkit's sizing is the same rule: the same array for the same keys.
+            let ours = bloomkit::BinaryFuseFilter::planned_bits(n, 8).unwrap() / 8;
+            assert_eq!(ours, binary_fuse8_len(n), "BinaryFuseFilter n={n}");
             if n >= 100 {
                 let xor = xorf::Xor8::from(&keys);
                 assert_eq!(xor.len() as u64, xor8_len(n), "Xor8 n={n}");

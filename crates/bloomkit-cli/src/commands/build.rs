@@ -43,7 +43,7 @@ struct Built {
 /// Without `items`, every key's hash is held (8 bytes a key) and the filter is sized for
 /// exactly the keys read: the distinct ones for a set, every line for a cuckoo filter, which
 /// stores each copy. With `items`, the filter is sized for that many up front and keys stream
-/// into it. A ribbon filter is always built the first way: it is solved from all its keys at
+/// into it. A ribbon or fuse filter is always built the first way: it is solved from all its keys at
 /// once. Counting and cuckoo filters take every line, repeats included, as their own
 /// `insert` does, so that removing a key later never takes away a copy another key needs.
 /// An aging filter's generations take the lines in order, oldest first.

@@ -227,6 +227,21 @@ fn kind_fields(filter: &AnyFilter) -> Vec<Field> {
             field("result bits", "result_bits", Count(f.result_bits().into())),
             field("bits", "bits", Count(f.num_bits())),
         ],
+        AnyFilter::Fuse(f) => vec![
+            field("slots", "slots", Count(f.num_slots())),
+            field(
+                "fingerprint bits",
+                "fingerprint_bits",
+                Count(f.fingerprint_bits().into()),
+            ),
+            field(
+                "segment length",
+                "segment_length",
+                Count(f.segment_length().into()),
+            ),
+            field("segments", "segments", Count(f.segment_count().into())),
+            field("fuse seed", "fuse_seed", Count(f.fuse_seed().into())),
+        ],
         AnyFilter::Aging(f) => {
             let generations = (0..f.num_generations() as usize)
                 .filter_map(|age| f.generation(age).map(|g| (age, g)))

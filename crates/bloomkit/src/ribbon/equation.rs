@@ -23,6 +23,8 @@
 //! (A filter of 64 slots keeps only the low half; there a repeated row is as unlikely as any
 //! other dependency, about 2^−8 per build thanks to the slack, and re-seeding handles it.)
 
+use crate::mix::fmix64;
+
 /// The width of a coefficient row, in slots.
 pub(super) const WIDTH: u64 = 128;
 
@@ -35,17 +37,6 @@ pub(super) const MAX_RESULT_BITS: u32 = 32;
 const C_HI: u64 = 0x9e37_79b9_7f4a_7c15;
 const C_LO: u64 = 0xc2b2_ae3d_27d4_eb4f;
 const C_RESULT: u64 = 0xd6e8_feb8_6659_fd93;
-
-/// The murmur3 64-bit finalizer: a bijection whose every output bit depends on every input
-/// bit.
-#[inline]
-fn fmix64(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
-}
 
 /// One key's equation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -209,20 +209,7 @@ impl RibbonFilter {
     {
         let hasher = KeyHasher::new(seed);
         let result_bits = result_bits_for(fp_rate)?;
-        let items = items.into_iter();
-        let mut hashes: Vec<u64> = Vec::new();
-        // A lying size hint may claim anything: saturate rather than overflow.
-        let oom = |len: usize| Error::OutOfMemory {
-            bytes: (len as u64).saturating_mul(8),
-        };
-        let hint = items.size_hint().0;
-        hashes.try_reserve_exact(hint).map_err(|_| oom(hint))?;
-        for item in items {
-            if hashes.len() == hashes.capacity() {
-                hashes.try_reserve(1).map_err(|_| oom(hashes.len() + 1))?;
-            }
-            hashes.push(hasher.hash(&item));
-        }
+        let hashes = hasher.hash_all(items)?;
         Self::build_planned(&hashes, result_bits, hasher, None)
     }
 

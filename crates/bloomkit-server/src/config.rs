@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock};
 
+use bloomkit_commands::{Defaults, Reply};
 use bytes::Bytes;
 
-use crate::cmd::{glob, Defaults};
+use crate::cmd::glob;
 use crate::keyspace::Keyspace;
-use crate::reply::Reply;
 
 /// When the append-only log is synced to disk (`--appendfsync`): the persistence layer's
 /// policy, under the name of the Redis option.
@@ -230,7 +230,7 @@ enum Setter {
 
 /// An integer setting within `[min, max]`, or the reason it is refused (Redis's words).
 fn integer_in(value: &[u8], min: u64, max: u64) -> Result<u64, String> {
-    let n = crate::cmd::args::parse_i64(value)
+    let n = bloomkit_commands::args::parse_i64(value)
         .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
     u64::try_from(n)
         .ok()
@@ -248,7 +248,7 @@ const PARAMETERS: &[Parameter] = &[
         name: "bf-error-rate",
         get: |d, _, _| d.bf_error_rate.to_string(),
         set: Setter::Default(|d, v| {
-            let rate = crate::cmd::args::parse_f64(v)
+            let rate = bloomkit_commands::args::parse_f64(v)
                 .ok_or_else(|| "argument couldn't be parsed into a number".to_string())?;
             if rate > 0.0 && rate < 1.0 {
                 d.bf_error_rate = rate;

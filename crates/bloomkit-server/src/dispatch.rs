@@ -10,12 +10,13 @@
 
 use std::sync::Arc;
 
+use bloomkit_commands::FilterCommand;
+use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
-use crate::cmd::{connection, keys, server, table, FilterCommand};
+use crate::cmd::{connection, keys, server, table};
 use crate::config::DefaultsCache;
 use crate::keyspace::Ticket;
-use crate::reply::{Protocol, Reply};
 use crate::server::Shared;
 
 /// One client's state: what it negotiated and who it is.

@@ -8,12 +8,9 @@
 //!
 //! * [`frame`]: the request parser (RESP multibulk and inline), with Redis's limits.
 //! * [`connection`]: one client's stream: requests in, buffered replies out.
-//! * [`reply`]: what a command answers, and its RESP2/RESP3 encoding.
-//! * [`value`]: what a key holds (a scalable Bloom filter or a cuckoo filter).
-//! * [`cmd`]: the command layer. The filter commands see one key's value and return a
-//!   reply plus what to log; they know nothing of sockets or storage, so the same code can
-//!   run inside a Redis module. Beside them, the generic commands (`cmd::keys`,
-//!   `cmd::connection`, `cmd::server`) and the command table `COMMAND` reports.
+//! * [`cmd`]: the generic commands (`cmd::keys`, `cmd::connection`, `cmd::server`) and the
+//!   command table `COMMAND` reports. The `BF.*`/`CF.*` commands, what a key holds and what
+//!   a command answers are the command layer's, [`bloomkit_commands`].
 //! * [`keyspace`]: every key's value, in 64 shards of `RwLock<HashMap>` so that different
 //!   keys work in parallel; expiry, memory accounting for `--maxmemory`, and the
 //!   [`keyspace::Journal`] seam through which every change reaches persistence while its
@@ -49,6 +46,4 @@ pub mod dispatch;
 pub mod frame;
 pub mod keyspace;
 pub mod persist;
-pub mod reply;
 pub mod server;
-pub mod value;

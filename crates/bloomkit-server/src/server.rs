@@ -12,11 +12,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bloomkit_commands::Defaults;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::cmd::Defaults;
 use crate::config::{Config, Settings};
 use crate::connection::{Connection, FLUSH_THRESHOLD};
 use crate::dispatch::{execute, Session};

@@ -5,13 +5,13 @@
 //! since clients act on them: redis-py checks `HELLO`'s `proto`, and treats `WRONGPASS`
 //! and `NOAUTH` as authentication errors by their first word.
 
+use bloomkit_commands::args::{is_word, parse_i64};
+use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
-use super::args::{is_word, parse_i64};
 use super::keys::not_an_integer;
 use super::table::CommandSpec;
 use crate::dispatch::{unknown_subcommand, wrong_arity, Session};
-use crate::reply::{Protocol, Reply};
 use crate::server::Shared;
 
 /// The Redis version the server reports (`HELLO`, `INFO`): the behaviour it follows.

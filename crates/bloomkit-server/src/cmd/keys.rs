@@ -5,12 +5,12 @@
 //! expiry and logging to the [`Keyspace`]. The dispatcher has already checked the argument
 //! count against the command table.
 
+use bloomkit_commands::args::{is_word, parse_i64};
+use bloomkit_commands::Reply;
 use bytes::Bytes;
 
-use super::args::{is_word, parse_i64};
 use crate::dispatch::Executed;
 use crate::keyspace::{now_ms, ExpireCondition, Keyspace, RenameError, Ttl};
-use crate::reply::Reply;
 
 /// `ERR value is not an integer or out of range`.
 pub(crate) fn not_an_integer() -> Reply {

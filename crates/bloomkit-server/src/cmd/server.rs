@@ -3,15 +3,15 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use bloomkit_commands::args::is_word;
+use bloomkit_commands::Reply;
 use bytes::Bytes;
 
-use super::args::is_word;
 use super::connection::{help, REDIS_VERSION};
 use super::glob;
 use super::keys::syntax_error;
 use super::table::{self, CommandSpec};
 use crate::dispatch::{unknown_subcommand, wrong_arity};
-use crate::reply::Reply;
 use crate::server::{Shared, SnapshotError};
 
 // ---- COMMAND -------------------------------------------------------------------------

@@ -223,7 +223,7 @@ const CUCKOO_WRITE: &[&str] = &["@write", "@cuckoo"];
 const CUCKOO_READ: &[&str] = &["@read", "@cuckoo"];
 
 /// The filter commands, for `COMMAND` only: the dispatcher routes `BF.*`/`CF.*` through
-/// [`crate::cmd::FilterCommand::parse`], which checks their arguments itself (module
+/// [`bloomkit_commands::FilterCommand::parse`], which checks their arguments itself (module
 /// commands report arity -1, as RedisBloom's do).
 #[rustfmt::skip]
 pub static FILTER: &[CommandSpec] = &[

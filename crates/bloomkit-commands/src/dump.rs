@@ -26,10 +26,10 @@ use bloomkit::format::{self, HeaderInfo};
 use bloomkit::FilterKind;
 use bytes::Bytes;
 
-use super::shared::{command, verbatim, INSUFFICIENT_MEMORY, OOM};
-use super::{Budget, Outcome};
 use crate::reply::Reply;
+use crate::shared::{command, verbatim, INSUFFICIENT_MEMORY, OOM};
 use crate::value::{PartialDump, Value};
+use crate::{Budget, Outcome};
 
 /// The largest chunk `SCANDUMP` answers: RedisBloom's `MAX_SCANDUMP_SIZE`.
 pub(crate) const MAX_CHUNK_BYTES: usize = 16 << 20;

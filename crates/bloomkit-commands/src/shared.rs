@@ -3,8 +3,8 @@
 
 use bytes::Bytes;
 
-use super::Budget;
 use crate::reply::Reply;
+use crate::Budget;
 
 /// A missing key where one is needed.
 pub(crate) const NOT_FOUND: &str = "ERR not found";
@@ -85,14 +85,14 @@ pub(crate) fn arg_index(args: &[Bytes], word: &str, origin: Origin) -> Option<us
     args.iter()
         .enumerate()
         .skip(first)
-        .find(|(_, a)| super::args::is_word(a, word))
+        .find(|(_, a)| crate::args::is_word(a, word))
         .map(|(at, _)| at)
 }
 
 /// `RedisModule_StringToLongLong` on an optional argument (`None` fails, where RedisBloom
 /// would read past the end of its argument vector).
 pub(crate) fn long_long(arg: Option<&Bytes>) -> Option<i64> {
-    arg.and_then(|a| super::args::parse_i64(a))
+    arg.and_then(|a| crate::args::parse_i64(a))
 }
 
 /// A command's items (`BF.ADD`'s one, `BF.MADD`'s many), as a slice. Most commands carry

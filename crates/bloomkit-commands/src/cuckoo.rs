@@ -4,7 +4,7 @@
 //!
 //! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
 //! strings. [`CuckooCommand::parse`] does every check that needs neither the key nor the
-//! [`Defaults`](super::Defaults); checks that depend on `cf-bucket-size` (the lower bound of
+//! [`Defaults`](crate::Defaults); checks that depend on `cf-bucket-size` (the lower bound of
 //! a capacity) happen in `read`/`write`, in the same order, before the key is looked at.
 //!
 //! `cf-max-expansions` is checked as RedisBloom checks it: an insert command into a filter
@@ -32,15 +32,15 @@
 use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooOptions, Error, FilterKind};
 use bytes::Bytes;
 
-use super::args::{name_to_match, parse_i64, wrong_arity, MAX_NAME_LEN};
-use super::dump::{self, Chunk};
-use super::shared::{
+use crate::args::{name_to_match, parse_i64, wrong_arity, MAX_NAME_LEN};
+use crate::dump::{self, Chunk};
+use crate::reply::Reply;
+use crate::shared::{
     admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
     INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE,
 };
-use super::{Access, Ctx, Outcome};
-use crate::reply::Reply;
 use crate::value::Value;
+use crate::{Access, Ctx, Outcome};
 
 /// The largest capacity (`cf-initial-size`'s range).
 const MAX_CAPACITY: i64 = 1 << 30;

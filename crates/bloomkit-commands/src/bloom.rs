@@ -24,15 +24,15 @@
 use bloomkit::{hash_bytes_with_seed, Error, LayerLayout, ScalableBloomFilter};
 use bytes::Bytes;
 
-use super::args::{is_word, name_to_match, parse_f64, parse_i64, wrong_arity, MAX_NAME_LEN};
-use super::dump::{self, Chunk};
-use super::shared::{
+use crate::args::{is_word, name_to_match, parse_f64, parse_i64, wrong_arity, MAX_NAME_LEN};
+use crate::dump::{self, Chunk};
+use crate::reply::Reply;
+use crate::shared::{
     admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
     INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM,
 };
-use super::{Access, Ctx, Defaults, Outcome};
-use crate::reply::Reply;
 use crate::value::Value;
+use crate::{Access, Ctx, Defaults, Outcome};
 
 /// The layout of every filter `BF.*` creates: classic layers, as RedisBloom's, so that a
 /// filter takes no more memory here than there (blocked layers need 4.5% more bits at a
@@ -231,7 +231,7 @@ impl BloomCommand {
     fn reserve(&self, slot: &mut Option<Value>, params: &Params, ctx: &Ctx<'_>) -> Outcome {
         if slot.is_some() {
             let status = match lookup(slot.as_ref()) {
-                Err(Lookup::WrongType) => Reply::error(super::shared::WRONGTYPE),
+                Err(Lookup::WrongType) => Reply::error(crate::shared::WRONGTYPE),
                 _ => Reply::error(ITEM_EXISTS),
             };
             return Outcome::unchanged(status);

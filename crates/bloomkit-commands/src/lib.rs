@@ -1,0 +1,20 @@
+//! RedisBloom's `BF.*` and `CF.*` commands over bloomkit's filters, for any host.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod args;
+pub mod bloom;
+mod budget;
+mod command;
+pub mod cuckoo;
+mod dump;
+mod params;
+pub mod reply;
+mod shared;
+pub mod value;
+
+pub use budget::{Budget, Unlimited};
+pub use command::{Access, Ctx, FilterCommand, Outcome};
+pub use params::Defaults;
+pub use reply::{Protocol, Reply};
+pub use value::{PartialDump, Value};

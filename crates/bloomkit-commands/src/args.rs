@@ -2,8 +2,6 @@
 
 use bytes::Bytes;
 
-use crate::reply::Reply;
-
 /// The command name (first argument), lower-cased, as RedisBloom and Redis print it in
 /// error messages. Non-UTF-8 bytes are replaced.
 pub fn command_name(args: &[Bytes]) -> String {
@@ -26,14 +24,6 @@ pub fn name_to_match<'a>(args: &[Bytes], buf: &'a mut [u8; MAX_NAME_LEN]) -> &'a
     lower.copy_from_slice(name);
     lower.make_ascii_lowercase();
     std::str::from_utf8(lower).unwrap_or("")
-}
-
-/// `ERR wrong number of arguments for 'bf.add' command`.
-pub fn wrong_arity(args: &[Bytes]) -> Reply {
-    Reply::Error(format!(
-        "ERR wrong number of arguments for '{}' command",
-        command_name(args)
-    ))
 }
 
 /// Whether `arg` equals `word`, ignoring ASCII case (option keywords such as `NONSCALING`).
@@ -120,11 +110,13 @@ mod tests {
     }
 
     #[test]
-    fn arity_error_names_the_command_in_lower_case() {
-        let args = vec![Bytes::from_static(b"BF.ADD")];
+    fn command_names_are_lower_case_as_errors_print_them() {
+        let args = vec![Bytes::from_static(b"BF.ADD"), Bytes::from_static(b"K")];
+        assert_eq!(command_name(&args), "bf.add");
         assert_eq!(
-            wrong_arity(&args),
-            Reply::Error("ERR wrong number of arguments for 'bf.add' command".into())
+            command_name(&[Bytes::from_static(b"Bf.\xff")]),
+            "bf.\u{fffd}"
         );
+        assert_eq!(command_name(&[]), "");
     }
 }

@@ -24,12 +24,12 @@
 use bloomkit::{hash_bytes_with_seed, Error, LayerLayout, ScalableBloomFilter};
 use bytes::Bytes;
 
-use crate::args::{is_word, name_to_match, parse_f64, parse_i64, wrong_arity, MAX_NAME_LEN};
+use crate::args::{command_name, is_word, name_to_match, parse_f64, parse_i64, MAX_NAME_LEN};
 use crate::dump::{self, Chunk};
+use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
 use crate::reply::Reply;
 use crate::shared::{
     admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
-    INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM,
 };
 use crate::value::Value;
 use crate::{Access, Ctx, Defaults, Outcome};
@@ -131,7 +131,7 @@ impl BloomCommand {
     fn parse_from(args: &[Bytes], origin: Origin) -> Option<Result<Self, Reply>> {
         let mut buf = [0; MAX_NAME_LEN];
         let name = name_to_match(args, &mut buf);
-        let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(args)) };
+        let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(name)) };
         let key = || args.get(1).cloned().unwrap_or_default();
         let n = args.len();
         let result = match name {
@@ -231,7 +231,7 @@ impl BloomCommand {
     fn reserve(&self, slot: &mut Option<Value>, params: &Params, ctx: &Ctx<'_>) -> Outcome {
         if slot.is_some() {
             let status = match lookup(slot.as_ref()) {
-                Err(Lookup::WrongType) => Reply::error(crate::shared::WRONGTYPE),
+                Err(Lookup::WrongType) => Reply::error(WRONGTYPE),
                 _ => Reply::error(ITEM_EXISTS),
             };
             return Outcome::unchanged(status);
@@ -413,7 +413,9 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
             }
             Some(b'e') => {
                 pos += 1;
-                let value = args.get(pos).ok_or_else(|| wrong_arity(args))?;
+                let value = args
+                    .get(pos)
+                    .ok_or_else(|| wrong_arity(&command_name(args)))?;
                 if lower(arg, 1) == Some(b'r') {
                     let rate = parse_f64(value)
                         .filter(|r| *r > 0.0 && *r < 1.0)
@@ -429,7 +431,9 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
             }
             Some(b'c') => {
                 pos += 1;
-                let value = args.get(pos).ok_or_else(|| wrong_arity(args))?;
+                let value = args
+                    .get(pos)
+                    .ok_or_else(|| wrong_arity(&command_name(args)))?;
                 let c = parse_i64(value)
                     .filter(|c| (1..=MAX_CAPACITY).contains(c))
                     .ok_or_else(|| Reply::error("Bad capacity"))?;
@@ -449,7 +453,7 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
     }
     let items_at = items_at
         .filter(|&at| at < args.len())
-        .ok_or_else(|| wrong_arity(args))?;
+        .ok_or_else(|| wrong_arity(&command_name(args)))?;
     // RedisBloom: EXPANSION 0 and NONSCALING make a non-scaling filter, and a
     // non-scaling default stays non-scaling whatever EXPANSION says (resolved in `create`).
     let growth = match expansion {

@@ -32,12 +32,12 @@
 use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooOptions, Error, FilterKind};
 use bytes::Bytes;
 
-use crate::args::{name_to_match, parse_i64, wrong_arity, MAX_NAME_LEN};
+use crate::args::{command_name, name_to_match, parse_i64, MAX_NAME_LEN};
 use crate::dump::{self, Chunk};
+use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
 use crate::reply::Reply;
 use crate::shared::{
     admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
-    INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE,
 };
 use crate::value::Value;
 use crate::{Access, Ctx, Outcome};
@@ -123,7 +123,7 @@ impl CuckooCommand {
         let mut buf = [0; MAX_NAME_LEN];
         let name = name_to_match(args, &mut buf);
         let n = args.len();
-        let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(args)) };
+        let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(name)) };
         let result = match name {
             "cf.reserve" => {
                 checked(n >= 3 && n % 2 == 1).and_then(|()| parse_reserve(args, origin))
@@ -493,7 +493,9 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
             match arg.first().map(u8::to_ascii_lowercase) {
                 Some(b'c') => {
                     *pos += 1;
-                    let value = args.get(*pos).ok_or_else(|| wrong_arity(args))?;
+                    let value = args
+                        .get(*pos)
+                        .ok_or_else(|| wrong_arity(&command_name(args)))?;
                     let c = parse_i64(value).ok_or_else(|| Reply::error("Bad capacity"))?;
                     if !(2..=MAX_CAPACITY).contains(&c) {
                         return Err(Reply::error(INSERT_CAPACITY_RANGE));
@@ -515,7 +517,9 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
                 // bloomkit's extension (RedisBloom has no option starting with 'm').
                 Some(b'm') => {
                     *pos += 1;
-                    let value = args.get(*pos).ok_or_else(|| wrong_arity(args))?;
+                    let value = args
+                        .get(*pos)
+                        .ok_or_else(|| wrong_arity(&command_name(args)))?;
                     let n = parse_i64(value)
                         .filter(|n| (1..=65_536).contains(n))
                         .ok_or_else(|| {
@@ -528,7 +532,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
             }
         }
         if items_at.is_none_or(|at| at == args.len()) {
-            return Err(wrong_arity(args));
+            return Err(wrong_arity(&command_name(args)));
         }
         Ok(())
     };

@@ -26,8 +26,9 @@ use bloomkit::format::{self, HeaderInfo};
 use bloomkit::FilterKind;
 use bytes::Bytes;
 
+use crate::errors::{INSUFFICIENT_MEMORY, OOM};
 use crate::reply::Reply;
-use crate::shared::{command, verbatim, INSUFFICIENT_MEMORY, OOM};
+use crate::shared::{command, verbatim};
 use crate::value::{PartialDump, Value};
 use crate::{Budget, Outcome};
 

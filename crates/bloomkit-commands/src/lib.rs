@@ -8,6 +8,7 @@ mod budget;
 mod command;
 pub mod cuckoo;
 mod dump;
+pub mod errors;
 mod params;
 pub mod reply;
 mod shared;

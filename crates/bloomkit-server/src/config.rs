@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock};
 
+use bloomkit_commands::errors::wrong_arity;
 use bloomkit_commands::{Defaults, Reply};
 use bytes::Bytes;
 
@@ -161,9 +162,7 @@ impl Settings {
         let mut maxmemory = None;
         for (i, pair) in pairs.chunks(2).enumerate() {
             let [name, value] = pair else {
-                return Err(Reply::error(
-                    "ERR wrong number of arguments for 'config|set' command",
-                ));
+                return Err(wrong_arity("config|set"));
             };
             let shown = String::from_utf8_lossy(name).to_ascii_lowercase();
             let Some(param) = PARAMETERS

@@ -10,12 +10,14 @@
 
 use std::sync::Arc;
 
+use bloomkit_commands::errors::wrong_arity;
 use bloomkit_commands::FilterCommand;
 use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
 use crate::cmd::{connection, keys, server, table};
 use crate::config::DefaultsCache;
+use crate::errors::{noauth, unknown_command};
 use crate::keyspace::Ticket;
 use crate::server::Shared;
 
@@ -235,61 +237,6 @@ fn run_from(
         // like an unknown command instead of panicking.
         _ => Executed::reply(unknown_command(args)),
     }
-}
-
-/// `NOAUTH Authentication required.`
-pub fn noauth() -> Reply {
-    Reply::error("NOAUTH Authentication required.")
-}
-
-/// `ERR wrong number of arguments for 'name' command`, with Redis 7's full name
-/// (`client|setname` for a subcommand).
-pub fn wrong_arity(full_name: &str) -> Reply {
-    Reply::Error(format!(
-        "ERR wrong number of arguments for '{full_name}' command"
-    ))
-}
-
-/// Redis 7's answer to an unknown command:
-/// `ERR unknown command 'foo', with args beginning with: 'a' 'b' `.
-///
-/// Like Redis, it quotes at most 128 bytes of the name and of the arguments together,
-/// stops each at a NUL byte (C strings), and turns CR and LF into spaces so the error
-/// stays one line.
-pub fn unknown_command(args: &[Bytes]) -> Reply {
-    fn c_string(arg: &[u8], limit: usize) -> &[u8] {
-        let arg = arg.split(|&b| b == 0).next().unwrap_or_default();
-        &arg[..arg.len().min(limit)]
-    }
-    let name = args.first().map_or(&[][..], |name| c_string(name, 128));
-    let mut quoted: Vec<u8> = Vec::new();
-    for arg in args.iter().skip(1) {
-        if quoted.len() >= 128 {
-            break;
-        }
-        let room = 128 - quoted.len();
-        quoted.push(b'\'');
-        quoted.extend_from_slice(c_string(arg, room));
-        quoted.extend_from_slice(b"' ");
-    }
-    let text = format!(
-        "ERR unknown command '{}', with args beginning with: {}",
-        String::from_utf8_lossy(name),
-        String::from_utf8_lossy(&quoted)
-    );
-    Reply::Error(text.replace(['\r', '\n'], " "))
-}
-
-/// Redis 7's answer to an unknown subcommand: `ERR unknown subcommand 'foo'. Try CLIENT
-/// HELP.`
-pub fn unknown_subcommand(container: &str, sub: &[u8]) -> Reply {
-    let sub = &sub[..sub.len().min(128)];
-    let text = format!(
-        "ERR unknown subcommand '{}'. Try {} HELP.",
-        String::from_utf8_lossy(sub),
-        container.to_ascii_uppercase()
-    );
-    Reply::Error(text.replace(['\r', '\n'], " "))
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //!   shard is still locked.
 //! * [`dispatch`]: one request in, one reply out, in Redis's order of checks (unknown
 //!   command, arity, `NOAUTH`); the same path replays the log at start-up.
+//! * [`errors`]: the error replies only a host answers (unknown command, `NOAUTH`).
 //! * [`config`]: `bloomkit serve`'s options, and what `CONFIG GET/SET` reaches.
 //! * [`server`]: the accept loop, one task per client (pipelined requests answered in one
 //!   flush, after their writes are durable), `--maxclients`, and graceful shutdown.
@@ -43,6 +44,7 @@ pub mod cmd;
 pub mod config;
 pub mod connection;
 pub mod dispatch;
+pub mod errors;
 pub mod frame;
 pub mod keyspace;
 pub mod persist;

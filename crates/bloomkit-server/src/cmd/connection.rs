@@ -6,12 +6,13 @@
 //! and `NOAUTH` as authentication errors by their first word.
 
 use bloomkit_commands::args::{is_word, parse_i64};
+use bloomkit_commands::errors::{not_an_integer, wrong_arity};
 use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
-use super::keys::not_an_integer;
 use super::table::CommandSpec;
-use crate::dispatch::{unknown_subcommand, wrong_arity, Session};
+use crate::dispatch::Session;
+use crate::errors::unknown_subcommand;
 use crate::server::Shared;
 
 /// The Redis version the server reports (`HELLO`, `INFO`): the behaviour it follows.

@@ -4,14 +4,14 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use bloomkit_commands::args::is_word;
+use bloomkit_commands::errors::{syntax_error, wrong_arity};
 use bloomkit_commands::Reply;
 use bytes::Bytes;
 
 use super::connection::{help, REDIS_VERSION};
 use super::glob;
-use super::keys::syntax_error;
 use super::table::{self, CommandSpec};
-use crate::dispatch::{unknown_subcommand, wrong_arity};
+use crate::errors::unknown_subcommand;
 use crate::server::{Shared, SnapshotError};
 
 // ---- COMMAND -------------------------------------------------------------------------

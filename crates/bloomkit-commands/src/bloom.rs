@@ -43,10 +43,10 @@ const LAYOUT: LayerLayout = LayerLayout::Classic;
 
 /// RedisBloom caps error rates above this, silently.
 const MAX_ERROR_RATE: f64 = 0.25;
-/// The largest capacity (`bf-initial-size`'s range).
-const MAX_CAPACITY: i64 = 1 << 30;
-/// The largest `EXPANSION`.
-const MAX_EXPANSION: i64 = 32_768;
+/// The largest capacity (also `bf-initial-size`'s).
+pub(crate) const MAX_CAPACITY: i64 = 1 << 30;
+/// The largest `EXPANSION` (and `bf-expansion-factor`).
+pub(crate) const MAX_EXPANSION: i64 = 32_768;
 
 /// How a new filter grows.
 #[derive(Clone, Copy, Debug, PartialEq)]

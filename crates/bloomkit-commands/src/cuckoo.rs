@@ -42,13 +42,17 @@ use crate::shared::{
 use crate::value::Value;
 use crate::{Access, Ctx, Outcome};
 
-/// The largest capacity (`cf-initial-size`'s range).
-const MAX_CAPACITY: i64 = 1 << 30;
-/// RedisBloom's hard limit on sub-filters (`UINT16_MAX`).
-const MAX_SUB_FILTERS: u32 = 65_535;
-/// The largest `cf-bucket-size`: a capacity of at least twice it is valid whatever the
-/// configuration.
-const MAX_BUCKET_SIZE: i64 = 255;
+/// The largest capacity (also `cf-initial-size`'s).
+pub(crate) const MAX_CAPACITY: i64 = 1 << 30;
+/// RedisBloom's hard limit on sub-filters (`UINT16_MAX`), and `cf-max-expansions`'s.
+pub(crate) const MAX_SUB_FILTERS: u32 = 65_535;
+/// The largest `BUCKETSIZE` (and `cf-bucket-size`): a capacity of at least twice it is valid
+/// whatever the configuration.
+pub(crate) const MAX_BUCKET_SIZE: i64 = 255;
+/// The largest `MAXITERATIONS` (and `cf-max-iterations`).
+pub(crate) const MAX_ITERATIONS: i64 = 65_535;
+/// The largest `EXPANSION` (and `cf-expansion-factor`).
+pub(crate) const MAX_EXPANSION: i64 = 32_768;
 
 /// `CF.RESERVE`'s options; `None` takes the default.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -466,9 +470,9 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
         }
         Ok(Some(x as u32))
     };
-    let max_iterations = option("MAXITERATIONS", 1, 65_535)?;
+    let max_iterations = option("MAXITERATIONS", 1, MAX_ITERATIONS)?;
     let bucket_size = option("BUCKETSIZE", 1, MAX_BUCKET_SIZE)?;
-    let expansion = option("EXPANSION", 0, 32_768)?;
+    let expansion = option("EXPANSION", 0, MAX_EXPANSION)?;
     Ok(Op::Reserve(Reserve {
         capacity,
         bucket_size,

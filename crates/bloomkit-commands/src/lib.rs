@@ -9,13 +9,13 @@ mod command;
 pub mod cuckoo;
 mod dump;
 pub mod errors;
-mod params;
+pub mod params;
 pub mod reply;
 mod shared;
 pub mod value;
 
 pub use budget::{Budget, Unlimited};
 pub use command::{Access, Ctx, FilterCommand, Outcome};
-pub use params::Defaults;
+pub use params::{Defaults, Parameter, PARAMETERS};
 pub use reply::{Protocol, Reply};
 pub use value::{PartialDump, Value};

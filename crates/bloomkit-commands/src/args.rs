@@ -10,17 +10,16 @@ pub fn command_name(args: &[Bytes]) -> String {
         .unwrap_or_default()
 }
 
-/// The longest command name [`name_to_match`] lower-cases: longer than every command's.
+/// The longest command name [`lower_name`] lower-cases: longer than every command's.
 pub const MAX_NAME_LEN: usize = 16;
 
-/// The command name lower-cased into `buf`, to match against known names: as
+/// A command name lower-cased into `buf`, to match against known names: as
 /// [`command_name`] without an allocation per request. `""` (which names no command) when
 /// the name is longer than [`MAX_NAME_LEN`] or not UTF-8, as no command's name is.
-pub fn name_to_match<'a>(args: &[Bytes], buf: &'a mut [u8; MAX_NAME_LEN]) -> &'a str {
-    let Some(name) = args.first().filter(|name| name.len() <= MAX_NAME_LEN) else {
+pub fn lower_name<'a>(name: &[u8], buf: &'a mut [u8; MAX_NAME_LEN]) -> &'a str {
+    let Some(lower) = buf.get_mut(..name.len()) else {
         return "";
     };
-    let lower = &mut buf[..name.len()];
     lower.copy_from_slice(name);
     lower.make_ascii_lowercase();
     std::str::from_utf8(lower).unwrap_or("")
@@ -98,15 +97,14 @@ mod tests {
     #[test]
     fn names_to_match_are_lower_case_and_bounded() {
         let mut buf = [0; MAX_NAME_LEN];
-        let args = |name: &'static [u8]| vec![Bytes::from_static(name)];
-        assert_eq!(name_to_match(&args(b"Cf.AddNx"), &mut buf), "cf.addnx");
+        assert_eq!(lower_name(b"Cf.AddNx", &mut buf), "cf.addnx");
         assert_eq!(
-            name_to_match(&args(b"0123456789abcdef"), &mut buf),
+            lower_name(b"0123456789abcdef", &mut buf),
             "0123456789abcdef"
         );
-        assert_eq!(name_to_match(&args(b"0123456789abcdefg"), &mut buf), "");
-        assert_eq!(name_to_match(&args(b"bf.\xff"), &mut buf), "");
-        assert_eq!(name_to_match(&[], &mut buf), "");
+        assert_eq!(lower_name(b"0123456789abcdefg", &mut buf), "");
+        assert_eq!(lower_name(b"bf.\xff", &mut buf), "");
+        assert_eq!(lower_name(b"", &mut buf), "");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::budget::Budget;
 use crate::params::Defaults;
 use crate::reply::Reply;
 use crate::value::Value;
-use crate::{bloom, cuckoo};
+use crate::{bloom, cuckoo, table};
 
 /// What a filter command may consult besides its key.
 #[derive(Clone, Copy)]
@@ -67,33 +67,18 @@ pub enum FilterCommand {
 
 impl FilterCommand {
     /// Parses `args` (the command name first, in any case): `None` if the name is not a
-    /// filter command; `Some(Err(reply))` for a wrong argument count or an argument that is
-    /// invalid whatever the key holds, in RedisBloom's validation order.
+    /// filter command (not in [`FILTER_COMMANDS`](crate::table::FILTER_COMMANDS));
+    /// `Some(Err(reply))` for a wrong argument count or an argument that is invalid whatever
+    /// the key holds, in RedisBloom's validation order. A host that has already looked the
+    /// name up calls [`FilterSpec::parse`](crate::table::FilterSpec::parse).
     pub fn parse(args: &[Bytes]) -> Option<Result<FilterCommand, Reply>> {
-        let name = args.first()?;
-        if name.len() > 3 && name[..3].eq_ignore_ascii_case(b"bf.") {
-            bloom::BloomCommand::parse(args).map(|r| r.map(FilterCommand::Bloom))
-        } else if name.len() > 3 && name[..3].eq_ignore_ascii_case(b"cf.") {
-            cuckoo::CuckooCommand::parse(args).map(|r| r.map(FilterCommand::Cuckoo))
-        } else {
-            None
-        }
+        table::lookup(args.first()?).map(|row| row.parse(args))
     }
 
-    /// Parses a command read back from [`Outcome::log`]: as [`FilterCommand::parse`], but
-    /// option keywords (`EXPANSION`, `BUCKETSIZE`...) are looked for after the key only.
-    /// RedisBloom searches from the command name on, so for a client a key spelled like an
-    /// option is read as that option; the log names every option after the key, and must
-    /// replay a key named `expansion` as the key it is.
+    /// Parses a command read back from [`Outcome::log`], as
+    /// [`FilterSpec::parse_logged`](crate::table::FilterSpec::parse_logged) does.
     pub fn parse_logged(args: &[Bytes]) -> Option<Result<FilterCommand, Reply>> {
-        let name = args.first()?;
-        if name.len() > 3 && name[..3].eq_ignore_ascii_case(b"bf.") {
-            bloom::BloomCommand::parse_logged(args).map(|r| r.map(FilterCommand::Bloom))
-        } else if name.len() > 3 && name[..3].eq_ignore_ascii_case(b"cf.") {
-            cuckoo::CuckooCommand::parse_logged(args).map(|r| r.map(FilterCommand::Cuckoo))
-        } else {
-            None
-        }
+        table::lookup(args.first()?).map(|row| row.parse_logged(args))
     }
 
     /// The one key the command touches.

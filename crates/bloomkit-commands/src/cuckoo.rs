@@ -3,7 +3,8 @@
 //! count, growth by `EXPANSION`).
 //!
 //! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
-//! strings. [`CuckooCommand::parse`] does every check that needs neither the key nor the
+//! strings. Parsing ([`FilterCommand::parse`]: the command table's arity, then the
+//! command's parser) does every check that needs neither the key nor the
 //! [`Defaults`](crate::Defaults); checks that depend on `cf-bucket-size` (the lower bound of
 //! a capacity) happen in `read`/`write`, in the same order, before the key is looked at.
 //!
@@ -32,7 +33,7 @@
 use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooOptions, Error, FilterKind};
 use bytes::Bytes;
 
-use crate::args::{command_name, name_to_match, parse_i64, MAX_NAME_LEN};
+use crate::args::{command_name, parse_i64};
 use crate::dump::{self, Chunk};
 use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
 use crate::reply::Reply;
@@ -40,7 +41,7 @@ use crate::shared::{
     admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
 };
 use crate::value::Value;
-use crate::{Access, Ctx, Outcome};
+use crate::{Access, Ctx, FilterCommand, Outcome};
 
 /// The largest capacity (also `cf-initial-size`'s).
 pub(crate) const MAX_CAPACITY: i64 = 1 << 30;
@@ -109,75 +110,6 @@ pub struct CuckooCommand {
 }
 
 impl CuckooCommand {
-    /// Parses `args` (the command name first); `None` if the name is not a `CF.*` command
-    /// this server knows; `Some(Err(reply))` for an error RedisBloom answers before looking
-    /// at the key.
-    pub fn parse(args: &[Bytes]) -> Option<Result<Self, Reply>> {
-        Self::parse_from(args, Origin::Client)
-    }
-
-    /// Parses a command read back from the append-only log: as [`CuckooCommand::parse`],
-    /// except that option keywords are looked for after the key only, so that a key
-    /// spelled like one (`bucketsize`) replays as the key it is.
-    pub fn parse_logged(args: &[Bytes]) -> Option<Result<Self, Reply>> {
-        Self::parse_from(args, Origin::Log)
-    }
-
-    fn parse_from(args: &[Bytes], origin: Origin) -> Option<Result<Self, Reply>> {
-        let mut buf = [0; MAX_NAME_LEN];
-        let name = name_to_match(args, &mut buf);
-        let n = args.len();
-        let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(name)) };
-        let result = match name {
-            "cf.reserve" => {
-                checked(n >= 3 && n % 2 == 1).and_then(|()| parse_reserve(args, origin))
-            }
-            "cf.add" | "cf.addnx" => checked(n == 3).map(|()| Op::Insert {
-                items: Items::of(&args[2..]),
-                nx: name == "cf.addnx",
-                multi: false,
-                autocreate: true,
-                capacity: None,
-                // From the log: an insert that passed the check when it ran (see the
-                // module documentation), so none.
-                max_expansions: (origin == Origin::Log).then_some(u32::MAX),
-                deferred: None,
-            }),
-            "cf.insert" | "cf.insertnx" => {
-                checked(n >= 4).and_then(|()| parse_insert(args, name == "cf.insertnx"))
-            }
-            "cf.exists" | "cf.mexists" => {
-                let multi = name == "cf.mexists";
-                checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Exists {
-                    items: Items::of(&args[2..]),
-                    multi,
-                })
-            }
-            "cf.count" => checked(n == 3).map(|()| Op::Count(args[2].clone())),
-            "cf.del" => checked(n == 3).map(|()| Op::Del(args[2].clone())),
-            "cf.info" => checked(n == 2).map(|()| Op::Info),
-            "cf.scandump" => checked(n == 3).and_then(|()| {
-                parse_i64(&args[2])
-                    .filter(|&p| p >= 0)
-                    .map(Op::ScanDump)
-                    .ok_or_else(|| Reply::error("Invalid position"))
-            }),
-            "cf.loadchunk" => checked(n == 4).and_then(|()| {
-                let pos = parse_i64(&args[2])
-                    .filter(|&p| p != 0)
-                    .ok_or_else(|| Reply::error("Invalid position"))?;
-                Ok(Op::LoadChunk {
-                    pos,
-                    data: args[3].clone(),
-                    args: args.to_vec(),
-                })
-            }),
-            _ => return None,
-        };
-        let key = args.get(1).cloned().unwrap_or_default();
-        Some(result.map(|op| CuckooCommand { key, op }))
-    }
-
     /// The key.
     pub fn key(&self) -> &Bytes {
         &self.key
@@ -429,6 +361,112 @@ impl CuckooCommand {
             last.unwrap_or(Reply::Bool(false))
         };
         Outcome { reply, log }
+    }
+}
+
+/// The `CF.*` parsers, one per row of the [command table](crate::table), which calls each
+/// once the argument count agrees with the row's arity: `args` holds at least that many
+/// arguments, the name and the key first. `origin` says where option keywords are searched.
+/// The checks are RedisBloom's, in its order, for what needs neither the key nor the
+/// [`Defaults`](crate::Defaults).
+pub(crate) mod parse {
+    use super::*;
+
+    fn cuckoo(args: &[Bytes], op: Op) -> FilterCommand {
+        FilterCommand::Cuckoo(CuckooCommand {
+            key: args[1].clone(),
+            op,
+        })
+    }
+
+    pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<FilterCommand, Reply> {
+        // Options come in pairs after the capacity.
+        if args.len() % 2 == 0 {
+            return Err(wrong_arity("cf.reserve"));
+        }
+        parse_reserve(args, origin).map(|op| cuckoo(args, op))
+    }
+
+    fn add_one(args: &[Bytes], origin: Origin, nx: bool) -> FilterCommand {
+        cuckoo(
+            args,
+            Op::Insert {
+                items: Items::of(&args[2..]),
+                nx,
+                multi: false,
+                autocreate: true,
+                capacity: None,
+                // From the log: an insert that passed the check when it ran (see the
+                // module documentation), so none.
+                max_expansions: (origin == Origin::Log).then_some(u32::MAX),
+                deferred: None,
+            },
+        )
+    }
+
+    pub(crate) fn add(args: &[Bytes], origin: Origin) -> Result<FilterCommand, Reply> {
+        Ok(add_one(args, origin, false))
+    }
+
+    pub(crate) fn addnx(args: &[Bytes], origin: Origin) -> Result<FilterCommand, Reply> {
+        Ok(add_one(args, origin, true))
+    }
+
+    pub(crate) fn insert(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+        parse_insert(args, false).map(|op| cuckoo(args, op))
+    }
+
+    pub(crate) fn insertnx(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+        parse_insert(args, true).map(|op| cuckoo(args, op))
+    }
+
+    pub(crate) fn exists(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+        let items = Items::of(&args[2..]);
+        Ok(cuckoo(
+            args,
+            Op::Exists {
+                items,
+                multi: false,
+            },
+        ))
+    }
+
+    pub(crate) fn mexists(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+        let items = Items::of(&args[2..]);
+        Ok(cuckoo(args, Op::Exists { items, multi: true }))
+    }
+
+    pub(crate) fn count(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+        Ok(cuckoo(args, Op::Count(args[2].clone())))
+    }
+
+    pub(crate) fn del(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+        Ok(cuckoo(args, Op::Del(args[2].clone())))
+    }
+
+    pub(crate) fn info(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+        Ok(cuckoo(args, Op::Info))
+    }
+
+    pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+        parse_i64(&args[2])
+            .filter(|&p| p >= 0)
+            .map(|pos| cuckoo(args, Op::ScanDump(pos)))
+            .ok_or_else(|| Reply::error("Invalid position"))
+    }
+
+    pub(crate) fn loadchunk(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+        let pos = parse_i64(&args[2])
+            .filter(|&p| p != 0)
+            .ok_or_else(|| Reply::error("Invalid position"))?;
+        Ok(cuckoo(
+            args,
+            Op::LoadChunk {
+                pos,
+                data: args[3].clone(),
+                args: args.to_vec(),
+            },
+        ))
     }
 }
 

@@ -12,6 +12,7 @@ pub mod errors;
 pub mod params;
 pub mod reply;
 mod shared;
+pub mod table;
 pub mod value;
 
 pub use budget::{Budget, Unlimited};

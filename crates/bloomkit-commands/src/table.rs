@@ -1,0 +1,358 @@
+//! The `BF.*`/`CF.*` command table: every filter command once, with what a host registers it
+//! with (name, arity, flags, key positions, ACL categories, documentation) and the parser its
+//! name reaches.
+//!
+//! Both hosts work from [`FILTER_COMMANDS`]: the server routes a request's name through
+//! [`lookup`] and answers `COMMAND` from the rows; a Redis module registers each row
+//! (`RedisModule_CreateCommand` with [`CommandSpec::module_flags`] and the key positions) and
+//! hands the arguments to [`FilterSpec::parse`]. [`CommandSpec`] is the shape of every row,
+//! so a host describes its own commands the same way (the server's generic commands).
+//!
+//! # Examples
+//!
+//! ```
+//! use bloomkit_commands::table::{lookup, Flag};
+//!
+//! let add = lookup(b"BF.ADD").unwrap();
+//! assert_eq!(add.spec.name, "bf.add");
+//! assert_eq!(add.spec.arity, 3);
+//! assert!(add.spec.has(Flag::Write));
+//! assert_eq!(add.spec.module_flags(), "write deny-oom");
+//! assert_eq!((add.spec.first_key, add.spec.last_key, add.spec.step), (1, 1, 1));
+//! assert!(lookup(b"BF.NOSUCH").is_none());
+//! ```
+
+use bytes::Bytes;
+
+use crate::args::{lower_name, MAX_NAME_LEN};
+use crate::errors::wrong_arity;
+use crate::reply::Reply;
+use crate::shared::Origin;
+use crate::{bloom, cuckoo, FilterCommand};
+
+/// A command flag: what Redis's `COMMAND INFO` lists, and what a module registers a command
+/// with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flag {
+    /// May change the data set.
+    Write,
+    /// Reads keys, never changes them.
+    Readonly,
+    /// May allocate: refused when used memory is over `maxmemory`.
+    DenyOom,
+    /// Administrative (`CONFIG`, `SAVE`).
+    Admin,
+    /// Not allowed in scripts.
+    Noscript,
+    /// Allowed while the data set loads.
+    Loading,
+    /// Allowed on a replica with stale data.
+    Stale,
+    /// Constant or logarithmic time.
+    Fast,
+    /// Allowed before `AUTH`.
+    NoAuth,
+    /// Allowed while a script or module blocks the server.
+    AllowBusy,
+    /// Refused during an asynchronous load.
+    NoAsyncLoading,
+    /// Refused inside `MULTI`.
+    NoMulti,
+    /// A module's command: Redis adds the flag to every command a module registers, and
+    /// the server shows it for `BF.*`/`CF.*` as Redis does for RedisBloom's.
+    Module,
+}
+
+impl Flag {
+    /// The flag as `COMMAND INFO` lists it (`denyoom`, `no_auth`).
+    pub fn info_name(self) -> &'static str {
+        match self {
+            Flag::Write => "write",
+            Flag::Readonly => "readonly",
+            Flag::DenyOom => "denyoom",
+            Flag::Admin => "admin",
+            Flag::Noscript => "noscript",
+            Flag::Loading => "loading",
+            Flag::Stale => "stale",
+            Flag::Fast => "fast",
+            Flag::NoAuth => "no_auth",
+            Flag::AllowBusy => "allow_busy",
+            Flag::NoAsyncLoading => "no_async_loading",
+            Flag::NoMulti => "no_multi",
+            Flag::Module => "module",
+        }
+    }
+
+    /// The flag as `RedisModule_CreateCommand` takes it (`deny-oom`, `no-auth`), or `None`
+    /// where a module does not pass it: [`Flag::Module`], which Redis adds itself, and the
+    /// flags the module API has no word for (only the server's own commands carry them).
+    pub fn module_name(self) -> Option<&'static str> {
+        match self {
+            Flag::Write => Some("write"),
+            Flag::Readonly => Some("readonly"),
+            Flag::DenyOom => Some("deny-oom"),
+            Flag::Admin => Some("admin"),
+            Flag::Noscript => Some("deny-script"),
+            Flag::Loading => Some("allow-loading"),
+            Flag::Stale => Some("allow-stale"),
+            Flag::Fast => Some("fast"),
+            Flag::NoAuth => Some("no-auth"),
+            Flag::AllowBusy => Some("allow-busy"),
+            Flag::NoAsyncLoading | Flag::NoMulti | Flag::Module => None,
+        }
+    }
+}
+
+/// How a command presents itself: what `COMMAND INFO`/`DOCS` report and what a module
+/// registers it with.
+#[derive(Clone, Copy, Debug)]
+pub struct CommandSpec {
+    /// Lower-case name; subcommands are `container|sub` (`client|setname`), as Redis 7
+    /// names them in errors.
+    pub name: &'static str,
+    /// Argument count including the name, in Redis's convention: `n` exactly, or `-n` for
+    /// at least `n`. A command may refuse more arguments than this admits
+    /// (`BF.RESERVE` takes at most 7), never fewer.
+    pub arity: i64,
+    /// The command's flags.
+    pub flags: &'static [Flag],
+    /// Position of the first key (0: none).
+    pub first_key: i64,
+    /// Position of the last key (-1: the last argument).
+    pub last_key: i64,
+    /// Step between keys.
+    pub step: i64,
+    /// ACL categories (`@keyspace`, `@read`, `@bloom`...).
+    pub acl: &'static [&'static str],
+    /// `COMMAND DOCS` group.
+    pub group: &'static str,
+    /// `COMMAND DOCS` summary.
+    pub summary: &'static str,
+    /// The Redis (or RedisBloom) version that introduced it.
+    pub since: &'static str,
+    /// Subcommands (`CLIENT SETNAME`...).
+    pub subcommands: &'static [CommandSpec],
+}
+
+impl CommandSpec {
+    /// Whether `argc` arguments (name included) satisfy the arity.
+    pub fn accepts(&self, argc: usize) -> bool {
+        let argc = i64::try_from(argc).unwrap_or(i64::MAX);
+        if self.arity >= 0 {
+            argc == self.arity
+        } else {
+            argc >= -self.arity
+        }
+    }
+
+    /// Whether the command has `flag`.
+    pub fn has(&self, flag: Flag) -> bool {
+        self.flags.contains(&flag)
+    }
+
+    /// Whether the command may run before `AUTH`.
+    pub fn no_auth(&self) -> bool {
+        self.has(Flag::NoAuth)
+    }
+
+    /// The arity `COMMAND INFO` reports: -1 for a module's command, as Redis reports
+    /// RedisBloom's (registered without command information, each checks its own
+    /// arguments), else [`arity`](Self::arity).
+    pub fn info_arity(&self) -> i64 {
+        if self.has(Flag::Module) {
+            -1
+        } else {
+            self.arity
+        }
+    }
+
+    /// The flags as `RedisModule_CreateCommand` takes them: `"write deny-oom"`,
+    /// `"readonly"`.
+    pub fn module_flags(&self) -> String {
+        let words: Vec<&str> = self.flags.iter().filter_map(|f| f.module_name()).collect();
+        words.join(" ")
+    }
+
+    /// The subcommand named `name` (any case).
+    pub fn subcommand(&self, name: &[u8]) -> Option<&'static CommandSpec> {
+        self.subcommands.iter().find(|sub| {
+            sub.name
+                .split_once('|')
+                .is_some_and(|(_, sub)| sub.as_bytes().eq_ignore_ascii_case(name))
+        })
+    }
+}
+
+/// A command without keys or subcommands: no key positions and a key step of 0, as
+/// Redis reports them.
+pub const fn plain(
+    name: &'static str,
+    arity: i64,
+    flags: &'static [Flag],
+    acl: &'static [&'static str],
+    group: &'static str,
+    summary: &'static str,
+    since: &'static str,
+) -> CommandSpec {
+    let mut spec = keyed(name, arity, flags, (0, 0), acl, group, summary, since);
+    spec.step = 0;
+    spec
+}
+
+/// A command whose keys are arguments `first..=last` (`last` -1: to the end).
+#[allow(clippy::too_many_arguments)]
+pub const fn keyed(
+    name: &'static str,
+    arity: i64,
+    flags: &'static [Flag],
+    (first_key, last_key): (i64, i64),
+    acl: &'static [&'static str],
+    group: &'static str,
+    summary: &'static str,
+    since: &'static str,
+) -> CommandSpec {
+    CommandSpec {
+        name,
+        arity,
+        flags,
+        first_key,
+        last_key,
+        step: 1,
+        acl,
+        group,
+        summary,
+        since,
+        subcommands: &[],
+    }
+}
+
+/// A container of subcommands (`CLIENT`, `CONFIG`, `COMMAND`).
+pub const fn container(
+    name: &'static str,
+    arity: i64,
+    acl: &'static [&'static str],
+    group: &'static str,
+    summary: &'static str,
+    since: &'static str,
+    subcommands: &'static [CommandSpec],
+) -> CommandSpec {
+    CommandSpec {
+        name,
+        arity,
+        flags: &[],
+        first_key: 0,
+        last_key: 0,
+        step: 0,
+        acl,
+        group,
+        summary,
+        since,
+        subcommands,
+    }
+}
+
+/// A parser of one filter command's arguments, called once they satisfy its row's arity.
+type Parser = fn(&[Bytes], Origin) -> Result<FilterCommand, Reply>;
+
+/// One `BF.*`/`CF.*` command: how it presents, and the parser it reaches.
+#[derive(Clone, Copy)]
+pub struct FilterSpec {
+    /// The name, arity, flags, key positions and documentation.
+    pub spec: CommandSpec,
+    parse: Parser,
+}
+
+impl std::fmt::Debug for FilterSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FilterSpec")
+            .field("spec", &self.spec)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FilterSpec {
+    /// Parses a client's `args` (the name first, in any case) for this command: the arity
+    /// first (`ERR wrong number of arguments`), then RedisBloom's checks that need neither
+    /// the key nor the [`Defaults`](crate::Defaults), in its order.
+    ///
+    /// # Errors
+    ///
+    /// The reply RedisBloom answers before looking at the key.
+    pub fn parse(&self, args: &[Bytes]) -> Result<FilterCommand, Reply> {
+        self.parse_from(args, Origin::Client)
+    }
+
+    /// Parses a command read back from a log or a replication stream (what
+    /// [`Outcome::log`](crate::Outcome::log) held): as [`parse`](Self::parse), but option
+    /// keywords (`EXPANSION`, `BUCKETSIZE`...) are looked for after the key only. RedisBloom
+    /// searches from the command name on, so for a client a key spelled like an option is
+    /// read as that option; the log names every option after the key, and must replay a key
+    /// named `expansion` as the key it is.
+    ///
+    /// # Errors
+    ///
+    /// As [`parse`](Self::parse).
+    pub fn parse_logged(&self, args: &[Bytes]) -> Result<FilterCommand, Reply> {
+        self.parse_from(args, Origin::Log)
+    }
+
+    fn parse_from(&self, args: &[Bytes], origin: Origin) -> Result<FilterCommand, Reply> {
+        // Every parser indexes up to its row's arity: this check is what makes that safe.
+        if !self.spec.accepts(args.len()) {
+            return Err(wrong_arity(self.spec.name));
+        }
+        (self.parse)(args, origin)
+    }
+}
+
+/// The filter command named `name` (any case), or `None`.
+pub fn lookup(name: &[u8]) -> Option<&'static FilterSpec> {
+    if name.len() > MAX_NAME_LEN {
+        return None;
+    }
+    let mut buf = [0; MAX_NAME_LEN];
+    let name = lower_name(name, &mut buf);
+    FILTER_COMMANDS.iter().find(|row| row.spec.name == name)
+}
+
+const fn filter(spec: CommandSpec, parse: Parser) -> FilterSpec {
+    FilterSpec { spec, parse }
+}
+
+const BF: &str = "bf";
+const CF: &str = "cf";
+const MODULE_WRITE: &[Flag] = &[Flag::Write, Flag::DenyOom, Flag::Module];
+const MODULE_READ: &[Flag] = &[Flag::Readonly, Flag::Module];
+const BLOOM_WRITE: &[&str] = &["@write", "@bloom"];
+const BLOOM_READ: &[&str] = &["@read", "@bloom"];
+const CUCKOO_WRITE: &[&str] = &["@write", "@cuckoo"];
+const CUCKOO_READ: &[&str] = &["@read", "@cuckoo"];
+
+/// Every `BF.*` and `CF.*` command, in the order `COMMAND` lists them. Flags, key positions,
+/// ACL categories and summaries are RedisBloom's; arities are what the parsers accept (Redis
+/// still reports -1 for them, see [`CommandSpec::info_arity`]).
+#[rustfmt::skip]
+pub static FILTER_COMMANDS: &[FilterSpec] = &[
+    filter(keyed("bf.reserve", -4, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Creates a new Bloom Filter.", "1.0.0"), bloom::parse::reserve),
+    filter(keyed("bf.add", 3, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Adds an item to a Bloom Filter.", "1.0.0"), bloom::parse::add),
+    filter(keyed("bf.madd", -3, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist.", "1.0.0"), bloom::parse::madd),
+    filter(keyed("bf.insert", -4, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist.", "1.0.0"), bloom::parse::insert),
+    filter(keyed("bf.exists", 3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Checks whether an item exists in a Bloom Filter.", "1.0.0"), bloom::parse::exists),
+    filter(keyed("bf.mexists", -3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Checks whether one or more items exist in a Bloom Filter.", "1.0.0"), bloom::parse::mexists),
+    filter(keyed("bf.info", -2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns information about a Bloom Filter.", "1.0.0"), bloom::parse::info),
+    filter(keyed("bf.card", 2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns the cardinality of a Bloom filter.", "2.4.4"), bloom::parse::card),
+    filter(keyed("bf.scandump", 3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Begins an incremental save of the bloom filter.", "1.0.0"), bloom::parse::scandump),
+    filter(keyed("bf.loadchunk", 4, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Restores a filter previously saved using SCANDUMP.", "1.0.0"), bloom::parse::loadchunk),
+    filter(keyed("cf.reserve", -3, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Creates a new Cuckoo Filter.", "1.0.0"), cuckoo::parse::reserve),
+    filter(keyed("cf.add", 3, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds an item to a Cuckoo Filter.", "1.0.0"), cuckoo::parse::add),
+    filter(keyed("cf.addnx", 3, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds an item to a Cuckoo Filter if the item did not exist previously.", "1.0.0"), cuckoo::parse::addnx),
+    filter(keyed("cf.insert", -4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist.", "1.0.0"), cuckoo::parse::insert),
+    filter(keyed("cf.insertnx", -4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds one or more items to a Cuckoo Filter if the items did not exist previously.", "1.0.0"), cuckoo::parse::insertnx),
+    filter(keyed("cf.exists", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Checks if an item exists in a Cuckoo Filter.", "1.0.0"), cuckoo::parse::exists),
+    filter(keyed("cf.mexists", -3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Checks if one or more items exist in a Cuckoo Filter.", "1.0.0"), cuckoo::parse::mexists),
+    filter(keyed("cf.del", 3, &[Flag::Write, Flag::Module], (1, 1), CUCKOO_WRITE, CF, "Deletes an item from a Cuckoo Filter.", "1.0.0"), cuckoo::parse::del),
+    filter(keyed("cf.count", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Return the number of times an item might be in a Cuckoo Filter.", "1.0.0"), cuckoo::parse::count),
+    filter(keyed("cf.info", 2, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Returns information about a Cuckoo Filter.", "1.0.0"), cuckoo::parse::info),
+    filter(keyed("cf.scandump", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Begins an incremental save of the bloom filter.", "1.0.0"), cuckoo::parse::scandump),
+    filter(keyed("cf.loadchunk", 4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Restores a filter previously saved using SCANDUMP.", "1.0.0"), cuckoo::parse::loadchunk),
+];

@@ -10,21 +10,6 @@ pub fn command_name(args: &[Bytes]) -> String {
         .unwrap_or_default()
 }
 
-/// The longest command name [`lower_name`] lower-cases: longer than every command's.
-pub const MAX_NAME_LEN: usize = 16;
-
-/// A command name lower-cased into `buf`, to match against known names: as
-/// [`command_name`] without an allocation per request. `""` (which names no command) when
-/// the name is longer than [`MAX_NAME_LEN`] or not UTF-8, as no command's name is.
-pub fn lower_name<'a>(name: &[u8], buf: &'a mut [u8; MAX_NAME_LEN]) -> &'a str {
-    let Some(lower) = buf.get_mut(..name.len()) else {
-        return "";
-    };
-    lower.copy_from_slice(name);
-    lower.make_ascii_lowercase();
-    std::str::from_utf8(lower).unwrap_or("")
-}
-
 /// Whether `arg` equals `word`, ignoring ASCII case (option keywords such as `NONSCALING`).
 pub fn is_word(arg: &[u8], word: &str) -> bool {
     arg.eq_ignore_ascii_case(word.as_bytes())
@@ -92,19 +77,6 @@ mod tests {
         for bad in [&b""[..], b"abc", b"0.1x", b"inf", b"nan", b" 0.1"] {
             assert_eq!(parse_f64(bad), None);
         }
-    }
-
-    #[test]
-    fn names_to_match_are_lower_case_and_bounded() {
-        let mut buf = [0; MAX_NAME_LEN];
-        assert_eq!(lower_name(b"Cf.AddNx", &mut buf), "cf.addnx");
-        assert_eq!(
-            lower_name(b"0123456789abcdef", &mut buf),
-            "0123456789abcdef"
-        );
-        assert_eq!(lower_name(b"0123456789abcdefg", &mut buf), "");
-        assert_eq!(lower_name(b"bf.\xff", &mut buf), "");
-        assert_eq!(lower_name(b"", &mut buf), "");
     }
 
     #[test]

@@ -24,7 +24,6 @@
 
 use bytes::Bytes;
 
-use crate::args::{lower_name, MAX_NAME_LEN};
 use crate::errors::wrong_arity;
 use crate::reply::Reply;
 use crate::shared::Origin;
@@ -103,6 +102,70 @@ impl Flag {
     }
 }
 
+/// A command name packed into one integer, lower-cased, with its length: what a lookup
+/// compares, one number per row instead of a string.
+///
+/// Bytes 0 to 14 hold the name (zero past its end), byte 15 its length, so that a name and
+/// the same name followed by NUL bytes differ. Names hold at most [`NameKey::MAX_LEN`]
+/// bytes; a request's longer name names no command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NameKey(u128);
+
+impl NameKey {
+    /// The longest name a key holds: longer than every command's.
+    pub const MAX_LEN: usize = 15;
+
+    /// The key of a table row's name, at compile time. A name that is longer than
+    /// [`MAX_LEN`](Self::MAX_LEN) or not lower-case stops the build, never a request.
+    pub const fn of_row(name: &str) -> NameKey {
+        let bytes = name.as_bytes();
+        assert!(
+            bytes.len() <= Self::MAX_LEN,
+            "a command name longer than NameKey::MAX_LEN"
+        );
+        let mut key = (bytes.len() as u128) << 120;
+        let mut i = 0;
+        while i < bytes.len() {
+            assert!(
+                !bytes[i].is_ascii_uppercase(),
+                "a command name not in lower case"
+            );
+            key |= (bytes[i] as u128) << (8 * i);
+            i += 1;
+        }
+        NameKey(key)
+    }
+
+    /// The key of a request's name, in any case; `None` for a name too long to be any
+    /// command's.
+    pub fn of_request(name: &[u8]) -> Option<NameKey> {
+        if name.len() > Self::MAX_LEN {
+            return None;
+        }
+        let mut bytes = [0u8; 16];
+        bytes[..name.len()].copy_from_slice(name);
+        let packed = lower_ascii(u128::from_le_bytes(bytes));
+        Some(NameKey(packed | (name.len() as u128) << 120))
+    }
+}
+
+/// Every byte of `x` lower-cased as [`u8::to_ascii_lowercase`] would, 16 at a time: a lookup
+/// runs once per request, and a byte loop over the name cost more than the table search.
+fn lower_ascii(x: u128) -> u128 {
+    const ONES: u128 = u128::from_le_bytes([1; 16]);
+    const LOW7: u128 = ONES * 0x7f;
+    const HIGH: u128 = ONES * 0x80;
+    // Each lane's low seven bits plus less than 0x80 stays below 0x100, so no carry
+    // crosses into the next byte; the lane's top bit then says how the comparison went.
+    let low = x & LOW7;
+    let at_least_a = low + ONES * u128::from(0x80 - b'A');
+    let past_z = low + ONES * u128::from(0x80 - b'Z' - 1);
+    // Upper case: at least `A`, not past `Z`, and ASCII (top bit clear in `x` itself).
+    let upper = at_least_a & !past_z & !x & HIGH;
+    // 0x80 >> 2 is 0x20, the bit that makes `A` into `a`.
+    x | (upper >> 2)
+}
+
 /// How a command presents itself: what `COMMAND INFO`/`DOCS` report and what a module
 /// registers it with.
 #[derive(Clone, Copy, Debug)]
@@ -110,6 +173,8 @@ pub struct CommandSpec {
     /// Lower-case name; subcommands are `container|sub` (`client|setname`), as Redis 7
     /// names them in errors.
     pub name: &'static str,
+    /// The name as lookups compare it.
+    pub key: NameKey,
     /// Argument count including the name, in Redis's convention: `n` exactly, or `-n` for
     /// at least `n`. A command may refuse more arguments than this admits
     /// (`BF.RESERVE` takes at most 7), never fewer.
@@ -213,6 +278,7 @@ pub const fn keyed(
 ) -> CommandSpec {
     CommandSpec {
         name,
+        key: NameKey::of_row(name),
         arity,
         flags,
         first_key,
@@ -238,6 +304,7 @@ pub const fn container(
 ) -> CommandSpec {
     CommandSpec {
         name,
+        key: NameKey::of_row(name),
         arity,
         flags: &[],
         first_key: 0,
@@ -307,12 +374,13 @@ impl FilterSpec {
 
 /// The filter command named `name` (any case), or `None`.
 pub fn lookup(name: &[u8]) -> Option<&'static FilterSpec> {
-    if name.len() > MAX_NAME_LEN {
-        return None;
-    }
-    let mut buf = [0; MAX_NAME_LEN];
-    let name = lower_name(name, &mut buf);
-    FILTER_COMMANDS.iter().find(|row| row.spec.name == name)
+    NameKey::of_request(name).and_then(find)
+}
+
+/// The filter command whose name has `key`: for a host that looks a name up in its own
+/// table too, and packs it once.
+pub fn find(key: NameKey) -> Option<&'static FilterSpec> {
+    FILTER_COMMANDS.iter().find(|row| row.spec.key == key)
 }
 
 const fn filter(spec: CommandSpec, parse: Parser) -> FilterSpec {
@@ -356,3 +424,36 @@ pub static FILTER_COMMANDS: &[FilterSpec] = &[
     filter(keyed("cf.scandump", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Begins an incremental save of the bloom filter.", "1.0.0"), cuckoo::parse::scandump),
     filter(keyed("cf.loadchunk", 4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Restores a filter previously saved using SCANDUMP.", "1.0.0"), cuckoo::parse::loadchunk),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::NameKey;
+
+    #[test]
+    fn name_keys_match_names_in_any_case_and_nothing_else() {
+        let add = NameKey::of_row("bf.add");
+        assert_eq!(NameKey::of_request(b"BF.ADD"), Some(add));
+        assert_eq!(NameKey::of_request(b"bF.aDd"), Some(add));
+        for other in [&b"bf.add\0"[..], b"bf.ad", b"bf.addx", b"", b"\0bf.add"] {
+            assert_ne!(NameKey::of_request(other), Some(add), "{other:?}");
+        }
+        assert_eq!(NameKey::of_request(b""), Some(NameKey::of_row("")));
+        let longest = "a".repeat(NameKey::MAX_LEN);
+        assert!(NameKey::of_request(longest.as_bytes()).is_some());
+        assert_eq!(NameKey::of_request("a".repeat(16).as_bytes()), None);
+        assert_eq!(NameKey::of_request(&[b'a'; 1000]), None);
+    }
+
+    #[test]
+    fn lower_casing_sixteen_bytes_at_once_is_to_ascii_lowercase() {
+        for byte in 0..=255u8 {
+            for at in 0..16 {
+                let mut bytes = *b"Ab0~zZ@[`{\x7f\x80\xc1\xdaMq";
+                bytes[at] = byte;
+                let expected = bytes.map(|b| b.to_ascii_lowercase());
+                let lowered = super::lower_ascii(u128::from_le_bytes(bytes));
+                assert_eq!(lowered.to_le_bytes(), expected, "{byte:#x} at {at}");
+            }
+        }
+    }
+}

@@ -13,7 +13,7 @@ use bloomkit_commands::params::parameter;
 use bloomkit_commands::{Defaults, Reply, PARAMETERS};
 use bytes::Bytes;
 
-use crate::cmd::glob;
+use crate::glob;
 use crate::keyspace::Keyspace;
 
 /// When the append-only log is synced to disk (`--appendfsync`): the persistence layer's

@@ -6,22 +6,37 @@
 //!
 //! # Overview of modules
 //!
+//! The server is a host of the command layer, [`bloomkit_commands`]: the `BF.*`/`CF.*`
+//! commands, their table, the `bf-*`/`cf-*` parameters, what a key holds ([`Value`]) and
+//! what a command answers ([`Reply`]) are its. This crate adds the network, the keyspace,
+//! persistence and the generic commands. In the order data flows, each module using only
+//! those above it:
+//!
 //! * [`frame`]: the request parser (RESP multibulk and inline), with Redis's limits.
 //! * [`connection`]: one client's stream: requests in, buffered replies out.
-//! * [`cmd`]: the generic commands (`cmd::keys`, `cmd::connection`, `cmd::server`) and the
-//!   command table `COMMAND` reports. The `BF.*`/`CF.*` commands, what a key holds and what
-//!   a command answers are the command layer's, [`bloomkit_commands`].
+//! * [`glob`]: Redis's glob patterns (`KEYS`, `SCAN MATCH`, `CONFIG GET`, `COMMAND LIST`).
+//! * [`errors`]: the error replies only a host answers (unknown command, `NOAUTH`).
 //! * [`keyspace`]: every key's value, in 64 shards of `RwLock<HashMap>` so that different
 //!   keys work in parallel; expiry, memory accounting for `--maxmemory`, and the
 //!   [`keyspace::Journal`] seam through which every change reaches persistence while its
-//!   shard is still locked.
-//! * [`dispatch`]: one request in, one reply out, in Redis's order of checks (unknown
-//!   command, arity, `NOAUTH`); the same path replays the log at start-up.
-//! * [`errors`]: the error replies only a host answers (unknown command, `NOAUTH`).
+//!   shard is still locked. It runs a filter command on its key's slot.
+//! * [`persist`]: the append-only log and snapshots, behind the journal; start-up recovery.
 //! * [`config`]: `bloomkit serve`'s options, and what `CONFIG GET/SET` reaches.
+//! * [`shared`]: the state every connection shares (the keyspace, the settings, counters,
+//!   snapshots, the shutdown switch), mini-redis's `db.rs`.
+//! * [`session`]: one client's state (protocol, authentication, name).
+//! * [`cmd`]: the generic commands (`cmd::keys`, `cmd::connection`, `cmd::server`) and the
+//!   command table ([`cmd::table`]): the generic rows with their handlers beside the command
+//!   layer's filter rows, for `COMMAND` and for routing.
+//! * [`dispatch`]: one request in, one reply out: the name routed through the table, in
+//!   Redis's order of checks (unknown command, arity, `NOAUTH`); the same path replays the
+//!   log at start-up.
 //! * [`server`]: the accept loop, one task per client (pipelined requests answered in one
-//!   flush, after their writes are durable), `--maxclients`, and graceful shutdown.
-//! * [`persist`]: the append-only log and snapshots; start-up recovery.
+//!   flush, after their writes are durable), `--maxclients`, housekeeping and graceful
+//!   shutdown.
+//!
+//! [`Value`]: bloomkit_commands::Value
+//! [`Reply`]: bloomkit_commands::Reply
 //!
 //! # Example
 //!
@@ -46,6 +61,9 @@ pub mod connection;
 pub mod dispatch;
 pub mod errors;
 pub mod frame;
+pub mod glob;
 pub mod keyspace;
 pub mod persist;
 pub mod server;
+pub mod session;
+pub mod shared;

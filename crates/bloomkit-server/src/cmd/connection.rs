@@ -7,13 +7,13 @@
 
 use bloomkit_commands::args::{is_word, parse_i64};
 use bloomkit_commands::errors::{not_an_integer, wrong_arity};
+use bloomkit_commands::table::CommandSpec;
 use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
-use super::table::CommandSpec;
-use crate::dispatch::Session;
 use crate::errors::unknown_subcommand;
-use crate::server::Shared;
+use crate::session::Session;
+use crate::shared::Shared;
 
 /// The Redis version the server reports (`HELLO`, `INFO`): the behaviour it follows.
 /// Clients gate features on it (Lettuce reads it from `HELLO`), and RedisBloom's commands

@@ -10,7 +10,7 @@ use bloomkit_commands::errors::{not_an_integer, syntax_error};
 use bloomkit_commands::Reply;
 use bytes::Bytes;
 
-use crate::dispatch::Executed;
+use super::Executed;
 use crate::keyspace::{now_ms, ExpireCondition, Keyspace, RenameError, Ttl};
 
 /// `DEL key...` and `UNLINK key...`: how many of the keys existed.

@@ -1,8 +1,97 @@
-//! The generic commands: connection, keyspace and server commands, and the command table
-//! `COMMAND` reports and the dispatcher routes by.
+//! The generic commands, one file per group: [`connection`] (`PING`, `HELLO`, `AUTH`,
+//! `CLIENT`...), [`keys`] (`DEL`, `EXPIRE`, `SCAN`...) and [`server`] (`COMMAND`, `CONFIG`,
+//! `INFO`, `SAVE`, `SHUTDOWN`); and [`table`], every command the server answers, generic
+//! rows with their handlers beside the command layer's `BF.*`/`CF.*` rows.
+//!
+//! A generic command sees the server's [`Shared`] state and the client's [`Session`]; the
+//! filter commands see one key's value and live in [`bloomkit_commands`].
 
 pub mod connection;
-pub mod glob;
 pub mod keys;
 pub mod server;
 pub mod table;
+
+use std::sync::Arc;
+
+use bloomkit_commands::table::CommandSpec;
+use bloomkit_commands::Reply;
+use bytes::Bytes;
+
+use crate::keyspace::Ticket;
+use crate::session::Session;
+use crate::shared::Shared;
+
+/// What a generic command's handler is given: the request, the row it matched, and the
+/// state it may use.
+pub struct Call<'a> {
+    /// The server's shared state.
+    pub shared: &'a Arc<Shared>,
+    /// The client's session.
+    pub session: &'a mut Session,
+    /// The command's row (for its name and subcommands).
+    pub spec: &'static CommandSpec,
+    /// The request, name first; its count satisfies the row's arity.
+    pub args: &'a [Bytes],
+}
+
+/// What running one request produced.
+#[derive(Debug, PartialEq)]
+pub struct Executed {
+    /// The reply; `None` for the rare command that answers nothing (`SHUTDOWN`, which
+    /// closes the connection instead) or an empty request.
+    pub reply: Option<Reply>,
+    /// What to await (see [`Journal::durable`](crate::keyspace::Journal::durable)) before
+    /// the reply may be sent: the command changed something and the journal wants it synced
+    /// first, or (set by [`execute`](crate::dispatch::execute)) it observed the keyspace,
+    /// which may hold others' changes not yet durable
+    /// ([`Journal::position`](crate::keyspace::Journal::position)).
+    pub ticket: Option<Ticket>,
+    /// Whether to close the connection once the reply is sent (`QUIT`, `SHUTDOWN`).
+    pub close: bool,
+    /// Work the synchronous core leaves to [`execute`](crate::dispatch::execute) (a `SAVE`
+    /// awaits the snapshot).
+    pub(crate) pending: Option<Pending>,
+}
+
+/// What a command leaves to the asynchronous part of the dispatcher.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Pending {
+    /// `SAVE`: await the snapshot, then answer.
+    Save,
+}
+
+impl Executed {
+    /// A reply that changed nothing durable.
+    pub fn reply(reply: Reply) -> Executed {
+        Executed {
+            reply: Some(reply),
+            ticket: None,
+            close: false,
+            pending: None,
+        }
+    }
+
+    /// A reply to send once `ticket` is durable.
+    pub fn logged(reply: Reply, ticket: Option<Ticket>) -> Executed {
+        Executed {
+            ticket,
+            ..Executed::reply(reply)
+        }
+    }
+
+    /// Closes the connection after `reply` (if any).
+    pub fn closing(reply: Option<Reply>) -> Executed {
+        Executed {
+            reply,
+            close: true,
+            ..Executed::reply(Reply::Ok)
+        }
+    }
+
+    pub(crate) fn pending(pending: Pending) -> Executed {
+        Executed {
+            pending: Some(pending),
+            ..Executed::reply(Reply::Ok)
+        }
+    }
+}

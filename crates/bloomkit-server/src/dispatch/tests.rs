@@ -1,7 +1,7 @@
 //! The dispatcher without a network: requests in, exact replies out.
 
 use bloomkit::{CuckooOptions, ScalableBloomFilter};
-use bloomkit_commands::Value;
+use bloomkit_commands::{Protocol, Value};
 
 use super::*;
 use crate::config::Config;

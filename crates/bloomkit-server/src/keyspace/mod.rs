@@ -42,7 +42,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bloomkit_commands::{Access, Budget, Ctx, Defaults, FilterCommand, Reply, Unlimited, Value};
 use bytes::Bytes;
 
-use crate::cmd::glob;
+use crate::glob;
 
 /// How many shards the keyspace has: enough that threads working on different keys
 /// rarely share a lock, few enough that taking all of them (for a snapshot or `FLUSHALL`)

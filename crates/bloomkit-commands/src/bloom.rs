@@ -2,7 +2,7 @@
 //! [`ScalableBloomFilter`].
 //!
 //! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
-//! strings. Parsing ([`FilterCommand::parse`]: the command table's arity, then the
+//! strings. Parsing ([`FilterCommand::parse`](crate::FilterCommand::parse): the command table's arity, then the
 //! command's parser) does every check that needs neither the key nor the [`Defaults`]; the
 //! rest happens in `read`/`write`, before the key is looked at where RedisBloom does so.
 //!
@@ -27,12 +27,14 @@ use bytes::Bytes;
 use crate::args::{command_name, is_word, parse_f64, parse_i64};
 use crate::dump::{self, Chunk};
 use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
+use crate::limits::{BF_MAX_CAPACITY as MAX_CAPACITY, BF_MAX_EXPANSION as MAX_EXPANSION};
+use crate::params::Defaults;
 use crate::reply::Reply;
+use crate::run::{Access, Ctx, Outcome};
 use crate::shared::{
     admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
 };
 use crate::value::Value;
-use crate::{Access, Ctx, Defaults, FilterCommand, Outcome};
 
 /// The layout of every filter `BF.*` creates: classic layers, as RedisBloom's, so that a
 /// filter takes no more memory here than there (blocked layers need 4.5% more bits at a
@@ -43,10 +45,6 @@ const LAYOUT: LayerLayout = LayerLayout::Classic;
 
 /// RedisBloom caps error rates above this, silently.
 const MAX_ERROR_RATE: f64 = 0.25;
-/// The largest capacity (also `bf-initial-size`'s).
-pub(crate) const MAX_CAPACITY: i64 = 1 << 30;
-/// The largest `EXPANSION` (and `bf-expansion-factor`).
-pub(crate) const MAX_EXPANSION: i64 = 32_768;
 
 /// How a new filter grows.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -251,11 +249,11 @@ impl BloomCommand {
 pub(crate) mod parse {
     use super::*;
 
-    fn bloom(args: &[Bytes], op: Op) -> FilterCommand {
-        FilterCommand::Bloom(BloomCommand {
+    fn bloom(args: &[Bytes], op: Op) -> BloomCommand {
+        BloomCommand {
             key: args[1].clone(),
             op,
-        })
+        }
     }
 
     /// What `BF.ADD`/`BF.MADD` create a missing key with: the defaults, when it runs. (A
@@ -267,7 +265,7 @@ pub(crate) mod parse {
         layout: None,
     };
 
-    pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<BloomCommand, Reply> {
         // A logged creation may add `LAYOUT CLASSIC` to the longest client form.
         let most = if origin == Origin::Log { 9 } else { 7 };
         if args.len() > most {
@@ -276,7 +274,7 @@ pub(crate) mod parse {
         parse_reserve(args, origin).map(|op| bloom(args, op))
     }
 
-    pub(crate) fn add(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn add(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(bloom(
             args,
@@ -288,7 +286,7 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn madd(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn madd(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(bloom(
             args,
@@ -300,11 +298,11 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn insert(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn insert(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
         parse_insert(args).map(|op| bloom(args, op))
     }
 
-    pub(crate) fn exists(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn exists(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(bloom(
             args,
@@ -315,27 +313,27 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn mexists(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn mexists(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(bloom(args, Op::Exists { items, multi: true }))
     }
 
-    pub(crate) fn info(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn info(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
         if args.len() > 3 {
             return Err(wrong_arity("bf.info"));
         }
         Ok(bloom(args, Op::Info(args.get(2).cloned())))
     }
 
-    pub(crate) fn card(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn card(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
         Ok(bloom(args, Op::Card))
     }
 
-    pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
         Ok(bloom(args, Op::ScanDump(parse_i64(&args[2]))))
     }
 
-    pub(crate) fn loadchunk(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn loadchunk(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
         let iter = parse_i64(&args[2])
             .ok_or_else(|| Reply::error("ERR Second argument must be numeric"))?;
         Ok(bloom(

@@ -3,7 +3,7 @@
 //! count, growth by `EXPANSION`).
 //!
 //! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
-//! strings. Parsing ([`FilterCommand::parse`]: the command table's arity, then the
+//! strings. Parsing ([`FilterCommand::parse`](crate::FilterCommand::parse): the command table's arity, then the
 //! command's parser) does every check that needs neither the key nor the
 //! [`Defaults`](crate::Defaults); checks that depend on `cf-bucket-size` (the lower bound of
 //! a capacity) happen in `read`/`write`, in the same order, before the key is looked at.
@@ -36,24 +36,17 @@ use bytes::Bytes;
 use crate::args::{command_name, parse_i64};
 use crate::dump::{self, Chunk};
 use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
+use crate::limits::{
+    CF_MAX_BUCKET_SIZE as MAX_BUCKET_SIZE, CF_MAX_CAPACITY as MAX_CAPACITY,
+    CF_MAX_EXPANSION as MAX_EXPANSION, CF_MAX_ITERATIONS as MAX_ITERATIONS,
+    CF_MAX_SUB_FILTERS as MAX_SUB_FILTERS,
+};
 use crate::reply::Reply;
+use crate::run::{Access, Ctx, Outcome};
 use crate::shared::{
     admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
 };
 use crate::value::Value;
-use crate::{Access, Ctx, FilterCommand, Outcome};
-
-/// The largest capacity (also `cf-initial-size`'s).
-pub(crate) const MAX_CAPACITY: i64 = 1 << 30;
-/// RedisBloom's hard limit on sub-filters (`UINT16_MAX`), and `cf-max-expansions`'s.
-pub(crate) const MAX_SUB_FILTERS: u32 = 65_535;
-/// The largest `BUCKETSIZE` (and `cf-bucket-size`): a capacity of at least twice it is valid
-/// whatever the configuration.
-pub(crate) const MAX_BUCKET_SIZE: i64 = 255;
-/// The largest `MAXITERATIONS` (and `cf-max-iterations`).
-pub(crate) const MAX_ITERATIONS: i64 = 65_535;
-/// The largest `EXPANSION` (and `cf-expansion-factor`).
-pub(crate) const MAX_EXPANSION: i64 = 32_768;
 
 /// `CF.RESERVE`'s options; `None` takes the default.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -372,14 +365,14 @@ impl CuckooCommand {
 pub(crate) mod parse {
     use super::*;
 
-    fn cuckoo(args: &[Bytes], op: Op) -> FilterCommand {
-        FilterCommand::Cuckoo(CuckooCommand {
+    fn cuckoo(args: &[Bytes], op: Op) -> CuckooCommand {
+        CuckooCommand {
             key: args[1].clone(),
             op,
-        })
+        }
     }
 
-    pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
         // Options come in pairs after the capacity.
         if args.len() % 2 == 0 {
             return Err(wrong_arity("cf.reserve"));
@@ -387,7 +380,7 @@ pub(crate) mod parse {
         parse_reserve(args, origin).map(|op| cuckoo(args, op))
     }
 
-    fn add_one(args: &[Bytes], origin: Origin, nx: bool) -> FilterCommand {
+    fn add_one(args: &[Bytes], origin: Origin, nx: bool) -> CuckooCommand {
         cuckoo(
             args,
             Op::Insert {
@@ -404,23 +397,23 @@ pub(crate) mod parse {
         )
     }
 
-    pub(crate) fn add(args: &[Bytes], origin: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn add(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
         Ok(add_one(args, origin, false))
     }
 
-    pub(crate) fn addnx(args: &[Bytes], origin: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn addnx(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
         Ok(add_one(args, origin, true))
     }
 
-    pub(crate) fn insert(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn insert(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
         parse_insert(args, false).map(|op| cuckoo(args, op))
     }
 
-    pub(crate) fn insertnx(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn insertnx(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
         parse_insert(args, true).map(|op| cuckoo(args, op))
     }
 
-    pub(crate) fn exists(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn exists(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(cuckoo(
             args,
@@ -431,31 +424,31 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn mexists(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn mexists(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(cuckoo(args, Op::Exists { items, multi: true }))
     }
 
-    pub(crate) fn count(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn count(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
         Ok(cuckoo(args, Op::Count(args[2].clone())))
     }
 
-    pub(crate) fn del(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn del(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
         Ok(cuckoo(args, Op::Del(args[2].clone())))
     }
 
-    pub(crate) fn info(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn info(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
         Ok(cuckoo(args, Op::Info))
     }
 
-    pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
         parse_i64(&args[2])
             .filter(|&p| p >= 0)
             .map(|pos| cuckoo(args, Op::ScanDump(pos)))
             .ok_or_else(|| Reply::error("Invalid position"))
     }
 
-    pub(crate) fn loadchunk(args: &[Bytes], _: Origin) -> Result<FilterCommand, Reply> {
+    pub(crate) fn loadchunk(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
         let pos = parse_i64(&args[2])
             .filter(|&p| p != 0)
             .ok_or_else(|| Reply::error("Invalid position"))?;

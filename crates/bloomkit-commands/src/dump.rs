@@ -26,11 +26,12 @@ use bloomkit::format::{self, HeaderInfo};
 use bloomkit::FilterKind;
 use bytes::Bytes;
 
+use crate::budget::Budget;
 use crate::errors::{INSUFFICIENT_MEMORY, OOM};
 use crate::reply::Reply;
+use crate::run::Outcome;
 use crate::shared::{command, verbatim};
 use crate::value::{PartialDump, Value};
-use crate::{Budget, Outcome};
 
 /// The largest chunk `SCANDUMP` answers: RedisBloom's `MAX_SCANDUMP_SIZE`.
 pub(crate) const MAX_CHUNK_BYTES: usize = 16 << 20;

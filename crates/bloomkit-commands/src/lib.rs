@@ -9,14 +9,17 @@ mod command;
 pub mod cuckoo;
 mod dump;
 pub mod errors;
+mod limits;
 pub mod params;
 pub mod reply;
+mod run;
 mod shared;
 pub mod table;
 pub mod value;
 
 pub use budget::{Budget, Unlimited};
-pub use command::{Access, Ctx, FilterCommand, Outcome};
+pub use command::FilterCommand;
 pub use params::{Defaults, Parameter, PARAMETERS};
 pub use reply::{Protocol, Reply};
+pub use run::{Access, Ctx, Outcome};
 pub use value::{PartialDump, Value};

@@ -9,7 +9,10 @@
 use std::fmt;
 
 use crate::args::{parse_f64, parse_i64};
-use crate::{bloom, cuckoo};
+use crate::limits::{
+    BF_MAX_CAPACITY, BF_MAX_EXPANSION, CF_MAX_BUCKET_SIZE, CF_MAX_CAPACITY, CF_MAX_EXPANSION,
+    CF_MAX_ITERATIONS, CF_MAX_SUB_FILTERS,
+};
 
 /// The defaults commands create keys with, one field per row of [`PARAMETERS`] (which holds
 /// each one's default and range). A command receives them in its [`Ctx`](crate::Ctx), and a
@@ -257,49 +260,49 @@ pub static PARAMETERS: &[Parameter] = &[
     integer(
         "bf-initial-size",
         100,
-        (1, bloom::MAX_CAPACITY as u64),
+        (1, BF_MAX_CAPACITY as u64),
         |d| Number::Integer(d.bf_initial_size),
         |d, v| d.bf_initial_size = v.as_u64(),
     ),
     integer(
         "bf-expansion-factor",
         2,
-        (0, bloom::MAX_EXPANSION as u64),
+        (0, BF_MAX_EXPANSION as u64),
         |d| Number::Integer(d.bf_expansion_factor.into()),
         |d, v| d.bf_expansion_factor = v.as_u32(),
     ),
     integer(
         "cf-bucket-size",
         2,
-        (1, cuckoo::MAX_BUCKET_SIZE as u64),
+        (1, CF_MAX_BUCKET_SIZE as u64),
         |d| Number::Integer(d.cf_bucket_size.into()),
         |d, v| d.cf_bucket_size = v.as_u32(),
     ),
     integer(
         "cf-initial-size",
         1024,
-        (2, cuckoo::MAX_CAPACITY as u64),
+        (2, CF_MAX_CAPACITY as u64),
         |d| Number::Integer(d.cf_initial_size),
         |d, v| d.cf_initial_size = v.as_u64(),
     ),
     integer(
         "cf-max-iterations",
         20,
-        (1, cuckoo::MAX_ITERATIONS as u64),
+        (1, CF_MAX_ITERATIONS as u64),
         |d| Number::Integer(d.cf_max_iterations.into()),
         |d, v| d.cf_max_iterations = v.as_u32(),
     ),
     integer(
         "cf-expansion-factor",
         1,
-        (0, cuckoo::MAX_EXPANSION as u64),
+        (0, CF_MAX_EXPANSION as u64),
         |d| Number::Integer(d.cf_expansion_factor.into()),
         |d, v| d.cf_expansion_factor = v.as_u32(),
     ),
     integer(
         "cf-max-expansions",
         32,
-        (1, cuckoo::MAX_SUB_FILTERS as u64),
+        (1, CF_MAX_SUB_FILTERS as u64),
         |d| Number::Integer(d.cf_max_expansions.into()),
         |d, v| d.cf_max_expansions = v.as_u32(),
     ),

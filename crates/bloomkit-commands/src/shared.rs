@@ -3,9 +3,9 @@
 
 use bytes::Bytes;
 
+use crate::budget::Budget;
 use crate::errors::{INSUFFICIENT_MEMORY, NOT_FOUND, OOM, WRONGTYPE};
 use crate::reply::Reply;
-use crate::Budget;
 
 /// Why a filter command cannot use a key, in RedisBloom's terms (`statusStrerror`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

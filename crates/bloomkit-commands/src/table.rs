@@ -24,10 +24,12 @@
 
 use bytes::Bytes;
 
+use crate::bloom::{self, BloomCommand};
+use crate::command::FilterCommand;
+use crate::cuckoo::{self, CuckooCommand};
 use crate::errors::wrong_arity;
 use crate::reply::Reply;
 use crate::shared::Origin;
-use crate::{bloom, cuckoo, FilterCommand};
 
 /// A command flag: what Redis's `COMMAND INFO` lists, and what a module registers a command
 /// with.
@@ -318,8 +320,12 @@ pub const fn container(
     }
 }
 
-/// A parser of one filter command's arguments, called once they satisfy its row's arity.
-type Parser = fn(&[Bytes], Origin) -> Result<FilterCommand, Reply>;
+/// The parser of one filter command's arguments, called once they satisfy its row's arity.
+#[derive(Clone, Copy)]
+enum Parser {
+    Bloom(fn(&[Bytes], Origin) -> Result<BloomCommand, Reply>),
+    Cuckoo(fn(&[Bytes], Origin) -> Result<CuckooCommand, Reply>),
+}
 
 /// One `BF.*`/`CF.*` command: how it presents, and the parser it reaches.
 #[derive(Clone, Copy)]
@@ -368,7 +374,29 @@ impl FilterSpec {
         if !self.spec.accepts(args.len()) {
             return Err(wrong_arity(self.spec.name));
         }
-        (self.parse)(args, origin)
+        match self.parse {
+            Parser::Bloom(parse) => parse(args, origin).map(FilterCommand::Bloom),
+            Parser::Cuckoo(parse) => parse(args, origin).map(FilterCommand::Cuckoo),
+        }
+    }
+}
+
+/// Parsing is the table's: a request's name picks its row, which checks the arity and
+/// calls the command's parser.
+impl FilterCommand {
+    /// Parses `args` (the command name first, in any case): `None` if the name is not a
+    /// filter command (not in [`FILTER_COMMANDS`](crate::table::FILTER_COMMANDS));
+    /// `Some(Err(reply))` for a wrong argument count or an argument that is invalid whatever
+    /// the key holds, in RedisBloom's validation order. A host that has already looked the
+    /// name up calls [`FilterSpec::parse`](crate::table::FilterSpec::parse).
+    pub fn parse(args: &[Bytes]) -> Option<Result<FilterCommand, Reply>> {
+        lookup(args.first()?).map(|row| row.parse(args))
+    }
+
+    /// Parses a command read back from [`Outcome::log`](crate::Outcome::log), as
+    /// [`FilterSpec::parse_logged`](crate::table::FilterSpec::parse_logged) does.
+    pub fn parse_logged(args: &[Bytes]) -> Option<Result<FilterCommand, Reply>> {
+        lookup(args.first()?).map(|row| row.parse_logged(args))
     }
 }
 
@@ -383,8 +411,24 @@ pub fn find(key: NameKey) -> Option<&'static FilterSpec> {
     FILTER_COMMANDS.iter().find(|row| row.spec.key == key)
 }
 
-const fn filter(spec: CommandSpec, parse: Parser) -> FilterSpec {
-    FilterSpec { spec, parse }
+const fn bf(
+    spec: CommandSpec,
+    parse: fn(&[Bytes], Origin) -> Result<BloomCommand, Reply>,
+) -> FilterSpec {
+    FilterSpec {
+        spec,
+        parse: Parser::Bloom(parse),
+    }
+}
+
+const fn cf(
+    spec: CommandSpec,
+    parse: fn(&[Bytes], Origin) -> Result<CuckooCommand, Reply>,
+) -> FilterSpec {
+    FilterSpec {
+        spec,
+        parse: Parser::Cuckoo(parse),
+    }
 }
 
 const BF: &str = "bf";
@@ -401,28 +445,28 @@ const CUCKOO_READ: &[&str] = &["@read", "@cuckoo"];
 /// still reports -1 for them, see [`CommandSpec::info_arity`]).
 #[rustfmt::skip]
 pub static FILTER_COMMANDS: &[FilterSpec] = &[
-    filter(keyed("bf.reserve", -4, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Creates a new Bloom Filter.", "1.0.0"), bloom::parse::reserve),
-    filter(keyed("bf.add", 3, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Adds an item to a Bloom Filter.", "1.0.0"), bloom::parse::add),
-    filter(keyed("bf.madd", -3, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist.", "1.0.0"), bloom::parse::madd),
-    filter(keyed("bf.insert", -4, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist.", "1.0.0"), bloom::parse::insert),
-    filter(keyed("bf.exists", 3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Checks whether an item exists in a Bloom Filter.", "1.0.0"), bloom::parse::exists),
-    filter(keyed("bf.mexists", -3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Checks whether one or more items exist in a Bloom Filter.", "1.0.0"), bloom::parse::mexists),
-    filter(keyed("bf.info", -2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns information about a Bloom Filter.", "1.0.0"), bloom::parse::info),
-    filter(keyed("bf.card", 2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns the cardinality of a Bloom filter.", "2.4.4"), bloom::parse::card),
-    filter(keyed("bf.scandump", 3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Begins an incremental save of the bloom filter.", "1.0.0"), bloom::parse::scandump),
-    filter(keyed("bf.loadchunk", 4, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Restores a filter previously saved using SCANDUMP.", "1.0.0"), bloom::parse::loadchunk),
-    filter(keyed("cf.reserve", -3, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Creates a new Cuckoo Filter.", "1.0.0"), cuckoo::parse::reserve),
-    filter(keyed("cf.add", 3, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds an item to a Cuckoo Filter.", "1.0.0"), cuckoo::parse::add),
-    filter(keyed("cf.addnx", 3, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds an item to a Cuckoo Filter if the item did not exist previously.", "1.0.0"), cuckoo::parse::addnx),
-    filter(keyed("cf.insert", -4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist.", "1.0.0"), cuckoo::parse::insert),
-    filter(keyed("cf.insertnx", -4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds one or more items to a Cuckoo Filter if the items did not exist previously.", "1.0.0"), cuckoo::parse::insertnx),
-    filter(keyed("cf.exists", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Checks if an item exists in a Cuckoo Filter.", "1.0.0"), cuckoo::parse::exists),
-    filter(keyed("cf.mexists", -3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Checks if one or more items exist in a Cuckoo Filter.", "1.0.0"), cuckoo::parse::mexists),
-    filter(keyed("cf.del", 3, &[Flag::Write, Flag::Module], (1, 1), CUCKOO_WRITE, CF, "Deletes an item from a Cuckoo Filter.", "1.0.0"), cuckoo::parse::del),
-    filter(keyed("cf.count", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Return the number of times an item might be in a Cuckoo Filter.", "1.0.0"), cuckoo::parse::count),
-    filter(keyed("cf.info", 2, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Returns information about a Cuckoo Filter.", "1.0.0"), cuckoo::parse::info),
-    filter(keyed("cf.scandump", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Begins an incremental save of the bloom filter.", "1.0.0"), cuckoo::parse::scandump),
-    filter(keyed("cf.loadchunk", 4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Restores a filter previously saved using SCANDUMP.", "1.0.0"), cuckoo::parse::loadchunk),
+    bf(keyed("bf.reserve", -4, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Creates a new Bloom Filter.", "1.0.0"), bloom::parse::reserve),
+    bf(keyed("bf.add", 3, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Adds an item to a Bloom Filter.", "1.0.0"), bloom::parse::add),
+    bf(keyed("bf.madd", -3, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist.", "1.0.0"), bloom::parse::madd),
+    bf(keyed("bf.insert", -4, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist.", "1.0.0"), bloom::parse::insert),
+    bf(keyed("bf.exists", 3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Checks whether an item exists in a Bloom Filter.", "1.0.0"), bloom::parse::exists),
+    bf(keyed("bf.mexists", -3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Checks whether one or more items exist in a Bloom Filter.", "1.0.0"), bloom::parse::mexists),
+    bf(keyed("bf.info", -2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns information about a Bloom Filter.", "1.0.0"), bloom::parse::info),
+    bf(keyed("bf.card", 2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns the cardinality of a Bloom filter.", "2.4.4"), bloom::parse::card),
+    bf(keyed("bf.scandump", 3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Begins an incremental save of the bloom filter.", "1.0.0"), bloom::parse::scandump),
+    bf(keyed("bf.loadchunk", 4, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Restores a filter previously saved using SCANDUMP.", "1.0.0"), bloom::parse::loadchunk),
+    cf(keyed("cf.reserve", -3, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Creates a new Cuckoo Filter.", "1.0.0"), cuckoo::parse::reserve),
+    cf(keyed("cf.add", 3, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds an item to a Cuckoo Filter.", "1.0.0"), cuckoo::parse::add),
+    cf(keyed("cf.addnx", 3, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds an item to a Cuckoo Filter if the item did not exist previously.", "1.0.0"), cuckoo::parse::addnx),
+    cf(keyed("cf.insert", -4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist.", "1.0.0"), cuckoo::parse::insert),
+    cf(keyed("cf.insertnx", -4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Adds one or more items to a Cuckoo Filter if the items did not exist previously.", "1.0.0"), cuckoo::parse::insertnx),
+    cf(keyed("cf.exists", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Checks if an item exists in a Cuckoo Filter.", "1.0.0"), cuckoo::parse::exists),
+    cf(keyed("cf.mexists", -3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Checks if one or more items exist in a Cuckoo Filter.", "1.0.0"), cuckoo::parse::mexists),
+    cf(keyed("cf.del", 3, &[Flag::Write, Flag::Module], (1, 1), CUCKOO_WRITE, CF, "Deletes an item from a Cuckoo Filter.", "1.0.0"), cuckoo::parse::del),
+    cf(keyed("cf.count", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Return the number of times an item might be in a Cuckoo Filter.", "1.0.0"), cuckoo::parse::count),
+    cf(keyed("cf.info", 2, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Returns information about a Cuckoo Filter.", "1.0.0"), cuckoo::parse::info),
+    cf(keyed("cf.scandump", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Begins an incremental save of the bloom filter.", "1.0.0"), cuckoo::parse::scandump),
+    cf(keyed("cf.loadchunk", 4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Restores a filter previously saved using SCANDUMP.", "1.0.0"), cuckoo::parse::loadchunk),
 ];
 
 #[cfg(test)]

@@ -1,14 +1,4 @@
-//! Argument helpers shared by every command: names, counts, numbers.
-
-use bytes::Bytes;
-
-/// The command name (first argument), lower-cased, as RedisBloom and Redis print it in
-/// error messages. Non-UTF-8 bytes are replaced.
-pub fn command_name(args: &[Bytes]) -> String {
-    args.first()
-        .map(|name| String::from_utf8_lossy(name).to_ascii_lowercase())
-        .unwrap_or_default()
-}
+//! Reading arguments as Redis does: keywords, integers and floats.
 
 /// Whether `arg` equals `word`, ignoring ASCII case (option keywords such as `NONSCALING`).
 pub fn is_word(arg: &[u8], word: &str) -> bool {
@@ -77,16 +67,5 @@ mod tests {
         for bad in [&b""[..], b"abc", b"0.1x", b"inf", b"nan", b" 0.1"] {
             assert_eq!(parse_f64(bad), None);
         }
-    }
-
-    #[test]
-    fn command_names_are_lower_case_as_errors_print_them() {
-        let args = vec![Bytes::from_static(b"BF.ADD"), Bytes::from_static(b"K")];
-        assert_eq!(command_name(&args), "bf.add");
-        assert_eq!(
-            command_name(&[Bytes::from_static(b"Bf.\xff")]),
-            "bf.\u{fffd}"
-        );
-        assert_eq!(command_name(&[]), "");
     }
 }

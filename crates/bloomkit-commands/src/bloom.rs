@@ -24,7 +24,7 @@
 use bloomkit::{hash_bytes_with_seed, Error, LayerLayout, ScalableBloomFilter};
 use bytes::Bytes;
 
-use crate::args::{command_name, is_word, parse_f64, parse_i64};
+use crate::args::{is_word, parse_f64, parse_i64};
 use crate::dump::{self, Chunk};
 use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
 use crate::limits::{BF_MAX_CAPACITY as MAX_CAPACITY, BF_MAX_EXPANSION as MAX_EXPANSION};
@@ -241,11 +241,8 @@ impl BloomCommand {
     }
 }
 
-/// The `BF.*` parsers, one per row of the [command table](crate::table), which calls each
-/// once the argument count agrees with the row's arity: `args` holds at least that many
-/// arguments, the name and the key first. `origin` says where option keywords are searched.
-/// The checks are RedisBloom's, in its order, for what needs neither the key nor the
-/// [`Defaults`].
+/// The `BF.*` parsers, one per row of the [command table](crate::table), which calls
+/// each once the arguments satisfy the row's arity.
 pub(crate) mod parse {
     use super::*;
 
@@ -452,9 +449,7 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
             }
             Some(b'e') => {
                 pos += 1;
-                let value = args
-                    .get(pos)
-                    .ok_or_else(|| wrong_arity(&command_name(args)))?;
+                let value = args.get(pos).ok_or_else(|| wrong_arity("bf.insert"))?;
                 if lower(arg, 1) == Some(b'r') {
                     let rate = parse_f64(value)
                         .filter(|r| *r > 0.0 && *r < 1.0)
@@ -470,9 +465,7 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
             }
             Some(b'c') => {
                 pos += 1;
-                let value = args
-                    .get(pos)
-                    .ok_or_else(|| wrong_arity(&command_name(args)))?;
+                let value = args.get(pos).ok_or_else(|| wrong_arity("bf.insert"))?;
                 let c = parse_i64(value)
                     .filter(|c| (1..=MAX_CAPACITY).contains(c))
                     .ok_or_else(|| Reply::error("Bad capacity"))?;
@@ -492,7 +485,7 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
     }
     let items_at = items_at
         .filter(|&at| at < args.len())
-        .ok_or_else(|| wrong_arity(&command_name(args)))?;
+        .ok_or_else(|| wrong_arity("bf.insert"))?;
     // RedisBloom: EXPANSION 0 and NONSCALING make a non-scaling filter, and a
     // non-scaling default stays non-scaling whatever EXPANSION says (resolved in `create`).
     let growth = match expansion {

@@ -33,7 +33,7 @@
 use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooOptions, Error, FilterKind};
 use bytes::Bytes;
 
-use crate::args::{command_name, parse_i64};
+use crate::args::parse_i64;
 use crate::dump::{self, Chunk};
 use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
 use crate::limits::{
@@ -357,11 +357,8 @@ impl CuckooCommand {
     }
 }
 
-/// The `CF.*` parsers, one per row of the [command table](crate::table), which calls each
-/// once the argument count agrees with the row's arity: `args` holds at least that many
-/// arguments, the name and the key first. `origin` says where option keywords are searched.
-/// The checks are RedisBloom's, in its order, for what needs neither the key nor the
-/// [`Defaults`](crate::Defaults).
+/// The `CF.*` parsers, one per row of the [command table](crate::table), which calls
+/// each once the arguments satisfy the row's arity.
 pub(crate) mod parse {
     use super::*;
 
@@ -515,6 +512,7 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
 /// `CF.INSERT key [CAPACITY c] [NOCREATE] [MAXEXPANSIONS n] ITEMS ...`, scanned as
 /// RedisBloom scans it: by each option's first letter, stopping at `ITEMS`.
 fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
+    let name = if nx { "cf.insertnx" } else { "cf.insert" };
     let mut capacity = None;
     let mut max_expansions = None;
     let mut autocreate = true;
@@ -528,9 +526,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
             match arg.first().map(u8::to_ascii_lowercase) {
                 Some(b'c') => {
                     *pos += 1;
-                    let value = args
-                        .get(*pos)
-                        .ok_or_else(|| wrong_arity(&command_name(args)))?;
+                    let value = args.get(*pos).ok_or_else(|| wrong_arity(name))?;
                     let c = parse_i64(value).ok_or_else(|| Reply::error("Bad capacity"))?;
                     if !(2..=MAX_CAPACITY).contains(&c) {
                         return Err(Reply::error(INSERT_CAPACITY_RANGE));
@@ -552,9 +548,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
                 // bloomkit's extension (RedisBloom has no option starting with 'm').
                 Some(b'm') => {
                     *pos += 1;
-                    let value = args
-                        .get(*pos)
-                        .ok_or_else(|| wrong_arity(&command_name(args)))?;
+                    let value = args.get(*pos).ok_or_else(|| wrong_arity(name))?;
                     let n = parse_i64(value)
                         .filter(|n| (1..=65_536).contains(n))
                         .ok_or_else(|| {
@@ -567,7 +561,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
             }
         }
         if items_at.is_none_or(|at| at == args.len()) {
-            return Err(wrong_arity(&command_name(args)));
+            return Err(wrong_arity(name));
         }
         Ok(())
     };

@@ -320,7 +320,10 @@ pub const fn container(
     }
 }
 
-/// The parser of one filter command's arguments, called once they satisfy its row's arity.
+/// The parser of one filter command's arguments, called once they satisfy its row's
+/// arity: the arguments then hold at least that many, the name and the key first, which the
+/// parser may index. The [`Origin`] says where option keywords are searched. Each parser
+/// makes RedisBloom's checks, in its order, of what needs neither the key nor the defaults.
 #[derive(Clone, Copy)]
 enum Parser {
     Bloom(fn(&[Bytes], Origin) -> Result<BloomCommand, Reply>),

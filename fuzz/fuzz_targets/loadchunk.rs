@@ -1,6 +1,6 @@
-//! `BF.LOADCHUNK` and `CF.LOADCHUNK` through the server's command layer: whatever chunks
-//! arrive, the answer is `OK` or an error, never a panic, and memory stays within what the
-//! budget admits or the chunks themselves carry. A key that ends up holding a finished filter
+//! `BF.LOADCHUNK` and `CF.LOADCHUNK` through the command layer (`bloomkit-commands`):
+//! whatever chunks arrive, the answer is `OK` or an error, never a panic, and memory stays
+//! within what the budget admits or the chunks themselves carry. A key that ends up holding a finished filter
 //! must answer every other command.
 //!
 //! Two kinds of input: raw chunks (iterator and bytes from the fuzzer), and a real dump
@@ -12,9 +12,7 @@
 
 use std::sync::OnceLock;
 
-use bloomkit_server::cmd::{Access, Budget, Ctx, Defaults, FilterCommand};
-use bloomkit_server::reply::Reply;
-use bloomkit_server::value::Value;
+use bloomkit_commands::{Access, Budget, Ctx, Defaults, FilterCommand, Reply, Value};
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 

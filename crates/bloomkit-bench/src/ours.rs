@@ -295,7 +295,10 @@ impl<K: Key + ?Sized> Contender<K> for Fuse {
             Ok(bits) => Ok(std::mem::size_of::<BinaryFuseFilter>() as u64 + bits / 8),
             // Past 2^32 slots: more than any memory, which keeps the harness's search for a
             // size monotone.
-            Err(bloomkit::Error::TooLarge { .. }) => Ok(u64::MAX),
+            Err(bloomkit::Error::InvalidParameter {
+                name: "number of keys",
+                ..
+            }) => Ok(u64::MAX),
             Err(e) => Err(e.to_string()),
         }
     }

@@ -8,11 +8,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock};
 
+use bloomkit_commands::errors::wrong_arity;
+use bloomkit_commands::params::parameter;
+use bloomkit_commands::{Defaults, Reply, PARAMETERS};
 use bytes::Bytes;
 
-use crate::cmd::{glob, Defaults};
+use crate::glob;
 use crate::keyspace::Keyspace;
-use crate::reply::Reply;
 
 /// When the append-only log is synced to disk (`--appendfsync`): the persistence layer's
 /// policy, under the name of the Redis option.
@@ -135,20 +137,24 @@ impl Settings {
     }
 
     /// `CONFIG GET pattern...`: every parameter whose name matches one of the glob
-    /// patterns (without case), as name/value pairs in table order.
+    /// patterns (without case), as name/value pairs: the `bf-*`/`cf-*` defaults (in their
+    /// table's order), then the server's own.
     pub fn get(&self, patterns: &[Bytes], config: &Config, keyspace: &Keyspace) -> Reply {
         let defaults = self.defaults();
-        let pairs = PARAMETERS
+        let filters = PARAMETERS
             .iter()
-            .filter(|param| {
+            .map(|param| (param.name, param.get(&defaults).to_string()));
+        let host = HOST_PARAMETERS
+            .iter()
+            .map(|param| (param.name, (param.get)(config, keyspace)));
+        let pairs = filters
+            .chain(host)
+            .filter(|(name, _)| {
                 patterns
                     .iter()
-                    .any(|pattern| glob::matches(pattern, param.name.as_bytes(), true))
+                    .any(|pattern| glob::matches(pattern, name.as_bytes(), true))
             })
-            .map(|param| {
-                let value = (param.get)(&defaults, config, keyspace);
-                (Reply::bulk(param.name), Reply::bulk(value))
-            })
+            .map(|(name, value)| (Reply::bulk(name), Reply::bulk(value)))
             .collect();
         Reply::Map(pairs)
     }
@@ -161,19 +167,18 @@ impl Settings {
         let mut maxmemory = None;
         for (i, pair) in pairs.chunks(2).enumerate() {
             let [name, value] = pair else {
-                return Err(Reply::error(
-                    "ERR wrong number of arguments for 'config|set' command",
-                ));
+                return Err(wrong_arity("config|set"));
             };
             let shown = String::from_utf8_lossy(name).to_ascii_lowercase();
-            let Some(param) = PARAMETERS
+            let filter = parameter(name);
+            let host = HOST_PARAMETERS
                 .iter()
-                .find(|p| p.name.as_bytes().eq_ignore_ascii_case(name))
-            else {
+                .find(|p| p.name.as_bytes().eq_ignore_ascii_case(name));
+            if filter.is_none() && host.is_none() {
                 return Err(Reply::Error(format!(
                     "ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"
                 )));
-            };
+            }
             // A parameter named twice is refused, as Redis 7 does.
             if pairs
                 .chunks(2)
@@ -189,15 +194,17 @@ impl Settings {
                     "ERR CONFIG SET failed (possibly related to argument '{shown}') - {why}"
                 ))
             };
-            match param.set {
-                Setter::Immutable => return Err(failed("can't set immutable config")),
-                Setter::Maxmemory => {
+            match (filter, host.map(|p| p.set)) {
+                (Some(param), _) => param
+                    .set(&mut defaults, value)
+                    .map_err(|why| failed(&why.to_string()))?,
+                (None, Some(Setter::Maxmemory)) => {
                     maxmemory = Some(
                         parse_memory(value)
                             .ok_or_else(|| failed("argument must be a memory value"))?,
                     );
                 }
-                Setter::Default(set) => set(&mut defaults, value).map_err(|why| failed(&why))?,
+                (None, _) => return Err(failed("can't set immutable config")),
             }
         }
         *self
@@ -212,162 +219,80 @@ impl Settings {
     }
 }
 
-/// One `CONFIG` parameter.
-struct Parameter {
+/// One of the server's own `CONFIG` parameters (the `bf-*`/`cf-*` ones are the command
+/// layer's [`PARAMETERS`]).
+struct HostParameter {
     name: &'static str,
-    get: fn(&Defaults, &Config, &Keyspace) -> String,
+    get: fn(&Config, &Keyspace) -> String,
     set: Setter,
 }
 
+#[derive(Clone, Copy)]
 enum Setter {
     /// Fixed at start-up (a flag of `bloomkit serve`).
     Immutable,
     /// `maxmemory`, kept by the keyspace.
     Maxmemory,
-    /// One of the filter defaults; the error says why the value is refused.
-    Default(fn(&mut Defaults, &[u8]) -> Result<(), String>),
 }
 
-/// An integer setting within `[min, max]`, or the reason it is refused (Redis's words).
-fn integer_in(value: &[u8], min: u64, max: u64) -> Result<u64, String> {
-    let n = crate::cmd::args::parse_i64(value)
-        .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
-    u64::try_from(n)
-        .ok()
-        .filter(|n| (min..=max).contains(n))
-        .ok_or_else(|| format!("argument must be between {min} and {max} inclusive"))
-}
-
-const MAX_CAPACITY: u64 = 1 << 30;
-
-/// Every parameter `CONFIG GET` knows, in the order it lists them. The `bf-*`/`cf-*`
-/// ranges are RedisBloom's (Redis 8); the immutable ones are what clients and tools ask
-/// about (`redis-cli --bigkeys` reads `maxmemory`, benchmarks read `appendonly`).
-const PARAMETERS: &[Parameter] = &[
-    Parameter {
-        name: "bf-error-rate",
-        get: |d, _, _| d.bf_error_rate.to_string(),
-        set: Setter::Default(|d, v| {
-            let rate = crate::cmd::args::parse_f64(v)
-                .ok_or_else(|| "argument couldn't be parsed into a number".to_string())?;
-            if rate > 0.0 && rate < 1.0 {
-                d.bf_error_rate = rate;
-                Ok(())
-            } else {
-                Err("argument must be between 0 and 1 exclusive".to_string())
-            }
-        }),
-    },
-    Parameter {
-        name: "bf-initial-size",
-        get: |d, _, _| d.bf_initial_size.to_string(),
-        set: Setter::Default(|d, v| {
-            d.bf_initial_size = integer_in(v, 1, MAX_CAPACITY)?;
-            Ok(())
-        }),
-    },
-    Parameter {
-        name: "bf-expansion-factor",
-        get: |d, _, _| d.bf_expansion_factor.to_string(),
-        set: Setter::Default(|d, v| {
-            d.bf_expansion_factor = integer_in(v, 0, 32768)? as u32;
-            Ok(())
-        }),
-    },
-    Parameter {
-        name: "cf-bucket-size",
-        get: |d, _, _| d.cf_bucket_size.to_string(),
-        set: Setter::Default(|d, v| {
-            d.cf_bucket_size = integer_in(v, 1, 255)? as u32;
-            Ok(())
-        }),
-    },
-    Parameter {
-        name: "cf-initial-size",
-        get: |d, _, _| d.cf_initial_size.to_string(),
-        set: Setter::Default(|d, v| {
-            d.cf_initial_size = integer_in(v, 2, MAX_CAPACITY)?;
-            Ok(())
-        }),
-    },
-    Parameter {
-        name: "cf-max-iterations",
-        get: |d, _, _| d.cf_max_iterations.to_string(),
-        set: Setter::Default(|d, v| {
-            d.cf_max_iterations = integer_in(v, 1, 65535)? as u32;
-            Ok(())
-        }),
-    },
-    Parameter {
-        name: "cf-expansion-factor",
-        get: |d, _, _| d.cf_expansion_factor.to_string(),
-        set: Setter::Default(|d, v| {
-            d.cf_expansion_factor = integer_in(v, 0, 32768)? as u32;
-            Ok(())
-        }),
-    },
-    Parameter {
-        name: "cf-max-expansions",
-        get: |d, _, _| d.cf_max_expansions.to_string(),
-        set: Setter::Default(|d, v| {
-            d.cf_max_expansions = integer_in(v, 1, 65535)? as u32;
-            Ok(())
-        }),
-    },
-    Parameter {
+/// The server's parameters, in the order `CONFIG GET` lists them after the filter defaults:
+/// what clients and tools ask about (`redis-cli --bigkeys` reads `maxmemory`, benchmarks read
+/// `appendonly`).
+const HOST_PARAMETERS: &[HostParameter] = &[
+    HostParameter {
         name: "maxmemory",
-        get: |_, _, k| k.maxmemory().to_string(),
+        get: |_, k| k.maxmemory().to_string(),
         set: Setter::Maxmemory,
     },
-    Parameter {
+    HostParameter {
         name: "maxmemory-policy",
         // Nothing is ever evicted: a filter is not a cache entry.
-        get: |_, _, _| "noeviction".to_string(),
+        get: |_, _| "noeviction".to_string(),
         set: Setter::Immutable,
     },
-    Parameter {
+    HostParameter {
         name: "maxclients",
-        get: |_, c, _| c.maxclients.to_string(),
+        get: |c, _| c.maxclients.to_string(),
         set: Setter::Immutable,
     },
-    Parameter {
+    HostParameter {
         name: "bind",
-        get: |_, c, _| c.bind.clone(),
+        get: |c, _| c.bind.clone(),
         set: Setter::Immutable,
     },
-    Parameter {
+    HostParameter {
         name: "port",
-        get: |_, c, _| c.port.to_string(),
+        get: |c, _| c.port.to_string(),
         set: Setter::Immutable,
     },
-    Parameter {
+    HostParameter {
         name: "dir",
-        get: |_, c, _| c.dir.display().to_string(),
+        get: |c, _| c.dir.display().to_string(),
         set: Setter::Immutable,
     },
-    Parameter {
+    HostParameter {
         name: "appendonly",
-        get: |_, _, k| {
+        get: |_, k| {
             let enabled = k.journal().is_some_and(|j| j.enabled());
             if enabled { "yes" } else { "no" }.to_string()
         },
         set: Setter::Immutable,
     },
-    Parameter {
+    HostParameter {
         // Redis's RDB save points. There are none: snapshots follow the log's growth (and
         // SAVE/BGSAVE). Answered because tools such as redis-benchmark read it.
         name: "save",
-        get: |_, _, _| String::new(),
+        get: |_, _| String::new(),
         set: Setter::Immutable,
     },
-    Parameter {
+    HostParameter {
         name: "appendfsync",
-        get: |_, c, _| c.appendfsync.to_string(),
+        get: |c, _| c.appendfsync.to_string(),
         set: Setter::Immutable,
     },
-    Parameter {
+    HostParameter {
         name: "databases",
-        get: |_, _, _| "1".to_string(),
+        get: |_, _| "1".to_string(),
         set: Setter::Immutable,
     },
 ];

@@ -9,11 +9,11 @@
 
 use std::io;
 
+use bloomkit_commands::{Protocol, Reply};
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::frame::{Parser, ProtocolError};
-use crate::reply::{Protocol, Reply};
 
 /// Past this many bytes of encoded replies, the server should flush even while requests
 /// remain buffered, so that a long pipeline does not grow the output without bound.

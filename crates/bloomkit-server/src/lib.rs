@@ -6,24 +6,37 @@
 //!
 //! # Overview of modules
 //!
+//! The server is a host of the command layer, [`bloomkit_commands`]: the `BF.*`/`CF.*`
+//! commands, their table, the `bf-*`/`cf-*` parameters, what a key holds ([`Value`]) and
+//! what a command answers ([`Reply`]) are its. This crate adds the network, the keyspace,
+//! persistence and the generic commands. In the order data flows, each module using only
+//! those above it:
+//!
 //! * [`frame`]: the request parser (RESP multibulk and inline), with Redis's limits.
 //! * [`connection`]: one client's stream: requests in, buffered replies out.
-//! * [`reply`]: what a command answers, and its RESP2/RESP3 encoding.
-//! * [`value`]: what a key holds (a scalable Bloom filter or a cuckoo filter).
-//! * [`cmd`]: the command layer. The filter commands see one key's value and return a
-//!   reply plus what to log; they know nothing of sockets or storage, so the same code can
-//!   run inside a Redis module. Beside them, the generic commands (`cmd::keys`,
-//!   `cmd::connection`, `cmd::server`) and the command table `COMMAND` reports.
+//! * [`glob`]: Redis's glob patterns (`KEYS`, `SCAN MATCH`, `CONFIG GET`, `COMMAND LIST`).
+//! * [`errors`]: the error replies only a host answers (unknown command, `NOAUTH`).
 //! * [`keyspace`]: every key's value, in 64 shards of `RwLock<HashMap>` so that different
 //!   keys work in parallel; expiry, memory accounting for `--maxmemory`, and the
 //!   [`keyspace::Journal`] seam through which every change reaches persistence while its
-//!   shard is still locked.
-//! * [`dispatch`]: one request in, one reply out, in Redis's order of checks (unknown
-//!   command, arity, `NOAUTH`); the same path replays the log at start-up.
+//!   shard is still locked. It runs a filter command on its key's slot.
+//! * [`persist`]: the append-only log and snapshots, behind the journal; start-up recovery.
 //! * [`config`]: `bloomkit serve`'s options, and what `CONFIG GET/SET` reaches.
+//! * [`shared`]: the state every connection shares (the keyspace, the settings, counters,
+//!   snapshots, the shutdown switch), mini-redis's `db.rs`.
+//! * [`session`]: one client's state (protocol, authentication, name).
+//! * [`cmd`]: the generic commands (`cmd::keys`, `cmd::connection`, `cmd::server`) and the
+//!   command table ([`cmd::table`]): the generic rows with their handlers beside the command
+//!   layer's filter rows, for `COMMAND` and for routing.
+//! * [`dispatch`]: one request in, one reply out: the name routed through the table, in
+//!   Redis's order of checks (unknown command, arity, `NOAUTH`); the same path replays the
+//!   log at start-up.
 //! * [`server`]: the accept loop, one task per client (pipelined requests answered in one
-//!   flush, after their writes are durable), `--maxclients`, and graceful shutdown.
-//! * [`persist`]: the append-only log and snapshots; start-up recovery.
+//!   flush, after their writes are durable), `--maxclients`, housekeeping and graceful
+//!   shutdown.
+//!
+//! [`Value`]: bloomkit_commands::Value
+//! [`Reply`]: bloomkit_commands::Reply
 //!
 //! # Example
 //!
@@ -46,9 +59,11 @@ pub mod cmd;
 pub mod config;
 pub mod connection;
 pub mod dispatch;
+pub mod errors;
 pub mod frame;
+pub mod glob;
 pub mod keyspace;
 pub mod persist;
-pub mod reply;
 pub mod server;
-pub mod value;
+pub mod session;
+pub mod shared;

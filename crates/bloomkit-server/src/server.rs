@@ -1,5 +1,6 @@
-//! The server: state shared by every connection, the accept loop, and graceful shutdown.
+//! The server: the accept loop, one task per client, housekeeping, and graceful shutdown.
 //!
+//! What the connections share, and the commands reach, is [`Shared`], in its own module.
 //! [`Server::bind`] opens the listener (and, through its journal hook, recovers the
 //! keyspace); [`Server::run_until`] accepts clients until its shutdown future completes,
 //! `SHUTDOWN` is sent, or it is dropped, then lets every connection finish the command it
@@ -8,242 +9,20 @@
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
-use crate::cmd::Defaults;
-use crate::config::{Config, Settings};
+use crate::config::Config;
 use crate::connection::{Connection, FLUSH_THRESHOLD};
-use crate::dispatch::{execute, Session};
-use crate::keyspace::{now_ms, Journal, Keyspace, NoJournal, Ticket};
+use crate::dispatch::execute;
+use crate::keyspace::{Journal, NoJournal, Ticket};
 use crate::persist::{Persistence, PersistentJournal};
-
-/// Counters for `INFO clients` and `INFO stats`.
-#[derive(Debug, Default)]
-pub struct Stats {
-    connected_clients: AtomicUsize,
-    connections_received: AtomicU64,
-    rejected_connections: AtomicU64,
-    commands_processed: AtomicU64,
-}
-
-impl Stats {
-    /// Clients connected now.
-    pub fn connected_clients(&self) -> usize {
-        self.connected_clients.load(Ordering::Relaxed)
-    }
-
-    /// Connections accepted since start-up, refused ones included.
-    pub fn connections_received(&self) -> u64 {
-        self.connections_received.load(Ordering::Relaxed)
-    }
-
-    /// Connections refused by `--maxclients`.
-    pub fn rejected_connections(&self) -> u64 {
-        self.rejected_connections.load(Ordering::Relaxed)
-    }
-
-    /// Requests run since start-up.
-    pub fn commands_processed(&self) -> u64 {
-        self.commands_processed.load(Ordering::Relaxed)
-    }
-
-    /// Counts `n` requests: connections count a batch at a time, so that cores serving
-    /// different clients do not contend for this counter on every command.
-    pub fn count_commands(&self, n: u64) {
-        if n > 0 {
-            self.commands_processed.fetch_add(n, Ordering::Relaxed);
-        }
-    }
-}
-
-/// Why a snapshot did not happen.
-#[derive(Debug)]
-pub enum SnapshotError {
-    /// Another one is running (`SAVE`/`BGSAVE` during a `BGSAVE`).
-    InProgress,
-    /// It failed; the previous snapshot and the log are intact.
-    Failed(io::Error),
-}
-
-/// Where snapshots stand, for `INFO persistence`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SnapshotStatus {
-    /// Whether one is being written now.
-    pub in_progress: bool,
-    /// When the last successful one finished (Unix seconds; start-up time before any).
-    pub last_save_unix: u64,
-    /// Whether the last one succeeded (true before any).
-    pub last_ok: bool,
-}
-
-/// What every connection shares: the keyspace, the settings, the counters, and the
-/// switch that shuts the server down.
-pub struct Shared {
-    config: Config,
-    keyspace: Keyspace,
-    settings: Settings,
-    stats: Stats,
-    started: Instant,
-    /// The port actually bound (differs from `config.port` when that is 0).
-    port: u16,
-    next_client_id: AtomicU64,
-    snapshot_running: AtomicBool,
-    snapshot_scheduled: AtomicBool,
-    last_save_unix: AtomicU64,
-    last_save_ok: AtomicBool,
-    /// `Some(save)` once shutdown is requested. Why `watch` rather than mini-redis's
-    /// broadcast: a connection that subscribes after the request still sees it, and the
-    /// value carries whether to take the final snapshot.
-    shutdown: watch::Sender<Option<bool>>,
-}
-
-impl Shared {
-    /// State for a server with `config`, listening on `port`, with an empty keyspace in
-    /// its loading state.
-    pub fn new(config: Config, port: u16) -> Shared {
-        Shared {
-            keyspace: Keyspace::new(config.maxmemory),
-            settings: Settings::new(Defaults::default()),
-            stats: Stats::default(),
-            started: Instant::now(),
-            port,
-            next_client_id: AtomicU64::new(1),
-            snapshot_running: AtomicBool::new(false),
-            snapshot_scheduled: AtomicBool::new(false),
-            last_save_unix: AtomicU64::new(now_ms() / 1000),
-            last_save_ok: AtomicBool::new(true),
-            shutdown: watch::channel(None).0,
-            config,
-        }
-    }
-
-    /// The start-up options.
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    /// The keyspace.
-    pub fn keyspace(&self) -> &Keyspace {
-        &self.keyspace
-    }
-
-    /// The run-time settings (`CONFIG SET`).
-    pub fn settings(&self) -> &Settings {
-        &self.settings
-    }
-
-    /// The counters.
-    pub fn stats(&self) -> &Stats {
-        &self.stats
-    }
-
-    /// The port the server listens on.
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
-    /// Time since start-up.
-    pub fn uptime(&self) -> Duration {
-        self.started.elapsed()
-    }
-
-    /// A fresh client ID.
-    pub fn next_client_id(&self) -> u64 {
-        self.next_client_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Asks the server to shut down, taking a final snapshot if `save`.
-    pub fn request_shutdown(&self, save: bool) {
-        self.shutdown.send_if_modified(|state| {
-            // The first request decides; a later one changes nothing.
-            if state.is_none() {
-                *state = Some(save);
-                true
-            } else {
-                false
-            }
-        });
-    }
-
-    /// A receiver that sees `Some(save)` once shutdown is requested.
-    pub fn shutdown_signal(&self) -> watch::Receiver<Option<bool>> {
-        self.shutdown.subscribe()
-    }
-
-    /// Where snapshots stand.
-    pub fn snapshot_status(&self) -> SnapshotStatus {
-        SnapshotStatus {
-            in_progress: self.snapshot_running.load(Ordering::Relaxed),
-            last_save_unix: self.last_save_unix.load(Ordering::Relaxed),
-            last_ok: self.last_save_ok.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Takes a snapshot and waits until it is written. The keyspace's locks are held only
-    /// while the values' `Arc`s are cloned; the writing happens on a blocking thread.
-    ///
-    /// # Errors
-    ///
-    /// [`SnapshotError::InProgress`] if one is already running, else what the journal
-    /// reports.
-    pub async fn snapshot(&self) -> Result<(), SnapshotError> {
-        if !self.claim_snapshot() {
-            return Err(SnapshotError::InProgress);
-        }
-        self.run_claimed_snapshot()
-            .await
-            .map_err(SnapshotError::Failed)
-    }
-
-    /// Starts a snapshot in the background; false if one is already running.
-    pub fn start_background_snapshot(self: &Arc<Self>) -> bool {
-        if !self.claim_snapshot() {
-            return false;
-        }
-        let shared = Arc::clone(self);
-        tokio::spawn(async move {
-            if let Err(e) = shared.run_claimed_snapshot().await {
-                eprintln!("bloomkit: background snapshot failed: {e}");
-            }
-        });
-        true
-    }
-
-    /// Marks a snapshot as running; false if one already is. Only the caller that gets
-    /// true may call [`Shared::run_claimed_snapshot`].
-    fn claim_snapshot(&self) -> bool {
-        !self.snapshot_running.swap(true, Ordering::AcqRel)
-    }
-
-    async fn run_claimed_snapshot(&self) -> io::Result<()> {
-        let result = self.write_snapshot().await;
-        self.last_save_ok.store(result.is_ok(), Ordering::Relaxed);
-        if result.is_ok() {
-            self.last_save_unix
-                .store(now_ms() / 1000, Ordering::Relaxed);
-        }
-        self.snapshot_running.store(false, Ordering::Release);
-        result
-    }
-
-    async fn write_snapshot(&self) -> io::Result<()> {
-        let (writer, entries) = self.keyspace.begin_snapshot()?;
-        tokio::task::spawn_blocking(move || writer.write(entries))
-            .await
-            .map_err(io::Error::other)?
-    }
-
-    /// Asks for a snapshot as soon as the running one ends (`BGSAVE SCHEDULE`).
-    pub fn schedule_snapshot(&self) {
-        self.snapshot_scheduled.store(true, Ordering::Relaxed);
-    }
-}
+use crate::session::Session;
+use crate::shared::{Shared, SnapshotError};
 
 /// How often expired keys are swept and the journal is asked whether it wants a snapshot.
 const TICK: Duration = Duration::from_millis(100);
@@ -334,9 +113,9 @@ impl Server {
     }
 
     /// Binds the listener, then recovers the keyspace with `open`: it loads the snapshot
-    /// ([`Keyspace::restore`]) and replays the log ([`crate::dispatch::replay`]) into the
-    /// loading keyspace, and returns the journal to append to from then on. It runs on a
-    /// blocking thread, before any client is accepted.
+    /// ([`Keyspace::restore`](crate::keyspace::Keyspace::restore)) and replays the log
+    /// ([`crate::dispatch::replay`]) into the loading keyspace, and returns the journal to
+    /// append to from then on. It runs on a blocking thread, before any client is accepted.
     ///
     /// # Errors
     ///
@@ -469,17 +248,11 @@ async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mps
                 continue;
             }
         };
-        shared
-            .stats
-            .connections_received
-            .fetch_add(1, Ordering::Relaxed);
+        shared.stats().count_connection();
         // Only this loop adds clients, so checking and then counting cannot race past
         // the limit.
-        if shared.stats.connected_clients() >= shared.config.maxclients {
-            shared
-                .stats
-                .rejected_connections
-                .fetch_add(1, Ordering::Relaxed);
+        if shared.stats().connected_clients() >= shared.config().maxclients {
+            shared.stats().count_rejection();
             tokio::spawn(async move {
                 let mut socket = socket;
                 let _ = socket.write_all(MAX_CLIENTS_REACHED).await;
@@ -509,20 +282,14 @@ struct ClientGuard {
 
 impl ClientGuard {
     fn new(shared: Arc<Shared>) -> ClientGuard {
-        shared
-            .stats
-            .connected_clients
-            .fetch_add(1, Ordering::Relaxed);
+        shared.stats().client_connected();
         ClientGuard { shared }
     }
 }
 
 impl Drop for ClientGuard {
     fn drop(&mut self) {
-        self.shared
-            .stats
-            .connected_clients
-            .fetch_sub(1, Ordering::Relaxed);
+        self.shared.stats().client_disconnected();
     }
 }
 
@@ -549,7 +316,7 @@ where
                 Ok(Some(request)) => request,
                 Ok(None) => break,
                 Err(error) => {
-                    shared.stats.count_commands(commands);
+                    shared.stats().count_commands(commands);
                     // Answer what came before the bad request, then the error, and close:
                     // the byte stream can no longer be trusted to be in step.
                     if durable(shared, &mut ticket).await {
@@ -566,7 +333,7 @@ where
             }
             ticket = ticket.max(executed.ticket);
             if executed.close {
-                shared.stats.count_commands(commands);
+                shared.stats().count_commands(commands);
                 if durable(shared, &mut ticket).await {
                     let _ = conn.flush().await;
                 }
@@ -580,7 +347,7 @@ where
             }
         }
         join_the_next_log_write(shared, ticket, commands).await;
-        shared.stats.count_commands(std::mem::take(&mut commands));
+        shared.stats().count_commands(std::mem::take(&mut commands));
         if !durable(shared, &mut ticket).await || conn.flush().await.is_err() {
             return;
         }
@@ -610,7 +377,7 @@ where
 /// unpipelined `CF.ADD`, where at `-P 16` it saves 0.1 to 0.2 µs per request and 7 of 8
 /// `write`s). Not with a single client either: nobody would join.
 async fn join_the_next_log_write(shared: &Shared, ticket: Option<Ticket>, batch_len: u64) {
-    if batch_len < 2 || shared.stats.connected_clients() < 2 {
+    if batch_len < 2 || shared.stats().connected_clients() < 2 {
         return;
     }
     let buffered = match (ticket, shared.keyspace().journal()) {
@@ -645,14 +412,7 @@ async fn housekeeping(shared: Arc<Shared>) {
         interval.tick().await;
         let tick_shared = Arc::clone(&shared);
         // The sweep takes locks and may scan many keys: off the async workers.
-        let _ = tokio::task::spawn_blocking(move || tick_shared.keyspace.sweep_expired()).await;
-        let wanted = shared.snapshot_scheduled.load(Ordering::Relaxed)
-            || shared
-                .keyspace
-                .journal()
-                .is_some_and(|j| j.wants_snapshot());
-        if wanted && shared.start_background_snapshot() {
-            shared.snapshot_scheduled.store(false, Ordering::Relaxed);
-        }
+        let _ = tokio::task::spawn_blocking(move || tick_shared.keyspace().sweep_expired()).await;
+        shared.start_wanted_snapshot();
     }
 }

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use bloomkit_server::config::{AppendFsync, Config};
 use bloomkit_server::persist::Persistence;
-use bloomkit_server::server::{Server, Shared};
+use bloomkit_server::server::Server;
+use bloomkit_server::shared::Shared;
 use common::{resp, TestServer};
 
 fn config(dir: &Path) -> Config {

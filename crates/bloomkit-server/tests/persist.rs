@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bloomkit_commands::Value;
 use bloomkit_server::persist::{
     log_file_name, FsyncPolicy, PersistError, Persistence, Recovery, SNAPSHOT_FILE,
 };
-use bloomkit_server::value::Value;
 use bytes::Bytes;
 
 fn cmd(args: &[&str]) -> Vec<Bytes> {

@@ -656,7 +656,7 @@ async fn config_set_reaches_new_filters_and_maxmemory() {
 
 #[tokio::test]
 async fn writers_are_not_blocked_by_a_snapshot_in_progress() {
-    use bloomkit_server::value::Value;
+    use bloomkit_commands::Value;
     let server = TestServer::start().await;
     let mut c = server.raw().await;
     c.roundtrip(&resp(&["BF.ADD", "k", "before"]), b":1\r\n")

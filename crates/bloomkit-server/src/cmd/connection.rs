@@ -5,14 +5,15 @@
 //! since clients act on them: redis-py checks `HELLO`'s `proto`, and treats `WRONGPASS`
 //! and `NOAUTH` as authentication errors by their first word.
 
+use bloomkit_commands::args::{is_word, parse_i64};
+use bloomkit_commands::errors::{not_an_integer, wrong_arity};
+use bloomkit_commands::table::CommandSpec;
+use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
-use super::args::{is_word, parse_i64};
-use super::keys::not_an_integer;
-use super::table::CommandSpec;
-use crate::dispatch::{unknown_subcommand, wrong_arity, Session};
-use crate::reply::{Protocol, Reply};
-use crate::server::Shared;
+use crate::errors::unknown_subcommand;
+use crate::session::Session;
+use crate::shared::Shared;
 
 /// The Redis version the server reports (`HELLO`, `INFO`): the behaviour it follows.
 /// Clients gate features on it (Lettuce reads it from `HELLO`), and RedisBloom's commands

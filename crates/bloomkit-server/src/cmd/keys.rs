@@ -5,22 +5,13 @@
 //! expiry and logging to the [`Keyspace`]. The dispatcher has already checked the argument
 //! count against the command table.
 
+use bloomkit_commands::args::{is_word, parse_i64};
+use bloomkit_commands::errors::{not_an_integer, syntax_error};
+use bloomkit_commands::Reply;
 use bytes::Bytes;
 
-use super::args::{is_word, parse_i64};
-use crate::dispatch::Executed;
+use super::Executed;
 use crate::keyspace::{now_ms, ExpireCondition, Keyspace, RenameError, Ttl};
-use crate::reply::Reply;
-
-/// `ERR value is not an integer or out of range`.
-pub(crate) fn not_an_integer() -> Reply {
-    Reply::error("ERR value is not an integer or out of range")
-}
-
-/// `ERR syntax error`.
-pub(crate) fn syntax_error() -> Reply {
-    Reply::error("ERR syntax error")
-}
 
 /// `DEL key...` and `UNLINK key...`: how many of the keys existed.
 pub fn del(keyspace: &Keyspace, args: &[Bytes]) -> Executed {

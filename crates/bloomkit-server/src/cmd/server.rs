@@ -3,16 +3,17 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use bloomkit_commands::args::is_word;
+use bloomkit_commands::errors::{syntax_error, wrong_arity};
+use bloomkit_commands::table::{CommandSpec, Flag};
+use bloomkit_commands::Reply;
 use bytes::Bytes;
 
-use super::args::is_word;
 use super::connection::{help, REDIS_VERSION};
-use super::glob;
-use super::keys::syntax_error;
-use super::table::{self, CommandSpec};
-use crate::dispatch::{unknown_subcommand, wrong_arity};
-use crate::reply::Reply;
-use crate::server::{Shared, SnapshotError};
+use super::table;
+use crate::errors::unknown_subcommand;
+use crate::glob;
+use crate::shared::{Shared, SnapshotError};
 
 // ---- COMMAND -------------------------------------------------------------------------
 
@@ -75,7 +76,7 @@ fn list(args: &[Bytes]) -> Reply {
         [by, kind, value] if is_word(by, "FILTERBY") => {
             let value = value.clone();
             if is_word(kind, "MODULE") {
-                Box::new(move |spec| spec.flags.contains(&"module") && is_word(&value, "bf"))
+                Box::new(move |spec| spec.has(Flag::Module) && is_word(&value, "bf"))
             } else if is_word(kind, "ACLCAT") {
                 Box::new(move |spec| {
                     spec.acl.iter().any(|cat| {
@@ -103,10 +104,11 @@ fn list(args: &[Bytes]) -> Reply {
 fn info_of(spec: &CommandSpec) -> Reply {
     let words =
         |words: &[&str]| Reply::Array(words.iter().map(|w| Reply::Simple(w.to_string())).collect());
+    let flags: Vec<&str> = spec.flags.iter().map(|f| f.info_name()).collect();
     Reply::Array(vec![
         Reply::bulk(spec.name),
-        Reply::Integer(spec.arity),
-        words(spec.flags),
+        Reply::Integer(spec.info_arity()),
+        words(&flags),
         Reply::Integer(spec.first_key),
         Reply::Integer(spec.last_key),
         Reply::Integer(spec.step),
@@ -124,7 +126,7 @@ fn docs_of(spec: &CommandSpec) -> (Reply, Reply) {
         (Reply::bulk("since"), Reply::bulk(spec.since)),
         (Reply::bulk("group"), Reply::bulk(spec.group)),
     ];
-    if spec.flags.contains(&"module") {
+    if spec.has(Flag::Module) {
         doc.push((Reply::bulk("module"), Reply::bulk("bf")));
     }
     if !spec.subcommands.is_empty() {

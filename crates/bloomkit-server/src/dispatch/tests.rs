@@ -1,11 +1,11 @@
 //! The dispatcher without a network: requests in, exact replies out.
 
 use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bloomkit_commands::{Protocol, Value};
 
 use super::*;
 use crate::config::Config;
 use crate::keyspace::NoJournal;
-use crate::value::Value;
 
 fn shared_with(config: Config) -> Arc<Shared> {
     let shared = Arc::new(Shared::new(config, 6379));

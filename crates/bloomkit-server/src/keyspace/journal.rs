@@ -21,9 +21,8 @@ use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use bloomkit_commands::Value;
 use bytes::Bytes;
-
-use crate::value::Value;
 
 /// A position in the log: [`Journal::durable`] of a ticket waits for everything appended
 /// up to and including it. Tickets from one journal are ordered, so a connection that ran

@@ -39,12 +39,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use bloomkit_commands::{Access, Budget, Ctx, Defaults, FilterCommand, Reply, Unlimited, Value};
 use bytes::Bytes;
 
-use crate::cmd::glob;
-use crate::cmd::{Access, Budget, Ctx, Defaults, FilterCommand, Unlimited};
-use crate::reply::Reply;
-use crate::value::Value;
+use crate::glob;
 
 /// How many shards the keyspace has: enough that threads working on different keys
 /// rarely share a lock, few enough that taking all of them (for a snapshot or `FLUSHALL`)

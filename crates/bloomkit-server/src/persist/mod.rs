@@ -17,7 +17,7 @@
 //! **Each write command**, in this order:
 //!
 //! 1. take the key's shard lock, run the command;
-//! 2. [`Persistence::append`] its [`crate::cmd::Outcome::log`] while still holding the
+//! 2. [`Persistence::append`] its [`bloomkit_commands::Outcome::log`] while still holding the
 //!    lock, so the log's order is the order in which commands changed each key. `append` only
 //!    encodes into the log's buffer under a mutex (no system call, no fsync), and returns a
 //!    [`Ticket`];
@@ -618,7 +618,7 @@ impl Persistence {
     pub fn write_snapshot<I, V>(&self, cut: SnapshotCut, entries: I) -> Result<(), PersistError>
     where
         I: IntoIterator<Item = (Bytes, Option<u64>, V)>,
-        V: std::borrow::Borrow<crate::value::Value>,
+        V: std::borrow::Borrow<bloomkit_commands::Value>,
     {
         cut.write(entries)
     }

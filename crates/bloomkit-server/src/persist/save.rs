@@ -17,6 +17,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+use bloomkit_commands::Value;
 use bytes::Bytes;
 
 use super::dir::{self, temp_snapshot_name, SNAPSHOT_FILE};
@@ -24,7 +25,6 @@ use super::error::PersistError;
 use super::recovery::create_log;
 use super::snapshot::{SnapshotHeader, SnapshotWriter};
 use super::{unix_ms, Shared};
-use crate::value::Value;
 
 /// A snapshot's cut: the log generation where replay of this snapshot will start, taken by
 /// [`super::Persistence::begin_snapshot`]. Write it with [`SnapshotCut::write`]; dropping it

@@ -18,11 +18,11 @@
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
 
+use bloomkit_commands::Value;
 use bytes::Bytes;
 use xxhash_rust::xxh3::Xxh3Default;
 
 use super::aof::read_full;
-use crate::value::Value;
 
 /// The first 8 bytes of every snapshot file.
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"BKITSNP\n";

@@ -8,11 +8,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bloomkit_commands::Value;
 use bytes::Bytes;
 
 use super::save::CrashPoint;
 use super::{log_file_name, FsyncPolicy, Persistence, Recovery, SNAPSHOT_FILE};
-use crate::value::Value;
 
 /// Keys to real filters, changed by `ADDB key item` / `ADDC key item` (creating the key with
 /// fixed parameters when missing, logged as an explicit creation first, as the server does).

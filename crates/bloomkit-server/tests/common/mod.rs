@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bloomkit_commands::Value;
 use bloomkit_server::config::Config;
-use bloomkit_server::server::{Server, Shared};
-use bloomkit_server::value::Value;
+use bloomkit_server::server::Server;
+use bloomkit_server::shared::Shared;
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

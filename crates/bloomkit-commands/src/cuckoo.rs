@@ -3,8 +3,9 @@
 //! count, growth by `EXPANSION`).
 //!
 //! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
-//! strings. [`CuckooCommand::parse`] does every check that needs neither the key nor the
-//! [`Defaults`](super::Defaults); checks that depend on `cf-bucket-size` (the lower bound of
+//! strings. Parsing ([`FilterCommand::parse`](crate::FilterCommand::parse): the command table's arity, then the
+//! command's parser) does every check that needs neither the key nor the
+//! [`Defaults`](crate::Defaults); checks that depend on `cf-bucket-size` (the lower bound of
 //! a capacity) happen in `read`/`write`, in the same order, before the key is looked at.
 //!
 //! `cf-max-expansions` is checked as RedisBloom checks it: an insert command into a filter
@@ -32,23 +33,20 @@
 use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooOptions, Error, FilterKind};
 use bytes::Bytes;
 
-use super::args::{name_to_match, parse_i64, wrong_arity, MAX_NAME_LEN};
-use super::dump::{self, Chunk};
-use super::shared::{
-    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
-    INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE,
+use crate::args::parse_i64;
+use crate::dump::{self, Chunk};
+use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
+use crate::limits::{
+    CF_MAX_BUCKET_SIZE as MAX_BUCKET_SIZE, CF_MAX_CAPACITY as MAX_CAPACITY,
+    CF_MAX_EXPANSION as MAX_EXPANSION, CF_MAX_ITERATIONS as MAX_ITERATIONS,
+    CF_MAX_SUB_FILTERS as MAX_SUB_FILTERS,
 };
-use super::{Access, Ctx, Outcome};
 use crate::reply::Reply;
+use crate::run::{Access, Ctx, Outcome};
+use crate::shared::{
+    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
+};
 use crate::value::Value;
-
-/// The largest capacity (`cf-initial-size`'s range).
-const MAX_CAPACITY: i64 = 1 << 30;
-/// RedisBloom's hard limit on sub-filters (`UINT16_MAX`).
-const MAX_SUB_FILTERS: u32 = 65_535;
-/// The largest `cf-bucket-size`: a capacity of at least twice it is valid whatever the
-/// configuration.
-const MAX_BUCKET_SIZE: i64 = 255;
 
 /// `CF.RESERVE`'s options; `None` takes the default.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -105,75 +103,6 @@ pub struct CuckooCommand {
 }
 
 impl CuckooCommand {
-    /// Parses `args` (the command name first); `None` if the name is not a `CF.*` command
-    /// this server knows; `Some(Err(reply))` for an error RedisBloom answers before looking
-    /// at the key.
-    pub fn parse(args: &[Bytes]) -> Option<Result<Self, Reply>> {
-        Self::parse_from(args, Origin::Client)
-    }
-
-    /// Parses a command read back from the append-only log: as [`CuckooCommand::parse`],
-    /// except that option keywords are looked for after the key only, so that a key
-    /// spelled like one (`bucketsize`) replays as the key it is.
-    pub fn parse_logged(args: &[Bytes]) -> Option<Result<Self, Reply>> {
-        Self::parse_from(args, Origin::Log)
-    }
-
-    fn parse_from(args: &[Bytes], origin: Origin) -> Option<Result<Self, Reply>> {
-        let mut buf = [0; MAX_NAME_LEN];
-        let name = name_to_match(args, &mut buf);
-        let n = args.len();
-        let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(args)) };
-        let result = match name {
-            "cf.reserve" => {
-                checked(n >= 3 && n % 2 == 1).and_then(|()| parse_reserve(args, origin))
-            }
-            "cf.add" | "cf.addnx" => checked(n == 3).map(|()| Op::Insert {
-                items: Items::of(&args[2..]),
-                nx: name == "cf.addnx",
-                multi: false,
-                autocreate: true,
-                capacity: None,
-                // From the log: an insert that passed the check when it ran (see the
-                // module documentation), so none.
-                max_expansions: (origin == Origin::Log).then_some(u32::MAX),
-                deferred: None,
-            }),
-            "cf.insert" | "cf.insertnx" => {
-                checked(n >= 4).and_then(|()| parse_insert(args, name == "cf.insertnx"))
-            }
-            "cf.exists" | "cf.mexists" => {
-                let multi = name == "cf.mexists";
-                checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Exists {
-                    items: Items::of(&args[2..]),
-                    multi,
-                })
-            }
-            "cf.count" => checked(n == 3).map(|()| Op::Count(args[2].clone())),
-            "cf.del" => checked(n == 3).map(|()| Op::Del(args[2].clone())),
-            "cf.info" => checked(n == 2).map(|()| Op::Info),
-            "cf.scandump" => checked(n == 3).and_then(|()| {
-                parse_i64(&args[2])
-                    .filter(|&p| p >= 0)
-                    .map(Op::ScanDump)
-                    .ok_or_else(|| Reply::error("Invalid position"))
-            }),
-            "cf.loadchunk" => checked(n == 4).and_then(|()| {
-                let pos = parse_i64(&args[2])
-                    .filter(|&p| p != 0)
-                    .ok_or_else(|| Reply::error("Invalid position"))?;
-                Ok(Op::LoadChunk {
-                    pos,
-                    data: args[3].clone(),
-                    args: args.to_vec(),
-                })
-            }),
-            _ => return None,
-        };
-        let key = args.get(1).cloned().unwrap_or_default();
-        Some(result.map(|op| CuckooCommand { key, op }))
-    }
-
     /// The key.
     pub fn key(&self) -> &Bytes {
         &self.key
@@ -428,6 +357,109 @@ impl CuckooCommand {
     }
 }
 
+/// The `CF.*` parsers, one per row of the [command table](crate::table), which calls
+/// each once the arguments satisfy the row's arity.
+pub(crate) mod parse {
+    use super::*;
+
+    fn cuckoo(args: &[Bytes], op: Op) -> CuckooCommand {
+        CuckooCommand {
+            key: args[1].clone(),
+            op,
+        }
+    }
+
+    pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
+        // Options come in pairs after the capacity.
+        if args.len() % 2 == 0 {
+            return Err(wrong_arity("cf.reserve"));
+        }
+        parse_reserve(args, origin).map(|op| cuckoo(args, op))
+    }
+
+    fn add_one(args: &[Bytes], origin: Origin, nx: bool) -> CuckooCommand {
+        cuckoo(
+            args,
+            Op::Insert {
+                items: Items::of(&args[2..]),
+                nx,
+                multi: false,
+                autocreate: true,
+                capacity: None,
+                // From the log: an insert that passed the check when it ran (see the
+                // module documentation), so none.
+                max_expansions: (origin == Origin::Log).then_some(u32::MAX),
+                deferred: None,
+            },
+        )
+    }
+
+    pub(crate) fn add(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
+        Ok(add_one(args, origin, false))
+    }
+
+    pub(crate) fn addnx(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
+        Ok(add_one(args, origin, true))
+    }
+
+    pub(crate) fn insert(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        parse_insert(args, false).map(|op| cuckoo(args, op))
+    }
+
+    pub(crate) fn insertnx(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        parse_insert(args, true).map(|op| cuckoo(args, op))
+    }
+
+    pub(crate) fn exists(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        let items = Items::of(&args[2..]);
+        Ok(cuckoo(
+            args,
+            Op::Exists {
+                items,
+                multi: false,
+            },
+        ))
+    }
+
+    pub(crate) fn mexists(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        let items = Items::of(&args[2..]);
+        Ok(cuckoo(args, Op::Exists { items, multi: true }))
+    }
+
+    pub(crate) fn count(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        Ok(cuckoo(args, Op::Count(args[2].clone())))
+    }
+
+    pub(crate) fn del(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        Ok(cuckoo(args, Op::Del(args[2].clone())))
+    }
+
+    pub(crate) fn info(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        Ok(cuckoo(args, Op::Info))
+    }
+
+    pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        parse_i64(&args[2])
+            .filter(|&p| p >= 0)
+            .map(|pos| cuckoo(args, Op::ScanDump(pos)))
+            .ok_or_else(|| Reply::error("Invalid position"))
+    }
+
+    pub(crate) fn loadchunk(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        let pos = parse_i64(&args[2])
+            .filter(|&p| p != 0)
+            .ok_or_else(|| Reply::error("Invalid position"))?;
+        Ok(cuckoo(
+            args,
+            Op::LoadChunk {
+                pos,
+                data: args[3].clone(),
+                args: args.to_vec(),
+            },
+        ))
+    }
+}
+
 /// The command that finishes a restore, for the "still being restored" error.
 const LOADCHUNK: &str = "CF.LOADCHUNK";
 
@@ -466,9 +498,9 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
         }
         Ok(Some(x as u32))
     };
-    let max_iterations = option("MAXITERATIONS", 1, 65_535)?;
+    let max_iterations = option("MAXITERATIONS", 1, MAX_ITERATIONS)?;
     let bucket_size = option("BUCKETSIZE", 1, MAX_BUCKET_SIZE)?;
-    let expansion = option("EXPANSION", 0, 32_768)?;
+    let expansion = option("EXPANSION", 0, MAX_EXPANSION)?;
     Ok(Op::Reserve(Reserve {
         capacity,
         bucket_size,
@@ -480,6 +512,7 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
 /// `CF.INSERT key [CAPACITY c] [NOCREATE] [MAXEXPANSIONS n] ITEMS ...`, scanned as
 /// RedisBloom scans it: by each option's first letter, stopping at `ITEMS`.
 fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
+    let name = if nx { "cf.insertnx" } else { "cf.insert" };
     let mut capacity = None;
     let mut max_expansions = None;
     let mut autocreate = true;
@@ -493,7 +526,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
             match arg.first().map(u8::to_ascii_lowercase) {
                 Some(b'c') => {
                     *pos += 1;
-                    let value = args.get(*pos).ok_or_else(|| wrong_arity(args))?;
+                    let value = args.get(*pos).ok_or_else(|| wrong_arity(name))?;
                     let c = parse_i64(value).ok_or_else(|| Reply::error("Bad capacity"))?;
                     if !(2..=MAX_CAPACITY).contains(&c) {
                         return Err(Reply::error(INSERT_CAPACITY_RANGE));
@@ -515,7 +548,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
                 // bloomkit's extension (RedisBloom has no option starting with 'm').
                 Some(b'm') => {
                     *pos += 1;
-                    let value = args.get(*pos).ok_or_else(|| wrong_arity(args))?;
+                    let value = args.get(*pos).ok_or_else(|| wrong_arity(name))?;
                     let n = parse_i64(value)
                         .filter(|n| (1..=65_536).contains(n))
                         .ok_or_else(|| {
@@ -528,7 +561,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
             }
         }
         if items_at.is_none_or(|at| at == args.len()) {
-            return Err(wrong_arity(args));
+            return Err(wrong_arity(name));
         }
         Ok(())
     };

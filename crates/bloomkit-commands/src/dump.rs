@@ -26,9 +26,11 @@ use bloomkit::format::{self, HeaderInfo};
 use bloomkit::FilterKind;
 use bytes::Bytes;
 
-use super::shared::{command, verbatim, INSUFFICIENT_MEMORY, OOM};
-use super::{Budget, Outcome};
+use crate::budget::Budget;
+use crate::errors::{INSUFFICIENT_MEMORY, OOM};
 use crate::reply::Reply;
+use crate::run::Outcome;
+use crate::shared::{command, verbatim};
 use crate::value::{PartialDump, Value};
 
 /// The largest chunk `SCANDUMP` answers: RedisBloom's `MAX_SCANDUMP_SIZE`.

@@ -20,12 +20,12 @@ pub enum Value {
 }
 
 impl Value {
-    /// A value that allocates nothing and holds no filter: what stands in a map entry for
-    /// the moment a write command holds the entry's real value (see
-    /// `Keyspace::run_filter`), so that the entry need not be removed and inserted again.
-    /// No command sees it: the keyspace puts the real value back before it releases the
-    /// shard's lock.
-    pub(crate) fn stand_in() -> Value {
+    /// A value that allocates nothing and holds no filter: what a host's map entry holds for
+    /// the moment a write command has the entry's real value (taken out with
+    /// [`std::mem::replace`] into the command's slot), so that the entry need not be removed
+    /// and inserted again. No command may see it: the host puts back whatever the command
+    /// left in the slot before another command can reach the key.
+    pub fn stand_in() -> Value {
         Value::Loading(PartialDump {
             encoded_len: 0,
             header_len: 0,

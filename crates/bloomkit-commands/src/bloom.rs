@@ -2,9 +2,9 @@
 //! [`ScalableBloomFilter`].
 //!
 //! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
-//! strings. [`BloomCommand::parse`] does every check that needs neither the key nor the
-//! [`Defaults`]; the rest happens in `read`/`write`, before the key is
-//! looked at where RedisBloom does so.
+//! strings. Parsing ([`FilterCommand::parse`](crate::FilterCommand::parse): the command table's arity, then the
+//! command's parser) does every check that needs neither the key nor the [`Defaults`]; the
+//! rest happens in `read`/`write`, before the key is looked at where RedisBloom does so.
 //!
 //! Items are hashed as their raw bytes with [`bloomkit::hash_bytes_with_seed`], so an item
 //! sent as `apple` matches a key inserted as the text `"apple"` by the library or the CLI.
@@ -24,14 +24,16 @@
 use bloomkit::{hash_bytes_with_seed, Error, LayerLayout, ScalableBloomFilter};
 use bytes::Bytes;
 
-use super::args::{is_word, name_to_match, parse_f64, parse_i64, wrong_arity, MAX_NAME_LEN};
-use super::dump::{self, Chunk};
-use super::shared::{
-    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
-    INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM,
-};
-use super::{Access, Ctx, Defaults, Outcome};
+use crate::args::{is_word, parse_f64, parse_i64};
+use crate::dump::{self, Chunk};
+use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
+use crate::limits::{BF_MAX_CAPACITY as MAX_CAPACITY, BF_MAX_EXPANSION as MAX_EXPANSION};
+use crate::params::Defaults;
 use crate::reply::Reply;
+use crate::run::{Access, Ctx, Outcome};
+use crate::shared::{
+    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
+};
 use crate::value::Value;
 
 /// The layout of every filter `BF.*` creates: classic layers, as RedisBloom's, so that a
@@ -43,10 +45,6 @@ const LAYOUT: LayerLayout = LayerLayout::Classic;
 
 /// RedisBloom caps error rates above this, silently.
 const MAX_ERROR_RATE: f64 = 0.25;
-/// The largest capacity (`bf-initial-size`'s range).
-const MAX_CAPACITY: i64 = 1 << 30;
-/// The largest `EXPANSION`.
-const MAX_EXPANSION: i64 = 32_768;
 
 /// How a new filter grows.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -114,71 +112,6 @@ pub struct BloomCommand {
 }
 
 impl BloomCommand {
-    /// Parses `args` (the command name first); `None` if the name is not a `BF.*` command
-    /// this server knows; `Some(Err(reply))` for an error RedisBloom answers before looking
-    /// at the key.
-    pub fn parse(args: &[Bytes]) -> Option<Result<Self, Reply>> {
-        Self::parse_from(args, Origin::Client)
-    }
-
-    /// Parses a command read back from the append-only log: as [`BloomCommand::parse`],
-    /// except that option keywords are looked for after the key only, so that a key
-    /// spelled like one (`expansion`) replays as the key it is.
-    pub fn parse_logged(args: &[Bytes]) -> Option<Result<Self, Reply>> {
-        Self::parse_from(args, Origin::Log)
-    }
-
-    fn parse_from(args: &[Bytes], origin: Origin) -> Option<Result<Self, Reply>> {
-        let mut buf = [0; MAX_NAME_LEN];
-        let name = name_to_match(args, &mut buf);
-        let checked = |ok: bool| if ok { Ok(()) } else { Err(wrong_arity(args)) };
-        let key = || args.get(1).cloned().unwrap_or_default();
-        let n = args.len();
-        let result = match name {
-            "bf.reserve" => {
-                // A logged creation may add `LAYOUT CLASSIC` to the longest client form.
-                let most = if origin == Origin::Log { 9 } else { 7 };
-                checked((4..=most).contains(&n)).and_then(|()| parse_reserve(args, origin))
-            }
-            "bf.add" | "bf.madd" => {
-                let multi = name == "bf.madd";
-                checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Add {
-                    items: Items::of(&args[2..]),
-                    multi,
-                    // A logged add never creates: its key's creation is logged before it.
-                    create: Some(Params {
-                        error_rate: None,
-                        capacity: None,
-                        growth: Growth::Default,
-                        layout: None,
-                    }),
-                })
-            }
-            "bf.insert" => checked(n >= 4).and_then(|()| parse_insert(args)),
-            "bf.exists" | "bf.mexists" => {
-                let multi = name == "bf.mexists";
-                checked(if multi { n >= 3 } else { n == 3 }).map(|()| Op::Exists {
-                    items: Items::of(&args[2..]),
-                    multi,
-                })
-            }
-            "bf.info" => checked(n == 2 || n == 3).map(|()| Op::Info(args.get(2).cloned())),
-            "bf.card" => checked(n == 2).map(|()| Op::Card),
-            "bf.scandump" => checked(n == 3).map(|()| Op::ScanDump(parse_i64(&args[2]))),
-            "bf.loadchunk" => checked(n == 4).and_then(|()| {
-                let iter = parse_i64(&args[2])
-                    .ok_or_else(|| Reply::error("ERR Second argument must be numeric"))?;
-                Ok(Op::LoadChunk {
-                    iter,
-                    data: args[3].clone(),
-                    args: args.to_vec(),
-                })
-            }),
-            _ => return None,
-        };
-        Some(result.map(|op| BloomCommand { key: key(), op }))
-    }
-
     /// The key.
     pub fn key(&self) -> &Bytes {
         &self.key
@@ -231,7 +164,7 @@ impl BloomCommand {
     fn reserve(&self, slot: &mut Option<Value>, params: &Params, ctx: &Ctx<'_>) -> Outcome {
         if slot.is_some() {
             let status = match lookup(slot.as_ref()) {
-                Err(Lookup::WrongType) => Reply::error(super::shared::WRONGTYPE),
+                Err(Lookup::WrongType) => Reply::error(WRONGTYPE),
                 _ => Reply::error(ITEM_EXISTS),
             };
             return Outcome::unchanged(status);
@@ -305,6 +238,109 @@ impl BloomCommand {
             last.unwrap_or(Reply::Bool(false))
         };
         Outcome { reply, log }
+    }
+}
+
+/// The `BF.*` parsers, one per row of the [command table](crate::table), which calls
+/// each once the arguments satisfy the row's arity.
+pub(crate) mod parse {
+    use super::*;
+
+    fn bloom(args: &[Bytes], op: Op) -> BloomCommand {
+        BloomCommand {
+            key: args[1].clone(),
+            op,
+        }
+    }
+
+    /// What `BF.ADD`/`BF.MADD` create a missing key with: the defaults, when it runs. (A
+    /// logged add never creates: its key's creation is logged before it.)
+    const FROM_DEFAULTS: Params = Params {
+        error_rate: None,
+        capacity: None,
+        growth: Growth::Default,
+        layout: None,
+    };
+
+    pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<BloomCommand, Reply> {
+        // A logged creation may add `LAYOUT CLASSIC` to the longest client form.
+        let most = if origin == Origin::Log { 9 } else { 7 };
+        if args.len() > most {
+            return Err(wrong_arity("bf.reserve"));
+        }
+        parse_reserve(args, origin).map(|op| bloom(args, op))
+    }
+
+    pub(crate) fn add(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+        let items = Items::of(&args[2..]);
+        Ok(bloom(
+            args,
+            Op::Add {
+                items,
+                multi: false,
+                create: Some(FROM_DEFAULTS),
+            },
+        ))
+    }
+
+    pub(crate) fn madd(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+        let items = Items::of(&args[2..]);
+        Ok(bloom(
+            args,
+            Op::Add {
+                items,
+                multi: true,
+                create: Some(FROM_DEFAULTS),
+            },
+        ))
+    }
+
+    pub(crate) fn insert(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+        parse_insert(args).map(|op| bloom(args, op))
+    }
+
+    pub(crate) fn exists(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+        let items = Items::of(&args[2..]);
+        Ok(bloom(
+            args,
+            Op::Exists {
+                items,
+                multi: false,
+            },
+        ))
+    }
+
+    pub(crate) fn mexists(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+        let items = Items::of(&args[2..]);
+        Ok(bloom(args, Op::Exists { items, multi: true }))
+    }
+
+    pub(crate) fn info(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+        if args.len() > 3 {
+            return Err(wrong_arity("bf.info"));
+        }
+        Ok(bloom(args, Op::Info(args.get(2).cloned())))
+    }
+
+    pub(crate) fn card(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+        Ok(bloom(args, Op::Card))
+    }
+
+    pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+        Ok(bloom(args, Op::ScanDump(parse_i64(&args[2]))))
+    }
+
+    pub(crate) fn loadchunk(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+        let iter = parse_i64(&args[2])
+            .ok_or_else(|| Reply::error("ERR Second argument must be numeric"))?;
+        Ok(bloom(
+            args,
+            Op::LoadChunk {
+                iter,
+                data: args[3].clone(),
+                args: args.to_vec(),
+            },
+        ))
     }
 }
 
@@ -413,7 +449,7 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
             }
             Some(b'e') => {
                 pos += 1;
-                let value = args.get(pos).ok_or_else(|| wrong_arity(args))?;
+                let value = args.get(pos).ok_or_else(|| wrong_arity("bf.insert"))?;
                 if lower(arg, 1) == Some(b'r') {
                     let rate = parse_f64(value)
                         .filter(|r| *r > 0.0 && *r < 1.0)
@@ -429,7 +465,7 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
             }
             Some(b'c') => {
                 pos += 1;
-                let value = args.get(pos).ok_or_else(|| wrong_arity(args))?;
+                let value = args.get(pos).ok_or_else(|| wrong_arity("bf.insert"))?;
                 let c = parse_i64(value)
                     .filter(|c| (1..=MAX_CAPACITY).contains(c))
                     .ok_or_else(|| Reply::error("Bad capacity"))?;
@@ -449,7 +485,7 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
     }
     let items_at = items_at
         .filter(|&at| at < args.len())
-        .ok_or_else(|| wrong_arity(args))?;
+        .ok_or_else(|| wrong_arity("bf.insert"))?;
     // RedisBloom: EXPANSION 0 and NONSCALING make a non-scaling filter, and a
     // non-scaling default stays non-scaling whatever EXPANSION says (resolved in `create`).
     let growth = match expansion {

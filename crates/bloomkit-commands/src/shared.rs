@@ -1,22 +1,11 @@
-//! What the `BF.*` and `CF.*` commands share: RedisBloom's common error strings, finding a
-//! key's filter, asking the memory budget, and RedisBloom's argument search.
+//! What the `BF.*` and `CF.*` commands share: finding a key's filter, asking the memory
+//! budget, RedisBloom's argument search, and building what they log.
 
 use bytes::Bytes;
 
-use super::Budget;
+use crate::budget::Budget;
+use crate::errors::{INSUFFICIENT_MEMORY, NOT_FOUND, OOM, WRONGTYPE};
 use crate::reply::Reply;
-
-/// A missing key where one is needed.
-pub(crate) const NOT_FOUND: &str = "ERR not found";
-/// A key of another type.
-pub(crate) const WRONGTYPE: &str =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
-/// `RESERVE` (or a dump's header) for a key that exists.
-pub(crate) const ITEM_EXISTS: &str = "ERR item exists";
-/// An allocation past `--maxmemory`: Redis's own text for deny-oom commands.
-pub(crate) const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
-/// A filter larger than the machine can give, or whose allocation failed.
-pub(crate) const INSUFFICIENT_MEMORY: &str = "ERR Insufficient memory to create filter";
 
 /// Why a filter command cannot use a key, in RedisBloom's terms (`statusStrerror`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,14 +74,14 @@ pub(crate) fn arg_index(args: &[Bytes], word: &str, origin: Origin) -> Option<us
     args.iter()
         .enumerate()
         .skip(first)
-        .find(|(_, a)| super::args::is_word(a, word))
+        .find(|(_, a)| crate::args::is_word(a, word))
         .map(|(at, _)| at)
 }
 
 /// `RedisModule_StringToLongLong` on an optional argument (`None` fails, where RedisBloom
 /// would read past the end of its argument vector).
 pub(crate) fn long_long(arg: Option<&Bytes>) -> Option<i64> {
-    arg.and_then(|a| super::args::parse_i64(a))
+    arg.and_then(|a| crate::args::parse_i64(a))
 }
 
 /// A command's items (`BF.ADD`'s one, `BF.MADD`'s many), as a slice. Most commands carry

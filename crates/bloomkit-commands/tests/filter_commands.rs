@@ -5,9 +5,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bloomkit::LayerLayout;
-use bloomkit_server::cmd::{Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Unlimited};
-use bloomkit_server::reply::{Protocol, Reply};
-use bloomkit_server::value::Value;
+use bloomkit_commands::Value;
+use bloomkit_commands::{Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Unlimited};
+use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
 /// A budget with a fixed allowance for `--maxmemory` and the machine.

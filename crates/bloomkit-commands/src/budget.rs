@@ -1,0 +1,28 @@
+//! The memory a command may allocate: the host's answer, asked before allocating.
+
+/// How much memory a command may allocate, asked before it allocates.
+///
+/// The server answers from `--maxmemory` and its running total; replaying the log on start-up
+/// uses [`Unlimited`], since what was acknowledged once must load again.
+pub trait Budget: Send + Sync {
+    /// Whether `extra_bytes` more may be allocated without exceeding `--maxmemory`.
+    fn within_maxmemory(&self, extra_bytes: usize) -> bool;
+
+    /// Bytes the machine can still give (Linux `MemAvailable`), or `None` if unknown. A
+    /// `RESERVE` larger than this answers `ERR Insufficient memory to create filter`.
+    fn machine_available(&self) -> Option<usize>;
+}
+
+/// A [`Budget`] that admits everything: for replay and for tests.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unlimited;
+
+impl Budget for Unlimited {
+    fn within_maxmemory(&self, _extra_bytes: usize) -> bool {
+        true
+    }
+
+    fn machine_available(&self) -> Option<usize> {
+        None
+    }
+}

@@ -1,0 +1,125 @@
+//! RedisBloom's `BF.*` and `CF.*` commands over bloomkit's filters, for any host.
+//!
+//! This is the command layer between the library (`bloomkit`) and a host: arguments in,
+//! filter operations, a reply and the deterministic form to log or replicate out. It knows
+//! nothing of sockets, files, threads or async runtimes (no tokio): a host brings the key's
+//! value, the memory budget and the current `bf-*`/`cf-*` defaults, and does the locking,
+//! the storage and the wire. Two hosts use it: `bloomkit serve` (`bloomkit-server`) and a
+//! Redis/Valkey module.
+//!
+//! # How a host runs a command
+//!
+//! 1. [`FilterCommand::parse`] the request's arguments (name first, as byte strings): the
+//!    name picks a row of the [command table](table::FILTER_COMMANDS), which checks the
+//!    argument count, then the command's parser checks what needs neither the key nor the
+//!    defaults. An error here is the reply.
+//! 2. Find the value at [`FilterCommand::key`]: `None` if the key is missing, else a
+//!    [`Value`] (a Bloom filter, a cuckoo filter, or a dump still being restored).
+//! 3. For [`Access::Read`], [`FilterCommand::read`] the value; for [`Access::Write`],
+//!    [`FilterCommand::write`] the key's slot (`&mut Option<Value>`, which the command may
+//!    fill, change or empty), with a [`Ctx`] of the current [`Defaults`] and a [`Budget`].
+//! 4. Send the [`Reply`], a plain tree a host walks to encode it
+//!    ([`Reply::encode`] writes RESP2 or RESP3; a module maps the same tree onto
+//!    `RedisModule_ReplyWith*`), after appending [`Outcome::log`] to its log or
+//!    replication stream. The log is deterministic: a key created from the defaults is
+//!    logged with every parameter spelled out, so a replay or a replica under other
+//!    defaults holds the same bits.
+//!
+//! # Overview of modules
+//!
+//! Each uses only those above it:
+//!
+//! * [`args`]: reading arguments as Redis does (integers, floats, keywords).
+//! * [`reply`]: [`Reply`] and [`Protocol`], and the RESP2/RESP3 encoding.
+//! * [`errors`]: the error replies more than one command answers (`wrong_arity`,
+//!   `WRONGTYPE`, RedisBloom's common ones), each written once.
+//! * [`value`]: what a key holds ([`Value`]), and its storage encoding.
+//! * [`params`]: the `bf-*`/`cf-*` parameters, one table ([`PARAMETERS`]) with each one's
+//!   name, type, default and range, and the [`Defaults`] they set.
+//! * [`Budget`] and [`Unlimited`]: the memory a command may allocate, asked before it does.
+//! * [`Ctx`], [`Access`], [`Outcome`]: what a command runs with and gives back.
+//! * [`bloom`] (`BF.*`) and [`cuckoo`] (`CF.*`): the commands, in RedisBloom's validation
+//!   order and with its error strings; `SCANDUMP`/`LOADCHUNK` share their chunking.
+//! * [`FilterCommand`]: one parsed command of either family.
+//! * [`table`]: every filter command once, with what a host registers it with (name, arity,
+//!   flags, key positions, ACL categories, documentation) and the parser its name reaches.
+//!
+//! # Example
+//!
+//! A host's whole loop, with a map for a keyspace:
+//!
+//! ```
+//! use std::collections::HashMap;
+//!
+//! use bloomkit_commands::{Access, Ctx, Defaults, FilterCommand, Reply, Unlimited, Value};
+//! use bytes::Bytes;
+//!
+//! let mut keys: HashMap<Bytes, Value> = HashMap::new();
+//! let mut log: Vec<Vec<Bytes>> = Vec::new();
+//! let defaults = Defaults::default();
+//! let ctx = Ctx { defaults: &defaults, budget: &Unlimited };
+//! let mut run = |line: &str| -> Reply {
+//!     let args: Vec<Bytes> = line.split(' ').map(|w| Bytes::from(w.to_string())).collect();
+//!     let command = match FilterCommand::parse(&args) {
+//!         None => return Reply::error("ERR unknown command"),
+//!         Some(Err(reply)) => return reply,
+//!         Some(Ok(command)) => command,
+//!     };
+//!     match command.access() {
+//!         Access::Read => command.read(keys.get(command.key()), &ctx),
+//!         Access::Write => {
+//!             let mut slot = keys.remove(command.key());
+//!             let outcome = command.write(&mut slot, &ctx);
+//!             if let Some(value) = slot {
+//!                 keys.insert(command.key().clone(), value);
+//!             }
+//!             log.extend(outcome.log);
+//!             outcome.reply
+//!         }
+//!     }
+//! };
+//!
+//! assert_eq!(run("BF.ADD fruit apple"), Reply::Bool(true));
+//! assert_eq!(run("BF.EXISTS fruit apple"), Reply::Bool(true));
+//! assert_eq!(run("BF.EXISTS fruit pear"), Reply::Bool(false));
+//! assert_eq!(
+//!     run("BF.ADD"),
+//!     Reply::error("ERR wrong number of arguments for 'bf.add' command")
+//! );
+//! // The key was created from the defaults; the log names them.
+//! let logged: Vec<String> = log
+//!     .iter()
+//!     .map(|c| c.iter().map(|a| String::from_utf8_lossy(a)).collect::<Vec<_>>().join(" "))
+//!     .collect();
+//! assert_eq!(
+//!     logged,
+//!     [
+//!         "BF.RESERVE fruit 0.01 100 EXPANSION 2 LAYOUT CLASSIC",
+//!         "BF.MADD fruit apple",
+//!     ]
+//! );
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod args;
+pub mod bloom;
+mod budget;
+mod command;
+pub mod cuckoo;
+mod dump;
+pub mod errors;
+mod limits;
+pub mod params;
+pub mod reply;
+mod run;
+mod shared;
+pub mod table;
+pub mod value;
+
+pub use budget::{Budget, Unlimited};
+pub use command::FilterCommand;
+pub use params::{Defaults, Parameter, PARAMETERS};
+pub use reply::{Protocol, Reply};
+pub use run::{Access, Ctx, Outcome};
+pub use value::{PartialDump, Value};

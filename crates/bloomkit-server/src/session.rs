@@ -1,0 +1,43 @@
+//! One client's state: the protocol it negotiated, whether it authenticated, its name,
+//! and its copy of the filter defaults.
+
+use bloomkit_commands::Protocol;
+use bytes::Bytes;
+
+use crate::config::DefaultsCache;
+use crate::shared::Shared;
+
+/// One client's state: what it negotiated and who it is.
+#[derive(Clone, Debug)]
+pub struct Session {
+    /// `CLIENT ID`: unique for the server's lifetime.
+    pub id: u64,
+    /// RESP2 until `HELLO 3`.
+    pub protocol: Protocol,
+    /// Whether the client may run commands: true from the start without
+    /// `--requirepass`, after a successful `AUTH` or `HELLO ... AUTH` with it.
+    pub authenticated: bool,
+    /// `CLIENT SETNAME`.
+    pub name: Option<Bytes>,
+    /// `CLIENT SETINFO LIB-NAME`.
+    pub lib_name: Option<Bytes>,
+    /// `CLIENT SETINFO LIB-VER`.
+    pub lib_ver: Option<Bytes>,
+    /// This connection's copy of the filter defaults.
+    pub defaults: DefaultsCache,
+}
+
+impl Session {
+    /// A new client's session: RESP2, authenticated unless the server requires a password.
+    pub fn new(shared: &Shared) -> Session {
+        Session {
+            id: shared.next_client_id(),
+            protocol: Protocol::Resp2,
+            authenticated: shared.config().requirepass.is_none(),
+            name: None,
+            lib_name: None,
+            lib_ver: None,
+            defaults: DefaultsCache::default(),
+        }
+    }
+}

@@ -180,6 +180,9 @@ fn run_from(
         if !session.authenticated {
             return Executed::reply(noauth());
         }
+        if let Some(refused) = refused_write(shared, name) {
+            return Executed::reply(refused);
+        }
         return match parsed {
             Err(reply) => Executed::reply(reply),
             Ok(command) => {
@@ -198,6 +201,9 @@ fn run_from(
     }
     if !session.authenticated && !spec.no_auth() {
         return Executed::reply(noauth());
+    }
+    if let Some(refused) = refused_write(shared, name) {
+        return Executed::reply(refused);
     }
 
     let keyspace = shared.keyspace();
@@ -234,6 +240,18 @@ fn run_from(
         // like an unknown command instead of panicking.
         _ => Executed::reply(unknown_command(args)),
     }
+}
+
+/// Redis's `MISCONF` error for a write command while the log cannot be written, checked
+/// (as Redis does) after arity and authentication and before the command runs, so that a
+/// refused command changes nothing. Reads, `PING` and `INFO` go on (Redis refuses `PING`
+/// too; see docs/SERVER.md). Costs one atomic load while the log is healthy.
+fn refused_write(shared: &Shared, name: &[u8]) -> Option<Reply> {
+    let refusal = shared.keyspace().journal()?.refuses_writes()?;
+    let spec = table::lookup_any(name)?;
+    spec.flags
+        .contains(&"write")
+        .then_some(Reply::Error(refusal))
 }
 
 /// `NOAUTH Authentication required.`

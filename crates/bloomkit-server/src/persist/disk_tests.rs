@@ -294,3 +294,152 @@ fn a_snapshot_that_keeps_failing_adds_a_log_file_only_per_minimum_of_log_written
     );
     eprintln!("{attempts} failed snapshots, {logs} log files, {written} bytes logged");
 }
+
+/// Through the protocol: a client whose write was running when the disk filled gets the
+/// error instead of a reply (and the connection stays open), write commands are refused
+/// with `MISCONF` before they run, reads, `PING`, `HELLO` and `INFO` answer, and once there
+/// is room again writes are taken, nothing lost across a restart.
+///
+/// Regression: every command on every connection was answered by closing the connection,
+/// until a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_of_a_full_disk_hear_misconf_for_writes_and_answers_for_the_rest() {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tokio::net::TcpStream;
+
+    use crate::config::Config;
+    use crate::server::Server;
+
+    type Running = tokio::task::JoinHandle<std::io::Result<()>>;
+
+    async fn start(dir: &Path) -> (Arc<super::Shared>, String, Running) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let config = Config {
+            port: 0,
+            dir: dir.to_path_buf(),
+            appendfsync: FsyncPolicy::Always,
+            ..Config::default()
+        };
+        let server = Server::open_with(config, move |p| {
+            tx.send(Arc::clone(&p.shared)).unwrap();
+        })
+        .await
+        .unwrap();
+        let addr = server.local_addr().unwrap().to_string();
+        let task = tokio::spawn(server.run_until(std::future::pending::<()>()));
+        (rx.recv().unwrap(), addr, task)
+    }
+
+    struct Client(BufReader<TcpStream>);
+
+    impl Client {
+        async fn connect(addr: &str) -> Client {
+            Client(BufReader::new(TcpStream::connect(addr).await.unwrap()))
+        }
+
+        /// Sends an inline command and returns its reply's bytes (a bulk string whole).
+        async fn call(&mut self, command: &str) -> String {
+            self.0
+                .get_mut()
+                .write_all(format!("{command}\r\n").as_bytes())
+                .await
+                .unwrap();
+            self.reply().await
+        }
+
+        async fn reply(&mut self) -> String {
+            let read = async {
+                let mut line = String::new();
+                self.0.read_line(&mut line).await.unwrap();
+                if let Some(len) = line.strip_prefix('$') {
+                    let len: usize = len.trim_end().parse().unwrap();
+                    let mut body = vec![0u8; len + 2];
+                    self.0.read_exact(&mut body).await.unwrap();
+                    line.push_str(&String::from_utf8_lossy(&body));
+                }
+                line
+            };
+            tokio::time::timeout(Duration::from_secs(10), read)
+                .await
+                .expect("a reply, not silence")
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let misconf = "-MISCONF Errors writing to the AOF file: No space left on device";
+    {
+        let (shared, addr, task) = start(dir.path()).await;
+        let mut c = Client::connect(&addr).await;
+        assert_eq!(c.call("BF.ADD k a").await, ":1\r\n");
+
+        shared.faults.fill(0, ENOSPC);
+        // Running when the disk filled: it ran, its record is held back, and its reply
+        // says so instead of acknowledging it.
+        let held = c.call("BF.ADD k b").await;
+        assert!(
+            held.starts_with(&format!("{misconf} (this command ran")),
+            "{held}"
+        );
+        // From now on write commands are refused before they run.
+        assert_eq!(c.call("BF.ADD k c").await, format!("{misconf}\r\n"));
+        assert_eq!(c.call("CF.ADD c x").await, format!("{misconf}\r\n"));
+        assert_eq!(c.call("DEL k").await, format!("{misconf}\r\n"));
+        // Everything else answers, on this connection and on new ones.
+        assert_eq!(c.call("PING").await, "+PONG\r\n");
+        assert_eq!(c.call("BF.EXISTS k a").await, ":1\r\n");
+        assert_eq!(c.call("BF.EXISTS k b").await, ":1\r\n");
+        assert_eq!(c.call("BF.EXISTS k c").await, ":0\r\n");
+        assert_eq!(c.call("EXISTS c").await, ":0\r\n");
+        let info = c.call("INFO persistence").await;
+        assert!(info.contains("aof_last_write_status:err\r\n"), "{info}");
+        assert!(info.contains("aof_write_retrying:1\r\n"), "{info}");
+        assert!(
+            info.contains("aof_last_write_error:a write to ")
+                && info.contains("No space left on device"),
+            "{info}"
+        );
+        // A client's handshake (its reply's first line is enough here).
+        assert!(Client::connect(&addr)
+            .await
+            .call("HELLO 3")
+            .await
+            .starts_with('%'));
+        let mut other = Client::connect(&addr).await;
+        // A pipeline of reads and refused writes: every one answered, in order.
+        other
+            .0
+            .get_mut()
+            .write_all(b"BF.EXISTS k a\r\nBF.ADD k d\r\nPING\r\n")
+            .await
+            .unwrap();
+        assert_eq!(other.reply().await, ":1\r\n");
+        assert_eq!(other.reply().await, format!("{misconf}\r\n"));
+        assert_eq!(other.reply().await, "+PONG\r\n");
+
+        // Room again: the retry writes what was held back, and writes are taken.
+        shared.faults.free();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !c
+            .call("INFO persistence")
+            .await
+            .contains("aof_last_write_status:ok")
+        {
+            assert!(Instant::now() < deadline, "the log never recovered");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(c.call("BF.ADD k c").await, ":1\r\n");
+        c.call("SHUTDOWN NOSAVE").await;
+        let stopped = tokio::time::timeout(Duration::from_secs(20), task).await;
+        assert!(matches!(stopped, Ok(Ok(Ok(())))), "{stopped:?}");
+    }
+    let (_shared, addr, _task) = start(dir.path()).await;
+    let mut c = Client::connect(&addr).await;
+    for item in ["a", "b", "c"] {
+        assert_eq!(
+            c.call(&format!("BF.EXISTS k {item}")).await,
+            ":1\r\n",
+            "{item}"
+        );
+    }
+    assert_eq!(c.call("BF.EXISTS k d").await, ":0\r\n");
+}

@@ -23,7 +23,8 @@
 //! * [`config`]: `bloomkit serve`'s options, and what `CONFIG GET/SET` reaches.
 //! * [`server`]: the accept loop, one task per client (pipelined requests answered in one
 //!   flush, after their writes are durable), `--maxclients`, and graceful shutdown.
-//! * [`persist`]: the append-only log and snapshots; start-up recovery.
+//! * [`persist`]: the append-only log, snapshots, and the manifest that lists them; start-up
+//!   recovery; what a failing disk does to writes.
 //!
 //! # Example
 //!

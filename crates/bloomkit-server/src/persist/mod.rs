@@ -8,7 +8,9 @@
 //! # How the keyspace uses it
 //!
 //! **Start-up.** [`Persistence::open`] locks the data directory, checks the snapshot and
-//! every log record, cuts a torn tail from the last log, and returns a [`Recovery`]: load
+//! every log record (against the directory's manifest: every file it lists, each finished
+//! log's length and checksum), cuts a torn tail from the last log, and returns a
+//! [`Recovery`]: load
 //! [`Recovery::take_entries`] into the keyspace, replay [`Recovery::for_each_command`]
 //! through the command dispatcher (with an unlimited memory budget), log
 //! [`Recovery::warnings`]. Any other damage is a [`PersistError`] that names the file and the
@@ -28,7 +30,12 @@
 //!    at once. A reply that only observes the keyspace waits for
 //!    [`Persistence::observed_position`] the same way;
 //! 5. send the reply. An error from `append` or `durable` means the write may not be on disk:
-//!    answer an error, never `OK`.
+//!    answer the error's text (Redis's `MISCONF ...`), never `OK`.
+//!
+//! Before a write command runs, ask [`Persistence::write_refusal`]: while the log cannot be
+//! written it gives the `MISCONF` line to refuse the command with, so that the keyspace
+//! changes only while the log can record it. A failed `write` is retried once a second; once
+//! it succeeds the refusal ends.
 //!
 //! ```no_run
 //! # use bloomkit_server::persist::{FsyncPolicy, Persistence};
@@ -79,6 +86,8 @@
 //!
 //! ```text
 //! <dir>/LOCK                  flock'ed by the server using the directory
+//! <dir>/MANIFEST              which of the files below must be there, and what each holds
+//! <dir>/SYNCED                how much of the generation being written was last fsynced
 //! <dir>/dump.bks              the snapshot, with the generation replay starts from
 //! <dir>/appendonly.<g>.aof    one log file per generation g = 1, 2, 3...
 //! <dir>/dump.<g>.tmp          a snapshot being written
@@ -100,7 +109,16 @@
 //!   with Redis's AOF buffer. An acknowledged write has always reached the kernel.
 //! * **A dedicated thread, not `spawn_blocking`, for fsync**: fsyncs are serialized anyway
 //!   (one covers all before it), and a thread that lives as long as the log needs no runtime,
-//!   so the same code serves tests and the replay before the runtime starts serving.
+//!   so the same code serves tests and the replay before the runtime starts serving. It also
+//!   retries a failed `write` once a second, whatever the policy.
+//! * **A manifest, not a trailer in each file**: a trailer proves a file finished, but not
+//!   that the newest file, or the snapshot, is still there; the manifest says what the whole
+//!   directory must hold, and it is replaced atomically (rename) at the few moments the set
+//!   of files changes: a rotation, a snapshot, a start-up.
+//! * **Degrade, do not stop, on a failed `write`**: the buffer is kept and retried, and write
+//!   commands are refused before they run (Redis's `MISCONF`), so the keyspace never runs
+//!   ahead of the log by more than what was running at the failure; reads go on. (`log.rs`
+//!   says why a failed fsync is different: it stops the log until a restart.)
 
 pub mod aof;
 mod dir;

@@ -1,14 +1,17 @@
-//! Taking a snapshot: the cut (a log rotation under the keyspace's locks), then the write
-//! (temp file, fsync, rename, directory fsync, removal of the covered logs).
+//! Taking a snapshot: the cut (a log rotation under the keyspace's locks, recorded in the
+//! manifest), then the write (temp file, fsync, a manifest that allows it, rename, directory
+//! fsync, a manifest that names it, removal of the covered logs).
 //!
 //! Why each crash point is safe, in the order the steps run:
 //!
 //! | crash after | on disk | recovery |
 //! |---|---|---|
+//! | creating the next generation | the old manifest, an unlisted log holding a header | removes it; old snapshot + every log |
 //! | the cut | old snapshot, every log, a new empty generation | old snapshot + every log |
 //! | writing `dump.<g>.tmp` (complete or not) | the same + the temp file | removes the temp file; old snapshot + every log |
-//! | the rename, before the directory fsync | old or new `dump.bks` | either is consistent: the logs are all still there |
-//! | the directory fsync / some removals | new snapshot + logs it covers | removes the covered logs; new snapshot + newer logs |
+//! | the manifest that allows it | the same | the same |
+//! | the rename, before the directory fsync | old or new `dump.bks` | either is one the manifest knows exactly |
+//! | the manifest that names it / some removals | new snapshot + logs it covers | removes the covered logs; new snapshot + newer logs |
 
 use std::borrow::Borrow;
 use std::fs::{self, OpenOptions};

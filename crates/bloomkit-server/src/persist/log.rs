@@ -88,13 +88,13 @@ impl Failure {
     /// ran, and what it changed or saw is not on disk.
     pub fn held_back(&self, retried: bool) -> String {
         let then = if retried {
-            "that is written once the disk accepts writes again, or lost if the server stops \
+            "; that is written once the disk accepts writes again, or lost if the server stops \
              first"
         } else {
-            "and it will record nothing more until the server is restarted"
+            ", and records nothing more until the server is restarted"
         };
         format!(
-            "{} (this command ran, but the log could not record what it changed or saw; {then})",
+            "{} (this command ran, but the log could not record what it changed or saw{then})",
             self.misconf()
         )
     }

@@ -25,39 +25,21 @@ Only the standard library is used. Everything mounted or started is undone on ex
 import argparse
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+from compare_redisbloom import Conn, encode
 
-class Client:
-    """A blocking RESP client: commands out, replies (str, int, bytes, list, RespError) in."""
+
+class Client(Conn):
+    """A blocking RESP client (compare_redisbloom's connection) whose replies come back as
+    values: str, int, bytes, list, None, or RespError."""
 
     def __init__(self, addr):
-        host, port = addr.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=10)
-        self.buf = b""
-
-    def _line(self):
-        while b"\r\n" not in self.buf:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("closed")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-    def _exact(self, n):
-        while len(self.buf) < n:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("closed")
-            self.buf += chunk
-        data, self.buf = self.buf[:n], self.buf[n:]
-        return data
+        super().__init__(int(addr.rsplit(":", 1)[1]))
 
     def reply(self):
         line = self._line()
@@ -70,21 +52,14 @@ class Client:
             return int(rest)
         if kind == b"$":
             n = int(rest)
-            if n < 0:
-                return None
-            data = self._exact(n + 2)[:-2]
-            return data
+            return None if n < 0 else self._exact(n + 2)[:-2]
         if kind == b"*":
             n = int(rest)
             return None if n < 0 else [self.reply() for _ in range(n)]
         raise ValueError(f"unexpected reply {line!r}")
 
     def send(self, *args):
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        self.sock.sendall(out)
+        self.sock.sendall(encode(args))
 
     def call(self, *args):
         self.send(*args)
@@ -304,6 +279,17 @@ def degraded_round(bloomkit, data, policy, make_fault, clear_fault, label):
     return result, w.acked
 
 
+def verify_after_restart(bloomkit, data, policy, result, acked):
+    """Restarts on `data`, counts the acknowledged items found, reports, and insists."""
+    server = Server(bloomkit, data, "--appendfsync", policy)
+    c = server.client()
+    found = check_all(c, acked)
+    c.close()
+    server.kill()
+    report(result, found)
+    assert found == len(acked), "acknowledged writes lost"
+
+
 def report(result, found):
     print(f"== {result['label']} ({result['policy']})")
     for k, v in result.items():
@@ -334,18 +320,23 @@ def scenario_tmpfs_full(bloomkit):
                 os.remove(filler)
 
             result, acked = degraded_round(bloomkit, data, policy, fill, free, "tmpfs-full")
-            server = Server(bloomkit, data, "--appendfsync", policy)
-            c = server.client()
-            found = check_all(c, acked)
-            c.close()
-            server.kill()
-            report(result, found)
-            assert found == len(acked), "acknowledged writes lost"
+            verify_after_restart(bloomkit, data, policy, result, acked)
         finally:
             for s in list(Server.running):
                 s.kill()
             sh("umount", mnt, check=False)
             os.rmdir(mnt)
+
+
+def unmount_ext4(img, mnt):
+    for s in list(Server.running):
+        s.kill()
+    data = os.path.join(mnt, "data")
+    for name in os.listdir(data) if os.path.isdir(data) else []:
+        sh("chattr", "-i", os.path.join(data, name), check=False)
+    sh("umount", mnt, check=False)
+    os.rmdir(mnt)
+    os.remove(img)
 
 
 def ext4_image():
@@ -373,19 +364,9 @@ def scenario_ext4_readonly(bloomkit):
         sh("umount", mnt)
         sh("e2fsck", "-fy", img, check=False)
         sh("mount", "-o", "loop", img, mnt)
-        server = Server(bloomkit, data, "--appendfsync", "always")
-        c = server.client()
-        found = check_all(c, acked)
-        c.close()
-        server.kill()
-        report(result, found)
-        assert found == len(acked), "acknowledged writes lost"
+        verify_after_restart(bloomkit, data, "always", result, acked)
     finally:
-        for s in list(Server.running):
-            s.kill()
-        sh("umount", mnt, check=False)
-        os.rmdir(mnt)
-        os.remove(img)
+        unmount_ext4(img, mnt)
 
 
 def scenario_immutable(bloomkit):
@@ -406,21 +387,9 @@ def scenario_immutable(bloomkit):
             sh("chattr", "-i", logs()[-1])
 
         result, acked = degraded_round(bloomkit, data, "everysec", lock, unlock, "immutable")
-        server = Server(bloomkit, data, "--appendfsync", "everysec")
-        c = server.client()
-        found = check_all(c, acked)
-        c.close()
-        server.kill()
-        report(result, found)
-        assert found == len(acked), "acknowledged writes lost"
+        verify_after_restart(bloomkit, data, "everysec", result, acked)
     finally:
-        for s in list(Server.running):
-            s.kill()
-        for n in os.listdir(os.path.join(mnt, "data")) if os.path.isdir(os.path.join(mnt, "data")) else []:
-            sh("chattr", "-i", os.path.join(mnt, "data", n), check=False)
-        sh("umount", mnt, check=False)
-        os.rmdir(mnt)
-        os.remove(img)
+        unmount_ext4(img, mnt)
 
 
 def three_generations(bloomkit, data):
@@ -446,8 +415,7 @@ def three_generations(bloomkit, data):
 
 
 def scenario_old_gen_cut(bloomkit):
-    d = tempfile.mkdtemp(prefix="bk-gen-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="bk-gen-") as d:
         data = os.path.join(d, "data")
         items = three_generations(bloomkit, data)
         path = os.path.join(data, "appendonly.2.aof")
@@ -461,25 +429,19 @@ def scenario_old_gen_cut(bloomkit):
         os.truncate(path, 24)
         print("== old-gen-cut: appendonly.2.aof cut to its bare header")
         print(f"   {outcome(bloomkit, data, items)}")
-    finally:
-        shutil.rmtree(d)
 
 
 def scenario_newest_deleted(bloomkit):
-    d = tempfile.mkdtemp(prefix="bk-gen-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="bk-gen-") as d:
         data = os.path.join(d, "data")
         items = three_generations(bloomkit, data)
         os.remove(os.path.join(data, "appendonly.3.aof"))
         print("== newest-deleted: appendonly.3.aof deleted, 1 and 2 remain")
         print(f"   {outcome(bloomkit, data, items)}")
-    finally:
-        shutil.rmtree(d)
 
 
 def scenario_dir_removed(bloomkit):
-    d = tempfile.mkdtemp(prefix="bk-rm-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="bk-rm-") as d:
         data = os.path.join(d, "data")
         server = Server(bloomkit, data)
         c = server.client()
@@ -495,13 +457,10 @@ def scenario_dir_removed(bloomkit):
         print(f"   later writes acknowledged: {acked} of 50; the first reply: {replies[0]}")
         print(f"   a later reply: {replies[-1]}; a read: {read}")
         print(f"   shutdown exit status {code}; stderr: {stderr.strip()}")
-    finally:
-        shutil.rmtree(d)
 
 
 def scenario_snapshot_fails(bloomkit):
-    d = tempfile.mkdtemp(prefix="bk-snap-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="bk-snap-") as d:
         data = os.path.join(d, "data")
         server = Server(bloomkit, data)
         c = server.client()
@@ -520,13 +479,10 @@ def scenario_snapshot_fails(bloomkit):
         print("== snapshot-fails: dump.bks cannot be written, 70 MB of log, 30 s")
         print(f"   log files before: {len(first)}, after 30 s: {len(later)} ({', '.join(later)})")
         print(f"   rdb_last_bgsave_status: {info.get('rdb_last_bgsave_status')}")
-    finally:
-        shutil.rmtree(d)
 
 
 def scenario_tail_cut(bloomkit):
-    d = tempfile.mkdtemp(prefix="bk-tail-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="bk-tail-") as d:
         data = os.path.join(d, "data")
         server = Server(bloomkit, data)
         c = server.client()
@@ -538,8 +494,6 @@ def scenario_tail_cut(bloomkit):
         os.truncate(path, os.path.getsize(path) // 2 + 7)
         print("== tail-cut: the newest generation cut to half (inside a record) after a clean stop")
         print(f"   {outcome(bloomkit, data, items)}")
-    finally:
-        shutil.rmtree(d)
 
 
 SCENARIOS = {

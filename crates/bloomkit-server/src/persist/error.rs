@@ -111,32 +111,33 @@ impl fmt::Display for PersistError {
                 path,
                 offset,
                 reason,
-                listed: false,
-            } => write!(
-                f,
-                "corrupt append-only log {} at byte {offset}: {reason}. Start-up stopped so \
-                 that no acknowledged write is dropped silently. Restore the file from a \
-                 backup; or, to keep only the records before byte {offset}, truncate it with \
-                 `truncate -s {offset} {}` and move every later appendonly.*.aof away",
-                path.display(),
-                path.display()
-            ),
-            PersistError::CorruptLog {
-                path,
-                offset,
-                reason,
-                listed: true,
-            } => write!(
-                f,
-                "corrupt append-only log {} at byte {offset}: {reason}. Start-up stopped so \
-                 that no acknowledged write is dropped silently. Restore the file from a \
-                 backup; or, to give up what it lost, remove {} and {} from its directory: \
-                 start-up then checks the files by the rules for a directory without them \
-                 (docs/PERSISTENCE.md) and says what to do next",
-                path.display(),
-                super::manifest::MANIFEST_FILE,
-                super::synced::SYNCED_FILE,
-            ),
+                listed,
+            } => {
+                write!(
+                    f,
+                    "corrupt append-only log {} at byte {offset}: {reason}. Start-up stopped so \
+                     that no acknowledged write is dropped silently. Restore the file from a \
+                     backup; or, ",
+                    path.display()
+                )?;
+                if *listed {
+                    write!(
+                        f,
+                        "to give up what it lost, remove {} and {} from its directory: start-up \
+                         then checks the files by the rules for a directory without them \
+                         (docs/PERSISTENCE.md) and says what to do next",
+                        super::manifest::MANIFEST_FILE,
+                        super::synced::SYNCED_FILE,
+                    )
+                } else {
+                    write!(
+                        f,
+                        "to keep only the records before byte {offset}, truncate it with \
+                         `truncate -s {offset} {}` and move every later appendonly.*.aof away",
+                        path.display()
+                    )
+                }
+            }
             PersistError::CorruptManifest {
                 path,
                 offset,

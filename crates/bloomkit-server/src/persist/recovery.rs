@@ -387,11 +387,12 @@ fn plan_listed(
         dir: dir.to_path_buf(),
         reason,
     };
-    let give_up = format!(
-        "Restore it from a backup; or, to start from the files as they are, remove \
-         {MANIFEST_FILE} and {SYNCED_FILE} (start-up then checks them by the rules for a \
-         directory without them, see docs/PERSISTENCE.md)"
+    let as_they_are = format!(
+        "to start from the files as they are, remove {MANIFEST_FILE} and {SYNCED_FILE} \
+         (start-up then checks them by the rules for a directory without them, see \
+         docs/PERSISTENCE.md)"
     );
+    let give_up = format!("Restore it from a backup; or, {as_they_are}");
     let mut warnings = Vec::new();
     let describe = |id: &SnapshotId| {
         format!(
@@ -431,8 +432,8 @@ fn plan_listed(
             };
             return Err(inconsistent(format!(
                 "{SNAPSHOT_FILE} ({}) is not {expected}: it was replaced or restored from \
-                 another time. Put the listed one back; or, to start from this snapshot alone, \
-                 move {MANIFEST_FILE}, {SYNCED_FILE} and the appendonly.*.aof files away",
+                 another time (or written by an older build that keeps no manifest). Put the \
+                 listed one back; or, {as_they_are}",
                 describe(&found)
             )));
         }
@@ -557,7 +558,7 @@ fn plan_listed(
                 return Err(inconsistent(format!(
                     "{} is not listed in {MANIFEST_FILE}, which ends at {}, yet it holds \
                      records (or is not an empty log): it does not belong to this directory's \
-                     history. Move it away, or {give_up}",
+                     history as the manifest records it. Move it away; or, {as_they_are}",
                     path.display(),
                     log_file_name(open)
                 )));

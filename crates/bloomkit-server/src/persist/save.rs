@@ -183,15 +183,18 @@ impl SnapshotCut {
     /// Writes the snapshot of `entries` (key, expiry in Unix ms, value: what the keyspace
     /// held at the cut) and retires the logs it covers. Blocking: run it on a blocking thread.
     ///
-    /// Writes `dump.<generation>.tmp`, fsyncs it, renames it over `dump.bks`, fsyncs the
-    /// directory, then removes every log generation before the cut. Updates the figures in
+    /// Writes `dump.<generation>.tmp`, fsyncs it, writes a manifest that allows it, renames
+    /// it over `dump.bks`, fsyncs the directory, writes a manifest that names it, then
+    /// removes every log generation before the cut. Updates the figures in
     /// [`super::Persistence::stats`] either way.
     ///
     /// # Errors
     ///
     /// [`PersistError::Io`] naming the file; the temp file is removed, and the previous
     /// snapshot and every log are left as they were, so nothing is lost. A key over 512 MiB
-    /// is an `Io` error of kind `InvalidInput`.
+    /// is an `Io` error of kind `InvalidInput`. If only the last manifest fails, the new
+    /// snapshot is in place and the covered logs are kept (the manifest on disk still lists
+    /// them); the next start-up removes them.
     pub fn write<I, V>(self, entries: I) -> Result<(), PersistError>
     where
         I: IntoIterator<Item = (Bytes, Option<u64>, V)>,

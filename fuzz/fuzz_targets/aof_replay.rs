@@ -1,5 +1,5 @@
 //! The persistence readers on untrusted bytes: any file may be handed to them as the last
-//! log, an older log, or the snapshot. They must return (records, a torn tail, or an error),
+//! log, an older log, the snapshot, the manifest or `SYNCED`. They must return (records, a torn tail, or an error),
 //! never panic, never allocate what the input merely claims; what they accept must be
 //! self-consistent.
 //!
@@ -7,7 +7,9 @@
 #![no_main]
 
 use bloomkit_server::persist::aof::{self, Tail, LOG_HEADER_LEN};
+use bloomkit_server::persist::manifest::Manifest;
 use bloomkit_server::persist::snapshot::{self, SnapshotWriter};
+use bloomkit_server::persist::synced::SyncedMark;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -43,7 +45,7 @@ fuzz_target!(|data: &[u8]| {
             })
             .expect("the kept prefix must read strictly");
             assert_eq!(again, commands);
-            let mut encoded = aof::log_header(generation).to_vec();
+            let mut encoded = aof::log_header_version(generation, scan.version).to_vec();
             for c in &commands {
                 aof::encode_record(&mut encoded, c).expect("a read command re-encodes");
             }
@@ -59,5 +61,14 @@ fuzz_target!(|data: &[u8]| {
                 .expect("in memory");
         }
         assert_eq!(w.finish().expect("in memory"), data);
+    }
+
+    // A manifest that parses is exactly what this build writes for what it says.
+    if let Ok(manifest) = Manifest::decode(data) {
+        assert_eq!(manifest.encode(), data);
+        assert!(manifest.open_generation() >= manifest.first_log);
+    }
+    if let Some(mark) = SyncedMark::decode(data) {
+        assert_eq!(mark.encode()[..], data[..]);
     }
 });

@@ -945,3 +945,69 @@ fn a_second_server_on_the_same_directory_refuses_to_start() {
     assert_eq!(second.client().call(&["BF.EXISTS", "k", "x"]), int(1));
     second.shutdown(&["NOSAVE"]);
 }
+
+/// Regression: with the data directory removed while the server ran, 50 of 50 later writes
+/// were acknowledged (written to a log file that no longer had a name) and all lost, and
+/// shutdown said "the log still holds every write". Now no write is acknowledged once the
+/// log file is gone, reads still answer, and shutdown says what happened.
+#[test]
+fn removing_the_data_directory_while_serving_stops_acknowledging_writes() {
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("data");
+    let server = Served::start(&dir, &["--appendfsync", "everysec"]);
+    let mut client = server.client();
+    for i in 0..50 {
+        assert_eq!(
+            client.call(&["BF.ADD", "k", &format!("before-{i}")]),
+            int(1)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let mut acknowledged = 0;
+    let mut refused = Vec::new();
+    for i in 0..50 {
+        match client.call(&["BF.ADD", "k", &format!("after-{i}")]) {
+            Resp::Error(e) => refused.push(e),
+            _ => acknowledged += 1,
+        }
+    }
+    eprintln!("after the removal: {acknowledged} of 50 writes acknowledged");
+    assert_eq!(acknowledged, 0);
+    // The first write was running when the server found out; every later one was refused
+    // before it ran.
+    assert!(
+        refused[0].starts_with("MISCONF Errors writing to the AOF file: the log file was deleted"),
+        "{}",
+        refused[0]
+    );
+    assert!(refused[1..]
+        .iter()
+        .all(|e| e == "MISCONF Errors writing to the AOF file: the log file was deleted"));
+    // Reads and the server's own commands go on.
+    assert_eq!(client.call(&["BF.EXISTS", "k", "before-7"]), int(1));
+    assert_eq!(client.call(&["PING"]), Resp::Simple("PONG".into()));
+    let Resp::Bulk(Some(info)) = client.call(&["INFO", "persistence"]) else {
+        panic!("INFO")
+    };
+    let info = String::from_utf8(info).unwrap();
+    assert!(info.contains("aof_last_write_status:err"), "{info}");
+    assert!(info.contains("aof_write_retrying:0"), "{info}");
+    drop(client);
+    // Shutdown does not claim the log holds anything: it says it failed, and exits 1.
+    let mut client = server.client();
+    let mut out = Vec::new();
+    encode(&mut out, &["SHUTDOWN"]);
+    client.writer.write_all(&out).unwrap();
+    let mut server = server;
+    let status = server.child.wait().unwrap();
+    let stderr = server.stderr.take().unwrap().join().unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("the log still holds every write"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("was deleted (or its data directory removed)"),
+        "{stderr}"
+    );
+}

@@ -132,6 +132,33 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.output.len()
     }
 
+    /// Replaces some of the replies not yet sent. `starts` are where each unsent reply
+    /// begins, in order, as [`Connection::pending_output`] said before each
+    /// [`Connection::write_reply`] since the last flush; `replace(i)` gives the reply to send
+    /// instead of the `i`th, or `None` to keep it as it is.
+    pub fn replace_unsent(
+        &mut self,
+        starts: &[usize],
+        mut replace: impl FnMut(usize) -> Option<Reply>,
+    ) {
+        let old = std::mem::take(&mut self.output);
+        let first = starts.first().copied().unwrap_or(old.len()).min(old.len());
+        let mut out = Vec::with_capacity(old.len());
+        out.extend_from_slice(&old[..first]);
+        for (i, &start) in starts.iter().enumerate() {
+            let end = starts
+                .get(i + 1)
+                .copied()
+                .unwrap_or(old.len())
+                .min(old.len());
+            match replace(i) {
+                Some(reply) => reply.encode(self.protocol, &mut out),
+                None => out.extend_from_slice(&old[start.min(end)..end]),
+            }
+        }
+        self.output = out;
+    }
+
     /// Sends every buffered reply.
     ///
     /// # Errors
@@ -198,6 +225,23 @@ mod tests {
         let mut got = Vec::new();
         client_read.read_to_end(&mut got).await.unwrap();
         assert_eq!(got, b"+PONG\r\n+PONG\r\n");
+    }
+
+    #[tokio::test]
+    async fn unsent_replies_can_be_replaced_one_by_one() {
+        let (mut client, server) = tokio::io::duplex(1024);
+        let mut conn = Connection::new(server);
+        let mut starts = Vec::new();
+        for reply in [Reply::Ok, Reply::Integer(7), Reply::Simple("PONG".into())] {
+            starts.push(conn.pending_output());
+            conn.write_reply(&reply);
+        }
+        conn.replace_unsent(&starts, |i| (i == 1).then(|| Reply::error("MISCONF no")));
+        conn.flush().await.unwrap();
+        let expected = b"+OK\r\n-MISCONF no\r\n+PONG\r\n";
+        let mut got = vec![0u8; expected.len()];
+        client.read_exact(&mut got).await.unwrap();
+        assert_eq!(got, expected);
     }
 
     #[tokio::test]

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use bloomkit_commands::errors::wrong_arity;
+use bloomkit_commands::table::{CommandSpec, Flag};
 use bloomkit_commands::Reply;
 use bytes::Bytes;
 
@@ -90,6 +91,9 @@ fn run_from(
             if !session.authenticated {
                 return Executed::reply(noauth());
             }
+            if let Some(refused) = refused_write(shared, &row.spec) {
+                return Executed::reply(refused);
+            }
             let parsed = match origin {
                 Origin::Client => row.parse(args),
                 Origin::Log => row.parse_logged(args),
@@ -110,6 +114,9 @@ fn run_from(
             if !session.authenticated && !row.spec.no_auth() {
                 return Executed::reply(noauth());
             }
+            if let Some(refused) = refused_write(shared, &row.spec) {
+                return Executed::reply(refused);
+            }
             row.run(&mut Call {
                 shared,
                 session,
@@ -118,6 +125,15 @@ fn run_from(
             })
         }
     }
+}
+
+/// Redis's `MISCONF` error for a write command while the log cannot be written, checked
+/// (as Redis does) after arity and authentication and before the command runs, so that a
+/// refused command changes nothing. Reads, `PING` and `INFO` go on (Redis refuses `PING`
+/// too; see docs/SERVER.md). Costs one atomic load while the log is healthy.
+fn refused_write(shared: &Shared, spec: &CommandSpec) -> Option<Reply> {
+    let refusal = shared.keyspace().journal()?.refuses_writes()?;
+    spec.has(Flag::Write).then_some(Reply::Error(refusal))
 }
 
 #[cfg(test)]

@@ -20,7 +20,8 @@
 //!   keys work in parallel; expiry, memory accounting for `--maxmemory`, and the
 //!   [`keyspace::Journal`] seam through which every change reaches persistence while its
 //!   shard is still locked. It runs a filter command on its key's slot.
-//! * [`persist`]: the append-only log and snapshots, behind the journal; start-up recovery.
+//! * [`persist`]: the append-only log, snapshots, and the manifest that lists them, behind
+//!   the journal; start-up recovery; what a failing disk does to writes.
 //! * [`config`]: `bloomkit serve`'s options, and what `CONFIG GET/SET` reaches.
 //! * [`shared`]: the state every connection shares (the keyspace, the settings, counters,
 //!   snapshots, the shutdown switch), mini-redis's `db.rs`.

@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bloomkit_commands::Reply;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -211,7 +212,14 @@ impl Server {
                     // everything written since it began.
                     Err(SnapshotError::InProgress) => tokio::time::sleep(TICK / 10).await,
                     Err(SnapshotError::Failed(e)) => {
-                        eprintln!("bloomkit: final snapshot failed ({e}); the log still holds every write");
+                        // Only true while the log takes writes: after a failure, what it
+                        // could not write is not on disk anywhere.
+                        let log = match shared.keyspace().journal().and_then(|j| j.refuses_writes())
+                        {
+                            None => "the log still holds every write".to_string(),
+                            Some(why) => format!("nor could the log be written ({why})"),
+                        };
+                        eprintln!("bloomkit: final snapshot failed ({e}); {log}");
                         break;
                     }
                     Ok(()) => break,
@@ -308,6 +316,8 @@ where
     let mut session = Session::new(shared);
     let mut shutdown = shared.shutdown_signal();
     let mut ticket = None;
+    // Where each reply not yet sent starts in the output, and what it waits for.
+    let mut unsent = Vec::new();
     let mut commands = 0;
     loop {
         // Run everything already buffered, without touching the socket.
@@ -319,9 +329,8 @@ where
                     shared.stats().count_commands(commands);
                     // Answer what came before the bad request, then the error, and close:
                     // the byte stream can no longer be trusted to be in step.
-                    if durable(shared, &mut ticket).await {
-                        let _ = conn.reject(&error).await;
-                    }
+                    settle(shared, &mut conn, &mut ticket, &mut unsent).await;
+                    let _ = conn.reject(&error).await;
                     return;
                 }
             };
@@ -329,26 +338,28 @@ where
             commands += 1;
             conn.set_protocol(session.protocol);
             if let Some(reply) = &executed.reply {
+                unsent.push((conn.pending_output(), executed.ticket));
                 conn.write_reply(reply);
             }
             ticket = ticket.max(executed.ticket);
             if executed.close {
                 shared.stats().count_commands(commands);
-                if durable(shared, &mut ticket).await {
-                    let _ = conn.flush().await;
-                }
+                settle(shared, &mut conn, &mut ticket, &mut unsent).await;
+                let _ = conn.flush().await;
                 return;
             }
             // A very long pipeline sends its replies in parts rather than buffer them all.
-            if conn.pending_output() >= FLUSH_THRESHOLD
-                && !(durable(shared, &mut ticket).await && conn.flush().await.is_ok())
-            {
-                return;
+            if conn.pending_output() >= FLUSH_THRESHOLD {
+                settle(shared, &mut conn, &mut ticket, &mut unsent).await;
+                if conn.flush().await.is_err() {
+                    return;
+                }
             }
         }
         join_the_next_log_write(shared, ticket, commands).await;
         shared.stats().count_commands(std::mem::take(&mut commands));
-        if !durable(shared, &mut ticket).await || conn.flush().await.is_err() {
+        settle(shared, &mut conn, &mut ticket, &mut unsent).await;
+        if conn.flush().await.is_err() {
             return;
         }
         // Wait for more bytes, or for shutdown: an idle client is closed at once, one in
@@ -389,19 +400,47 @@ async fn join_the_next_log_write(shared: &Shared, ticket: Option<Ticket>, batch_
     }
 }
 
-/// Awaits the journal for `ticket` (and clears it): false if the writes could not be made
-/// durable, in which case their replies must not be sent.
-async fn durable(shared: &Shared, ticket: &mut Option<Ticket>) -> bool {
-    let (Some(t), Some(journal)) = (ticket.take(), shared.keyspace().journal()) else {
-        return true;
+/// Awaits the journal for `ticket` (and clears it) before the replies in `conn`'s output
+/// go out. If what they waited for could not be made durable (the log cannot be written),
+/// each reply that waited for something not on disk becomes the journal's error, Redis's
+/// `MISCONF` line: nothing unwritten is acknowledged, and the client still hears back. The
+/// other replies go out as they are.
+async fn settle<S>(
+    shared: &Shared,
+    conn: &mut Connection<S>,
+    ticket: &mut Option<Ticket>,
+    unsent: &mut Vec<(usize, Option<Ticket>)>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let replies = std::mem::take(unsent);
+    let (Some(last), Some(journal)) = (ticket.take(), shared.keyspace().journal()) else {
+        return;
     };
-    match journal.durable(t).await {
-        Ok(()) => true,
-        Err(e) => {
-            eprintln!("bloomkit: the log could not be written ({e}); closing the client without acknowledging");
-            false
-        }
+    if journal.durable(last).await.is_ok() {
+        return;
     }
+    // Which of them: each answers at once now (written and synced, or not).
+    let mut errors = Vec::with_capacity(replies.len());
+    for (_, waited) in &replies {
+        let failed = match waited {
+            Some(t) => journal.durable(*t).await.err(),
+            None => None,
+        };
+        errors.push(failed.map(|e| error_reply(&e)));
+    }
+    let starts: Vec<usize> = replies.iter().map(|(start, _)| *start).collect();
+    conn.replace_unsent(&starts, |i| errors[i].take());
+}
+
+/// A journal's error as an error reply: its text, which names its error code
+/// (`MISCONF ...`), or `ERR` before it if it does not.
+fn error_reply(e: &io::Error) -> Reply {
+    let text = e.to_string().replace(['\r', '\n'], " ");
+    let coded = text
+        .split_once(' ')
+        .is_some_and(|(code, _)| !code.is_empty() && code.bytes().all(|b| b.is_ascii_uppercase()));
+    Reply::Error(if coded { text } else { format!("ERR {text}") })
 }
 
 /// Sweeps expired keys and starts wanted snapshots every [`TICK`], until aborted.

@@ -57,8 +57,16 @@ pub trait Journal: Send + Sync + 'static {
 
     /// Completes when everything up to `ticket` is written and, as the fsync policy
     /// requires, synced. An error means the write may not survive a crash: the connection
-    /// closes without acknowledging it.
+    /// answers its text as the command's error instead of the reply.
     fn durable(&self, ticket: Ticket) -> Durable<'_>;
+
+    /// Why write commands are refused now, as the error line to answer them with (Redis's
+    /// `MISCONF Errors writing to the AOF file: ...`), or `None` (the default) while the
+    /// journal takes writes. The dispatcher asks before a write command runs, so a refused
+    /// command changes nothing; reads are never refused.
+    fn refuses_writes(&self) -> Option<String> {
+        None
+    }
 
     /// Starts a snapshot: called with every shard locked (so no write is in flight), it
     /// starts a new log generation and returns the writer for the values, which runs after

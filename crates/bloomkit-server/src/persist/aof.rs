@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! file   = header record*
-//! header = "BKITLOG\n" | version u32 = 1 | reserved u32 = 0 | generation u64      (24 bytes)
+//! header = "BKITLOG\n" | version u32 (1 or 2) | reserved u32 = 0 | generation u64   (24 bytes)
 //! record = len u32 | !len u32 | payload (len bytes) | XXH3-64 of the bytes before it u64
 //! payload = the command as a RESP array of bulk strings: *2\r\n$6\r\nBF.ADD\r\n...
 //! ```
@@ -25,13 +25,19 @@
 use std::io::{self, Read};
 
 use bytes::Bytes;
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::{xxh3_64, Xxh3Default};
 
 /// The first 8 bytes of every log file.
 pub const LOG_MAGIC: [u8; 8] = *b"BKITLOG\n";
 
-/// The log format version this build writes and reads.
-pub const LOG_VERSION: u32 = 1;
+/// The log format version this build writes: 2, a file listed in a data directory's
+/// `MANIFEST`. Its bytes are laid out exactly as version 1's; the number tells a reader that
+/// the directory has a manifest, so an older build, which would ignore it, refuses the file.
+pub const LOG_VERSION: u32 = 2;
+
+/// The version of logs written before data directories had a manifest. Still read, and
+/// still appended to when it is the generation being written at an upgrade.
+pub const LOG_VERSION_V1: u32 = 1;
 
 /// Bytes in a log file's header.
 pub const LOG_HEADER_LEN: usize = 24;
@@ -42,11 +48,17 @@ pub const RECORD_OVERHEAD: usize = 16;
 /// Bytes of a record's header (length and its complement), before the payload.
 const RECORD_HEADER_LEN: usize = 8;
 
-/// The header a log file of `generation` starts with.
+/// The header a log file of `generation` starts with, in the version this build writes.
 pub fn log_header(generation: u64) -> [u8; LOG_HEADER_LEN] {
+    log_header_version(generation, LOG_VERSION)
+}
+
+/// The header of a log file of `generation` in format `version` (for golden files and
+/// tests of older versions).
+pub fn log_header_version(generation: u64, version: u32) -> [u8; LOG_HEADER_LEN] {
     let mut h = [0u8; LOG_HEADER_LEN];
     h[0..8].copy_from_slice(&LOG_MAGIC);
-    h[8..12].copy_from_slice(&LOG_VERSION.to_le_bytes());
+    h[8..12].copy_from_slice(&version.to_le_bytes());
     // 12..16: reserved, zero.
     h[16..24].copy_from_slice(&generation.to_le_bytes());
     h
@@ -207,6 +219,9 @@ fn parse_prefixed_number(bytes: &[u8], pos: &mut usize, prefix: u8) -> Result<us
 /// What a scan found in one log file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LogScan {
+    /// The header's format version ([`LOG_VERSION_V1`] or [`LOG_VERSION`]); 0 if even the
+    /// header is torn.
+    pub version: u32,
     /// Complete, checksummed records read (and handed to the callback).
     pub records: u64,
     /// Bytes from the start of the file to the end of the last good record: where the file
@@ -214,6 +229,9 @@ pub struct LogScan {
     pub valid_len: u64,
     /// Set when the file ends in a torn record (only ever for the last log).
     pub torn: Option<TornTail>,
+    /// XXH3-64 of the file's first [`LogScan::valid_len`] bytes: what a data directory's
+    /// manifest records for a finished generation.
+    pub checksum: u64,
 }
 
 /// A torn tail: what a crash in the middle of a write leaves at the end of the last log.
@@ -293,52 +311,77 @@ pub enum Tail {
 /// [`ScanError::Rejected`] if `on_record` returns an error, [`ScanError::Io`] if reading
 /// fails.
 pub fn scan_log<R: Read>(
+    reader: R,
+    file_len: u64,
+    generation: u64,
+    tail: Tail,
+    on_record: impl FnMut(u64, Vec<Bytes>) -> Result<(), String>,
+) -> Result<LogScan, ScanError> {
+    scan_log_hashed(reader, file_len, generation, tail, on_record).map(|(scan, _)| scan)
+}
+
+/// [`scan_log`], also handing back the checksum's running state over the valid bytes, so
+/// that appends to the file can carry it on.
+pub(crate) fn scan_log_hashed<R: Read>(
     mut reader: R,
     file_len: u64,
     generation: u64,
     tail: Tail,
     mut on_record: impl FnMut(u64, Vec<Bytes>) -> Result<(), String>,
-) -> Result<LogScan, ScanError> {
+) -> Result<(LogScan, Xxh3Default), ScanError> {
     let may_be_torn = tail == Tail::MayBeTorn;
     let corrupt = |offset: u64, reason: String| Err(ScanError::Corrupt { offset, reason });
+    let mut hasher = Xxh3Default::new();
+    let empty = |torn: Option<TornTail>| {
+        let hasher = Xxh3Default::new();
+        let scan = LogScan {
+            version: 0,
+            records: 0,
+            valid_len: 0,
+            torn,
+            checksum: hasher.digest(),
+        };
+        Ok((scan, hasher))
+    };
 
-    // The file header.
-    let expected = log_header(generation);
+    // The file header, in either version.
+    let expected = [
+        log_header_version(generation, LOG_VERSION_V1),
+        log_header_version(generation, LOG_VERSION),
+    ];
     let mut header = [0u8; LOG_HEADER_LEN];
     let n = read_full(&mut reader, &mut header)?;
     let present = &header[..n];
     if n < LOG_HEADER_LEN {
         // A crash right after the file was created: a prefix of the header (or zeros).
-        if may_be_torn && (present == &expected[..n] || all_zero(present)) {
-            return Ok(LogScan {
-                records: 0,
-                valid_len: 0,
-                torn: (n > 0).then(|| TornTail {
-                    offset: 0,
-                    bytes: n as u64,
-                    reason: "the file header is cut short".to_string(),
-                }),
-            });
+        let prefix = expected.iter().any(|h| present == &h[..n]);
+        if may_be_torn && (prefix || all_zero(present)) {
+            return empty((n > 0).then(|| TornTail {
+                offset: 0,
+                bytes: n as u64,
+                reason: "the file header is cut short".to_string(),
+            }));
         }
         return corrupt(
             0,
             format!("the file is {n} bytes long, shorter than its {LOG_HEADER_LEN}-byte header"),
         );
     }
-    if header != expected {
+    let Some(version) = expected
+        .iter()
+        .find(|h| **h == header)
+        .map(|h| u32::from_le_bytes([h[8], h[9], h[10], h[11]]))
+    else {
         if may_be_torn && all_zero(&header) && rest_is_zero(&mut reader)? {
-            return Ok(LogScan {
-                records: 0,
-                valid_len: 0,
-                torn: Some(TornTail {
-                    offset: 0,
-                    bytes: file_len,
-                    reason: "the file holds only zero bytes".to_string(),
-                }),
-            });
+            return empty(Some(TornTail {
+                offset: 0,
+                bytes: file_len,
+                reason: "the file holds only zero bytes".to_string(),
+            }));
         }
         return corrupt(0, describe_bad_header(&header, generation));
-    }
+    };
+    hasher.update(&header);
 
     let mut offset = LOG_HEADER_LEN as u64;
     let mut records = 0u64;
@@ -350,21 +393,25 @@ pub fn scan_log<R: Read>(
     loop {
         let mut rh = [0u8; RECORD_HEADER_LEN];
         let n = read_full(&mut reader, &mut rh)?;
-        if n == 0 {
-            return Ok(LogScan {
+        let done = |t: Option<TornTail>, hasher: Xxh3Default| {
+            let scan = LogScan {
+                version,
                 records,
                 valid_len: offset,
-                torn: None,
-            });
-        }
-        let done = |t: TornTail| LogScan {
-            records,
-            valid_len: offset,
-            torn: Some(t),
+                torn: t,
+                checksum: hasher.digest(),
+            };
+            (scan, hasher)
         };
+        if n == 0 {
+            return Ok(done(None, hasher));
+        }
         if n < RECORD_HEADER_LEN {
             if may_be_torn {
-                return Ok(done(torn(offset, "a record header is cut short")));
+                return Ok(done(
+                    Some(torn(offset, "a record header is cut short")),
+                    hasher,
+                ));
             }
             return corrupt(
                 offset,
@@ -375,10 +422,8 @@ pub fn scan_log<R: Read>(
         let check = u32::from_le_bytes([rh[4], rh[5], rh[6], rh[7]]);
         if check != !len || len == 0 {
             if may_be_torn && rest_is_zero(&mut reader)? {
-                return Ok(done(torn(
-                    offset,
-                    "a record header is damaged, zeros follow",
-                )));
+                let t = torn(offset, "a record header is damaged, zeros follow");
+                return Ok(done(Some(t), hasher));
             }
             return corrupt(
                 offset,
@@ -393,7 +438,10 @@ pub fn scan_log<R: Read>(
         let body_len = u64::from(len) + 8;
         if body_len > left {
             if may_be_torn {
-                return Ok(done(torn(offset, "the last record is cut short")));
+                return Ok(done(
+                    Some(torn(offset, "the last record is cut short")),
+                    hasher,
+                ));
             }
             return corrupt(
                 offset,
@@ -408,21 +456,25 @@ pub fn scan_log<R: Read>(
         if got < body.len() {
             // The file shrank under us, or `file_len` was too large: same as cut short.
             if may_be_torn {
-                return Ok(done(torn(offset, "the last record is cut short")));
+                return Ok(done(
+                    Some(torn(offset, "the last record is cut short")),
+                    hasher,
+                ));
             }
             return corrupt(offset, "the file ends inside a record".to_string());
         }
         let (payload, stored) = body.split_at(len as usize);
         let stored = u64::from_le_bytes(stored.try_into().unwrap_or([0; 8]));
         let computed = {
-            let mut h = xxhash_rust::xxh3::Xxh3Default::new();
+            let mut h = Xxh3Default::new();
             h.update(&rh);
             h.update(payload);
             h.digest()
         };
         if stored != computed {
             if may_be_torn && rest_is_zero(&mut reader)? {
-                return Ok(done(torn(offset, "the last record fails its checksum")));
+                let t = torn(offset, "the last record fails its checksum");
+                return Ok(done(Some(t), hasher));
             }
             return corrupt(
                 offset,
@@ -451,6 +503,9 @@ pub fn scan_log<R: Read>(
             command: summary,
             message,
         })?;
+        hasher.update(&rh);
+        hasher.update(&payload);
+        hasher.update(&stored.to_le_bytes());
         records += 1;
         offset += RECORD_HEADER_LEN as u64 + body_len;
     }
@@ -466,10 +521,10 @@ fn describe_bad_header(header: &[u8; LOG_HEADER_LEN], generation: u64) -> String
         );
     }
     let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
-    if version != LOG_VERSION {
+    if version != LOG_VERSION && version != LOG_VERSION_V1 {
         return format!(
-            "log format version {version}, but this build reads version {LOG_VERSION}: \
-             run the bloomkit release that wrote it"
+            "log format version {version}, but this build reads versions {LOG_VERSION_V1} and \
+             {LOG_VERSION}: run the bloomkit release that wrote it"
         );
     }
     if header[12..16] != [0; 4] {
@@ -581,6 +636,21 @@ mod tests {
         assert_eq!(s.records, 2);
         assert_eq!(s.valid_len, bytes.len() as u64);
         assert_eq!(s.torn, None);
+    }
+
+    #[test]
+    fn the_scan_checksums_exactly_the_bytes_it_keeps() {
+        let commands: Vec<_> = (0..3)
+            .map(|i| cmd(&["BF.ADD", "k", &i.to_string()]))
+            .collect();
+        let (bytes, starts) = log_of(&commands);
+        let (s, _) = scan(&bytes, Tail::Strict).unwrap();
+        assert_eq!(s.checksum, xxh3_64(&bytes));
+        // A torn tail is not part of it: the checksum is of what the file is cut back to.
+        let cut = bytes.len() - 3;
+        let (s, _) = scan(&bytes[..cut], Tail::MayBeTorn).unwrap();
+        assert_eq!(s.valid_len, starts[2]);
+        assert_eq!(s.checksum, xxh3_64(&bytes[..starts[2] as usize]));
     }
 
     #[test]
@@ -719,11 +789,17 @@ mod tests {
             panic!("a generation mismatch must be an error");
         };
         assert!(reason.contains("generation 7"), "{reason}");
-        bytes[8] = 2;
+        bytes[8] = 3;
         let Err(ScanError::Corrupt { reason, .. }) = scan(&bytes, Tail::MayBeTorn) else {
             panic!("a newer version must be an error");
         };
-        assert!(reason.contains("version 2"), "{reason}");
+        assert!(reason.contains("version 3"), "{reason}");
+        // Both versions this build knows read back, and say which they are.
+        for version in [LOG_VERSION_V1, LOG_VERSION] {
+            bytes[8] = version as u8;
+            let (s, seen) = scan(&bytes, Tail::Strict).unwrap();
+            assert_eq!((s.version, seen.len()), (version, 1));
+        }
     }
 
     #[test]

@@ -5,6 +5,9 @@
 //! dump.bks              the snapshot
 //! dump.<gen>.tmp        a snapshot being written (deleted on start-up if left by a crash)
 //! appendonly.<gen>.aof  the log, one file per generation (1, 2, 3... in decimal)
+//! MANIFEST              which of them must be there, and what each finished one holds
+//! MANIFEST.tmp          a manifest being written (deleted on start-up if left by a crash)
+//! SYNCED                how much of the generation being written was last fsynced
 //! ```
 
 use std::fs::{self, File, OpenOptions};
@@ -38,6 +41,8 @@ pub struct Listing {
     pub snapshot: bool,
     /// Leftover temporary snapshots.
     pub temps: Vec<PathBuf>,
+    /// A leftover temporary manifest.
+    pub manifest_temp: Option<PathBuf>,
 }
 
 /// A canonical decimal generation (no sign, no leading zero, at least 1).
@@ -64,11 +69,17 @@ pub fn list(dir: &Path) -> Result<Listing, PersistError> {
             listing.logs.push(g);
         } else if name.starts_with("dump.") && name.ends_with(".tmp") {
             listing.temps.push(entry.path());
+        } else if name == super::manifest::MANIFEST_TEMP_FILE {
+            listing.manifest_temp = Some(entry.path());
         }
     }
     listing.logs.sort_unstable();
     Ok(listing)
 }
+
+/// The `op` of the [`PersistError::Io`] a failed directory fsync reports: after a rename,
+/// which of the two names a crash would leave is then unknown.
+pub const DIR_FSYNC: &str = "fsync the directory";
 
 /// Makes the directory's entries (files created, renamed or removed in it) durable.
 pub fn sync_dir(dir: &Path) -> Result<(), PersistError> {
@@ -78,7 +89,7 @@ pub fn sync_dir(dir: &Path) -> Result<(), PersistError> {
     {
         File::open(dir)
             .and_then(|d| d.sync_all())
-            .map_err(|e| PersistError::io("fsync the directory", dir, e))?;
+            .map_err(|e| PersistError::io(DIR_FSYNC, dir, e))?;
     }
     #[cfg(not(unix))]
     let _ = dir;

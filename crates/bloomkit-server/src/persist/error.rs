@@ -25,11 +25,25 @@ pub enum PersistError {
         /// The data directory.
         dir: PathBuf,
     },
-    /// A log file is damaged somewhere other than a torn tail.
+    /// A log file is damaged somewhere other than a torn tail, or is shorter than what the
+    /// data directory's records say it held.
     CorruptLog {
         /// The log file.
         path: PathBuf,
-        /// Where the damaged header or record starts.
+        /// Where the damaged header or record starts (for a file that lost its end: where
+        /// it ends now).
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+        /// Whether the directory has a `MANIFEST`: the way to give up the damaged records
+        /// differs.
+        listed: bool,
+    },
+    /// The data directory's `MANIFEST` is damaged.
+    CorruptManifest {
+        /// The manifest.
+        path: PathBuf,
+        /// Where the problem is.
         offset: u64,
         /// What is wrong.
         reason: String,
@@ -63,8 +77,8 @@ pub enum PersistError {
     },
     /// [`super::Persistence::begin_snapshot`] was called while a snapshot is being written.
     SnapshotInProgress,
-    /// The log failed earlier (a write that could not be undone, or an fsync error) and
-    /// accepts nothing more.
+    /// The log takes no writes now: a failed write being retried, or a failure that
+    /// stops it until a restart (an fsync error, a deleted file).
     LogFailed {
         /// The first failure.
         reason: String,
@@ -97,13 +111,43 @@ impl fmt::Display for PersistError {
                 path,
                 offset,
                 reason,
+                listed,
+            } => {
+                write!(
+                    f,
+                    "corrupt append-only log {} at byte {offset}: {reason}. Start-up stopped so \
+                     that no acknowledged write is dropped silently. Restore the file from a \
+                     backup; or, ",
+                    path.display()
+                )?;
+                if *listed {
+                    write!(
+                        f,
+                        "to give up what it lost, remove {} and {} from its directory: start-up \
+                         then checks the files by the rules for a directory without them \
+                         (docs/PERSISTENCE.md) and says what to do next",
+                        super::manifest::MANIFEST_FILE,
+                        super::synced::SYNCED_FILE,
+                    )
+                } else {
+                    write!(
+                        f,
+                        "to keep only the records before byte {offset}, truncate it with \
+                         `truncate -s {offset} {}` and move every later appendonly.*.aof away",
+                        path.display()
+                    )
+                }
+            }
+            PersistError::CorruptManifest {
+                path,
+                offset,
+                reason,
             } => write!(
                 f,
-                "corrupt append-only log {} at byte {offset}: {reason}. Start-up stopped so \
-                 that no acknowledged write is dropped silently. Restore the file from a \
-                 backup; or, to keep only the records before byte {offset}, truncate it with \
-                 `truncate -s {offset} {}` and move every later appendonly.*.aof away",
-                path.display(),
+                "corrupt manifest {} at byte {offset}: {reason}. Start-up stopped: the \
+                 manifest says which files the directory must hold. Restore it from a backup; \
+                 or remove it to start from the files as they are (start-up then checks them \
+                 by the rules for a directory without one, and writes a new one)",
                 path.display()
             ),
             PersistError::CorruptSnapshot {
@@ -141,8 +185,8 @@ impl fmt::Display for PersistError {
             }
             PersistError::LogFailed { reason } => write!(
                 f,
-                "the append-only log is unusable after an earlier failure ({reason}); \
-                 restart the server to recover from what is on disk"
+                "the append-only log takes no writes now ({reason}); INFO persistence says \
+                 whether it is retried (aof_write_retrying:1) or stopped until a restart"
             ),
         }
     }

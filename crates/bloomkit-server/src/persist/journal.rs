@@ -1,8 +1,6 @@
 //! [`Persistence`] behind the keyspace's [`Journal`] seam.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
 use bytes::Bytes;
 
@@ -11,75 +9,53 @@ use crate::keyspace::{Durable, Journal, SnapshotEntry, SnapshotWriter, Ticket};
 
 /// The append-only log and snapshots of a data directory, as the keyspace's [`Journal`].
 ///
-/// A failed append poisons the journal: every later write is refused (its connection is
-/// closed without an acknowledgement) until the server restarts. Carrying on would be
-/// unsafe even though the log cut the failed record back: the keyspace already holds the
-/// change, so a later command could acknowledge something that depends on it ("0: may
-/// already exist") and that the log will not bring back after a restart.
+/// While the log cannot be written, [`Journal::refuses_writes`] answers Redis's `MISCONF`
+/// line, which the dispatcher sends to every write command before it runs; reads go on.
+/// Once the log stops for good (a failed fsync, a deleted file, a command it could not
+/// encode), that lasts until the server restarts: the keyspace may hold a change the log
+/// will never bring back, and a later command could acknowledge something that depends on
+/// it.
 #[derive(Debug)]
 pub struct PersistentJournal {
     persistence: Persistence,
-    /// Why the log stopped accepting writes, once it has.
-    poisoned: Mutex<Option<String>>,
-    /// Whether `poisoned` is set: every append checks this, and an atomic load costs
-    /// nothing beside a mutex.
-    is_poisoned: AtomicBool,
 }
 
-/// The ticket handed out after a failed append: [`Journal::durable`] fails for it.
+/// The ticket handed out when an append was refused: [`Journal::durable`] fails for it.
 const FAILED: u64 = u64::MAX;
 
 impl PersistentJournal {
     /// Wraps an open data directory.
     pub fn new(persistence: Persistence) -> Self {
-        PersistentJournal {
-            persistence,
-            poisoned: Mutex::new(None),
-            is_poisoned: AtomicBool::new(false),
-        }
+        PersistentJournal { persistence }
     }
 
     /// The data directory, for `INFO persistence` and `SAVE`.
     pub fn persistence(&self) -> &Persistence {
         &self.persistence
     }
-
-    fn poisoned(&self) -> Option<String> {
-        if !self.is_poisoned.load(Ordering::Acquire) {
-            return None;
-        }
-        self.poisoned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
 }
 
 impl Journal for PersistentJournal {
     fn append(&self, commands: &[Vec<Bytes>]) -> Option<Ticket> {
-        if self.poisoned().is_some() {
-            return Some(Ticket(FAILED));
-        }
         match self.persistence.append(commands) {
             Ok(ticket) => Some(Ticket(ticket.sequence())),
-            Err(e) => {
-                let reason = format!("appending to the log failed: {e}");
-                eprintln!("bloomkit serve: {reason}; refusing writes until restarted");
-                *self.poisoned.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
-                self.is_poisoned.store(true, Ordering::Release);
-                Some(Ticket(FAILED))
-            }
+            // The log has said why on standard error, once; the reply says it to the client.
+            Err(_) => Some(Ticket(FAILED)),
         }
     }
 
     fn durable(&self, ticket: Ticket) -> Durable<'_> {
         if ticket.0 == FAILED {
-            let reason = self
-                .poisoned()
-                .unwrap_or_else(|| "the log refused a write".to_string());
+            let reason = self.persistence.held_back_reply().unwrap_or_else(|| {
+                "MISCONF Errors writing to the AOF file: the log refused a write".to_string()
+            });
             return Box::pin(std::future::ready(Err(io::Error::other(reason))));
         }
         Box::pin(self.persistence.durable(LogTicket::from_sequence(ticket.0)))
+    }
+
+    fn refuses_writes(&self) -> Option<String> {
+        self.persistence.write_refusal()
     }
 
     fn begin_snapshot(&self) -> io::Result<Box<dyn SnapshotWriter>> {
@@ -127,7 +103,6 @@ impl Journal for PersistentJournal {
     fn info_fields(&self) -> Vec<(&'static str, String)> {
         let stats = self.persistence.stats();
         let status = |ok: bool| if ok { "ok" } else { "err" }.to_string();
-        let write_ok = stats.log_error.is_none() && self.poisoned().is_none();
         vec![
             (
                 "rdb_changes_since_last_save",
@@ -142,9 +117,25 @@ impl Journal for PersistentJournal {
                     .map_or(-1, |ms| i64::try_from(ms / 1000).unwrap_or(i64::MAX))
                     .to_string(),
             ),
-            ("aof_last_write_status", status(write_ok)),
+            ("aof_last_write_status", status(stats.log_error.is_none())),
+            // Ours: why, since Redis's status alone does not say (its log does).
+            (
+                "aof_last_write_error",
+                stats
+                    .log_error
+                    .clone()
+                    .unwrap_or_default()
+                    .replace(['\r', '\n'], " "),
+            ),
+            (
+                "aof_write_retrying",
+                u8::from(!stats.log_halted && stats.log_error.is_some()).to_string(),
+            ),
             ("aof_current_size", stats.log_bytes.to_string()),
             ("aof_base_size", stats.snapshot_bytes.to_string()),
+            // Redis's name: log bytes not yet written (while a write fails, what the retry
+            // will write).
+            ("aof_buffer_length", stats.log_buffered_bytes.to_string()),
             // Ours: with group commit, far fewer than the writes acknowledged.
             ("aof_fsyncs", stats.log_fsyncs.to_string()),
         ]

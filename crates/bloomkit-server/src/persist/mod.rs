@@ -8,7 +8,9 @@
 //! # How the keyspace uses it
 //!
 //! **Start-up.** [`Persistence::open`] locks the data directory, checks the snapshot and
-//! every log record, cuts a torn tail from the last log, and returns a [`Recovery`]: load
+//! every log record (against the directory's manifest: every file it lists, each finished
+//! log's length and checksum), cuts a torn tail from the last log, and returns a
+//! [`Recovery`]: load
 //! [`Recovery::take_entries`] into the keyspace, replay [`Recovery::for_each_command`]
 //! through the command dispatcher (with an unlimited memory budget), log
 //! [`Recovery::warnings`]. Any other damage is a [`PersistError`] that names the file and the
@@ -28,7 +30,12 @@
 //!    at once. A reply that only observes the keyspace waits for
 //!    [`Persistence::observed_position`] the same way;
 //! 5. send the reply. An error from `append` or `durable` means the write may not be on disk:
-//!    answer an error, never `OK`.
+//!    answer the error's text (Redis's `MISCONF ...`), never `OK`.
+//!
+//! Before a write command runs, ask [`Persistence::write_refusal`]: while the log cannot be
+//! written it gives the `MISCONF` line to refuse the command with, so that the keyspace
+//! changes only while the log can record it. A failed `write` is retried once a second; once
+//! it succeeds the refusal ends.
 //!
 //! ```no_run
 //! # use bloomkit_server::persist::{FsyncPolicy, Persistence};
@@ -79,6 +86,8 @@
 //!
 //! ```text
 //! <dir>/LOCK                  flock'ed by the server using the directory
+//! <dir>/MANIFEST              which of the files below must be there, and what each holds
+//! <dir>/SYNCED                how much of the generation being written was last fsynced
 //! <dir>/dump.bks              the snapshot, with the generation replay starts from
 //! <dir>/appendonly.<g>.aof    one log file per generation g = 1, 2, 3...
 //! <dir>/dump.<g>.tmp          a snapshot being written
@@ -100,25 +109,36 @@
 //!   with Redis's AOF buffer. An acknowledged write has always reached the kernel.
 //! * **A dedicated thread, not `spawn_blocking`, for fsync**: fsyncs are serialized anyway
 //!   (one covers all before it), and a thread that lives as long as the log needs no runtime,
-//!   so the same code serves tests and the replay before the runtime starts serving.
+//!   so the same code serves tests and the replay before the runtime starts serving. It also
+//!   retries a failed `write` once a second, whatever the policy.
+//! * **A manifest, not a trailer in each file**: a trailer proves a file finished, but not
+//!   that the newest file, or the snapshot, is still there; the manifest says what the whole
+//!   directory must hold, and it is replaced atomically (rename) at the few moments the set
+//!   of files changes: a rotation, a snapshot, a start-up.
+//! * **Degrade, do not stop, on a failed `write`**: the buffer is kept and retried, and write
+//!   commands are refused before they run (Redis's `MISCONF`), so the keyspace never runs
+//!   ahead of the log by more than what was running at the failure; reads go on. (`log.rs`
+//!   says why a failed fsync is different: it stops the log until a restart.)
 
 pub mod aof;
 mod dir;
 mod error;
 mod journal;
+mod log;
+pub mod manifest;
 mod recovery;
 mod save;
 pub mod snapshot;
 mod sync;
+pub mod synced;
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::File;
 use std::future::Future;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -128,11 +148,15 @@ use bytes::Bytes;
 pub use dir::{log_file_name, LOCK_FILE, SNAPSHOT_FILE};
 pub use error::PersistError;
 pub use journal::PersistentJournal;
+pub use manifest::MANIFEST_FILE;
 pub use recovery::Recovery;
 pub use save::SnapshotCut;
 pub use snapshot::SnapshotEntry;
+pub use synced::SYNCED_FILE;
 
+use log::{Checksum, Failure, LogState, HALTED, HEALTHY, PENDING_FLUSH_BYTES};
 use sync::SyncControl;
+use synced::SyncedFile;
 
 /// When the log is fsynced: `--appendfsync`, with Redis's names and meanings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -225,10 +249,6 @@ pub const AUTO_SNAPSHOT_MIN_LOG_BYTES: u64 = 64 * 1024 * 1024;
 /// The failure a closed log reports to late appenders.
 const SHUT_DOWN: &str = "the server has shut down";
 
-/// Buffered log bytes past which `append` writes them itself rather than wait for someone
-/// to need them durable.
-const PENDING_FLUSH_BYTES: usize = 1 << 20;
-
 /// How long after a failed snapshot [`Persistence::should_auto_snapshot`] waits before it
 /// suggests another (Redis waits 5 s after a failed `BGSAVE` too): a full disk should not be
 /// hammered in a loop.
@@ -243,6 +263,9 @@ pub struct PersistStats {
     pub log_generation: u64,
     /// Bytes in the log files not yet covered by a snapshot (`aof_current_size`).
     pub log_bytes: u64,
+    /// Bytes of log records not yet handed to the OS (`aof_buffer_length`): while the log
+    /// cannot be written, what a retry will write.
+    pub log_buffered_bytes: u64,
     /// Bytes of the last snapshot file (`aof_base_size`; 0 if there is none).
     pub snapshot_bytes: u64,
     /// Records logged since the cut of the last successful snapshot
@@ -260,8 +283,10 @@ pub struct PersistStats {
     pub last_snapshot_error: Option<String>,
     /// How long the last snapshot took, in milliseconds (`rdb_last_bgsave_time_sec` × 1000).
     pub last_snapshot_duration_ms: Option<u64>,
-    /// Why the log stopped accepting writes, if it did (`aof_last_write_status`).
+    /// Why the log takes no writes now, if it does not (`aof_last_write_status`).
     pub log_error: Option<String>,
+    /// Whether that is for good (until a restart), rather than retried every second.
+    pub log_halted: bool,
     /// Fsyncs of log files since start-up: with group commit, far fewer than writes.
     pub log_fsyncs: u64,
 }
@@ -287,7 +312,12 @@ pub(crate) struct Shared {
     /// A `std` mutex, not a tokio one: it is held for a `write` call, never across an
     /// `.await`, and `append` runs under the keyspace's (std) shard locks anyway.
     log: Mutex<LogState>,
+    /// `log::HEALTHY`, `WRITE_FAILED` or `HALTED`, readable without the mutex: every write
+    /// command asks before it runs.
+    health: AtomicU8,
     sync: SyncControl,
+    /// `SYNCED`, overwritten after each fsync of the generation being written.
+    synced: Mutex<SyncedFile>,
     fsyncs: AtomicU64,
     /// Held across every fsync of a log file and the recording of its failure. Linux reports
     /// a writeback error to one fsync only: without this, a snapshot cut's fsync could
@@ -304,32 +334,9 @@ pub(crate) struct Shared {
     /// Records handed to the OS (`written` minus what the buffer holds), readable without the
     /// mutex (see [`Persistence::observed_position`]).
     flushed: AtomicU64,
-}
-
-#[derive(Debug)]
-struct LogState {
-    /// The current generation's file, opened for appending. In an `Arc` so that the fsync
-    /// thread can sync it without holding the mutex.
-    file: Arc<File>,
-    generation: u64,
-    /// Bytes in the current generation's file.
-    file_len: u64,
-    /// Older generations not yet covered by a snapshot: generation → bytes.
-    closed: BTreeMap<u64, u64>,
-    /// Records appended since start-up, plus those found in the logs: tickets count these.
-    written: u64,
-    /// `written` at the cut of the last successful snapshot.
-    saved: u64,
-    /// Set when a write or an fsync failed, or the log was closed: the log then refuses
-    /// everything, since what is on disk is no longer known (or the server has stopped).
-    failure: Option<String>,
-    /// Records appended but not yet handed to the OS: encoded here under the mutex and
-    /// written by whoever needs them on disk first ([`Persistence::durable`], the fsync
-    /// thread, a snapshot's cut), so a connection's pipelined batch of writes costs one
-    /// `write` system call instead of one per command (Redis's AOF buffer does the same).
-    pending: Vec<u8>,
-    /// How many records `pending` holds.
-    pending_records: u64,
+    /// Where the unit tests make the disk fail.
+    #[cfg(test)]
+    faults: log::Faults,
 }
 
 #[derive(Debug)]
@@ -345,17 +352,18 @@ struct SaveState {
 impl Persistence {
     /// Opens (creating it if missing) and recovers the data directory `dir`.
     ///
-    /// Takes the directory's lock, checks the snapshot and every log record, truncates a
-    /// torn tail from the last log, removes what a crash mid-snapshot left behind, fsyncs
-    /// what it keeps, and starts the fsync thread (for `always` and `everysec`).
+    /// Takes the directory's lock, checks the snapshot and every log record (against the
+    /// directory's `MANIFEST` when it has one), truncates a torn tail from the last log,
+    /// removes what a crash mid-snapshot left behind, fsyncs what it keeps, writes the
+    /// manifest, and starts the fsync thread (which also retries failed writes).
     ///
     /// # Errors
     ///
-    /// [`PersistError::Locked`] if another server uses `dir`; [`PersistError::CorruptLog`] or
-    /// [`PersistError::CorruptSnapshot`] (with file and offset) for damage that is not a torn
-    /// tail; [`PersistError::Inconsistent`] if a log generation is missing;
-    /// [`PersistError::Io`] for file system errors. The directory is left untouched on
-    /// every error but `Io`.
+    /// [`PersistError::Locked`] if another server uses `dir`; [`PersistError::CorruptLog`],
+    /// [`PersistError::CorruptSnapshot`] or [`PersistError::CorruptManifest`] (with file
+    /// and offset) for damage that is not a torn tail; [`PersistError::Inconsistent`] if a
+    /// file the directory must hold is missing; [`PersistError::Io`] for file system errors.
+    /// The directory is left untouched on every error but `Io`.
     pub fn open(dir: &Path, policy: FsyncPolicy) -> Result<(Persistence, Recovery), PersistError> {
         std::fs::create_dir_all(dir).map_err(|e| PersistError::io("create", dir, e))?;
         let lock = dir::lock(dir)?;
@@ -369,15 +377,21 @@ impl Persistence {
                 file: Arc::new(recovered.file),
                 generation: recovered.generation,
                 file_len: recovered.file_len,
+                whole_len: recovered.file_len,
+                checksum: Checksum(recovered.hasher),
                 closed: recovered.closed,
+                snapshot: recovered.snapshot,
                 written: recovered.records,
                 saved: 0,
-                failure: None,
+                write_error: None,
+                halted: None,
                 pending: Vec::new(),
                 pending_records: 0,
             }),
+            health: AtomicU8::new(HEALTHY),
             // Everything found on disk was fsynced by recovery.
             sync: SyncControl::new(recovered.records),
+            synced: Mutex::new(recovered.synced),
             fsyncs: AtomicU64::new(0),
             fsync_serial: Mutex::new(()),
             fsync_failed: AtomicBool::new(false),
@@ -388,24 +402,27 @@ impl Persistence {
                 last_error: None,
                 last_failed_at: None,
                 last_duration_ms: None,
-                snapshot_bytes: recovered.snapshot_bytes,
+                snapshot_bytes: recovered.snapshot.map_or(0, |s| s.len),
             }),
             auto_min_bytes: AtomicU64::new(AUTO_SNAPSHOT_MIN_LOG_BYTES),
             appended: AtomicU64::new(recovered.records),
             flushed: AtomicU64::new(recovered.records),
+            #[cfg(test)]
+            faults: log::Faults::default(),
         });
-        let syncer = match policy {
-            FsyncPolicy::Always | FsyncPolicy::EverySec => {
-                let s = Arc::clone(&shared);
-                let handle = std::thread::Builder::new()
-                    .name("bloomkit-fsync".to_string())
-                    .spawn(move || sync::run(&s))
-                    .map_err(|e| PersistError::io("start the fsync thread for", dir, e))?;
-                Some(handle)
-            }
-            FsyncPolicy::No => None,
-        };
-        Ok((Persistence { shared, syncer }, recovered.recovery))
+        // Every policy has the thread: it also retries a failed write once a second.
+        let s = Arc::clone(&shared);
+        let syncer = std::thread::Builder::new()
+            .name("bloomkit-fsync".to_string())
+            .spawn(move || sync::run(&s))
+            .map_err(|e| PersistError::io("start the fsync thread for", dir, e))?;
+        Ok((
+            Persistence {
+                shared,
+                syncer: Some(syncer),
+            },
+            recovered.recovery,
+        ))
     }
 
     /// The data directory.
@@ -429,39 +446,64 @@ impl Persistence {
     /// encoding. An empty `commands` appends nothing and returns a ticket that is already
     /// durable or becomes so with what precedes it.
     ///
+    /// While a failed `write` is being retried, records are still taken (the commands that
+    /// made them already ran: the buffer must hold everything the keyspace does), but their
+    /// tickets fail; [`Persistence::write_refusal`] says to refuse write commands before
+    /// they run, so that only commands already running when the failure came get here.
+    ///
     /// # Errors
     ///
-    /// A command that cannot be encoded (nothing of the call is kept); a failed `write` of a
-    /// full buffer, after which the file is cut back to its last whole record and the log
-    /// refuses everything (the lost records belong to other appenders too); any earlier
-    /// failure of the log.
+    /// When the log cannot go on (an fsync failed, the file was deleted, the server shut
+    /// down); and for a command that cannot be encoded, which stops the log for good: the
+    /// keyspace already holds the change, and the log could never bring it back.
     pub fn append(&self, commands: &[Vec<Bytes>]) -> io::Result<Ticket> {
         let mut guard = self.shared.lock_log();
         let log = &mut *guard;
-        if let Some(reason) = &log.failure {
-            return Err(failed(reason));
+        if let Some(failure) = &log.halted {
+            return Err(io::Error::other(failure.held_back(false)));
         }
         let mark = log.pending.len();
         for command in commands {
             if let Err(e) = aof::encode_record(&mut log.pending, command) {
                 // Nothing of this call may reach the file: drop its half-encoded records.
                 log.pending.truncate(mark);
-                return Err(e);
+                let failure = Failure::other(
+                    "a command could not be logged",
+                    format!("a command could not be logged ({e})"),
+                );
+                self.shared.halt(log, failure.clone());
+                return Err(io::Error::other(failure.held_back(false)));
             }
         }
         log.pending_records += commands.len() as u64;
         log.written += commands.len() as u64;
         self.shared.appended.store(log.written, Ordering::Release);
         let ticket = Ticket(log.written);
-        // Bound the buffer when nobody asks for durability for a while (huge pipelines).
-        if log.pending.len() >= PENDING_FLUSH_BYTES {
-            if let Err(reason) = self.shared.flush_pending(log) {
-                drop(guard);
-                self.shared.fail(reason.clone());
-                return Err(failed(&reason));
-            }
+        // Bound the buffer when nobody asks for durability for a while (huge pipelines). A
+        // failure here is the ticket's to report, in `durable`.
+        if log.pending.len() >= PENDING_FLUSH_BYTES && log.write_error.is_none() {
+            let _ = self.shared.flush_pending(log);
         }
         Ok(ticket)
+    }
+
+    /// Why write commands must be refused now, as the error to answer them with: Redis's
+    /// `MISCONF Errors writing to the AOF file: <cause>`; `None` while the log takes
+    /// writes. One atomic load when all is well: every write command asks, before it runs.
+    pub fn write_refusal(&self) -> Option<String> {
+        self.shared.refusal()
+    }
+
+    /// The error for a command that ran but whose records the log refused (it takes no
+    /// writes any more): what it changed is in memory only. `None` while the log takes
+    /// writes.
+    pub fn held_back_reply(&self) -> Option<String> {
+        if self.shared.health.load(Ordering::Acquire) == HEALTHY {
+            return None;
+        }
+        let log = self.shared.lock_log();
+        let retried = log.halted.is_none();
+        log.failure().map(|f| f.held_back(retried))
     }
 
     /// What a reply that only *observes* the keyspace must wait for, if anything (a reply
@@ -470,10 +512,18 @@ impl Persistence {
     /// `always`, every record appended so far (it must be fsynced); with the other policies,
     /// every record appended so far if some are still in the buffer (they must reach the
     /// kernel first, or a `kill -9` could take back what the reply reports). Lock-free.
+    ///
+    /// While a failed `write` is retried, only the records written before it count (those
+    /// held back belong to commands answered with an error, and reads must go on); once the
+    /// log has stopped for good, nothing does.
     pub fn observed_position(&self) -> Option<Ticket> {
-        let appended = self.shared.appended.load(Ordering::Acquire);
-        let waits = self.shared.policy == FsyncPolicy::Always
-            || appended > self.shared.flushed.load(Ordering::Acquire);
+        let flushed = self.shared.flushed.load(Ordering::Acquire);
+        let appended = match self.shared.health.load(Ordering::Acquire) {
+            HEALTHY => self.shared.appended.load(Ordering::Acquire),
+            HALTED => return None,
+            _ => flushed,
+        };
+        let waits = self.shared.policy == FsyncPolicy::Always || appended > flushed;
         waits.then_some(Ticket(appended))
     }
 
@@ -492,8 +542,9 @@ impl Persistence {
     ///
     /// # Errors
     ///
-    /// When the fsync failed, or the log failed earlier: the write may not be on disk, and
-    /// must not be acknowledged.
+    /// When the record could not be written (it is kept, and written by a retry), the fsync
+    /// failed, or the log stopped earlier: the write may not be on disk, and must not be
+    /// acknowledged. The error's text is the reply to send instead (`MISCONF ...`).
     pub fn durable(&self, ticket: Ticket) -> impl Future<Output = io::Result<()>> + Send + 'static {
         // Hand the ticket's record to the OS first (with every record buffered before it):
         // whatever the policy, an acknowledged write must survive the server's own crash.
@@ -505,24 +556,28 @@ impl Persistence {
         } else {
             let mut guard = self.shared.lock_log();
             let log = &mut *guard;
-            let unwritten_from = log.written - log.pending_records;
-            if ticket.0 > unwritten_from {
-                self.shared.flush_pending(log).map_err(|reason| {
-                    drop(guard);
-                    self.shared.fail(reason.clone());
-                    failed(&reason)
-                })
+            if ticket.0 > log.flushed() {
+                let retried = log.halted.is_none();
+                self.shared
+                    .flush_pending(log)
+                    .map_err(|failure| io::Error::other(failure.held_back(retried)))
             } else {
                 Ok(())
             }
         };
-        let wait = self
-            .shared
-            .sync
-            .wait(ticket.0, self.shared.policy == FsyncPolicy::Always);
+        // Only a record on its way to the disk is waited for: one held back would keep the
+        // fsync thread asking for what no fsync can cover.
+        let wait = written.is_ok().then(|| {
+            self.shared
+                .sync
+                .wait(ticket.0, self.shared.policy == FsyncPolicy::Always)
+        });
         async move {
             written?;
-            wait.await
+            match wait {
+                Some(wait) => wait.await,
+                None => Ok(()),
+            }
         }
     }
 
@@ -531,9 +586,26 @@ impl Persistence {
     ///
     /// # Errors
     ///
-    /// The fsync's error; the log then refuses further appends.
+    /// The fsync's error, which stops the log for good; or why the log takes no writes.
     pub fn sync(&self) -> io::Result<()> {
-        self.shared.fsync_log().map_err(|r| failed(&r))
+        // One more try for what a failed write holds back, before saying it is not on disk.
+        self.shared.retry_pending();
+        self.shared
+            .fsync_log()
+            .map_err(|f| io::Error::other(f.detail))?;
+        let log = self.shared.lock_log();
+        match log.failure() {
+            Some(f) if f.detail == SHUT_DOWN => Ok(()),
+            Some(f) if log.pending_records > 0 => Err(io::Error::other(format!(
+                "{}; {} records ({} bytes) of commands that were answered with an error are not \
+                 on disk",
+                f.detail,
+                log.pending_records,
+                log.pending.len()
+            ))),
+            Some(f) => Err(io::Error::other(f.detail.clone())),
+            None => Ok(()),
+        }
     }
 
     /// Syncs the log and releases the data directory, so that another server (or this one,
@@ -543,30 +615,52 @@ impl Persistence {
     ///
     /// # Errors
     ///
-    /// The final fsync's error (the directory is released all the same).
+    /// The final fsync's error, or the records a failed `write` still held back (tried once
+    /// more here) and that are lost with the process; the directory is released all the
+    /// same.
     pub fn close(&self) -> io::Result<()> {
+        // A last try for what a failed write holds back.
+        self.shared.retry_pending();
         // Under the log's mutex: write what is buffered and stop all appends, so that what
         // the final fsync covers is everything there will ever be.
         let (result, to_sync) = {
             let mut guard = self.shared.lock_log();
             let log = &mut *guard;
-            match log.failure.clone() {
-                Some(reason) if reason == SHUT_DOWN => (Ok(()), None),
-                Some(reason) => (Err(failed(&reason)), None),
-                None => match self.shared.flush_pending(log) {
-                    Ok(()) => {
-                        log.failure = Some(SHUT_DOWN.to_string());
-                        (Ok(()), Some((Arc::clone(&log.file), log.written)))
-                    }
-                    Err(reason) => (Err(failed(&reason)), None),
-                },
+            if log.halted.as_ref().is_some_and(|f| f.detail == SHUT_DOWN) {
+                (Ok(()), None)
+            } else {
+                let result = match &log.halted {
+                    Some(f) => Err(io::Error::other(f.detail.clone())),
+                    None => self.shared.flush_pending(log).map_err(|f| {
+                        io::Error::other(format!(
+                            "{}: {} records ({} bytes) of commands that were answered with an \
+                             error could not be written, and are lost",
+                            f.detail,
+                            log.pending_records,
+                            log.pending.len()
+                        ))
+                    }),
+                };
+                let to_sync = result.is_ok().then(|| {
+                    let mark = synced::SyncedMark {
+                        generation: log.generation,
+                        len: log.whole_len,
+                    };
+                    (Arc::clone(&log.file), log.flushed(), mark)
+                });
+                if log.halted.is_none() {
+                    log.halted = Some(Failure::other(SHUT_DOWN, SHUT_DOWN.to_string()));
+                }
+                self.shared.health.store(HALTED, Ordering::Release);
+                (result, to_sync)
             }
         };
         let result = match to_sync {
-            Some((file, written)) => match self.shared.fsync_file(&file) {
+            Some((file, written, mark)) => match self.shared.fsync_file(&file) {
                 Ok(()) => {
                     self.shared.fsyncs.fetch_add(1, Ordering::Relaxed);
                     self.shared.sync.synced(written);
+                    self.shared.record_synced(mark);
                     result
                 }
                 Err(e) => Err(e),
@@ -595,17 +689,18 @@ impl Persistence {
     /// logged before it is in the snapshot, every one after it in the new generation. It
     /// fsyncs the outgoing generation (recovery relies on every generation but the last being
     /// complete on disk, and with `always`/`everysec` at most a second of writes is unsynced),
-    /// creates the next one and fsyncs the directory: no other I/O (beyond writing what is
-    /// still buffered to the outgoing generation), whatever the keyspace's
-    /// size.
+    /// creates the next one, and records both in the manifest (which fsyncs the directory):
+    /// no other I/O (beyond writing what is still buffered to the outgoing generation),
+    /// whatever the keyspace's size. A generation that holds no record yet is not rotated:
+    /// the cut starts at it, and no file is added.
     ///
     /// # Errors
     ///
     /// [`PersistError::SnapshotInProgress`] if a cut is still alive (one snapshot at a time:
     /// `BGSAVE` answers `ERR Background save already in progress`); [`PersistError::Io`] if
-    /// the fsync or the file creation fails (the log carries on in the old generation, but
-    /// an fsync failure stops it for good); [`PersistError::LogFailed`] if the log failed
-    /// earlier.
+    /// the fsync, the file creation or the manifest fails (the log carries on in the old
+    /// generation, but an fsync failure stops it for good); [`PersistError::LogFailed`] if
+    /// the log takes no writes.
     pub fn begin_snapshot(&self) -> Result<SnapshotCut, PersistError> {
         save::begin(&self.shared)
     }
@@ -625,26 +720,35 @@ impl Persistence {
 
     /// Whether the log has grown enough that a snapshot should be taken: it holds at least
     /// [`AUTO_SNAPSHOT_MIN_LOG_BYTES`] and at least as many bytes as the last snapshot (the
-    /// data on disk has doubled since it), no snapshot is running, and the last one did not
-    /// fail in the last 5 seconds. Redis's `auto-aof-rewrite-percentage 100` rule.
+    /// data on disk has doubled since it), no snapshot is running, and the log takes writes.
+    /// Redis's `auto-aof-rewrite-percentage 100` rule.
+    ///
+    /// After a failed snapshot, not for 5 seconds, and then only once the generation its cut
+    /// started holds the minimum too (or nothing at all, when a cut adds no file): each cut
+    /// starts a log file, and a snapshot that keeps failing must not add one every few
+    /// seconds. So files come at most one per [`AUTO_SNAPSHOT_MIN_LOG_BYTES`] written.
     pub fn should_auto_snapshot(&self) -> bool {
         if self.shared.snapshot_running.load(Ordering::Acquire) {
             return false;
         }
-        let log_bytes = {
+        let (log_bytes, open_bytes, open_empty) = {
             let log = self.shared.lock_log();
-            if log.failure.is_some() {
+            if log.failure().is_some() {
                 return false;
             }
-            log.total_bytes()
+            let open_bytes = log.file_len + log.pending.len() as u64;
+            let empty = open_bytes == aof::LOG_HEADER_LEN as u64;
+            (log.total_bytes(), open_bytes, empty)
         };
+        let min = self.shared.auto_min_bytes.load(Ordering::Relaxed);
         let saves = self.shared.lock_saves();
-        let recently_failed = saves
-            .last_failed_at
-            .is_some_and(|t| t.elapsed() < AUTO_SNAPSHOT_RETRY_DELAY);
-        log_bytes >= self.shared.auto_min_bytes.load(Ordering::Relaxed)
-            && log_bytes >= saves.snapshot_bytes
-            && !recently_failed
+        let retry_allowed = match saves.last_failed_at {
+            None => true,
+            Some(t) => {
+                t.elapsed() >= AUTO_SNAPSHOT_RETRY_DELAY && (open_empty || open_bytes >= min)
+            }
+        };
+        log_bytes >= min && log_bytes >= saves.snapshot_bytes && retry_allowed
     }
 
     /// Sets the log size below which [`Persistence::should_auto_snapshot`] never fires
@@ -655,13 +759,15 @@ impl Persistence {
 
     /// Figures for `INFO persistence`.
     pub fn stats(&self) -> PersistStats {
-        let (log_generation, log_bytes, changes, log_error) = {
+        let (log_generation, log_bytes, buffered, changes, log_error, log_halted) = {
             let log = self.shared.lock_log();
             (
                 log.generation,
                 log.total_bytes(),
+                log.pending.len() as u64,
                 log.written - log.saved,
-                log.failure.clone(),
+                log.failure().map(|f| f.detail.clone()),
+                log.halted.is_some(),
             )
         };
         let saves = self.shared.lock_saves();
@@ -669,6 +775,7 @@ impl Persistence {
             policy: self.shared.policy,
             log_generation,
             log_bytes,
+            log_buffered_bytes: buffered,
             snapshot_bytes: saves.snapshot_bytes,
             changes_since_last_save: changes,
             last_save_unix: saves.last_save_unix,
@@ -677,6 +784,7 @@ impl Persistence {
             last_snapshot_error: saves.last_error.clone(),
             last_snapshot_duration_ms: saves.last_duration_ms,
             log_error,
+            log_halted,
             log_fsyncs: self.shared.fsyncs.load(Ordering::Relaxed),
         }
     }
@@ -695,12 +803,6 @@ impl Drop for Persistence {
 }
 
 impl Shared {
-    fn lock_log(&self) -> MutexGuard<'_, LogState> {
-        // Nothing panics while holding it; if something ever did, the state is still
-        // consistent between statements, so carry on rather than poison every writer.
-        self.log.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn lock_saves(&self) -> MutexGuard<'_, SaveState> {
         self.saves.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -708,121 +810,6 @@ impl Shared {
     fn log_path(&self, generation: u64) -> PathBuf {
         self.dir.join(log_file_name(generation))
     }
-
-    /// Fsyncs the current generation, covering every record written so far, and tells the
-    /// waiters. On failure the log is marked failed: after a failed fsync the kernel may have
-    /// dropped the dirty pages, so nothing written before can be assumed durable, and
-    /// retrying would only hide that.
-    fn fsync_log(&self) -> Result<(), String> {
-        let (target, file, generation) = {
-            let mut guard = self.lock_log();
-            let log = &mut *guard;
-            if let Some(reason) = &log.failure {
-                return Err(reason.clone());
-            }
-            if let Err(reason) = self.flush_pending(log) {
-                drop(guard);
-                self.fail(reason.clone());
-                return Err(reason);
-            }
-            (log.written, Arc::clone(&log.file), log.generation)
-        };
-        // Without the mutex: appends go on while the disk works, and the next round's
-        // fsync covers them (group commit).
-        match self.fsync_file(&file) {
-            Ok(()) => {
-                self.fsyncs.fetch_add(1, Ordering::Relaxed);
-                self.sync.synced(target);
-                Ok(())
-            }
-            Err(e) => {
-                let reason = format!(
-                    "fsync of {} failed: {e}",
-                    self.log_path(generation).display()
-                );
-                self.fail(reason.clone());
-                Err(reason)
-            }
-        }
-    }
-
-    /// Fsyncs a log file, one fsync at a time; fails, without trying, once any fsync of the
-    /// log has failed (see `fsync_serial`).
-    fn fsync_file(&self, file: &File) -> io::Result<()> {
-        let _serial = self.fsync_serial.lock().unwrap_or_else(|e| e.into_inner());
-        if self.fsync_failed.load(Ordering::Acquire) {
-            return Err(io::Error::other(
-                "an earlier fsync of the log failed; what it covered may be lost",
-            ));
-        }
-        file.sync_data().inspect_err(|_| {
-            self.fsync_failed.store(true, Ordering::Release);
-        })
-    }
-
-    /// Writes the buffered records to the current generation's file (called with the log's
-    /// mutex held). On failure the file is cut back to its last whole record and the reason
-    /// returned: the caller marks the log failed, since the lost records belong to appenders
-    /// that may already be waiting to acknowledge them.
-    fn flush_pending(&self, log: &mut LogState) -> Result<(), String> {
-        if log.pending.is_empty() {
-            return Ok(());
-        }
-        if let Some(reason) = &log.failure {
-            return Err(reason.clone());
-        }
-        match (&*log.file).write_all(&log.pending) {
-            Ok(()) => {
-                log.file_len += log.pending.len() as u64;
-                log.pending.clear();
-                log.pending_records = 0;
-                self.flushed.store(log.written, Ordering::Release);
-                // A 512 MiB LOADCHUNK should not keep its buffer for the life of the server.
-                if log.pending.capacity() > PENDING_FLUSH_BYTES * 2 {
-                    log.pending = Vec::new();
-                }
-                Ok(())
-            }
-            Err(e) => {
-                let path = self.log_path(log.generation);
-                // A partial write would leave half a record in the middle of the log once a
-                // later write succeeds, and start-up would then (rightly) refuse it.
-                let undone = log.file.set_len(log.file_len);
-                let reason = match undone {
-                    Ok(()) => format!("a write to {} failed: {e}", path.display()),
-                    Err(e2) => format!(
-                        "a write to {} failed ({e}) and could not be undone ({e2})",
-                        path.display()
-                    ),
-                };
-                // Recorded before the mutex is released, so that nobody retries the same
-                // buffer after a half-record the cut-back could not remove; the caller wakes
-                // the waiters.
-                log.failure = Some(reason.clone());
-                Err(reason)
-            }
-        }
-    }
-
-    /// Marks the log failed and wakes every waiter with the reason.
-    fn fail(&self, reason: String) {
-        let mut log = self.lock_log();
-        if log.failure.is_none() {
-            log.failure = Some(reason.clone());
-        }
-        drop(log);
-        self.sync.fail(reason);
-    }
-}
-
-impl LogState {
-    fn total_bytes(&self) -> u64 {
-        self.closed.values().sum::<u64>() + self.file_len + self.pending.len() as u64
-    }
-}
-
-fn failed(reason: &str) -> io::Error {
-    io::Error::other(format!("the append-only log is unusable: {reason}"))
 }
 
 fn unix_ms() -> u64 {
@@ -831,5 +818,7 @@ fn unix_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+#[cfg(test)]
+mod disk_tests;
 #[cfg(test)]
 mod tests;

@@ -1,14 +1,17 @@
-//! Taking a snapshot: the cut (a log rotation under the keyspace's locks), then the write
-//! (temp file, fsync, rename, directory fsync, removal of the covered logs).
+//! Taking a snapshot: the cut (a log rotation under the keyspace's locks, recorded in the
+//! manifest), then the write (temp file, fsync, a manifest that allows it, rename, directory
+//! fsync, a manifest that names it, removal of the covered logs).
 //!
 //! Why each crash point is safe, in the order the steps run:
 //!
 //! | crash after | on disk | recovery |
 //! |---|---|---|
+//! | creating the next generation | the old manifest, an unlisted log holding a header | removes it; old snapshot + every log |
 //! | the cut | old snapshot, every log, a new empty generation | old snapshot + every log |
 //! | writing `dump.<g>.tmp` (complete or not) | the same + the temp file | removes the temp file; old snapshot + every log |
-//! | the rename, before the directory fsync | old or new `dump.bks` | either is consistent: the logs are all still there |
-//! | the directory fsync / some removals | new snapshot + logs it covers | removes the covered logs; new snapshot + newer logs |
+//! | the manifest that allows it | the same | the same |
+//! | the rename, before the directory fsync | old or new `dump.bks` | either is one the manifest knows exactly |
+//! | the manifest that names it / some removals | new snapshot + logs it covers | removes the covered logs; new snapshot + newer logs |
 
 use std::borrow::Borrow;
 use std::fs::{self, OpenOptions};
@@ -20,10 +23,16 @@ use std::time::Instant;
 use bloomkit_commands::Value;
 use bytes::Bytes;
 
-use super::dir::{self, temp_snapshot_name, SNAPSHOT_FILE};
+use xxhash_rust::xxh3::Xxh3Default;
+
+use super::aof::{log_header, LOG_HEADER_LEN};
+use super::dir::{self, temp_snapshot_name, DIR_FSYNC, SNAPSHOT_FILE};
 use super::error::PersistError;
+use super::log::{Checksum, Failure};
+use super::manifest::{self, Sealed, SnapshotId};
 use super::recovery::create_log;
 use super::snapshot::{SnapshotHeader, SnapshotWriter};
+use super::synced::SyncedMark;
 use super::{unix_ms, Shared};
 
 /// A snapshot's cut: the log generation where replay of this snapshot will start, taken by
@@ -50,8 +59,12 @@ pub(crate) enum CrashPoint {
     MidTemp,
     /// The temp file complete and synced, not renamed.
     BeforeRename,
+    /// The manifest allows the new snapshot, which is not renamed yet.
+    BeforeSnapshotRename,
     /// Renamed over `dump.bks`, directory not synced, no log removed.
     AfterRename,
+    /// Renamed and synced, the manifest not yet rewritten without the covered logs.
+    BeforeManifest,
     /// The oldest covered log removed, the others not.
     MidRemoval,
 }
@@ -74,46 +87,90 @@ pub(crate) fn begin(shared: &Arc<Shared>) -> Result<SnapshotCut, PersistError> {
     };
     let mut guard = shared.lock_log();
     let log = &mut *guard;
-    if let Some(reason) = &log.failure {
+    if let Some(failure) = log.failure() {
         return Err(PersistError::LogFailed {
-            reason: reason.clone(),
+            reason: failure.detail.clone(),
         });
+    }
+    // A generation without a record yet can be where replay starts: everything before it
+    // is in older generations, all of them finished. No file is added then.
+    if log.pending.is_empty() && log.file_len == LOG_HEADER_LEN as u64 {
+        cut.generation = log.generation;
+        cut.written = log.written;
+        return Ok(cut);
     }
     let old_path = shared.log_path(log.generation);
     // Records still buffered belong to the outgoing generation: the snapshot's values
     // include them.
-    if let Err(reason) = shared.flush_pending(log) {
-        drop(guard);
-        shared.fail(reason.clone());
-        return Err(PersistError::LogFailed { reason });
+    if let Err(failure) = shared.flush_pending(log) {
+        return Err(PersistError::LogFailed {
+            reason: failure.detail,
+        });
     }
     // Every generation but the last must be complete on disk: recovery treats damage in
     // them as corruption, not as a torn tail.
     if let Err(e) = shared.fsync_file(&log.file) {
-        let reason = format!("fsync of {} failed: {e}", old_path.display());
-        log.failure = Some(reason.clone());
-        drop(guard);
-        shared.sync.fail(reason);
+        let failure = Failure::io(format!("fsync of {} failed", old_path.display()), &e);
+        shared.halt(log, failure);
         return Err(PersistError::io("fsync", old_path, e));
     }
     shared.fsyncs.fetch_add(1, Ordering::Relaxed);
     let next = log.generation + 1;
-    let file = create_log(&shared.dir, next)?;
-    // The new file must exist after a crash before any record in it is acknowledged.
-    if let Err(e) = dir::sync_dir(&shared.dir) {
-        // Leave no stray generation behind: appends carry on in the old one.
-        let _ = fs::remove_file(shared.log_path(next));
+    let next_path = shared.log_path(next);
+    let file = match create_log(&shared.dir, next) {
+        Ok(file) => file,
+        Err(e) => {
+            // Nothing lists it and nothing was appended to it: a half-made file would only
+            // stand in the way of the next cut.
+            let _ = fs::remove_file(&next_path);
+            return Err(e);
+        }
+    };
+    // The outgoing generation is finished: its length and checksum go into the manifest,
+    // with the new one as the generation being written. Written before any record reaches
+    // the new file, so a crash leaves either manifest, each true of what is on disk.
+    let sealed = Sealed {
+        len: log.file_len,
+        checksum: log.checksum.0.digest(),
+    };
+    let mut next_manifest = log.manifest(None);
+    next_manifest.sealed.push(sealed);
+    if let Err(e) = manifest::write(&shared.dir, &next_manifest) {
+        if matches!(&e, PersistError::Io { op, .. } if *op == DIR_FSYNC) {
+            // The new manifest is in place but perhaps not durably: after a crash the
+            // directory may show either. Going on in the old generation would outgrow the
+            // length the new one records; going on in the new one could lose what is
+            // appended to it. Neither is safe: stop.
+            let failure = Failure::other(
+                "the data directory could not be fsynced",
+                format!("{e} while a new log generation was being started"),
+            );
+            shared.halt(log, failure);
+        } else {
+            // The old manifest stands: appends carry on in the old generation, and the
+            // new file, which nothing lists, goes.
+            let _ = fs::remove_file(&next_path);
+        }
         return Err(e);
     }
-    log.closed.insert(log.generation, log.file_len);
+    log.closed.insert(log.generation, sealed);
     log.file = Arc::new(file);
     log.generation = next;
-    log.file_len = super::aof::LOG_HEADER_LEN as u64;
+    log.file_len = LOG_HEADER_LEN as u64;
+    log.whole_len = LOG_HEADER_LEN as u64;
+    let mut checksum = Xxh3Default::new();
+    checksum.update(&log_header(next));
+    log.checksum = Checksum(checksum);
     cut.generation = next;
     cut.written = log.written;
     drop(guard);
     // Everything before the cut was just fsynced: wake anyone waiting for it.
     shared.sync.synced(cut.written);
+    // And the new generation's header is on disk.
+    shared.record_synced(SyncedMark {
+        generation: next,
+        len: LOG_HEADER_LEN as u64,
+    });
     Ok(cut)
 }
 
@@ -126,15 +183,18 @@ impl SnapshotCut {
     /// Writes the snapshot of `entries` (key, expiry in Unix ms, value: what the keyspace
     /// held at the cut) and retires the logs it covers. Blocking: run it on a blocking thread.
     ///
-    /// Writes `dump.<generation>.tmp`, fsyncs it, renames it over `dump.bks`, fsyncs the
-    /// directory, then removes every log generation before the cut. Updates the figures in
+    /// Writes `dump.<generation>.tmp`, fsyncs it, writes a manifest that allows it, renames
+    /// it over `dump.bks`, fsyncs the directory, writes a manifest that names it, then
+    /// removes every log generation before the cut. Updates the figures in
     /// [`super::Persistence::stats`] either way.
     ///
     /// # Errors
     ///
     /// [`PersistError::Io`] naming the file; the temp file is removed, and the previous
     /// snapshot and every log are left as they were, so nothing is lost. A key over 512 MiB
-    /// is an `Io` error of kind `InvalidInput`.
+    /// is an `Io` error of kind `InvalidInput`. If only the last manifest fails, the new
+    /// snapshot is in place and the covered logs are kept (the manifest on disk still lists
+    /// them); the next start-up removes them.
     pub fn write<I, V>(self, entries: I) -> Result<(), PersistError>
     where
         I: IntoIterator<Item = (Bytes, Option<u64>, V)>,
@@ -166,7 +226,7 @@ impl SnapshotCut {
         }
         let dir = shared.dir.as_path();
         let temp = dir.join(temp_snapshot_name(self.generation));
-        let result = (|| -> Result<Option<u64>, PersistError> {
+        let result = (|| -> Result<Option<SnapshotId>, PersistError> {
             let io = |e| PersistError::io("write", &temp, e);
             let file = OpenOptions::new()
                 .write(true)
@@ -184,11 +244,8 @@ impl SnapshotCut {
                 w.write_entry(&key, expires_at_ms, value.borrow())
                     .map_err(io)?;
             }
-            let file = w
-                .finish()
-                .map_err(io)?
-                .into_inner()
-                .map_err(|e| io(e.into_error()))?;
+            let (file, checksum) = w.finish_with_checksum().map_err(io)?;
+            let file = file.into_inner().map_err(|e| io(e.into_error()))?;
             if crash == Some(CrashPoint::MidTemp) {
                 let len = file.metadata().map_err(io)?.len();
                 file.set_len(len / 2).map_err(io)?;
@@ -203,17 +260,29 @@ impl SnapshotCut {
             if crash == Some(CrashPoint::BeforeRename) {
                 return Ok(None);
             }
+            let id = SnapshotId {
+                generation: self.generation,
+                len: bytes,
+                checksum,
+            };
+            // The manifest first allows the new file, then the rename installs it: a crash
+            // between them leaves `dump.bks` either old or new, each known exactly.
+            let pending = shared.lock_log().manifest(Some(id));
+            manifest::write(dir, &pending)?;
+            if crash == Some(CrashPoint::BeforeSnapshotRename) {
+                return Ok(None);
+            }
             let target = dir.join(SNAPSHOT_FILE);
             fs::rename(&temp, &target).map_err(|e| PersistError::io("rename", &temp, e))?;
             if crash == Some(CrashPoint::AfterRename) {
                 return Ok(None);
             }
             dir::sync_dir(dir)?;
-            Ok(Some(bytes))
+            Ok(Some(id))
         })();
 
-        let bytes = match result {
-            Ok(Some(bytes)) => bytes,
+        let id = match result {
+            Ok(Some(id)) => id,
             // A simulated crash: nothing after this point happens, not even bookkeeping.
             Ok(None) => return Ok(()),
             Err(e) => {
@@ -227,14 +296,32 @@ impl SnapshotCut {
             }
         };
 
-        // The new snapshot is durable: the generations before the cut are redundant.
-        let covered: Vec<u64> = {
+        // The new snapshot is durable: the generations before the cut are redundant. The
+        // manifest says so before they go.
+        let (covered, installed) = {
             let mut log = shared.lock_log();
             let keep = log.closed.split_off(&self.generation);
             let covered = std::mem::replace(&mut log.closed, keep);
             log.saved = self.written;
-            covered.into_keys().collect()
+            log.snapshot = Some(id);
+            let installed = log.manifest(None);
+            (covered.into_keys().collect::<Vec<u64>>(), installed)
         };
+        if crash == Some(CrashPoint::BeforeManifest) {
+            return Ok(());
+        }
+        if let Err(e) = manifest::write(dir, &installed) {
+            // The manifest on disk still allows this snapshot (as the one being installed)
+            // and still lists the covered generations: keep them, and say the save failed.
+            let mut saves = shared.lock_saves();
+            saves.last_ok = false;
+            saves.last_error = Some(e.to_string());
+            saves.last_failed_at = Some(Instant::now());
+            saves.last_duration_ms = Some(self.elapsed_ms());
+            saves.snapshot_bytes = id.len;
+            return Err(e);
+        }
+        let bytes = id.len;
         {
             let mut saves = shared.lock_saves();
             saves.last_save_unix = unix_ms() / 1000;

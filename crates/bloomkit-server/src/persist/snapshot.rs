@@ -71,6 +71,9 @@ pub struct Snapshot {
     pub header: SnapshotHeader,
     /// Its keys, in file order.
     pub entries: Vec<SnapshotEntry>,
+    /// Its trailing checksum (XXH3-64 of every byte before it): with the file's size, what
+    /// a data directory's manifest records to know this very file.
+    pub checksum: u64,
 }
 
 /// Writes a snapshot to `W`, checksumming as it goes.
@@ -166,14 +169,23 @@ impl<W: Write> SnapshotWriter<W> {
     /// # Errors
     ///
     /// Whatever writing or flushing returns.
-    pub fn finish(mut self) -> io::Result<W> {
+    pub fn finish(self) -> io::Result<W> {
+        self.finish_with_checksum().map(|(inner, _)| inner)
+    }
+
+    /// [`SnapshotWriter::finish`], also returning the trailing checksum it wrote.
+    ///
+    /// # Errors
+    ///
+    /// Whatever writing or flushing returns.
+    pub fn finish_with_checksum(mut self) -> io::Result<(W, u64)> {
         self.put(&[TAG_END])?;
         let count = self.entries;
         self.put(&count.to_le_bytes())?;
         let sum = self.checksum.digest();
         self.inner.write_all(&sum.to_le_bytes())?;
         self.inner.flush()?;
-        Ok(self.inner)
+        Ok((self.inner, sum))
     }
 
     /// Keys written so far.
@@ -426,7 +438,11 @@ pub fn read_snapshot<R: Read>(reader: R, file_len: u64) -> Result<Snapshot, Snap
             "unexpected bytes after the checksum".into(),
         ));
     }
-    Ok(Snapshot { header, entries })
+    Ok(Snapshot {
+        header,
+        entries,
+        checksum: stored,
+    })
 }
 
 /// A key for a message: printable, and short.

@@ -9,14 +9,15 @@
 use std::future::Future;
 use std::io;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::{failed, Shared};
+use super::{FsyncPolicy, Shared};
 
-/// How often `everysec` fsyncs.
-const EVERY_SEC: Duration = Duration::from_secs(1);
+/// How often the thread wakes up on its own: `everysec`'s fsync, the retry of a failed
+/// write (Redis retries once a second too), the check that the log file still exists.
+const TICK: Duration = Duration::from_secs(1);
 
 #[derive(Debug)]
 pub(crate) struct SyncControl {
@@ -30,6 +31,8 @@ struct Request {
     /// The highest ticket someone waits for.
     wanted: u64,
     shutdown: bool,
+    /// Set with the failure in `Synced`: no fsync will cover anything more.
+    failed: bool,
 }
 
 /// What has been made durable.
@@ -52,6 +55,7 @@ impl SyncControl {
             request: Mutex::new(Request {
                 wanted: upto,
                 shutdown: false,
+                failed: false,
             }),
             wake: Condvar::new(),
             state,
@@ -73,7 +77,13 @@ impl SyncControl {
         });
     }
 
-    /// Records that the log failed, waking every waiter with the reason.
+    /// Every ticket known to be durable.
+    pub(crate) fn upto(&self) -> u64 {
+        self.state.borrow().upto
+    }
+
+    /// Records that the log failed for good, waking every waiter with `reason` (the error
+    /// line their replies become).
     pub(crate) fn fail(&self, reason: String) {
         self.state.send_if_modified(|s| {
             let first = s.failure.is_none();
@@ -82,6 +92,7 @@ impl SyncControl {
             }
             first
         });
+        self.lock().failed = true;
     }
 
     /// Stops the fsync thread.
@@ -102,7 +113,7 @@ impl SyncControl {
             if s.upto >= ticket {
                 Some(Ok(()))
             } else if let Some(reason) = &s.failure {
-                Some(Err(failed(reason)))
+                Some(Err(io::Error::other(reason.to_string())))
             } else if !needs_fsync {
                 Some(Ok(()))
             } else {
@@ -127,7 +138,9 @@ impl SyncControl {
                 .map(|s| (s.upto >= ticket, s.failure.clone()));
             match outcome {
                 Ok((true, _)) => Ok(()),
-                Ok((false, reason)) => Err(failed(reason.as_deref().unwrap_or("fsync failed"))),
+                Ok((false, reason)) => Err(io::Error::other(
+                    reason.as_deref().unwrap_or("fsync failed").to_string(),
+                )),
                 Err(_) => Err(io::Error::other(
                     "the append-only log was closed before the write was synced",
                 )),
@@ -136,44 +149,43 @@ impl SyncControl {
     }
 }
 
-/// The fsync thread's body, until [`SyncControl::shut_down`] or a failure.
+/// The fsync thread's body, until [`SyncControl::shut_down`]: with `always`, an fsync
+/// whenever someone waits; with every policy, [`Shared::tick`] once a second.
 pub(crate) fn run(shared: &Shared) {
     let ctl = &shared.sync;
-    match shared.policy {
-        super::FsyncPolicy::Always => loop {
-            {
-                let mut r = ctl.lock();
-                loop {
-                    if r.shutdown {
-                        return;
-                    }
-                    if r.wanted > ctl.state.borrow().upto {
-                        break;
-                    }
-                    r = ctl.wake.wait(r).unwrap_or_else(|e| e.into_inner());
-                }
-            }
-            if shared.fsync_log().is_err() {
-                // Waiters were told; new ones see the failure before they ask.
-                return;
-            }
-        },
-        super::FsyncPolicy::EverySec => loop {
-            {
-                let r = ctl.lock();
-                let (r, _) = ctl
-                    .wake
-                    .wait_timeout_while(r, EVERY_SEC, |r| !r.shutdown)
-                    .unwrap_or_else(|e| e.into_inner());
+    let always = shared.policy == FsyncPolicy::Always;
+    let mut next_tick = Instant::now() + TICK;
+    // Set when an fsync round left a waiter uncovered while a failed write holds records
+    // back: the next round waits for the tick rather than spin.
+    let mut stalled = false;
+    loop {
+        let fsync_now = {
+            let mut r = ctl.lock();
+            loop {
                 if r.shutdown {
                     return;
                 }
+                if always && !stalled && !r.failed && r.wanted > ctl.state.borrow().upto {
+                    break true;
+                }
+                let now = Instant::now();
+                if now >= next_tick {
+                    break false;
+                }
+                r = ctl
+                    .wake
+                    .wait_timeout(r, next_tick - now)
+                    .map_or_else(|e| e.into_inner().0, |(r, _)| r);
             }
-            let pending = shared.lock_log().written > ctl.state.borrow().upto;
-            if pending && shared.fsync_log().is_err() {
-                return;
-            }
-        },
-        super::FsyncPolicy::No => {}
+        };
+        if fsync_now {
+            let wanted = ctl.lock().wanted;
+            let _ = shared.fsync_log();
+            stalled = ctl.upto() < wanted && shared.lock_log().failure().is_some();
+        } else {
+            next_tick = Instant::now() + TICK;
+            stalled = false;
+            shared.tick();
+        }
     }
 }

@@ -99,7 +99,8 @@ fn files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "LOCK")
+        // The directory's bookkeeping, always there.
+        .filter(|n| !["LOCK", "MANIFEST", "SYNCED"].contains(&n.as_str()))
         .collect();
     names.sort();
     names
@@ -170,13 +171,31 @@ fn crash_before_the_rename_keeps_the_old_snapshot_and_every_log() {
 }
 
 #[test]
+fn crash_after_the_manifest_allows_the_new_snapshot_keeps_the_old_one_and_every_log() {
+    let (warnings, after) = crash_during_second_snapshot(CrashPoint::BeforeSnapshotRename);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("dump.5.tmp"));
+    assert_eq!(after.len(), 5, "{after:?}");
+}
+
+#[test]
 fn crash_after_the_rename_uses_the_new_snapshot_and_drops_covered_logs() {
     let (warnings, after) = crash_during_second_snapshot(CrashPoint::AfterRename);
-    // Generations 2, 3 and 4 are covered by the new snapshot and removed on start-up.
-    assert_eq!(warnings.len(), 3, "{warnings:?}");
-    assert!(warnings
+    // The manifest allowed the new snapshot as the one being installed: start-up takes it,
+    // and generations 2, 3 and 4, which it covers, are removed.
+    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    assert!(warnings[0].contains("being installed"), "{warnings:?}");
+    assert!(warnings[1..]
         .iter()
         .all(|w| w.contains("already holds its commands")));
+    assert_eq!(after, ["appendonly.5.aof", "dump.bks"]);
+}
+
+#[test]
+fn crash_before_the_manifest_names_the_new_snapshot_completes_it() {
+    let (warnings, after) = crash_during_second_snapshot(CrashPoint::BeforeManifest);
+    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    assert!(warnings[0].contains("being installed"), "{warnings:?}");
     assert_eq!(after, ["appendonly.5.aof", "dump.bks"]);
 }
 
@@ -209,6 +228,8 @@ fn an_old_generation_brought_back_after_a_snapshot_is_ignored_and_removed() {
     assert!(!dir.path().join(log_file_name(1)).exists());
 }
 
+/// Without a manifest (a directory from before manifests existed), a generation created
+/// just before a crash may have lost its header: it is the last, so it is rewritten.
 #[test]
 fn a_crash_right_after_a_rotation_leaves_an_empty_or_headerless_last_log() {
     for keep in [0usize, 10, 24] {
@@ -219,6 +240,8 @@ fn a_crash_right_after_a_rotation_leaves_an_empty_or_headerless_last_log() {
             writes(&mut m, &p, "x", 9);
             drop(p.begin_snapshot().unwrap());
         }
+        fs::remove_file(dir.path().join(super::MANIFEST_FILE)).unwrap();
+        fs::remove_file(dir.path().join(super::SYNCED_FILE)).unwrap();
         // The new generation's header never fully reached the disk.
         let path = dir.path().join(log_file_name(2));
         fs::OpenOptions::new()
@@ -228,16 +251,74 @@ fn a_crash_right_after_a_rotation_leaves_an_empty_or_headerless_last_log() {
             .set_len(keep as u64)
             .unwrap();
         let (p, mut recovery) = Persistence::open(dir.path(), FsyncPolicy::No).unwrap();
+        // Plus the warning that the manifest was missing (generation 1 was written by this
+        // build, so one existed).
         assert_eq!(
             recovery.warnings().len(),
-            usize::from(keep % 24 != 0),
-            "{keep}"
+            1 + usize::from(keep % 24 != 0),
+            "{keep}: {:?}",
+            recovery.warnings()
         );
+        assert!(recovery.warnings()[0].contains("MANIFEST is missing"));
         assert_eq!(Model::recover(&mut recovery), m);
         writes(&mut m, &p, "y", 3);
         drop(p);
         let (_p, mut recovery) = Persistence::open(dir.path(), FsyncPolicy::No).unwrap();
+        assert!(recovery.warnings().is_empty(), "{:?}", recovery.warnings());
         assert_eq!(Model::recover(&mut recovery), m, "{keep}");
+    }
+}
+
+/// With a manifest, a rotation fsyncs the new generation's header before the manifest lists
+/// it; a crash before that leaves a generation nothing lists, holding no record: removed.
+/// One that the manifest lists but that lost its header was emptied by something else.
+#[test]
+fn a_rotation_interrupted_before_its_manifest_leaves_an_unlisted_empty_generation() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = Model::default();
+    let manifest_before;
+    {
+        let (p, _) = Persistence::open(dir.path(), FsyncPolicy::No).unwrap();
+        writes(&mut m, &p, "x", 9);
+        manifest_before = fs::read(dir.path().join(super::MANIFEST_FILE)).unwrap();
+        drop(p.begin_snapshot().unwrap());
+        writes(&mut m, &p, "y", 2);
+    }
+    let listed = fs::read(dir.path().join(super::MANIFEST_FILE)).unwrap();
+    // Generation 2 holds records: a manifest that does not list it is refused.
+    fs::write(dir.path().join(super::MANIFEST_FILE), &manifest_before).unwrap();
+    let err = Persistence::open(dir.path(), FsyncPolicy::No).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("appendonly.2.aof is not listed in MANIFEST"),
+        "{err}"
+    );
+    // Emptied to its header (as the crash would have left it), it is removed, and
+    // generation 1, still the one being written, is all there is.
+    let path = dir.path().join(log_file_name(2));
+    let header = fs::read(&path).unwrap()[..24].to_vec();
+    for keep in [24usize, 10, 0] {
+        let mut m1 = Model::default();
+        fs::write(&path, &header[..keep]).unwrap();
+        fs::write(dir.path().join(super::MANIFEST_FILE), &manifest_before).unwrap();
+        let (p1, recovery) = Persistence::open(dir.path(), FsyncPolicy::No).unwrap();
+        assert_eq!(recovery.warnings().len(), 1, "{:?}", recovery.warnings());
+        assert!(recovery.warnings()[0].contains("before MANIFEST listed it"));
+        for c in logged(&recovery) {
+            m1.apply(&c).unwrap();
+        }
+        assert!(!path.exists());
+        assert_eq!(m1.0.len(), 3, "generation 1's keys");
+        // Put generation 2 back for the next round.
+        drop(p1);
+        fs::write(&path, &header).unwrap();
+    }
+    // Listed but emptied: an error naming it.
+    fs::write(dir.path().join(super::MANIFEST_FILE), &listed).unwrap();
+    fs::write(&path, &header[..10]).unwrap();
+    match Persistence::open(dir.path(), FsyncPolicy::No) {
+        Err(super::PersistError::CorruptLog { path: p, .. }) => assert_eq!(p, path),
+        other => panic!("{other:?}"),
     }
 }
 

@@ -4,8 +4,10 @@
 pub mod bench;
 pub mod build;
 pub mod demo;
+pub mod explore;
 pub mod info;
 pub mod merge;
+pub mod plot;
 pub mod query;
 pub mod serve;
 pub mod size;

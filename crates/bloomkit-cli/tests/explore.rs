@@ -1,42 +1,14 @@
 //! `bloomkit explore` over real HTTP, without a browser: it prints its URL, serves the page
 //! and its module, refuses what it does not serve, and a bad port is one clear line.
 
-#[path = "../../bloomkit-wasm/tests/support/mod.rs"]
-mod support;
+mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
-/// Starts `bloomkit explore --port 0`; returns the guard and the port it printed.
-fn start() -> (support::Guard, u16) {
-    let mut guard = support::Guard::spawn(
-        Command::new(env!("CARGO_BIN_EXE_bloomkit"))
-            .args(["explore", "--port", "0"])
-            .stdout(Stdio::piped()),
-    )
-    .unwrap();
-    let stdout = guard.child().stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        let _ = tx.send((lines.next(), lines.next()));
-    });
-    let (first, second) = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("a URL within 20 s");
-    let first = first.unwrap().unwrap();
-    let second = second.unwrap().unwrap();
-    assert!(second.contains("KiB of WebAssembly"), "{second}");
-    let port = first
-        .strip_prefix("bloomkit explorer: http://127.0.0.1:")
-        .and_then(|rest| rest.strip_suffix('/'))
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("unexpected first line: {first}"));
-    (guard, port)
-}
+const TEST: &str = "explore test";
 
 /// Sends `request` and returns the whole reply (the server closes after it).
 fn send(port: u16, request: &str) -> Vec<u8> {
@@ -65,7 +37,15 @@ fn body(reply: &[u8]) -> &[u8] {
 
 #[test]
 fn serves_the_page_and_its_module() {
-    let (_server, port) = start();
+    let Some(server) = common::start_explorer(TEST) else {
+        return;
+    };
+    assert!(
+        server.banner.contains("KiB of WebAssembly"),
+        "{}",
+        server.banner
+    );
+    let port = server.port;
     let page = get(port, "/");
     assert!(page.starts_with(b"HTTP/1.1 200 OK\r\n"));
     assert!(String::from_utf8_lossy(body(&page)).contains("<title>bloomkit explorer</title>"));
@@ -93,7 +73,10 @@ fn serves_the_page_and_its_module() {
 
 #[test]
 fn a_port_in_use_is_one_clear_line() {
-    let (_server, port) = start();
+    let Some(server) = common::start_explorer(TEST) else {
+        return;
+    };
+    let port = server.port;
     let out = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
         .args(["explore", "--port", &port.to_string()])
         .output()

@@ -13,20 +13,20 @@
 //!   of 1% (and is the very rate the native library measures for the same keys).
 //!
 //! It saves screenshots (desktop and phone width) under the target directory and prints
-//! their paths, and the time the panel takes for a blocked filter of 1,000,000 keys.
+//! their paths, and the time the panel takes for a blocked filter of 1,000,000 keys (for
+//! every kind with `BLOOMKIT_EXPLORER_TIMINGS=all`).
 //!
 //! Needs Node.js, `playwright-core` in `$BLOOMKIT_TEST_TOOLS/node_modules` and Chromium
 //! (`/usr/bin/chromium`, or `BLOOMKIT_CHROMIUM`): scripts/test.sh installs them. Without them
 //! it skips, saying why, except under `BLOOMKIT_FULL_TESTS=1`, where it fails.
 
-#[path = "../../bloomkit-wasm/tests/support/mod.rs"]
-mod support;
+mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
+
+use common::support;
 
 use bloomkit_wasm::lab::{Experiment, Kind};
 use bloomkit_wasm::teach::{self, TeachingFilter};
@@ -84,44 +84,13 @@ fn tools() -> Option<Tools> {
     })
 }
 
-/// `bloomkit explore --port 0`, running until dropped; and its URL.
-fn start_server() -> (support::Guard, String) {
-    let mut guard = support::Guard::spawn(
-        Command::new(env!("CARGO_BIN_EXE_bloomkit"))
-            .args(["explore", "--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    )
-    .expect("start bloomkit explore");
-    let stdout = guard.child().stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut first = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut first);
-        let _ = tx.send(first);
-    });
-    let first = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("bloomkit explore prints its URL within 20 s");
-    let url = first
-        .trim()
-        .strip_prefix("bloomkit explorer: ")
-        .unwrap_or_else(|| panic!("unexpected first line from bloomkit explore: {first:?}"))
-        .to_string();
-    if url.is_empty() || !url.starts_with("http://127.0.0.1:") {
-        let mut err = String::new();
-        if let Some(e) = guard.child().stderr.take() {
-            let _ = BufReader::new(e).read_line(&mut err);
-        }
-        panic!("bloomkit explore printed no URL: {first:?} {err}");
-    }
-    (guard, url)
-}
-
 #[test]
 fn the_explorer_works_in_a_real_browser() {
     let Some(tools) = tools() else { return };
-    let (_server, url) = start_server();
+    let Some(server) = common::start_explorer(TEST) else {
+        return;
+    };
+    let url = server.url.clone();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("explorer");
     std::fs::create_dir_all(&dir).unwrap();
     let screenshot = dir.join("explorer.png");
@@ -133,7 +102,7 @@ fn the_explorer_works_in_a_real_browser() {
         "screenshot": screenshot,
         "phoneScreenshot": phone_screenshot,
         "queryWords": NEVER_ADDED,
-        "timingKinds": ["blocked"],
+        "timingKinds": timing_kinds(),
     });
     let ran = support::run_bounded(
         Command::new(&tools.node)
@@ -300,6 +269,16 @@ fn the_explorer_works_in_a_real_browser() {
         screenshot.display(),
         phone_screenshot.display()
     );
+}
+
+/// The kinds timed at 1,000,000 keys: blocked, or every kind with
+/// `BLOOMKIT_EXPLORER_TIMINGS=all` (a few seconds more; for the figures in the README).
+fn timing_kinds() -> Vec<&'static str> {
+    if std::env::var_os("BLOOMKIT_EXPLORER_TIMINGS").is_some_and(|v| v == "all") {
+        Kind::ALL.iter().map(|k| k.name()).collect()
+    } else {
+        vec!["blocked"]
+    }
 }
 
 fn numbers(v: &Value) -> Vec<u64> {

@@ -271,7 +271,8 @@ mod tests {
             assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{path}: {r:.80}");
             assert!(r.contains(&format!("Content-Type: {content_type}\r\n")));
             assert!(r.contains(&format!("Content-Length: {}\r\n", body.len())));
-            assert!(r.as_bytes().ends_with(body));
+            let head = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:8765\r\n\r\n");
+            assert!(respond(head.as_bytes(), 8765).ends_with(body), "{path}");
         }
         assert!(get("/index.html?x=1", "localhost:8765").starts_with("HTTP/1.1 200"));
     }

@@ -86,10 +86,14 @@ impl Explorer {
         .into_string()
     }
 
-    /// Queries `word` in the small filter: `hashes`, `positions`, `checks` (each cell's
+    /// Queries `word` (any string but the empty one) in the small filter: `hashes`,
+    /// `positions`, `checks` (each cell's
     /// `position`, `bit` and `setters`), `stopped_at` (the check whose 0 proved it absent, or
     /// null), `maybe`, `added` and `false_positive`.
     pub fn teach_query(&self, word: &str) -> String {
+        if word.is_empty() {
+            return Json::error(&teach::WordError::Empty.to_string()).into_string();
+        }
         let q: Query = self.teach.query(word);
         Json::object([
             ("word", Json::str(word)),

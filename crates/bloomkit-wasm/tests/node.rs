@@ -219,3 +219,25 @@ fn wasm_answers_equal_native_answers() {
         std::fs::metadata(&module).map_or(0, |m| m.len())
     );
 }
+
+#[test]
+fn a_missing_target_is_reported_not_failed() {
+    // A rustc that cannot be run has no wasm32 standard library: the build is skipped with
+    // how to install the target, as on a machine without it (the CLI then embeds no page).
+    let outcome = wasm_build::build(
+        Path::new(env!("CARGO")),
+        Path::new("/nonexistent/rustc"),
+        &workspace(),
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("bloomkit-wasm-missing"),
+    );
+    match outcome {
+        Ok(wasm_build::Built::TargetMissing(why)) => {
+            assert!(
+                why.contains("rustup target add wasm32-unknown-unknown"),
+                "{why}"
+            )
+        }
+        Ok(wasm_build::Built::Module(path)) => panic!("built {} without a rustc", path.display()),
+        Err(e) => panic!("{e}"),
+    }
+}

@@ -48,6 +48,38 @@ need_rust_target() {
     fi
 }
 
+# Installs npm packages (name@version) into $TOOLS/node_modules, never into the repository,
+# unless that version is there already.
+need_npm() {
+    local missing=()
+    for spec in "$@"; do
+        local name="${spec%@*}" version="${spec##*@}" have=""
+        if [ -f "$TOOLS/node_modules/$name/package.json" ]; then
+            have=$(node -p "require(process.argv[1]).version" "$TOOLS/node_modules/$name/package.json")
+        fi
+        [ "$have" = "$version" ] || missing+=("$spec")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "== installing npm packages into $TOOLS: ${missing[*]}"
+    # playwright-core never downloads a browser; the variable says so to anything that might.
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix "$TOOLS" --no-audit --no-fund \
+        --no-save --loglevel=error "${missing[@]}"
+}
+
+# The explorer (`bloomkit explore`): its page's WebAssembly module, built by the CLI's
+# build.rs for this target; its Node.js test (crates/bloomkit-wasm/tests/node.rs); its browser
+# test (crates/bloomkit-cli/tests/explorer.rs: Debian's Chromium, driven by playwright-core);
+# and a font for the text of `bloomkit plot`'s charts. A machine where these cannot be
+# installed stops here, saying which.
+need_rust_target wasm32-unknown-unknown \
+    || { echo "cannot add the Rust target wasm32-unknown-unknown (the explorer's page)" >&2; exit 1; }
+command -v node >/dev/null 2>&1 || need_apt nodejs
+command -v npm >/dev/null 2>&1 || need_apt npm
+need_apt chromium fonts-dejavu-core \
+    || { echo "cannot install Chromium and a font from Debian (the explorer's browser test)" >&2; exit 1; }
+need_npm playwright-core@1.65.1 \
+    || { echo "cannot install playwright-core from npm (the explorer's browser test)" >&2; exit 1; }
+
 export BLOOMKIT_FULL_TESTS=1
 export BLOOMKIT_TEST_TOOLS="$TOOLS"
 

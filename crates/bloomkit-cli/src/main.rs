@@ -349,6 +349,64 @@ Examples:
         #[command(flatten)]
         rate: FpRate,
     },
+
+    /// Serve the explorer: an interactive page of live filters, on 127.0.0.1
+    ///
+    /// A sixteen-bit filter to add words to and query step by step, the false-positive rate
+    /// against the number of hashes, and real filters of every kind built and measured in
+    /// the browser. The page and its WebAssembly module (bloomkit itself) are built into this
+    /// binary and load nothing from elsewhere. Prints the URL; runs until Ctrl-C.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit explore                 # then open http://127.0.0.1:8765/
+  bloomkit explore --port 0        # any free port")]
+    Explore {
+        /// TCP port on 127.0.0.1; 0 picks a free one
+        #[arg(long, value_name = "N", default_value_t = 8765)]
+        port: u16,
+    },
+
+    /// Draw measured false-positive rates beside their predictions, as an SVG or PNG chart
+    ///
+    /// For each KIND, real builds: one filter per target rate from 20% to 0.01%, each
+    /// planned for and filled with --items distinct keys and probed with --probes keys never
+    /// added, drawn as the rate against bits per key (log scale), with the rate the sizing
+    /// math predicts beside it. With --fill, one filter per kind planned for --items keys at
+    /// --fp-rate and filled from 1/4 to 4 times that, drawn as the rate against the fill.
+    /// Prints the figures behind the chart. Needs a font for the chart's text: a system
+    /// sans-serif font, or BLOOMKIT_FONT=/path/to/font.ttf.
+    #[command(after_long_help = "\
+Examples:
+  bloomkit plot classic blocked cuckoo ribbon -o rates.svg
+  bloomkit plot --fill classic blocked scalable -o overfill.png
+  bloomkit plot blocked --items 1000000 --probes 10000000 -o blocked.svg")]
+    Plot {
+        /// Filter kinds to draw
+        #[arg(value_name = "KIND", required = true, value_parser = clap::builder::PossibleValuesParser::new(bloomkit_wasm::lab::Kind::ALL.map(|k| k.name())))]
+        kinds: Vec<String>,
+        /// Where to write the chart: a name ending in .svg or .png
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        /// Keys each filter is planned for and filled with
+        #[arg(long, value_name = "N", default_value_t = 100_000,
+              value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        items: u64,
+        /// Absent keys probed for each point
+        #[arg(long, value_name = "N", default_value_t = 1_000_000,
+              value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+        probes: u64,
+        /// Draw the rate against the fill of one overfilled filter instead
+        #[arg(long)]
+        fill: bool,
+        /// With --fill: the target rate the filter is planned for (0.01 is 1%)
+        #[arg(
+            long,
+            value_name = "P",
+            default_value_t = 0.01,
+            allow_negative_numbers = true
+        )]
+        fp_rate: f64,
+    },
 }
 
 /// `--fp-rate`, as every subcommand that takes a target rate spells it.
@@ -608,6 +666,22 @@ fn run(command: Command) -> Result<Status> {
             },
             threads.map(usize::from),
         )?,
+        Command::Explore { port } => commands::explore::run(port)?,
+        Command::Plot {
+            kinds,
+            output,
+            items,
+            probes,
+            fill,
+            fp_rate,
+        } => commands::plot::run(&commands::plot::Options {
+            kinds: commands::plot::kinds(&kinds),
+            output,
+            items,
+            probes,
+            fill,
+            fp_rate,
+        })?,
         Command::Bench {
             regime,
             keys,

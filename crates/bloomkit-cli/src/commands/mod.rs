@@ -4,9 +4,11 @@
 pub mod bench;
 pub mod build;
 pub mod demo;
+pub mod explore;
 pub mod info;
 pub mod insert;
 pub mod merge;
+pub mod plot;
 pub mod query;
 pub mod remove;
 pub mod rotate;

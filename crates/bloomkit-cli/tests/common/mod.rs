@@ -1,8 +1,16 @@
 //! What the CLI's integration tests share: the binary, a scratch directory, key lists, and
-//! the checks for query's answers and for one-line errors.
+//! the checks for query's answers and for one-line errors; for the explorer's tests, the
+//! helpers for outside programs (from the wasm crate's tests) and starting `bloomkit explore`.
 
 // Each test binary uses its own share of these.
 #![allow(dead_code)]
+
+#[path = "../../../bloomkit-wasm/tests/support/mod.rs"]
+pub mod support;
+
+mod explorer;
+#[allow(unused_imports)] // each test binary uses its own share
+pub use explorer::{start_explorer, Explorer};
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,91 @@
+//! `bloomkit explore` over real HTTP, without a browser: it prints its URL, serves the page
+//! and its module, refuses what it does not serve, and a bad port is one clear line.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::Duration;
+
+const TEST: &str = "explore test";
+
+/// Sends `request` and returns the whole reply (the server closes after it).
+fn send(port: u16, request: &str) -> Vec<u8> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut reply = Vec::new();
+    s.read_to_end(&mut reply).unwrap();
+    reply
+}
+
+fn get(port: u16, path: &str) -> Vec<u8> {
+    send(
+        port,
+        &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"),
+    )
+}
+
+fn body(reply: &[u8]) -> &[u8] {
+    let at = reply
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head");
+    &reply[at + 4..]
+}
+
+#[test]
+fn serves_the_page_and_its_module() {
+    let Some(server) = common::start_explorer(TEST) else {
+        return;
+    };
+    assert!(
+        server.banner.contains("KiB of WebAssembly"),
+        "{}",
+        server.banner
+    );
+    let port = server.port;
+    let page = get(port, "/");
+    assert!(page.starts_with(b"HTTP/1.1 200 OK\r\n"));
+    assert!(String::from_utf8_lossy(body(&page)).contains("<title>bloomkit explorer</title>"));
+    let wasm = get(port, "/bloomkit.wasm");
+    let head = String::from_utf8_lossy(&wasm[..wasm.len().min(400)]).into_owned();
+    assert!(
+        head.contains("Content-Type: application/wasm\r\n"),
+        "{head}"
+    );
+    // The module the build embedded: WebAssembly's magic number and version 1.
+    assert!(body(&wasm).starts_with(b"\0asm\x01\0\0\0"));
+    for path in ["/explorer.js", "/bloomkit.js", "/explorer.css"] {
+        assert!(
+            get(port, path).starts_with(b"HTTP/1.1 200 OK\r\n"),
+            "{path}"
+        );
+    }
+    assert!(get(port, "/secret").starts_with(b"HTTP/1.1 404"));
+    let other_host = send(port, "GET / HTTP/1.1\r\nHost: attacker.example\r\n\r\n");
+    assert!(other_host.starts_with(b"HTTP/1.1 421"));
+    // A client that connects and says nothing does not stop the others.
+    let _idle = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    assert!(get(port, "/").starts_with(b"HTTP/1.1 200"));
+}
+
+#[test]
+fn a_port_in_use_is_one_clear_line() {
+    let Some(server) = common::start_explorer(TEST) else {
+        return;
+    };
+    let port = server.port;
+    let out = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
+        .args(["explore", "--port", &port.to_string()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!("bloomkit: cannot listen on 127.0.0.1:{port}: ")),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

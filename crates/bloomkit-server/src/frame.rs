@@ -7,10 +7,14 @@
 //! copy.
 //!
 //! Nothing is allocated from what the client merely claims: a header announcing a 512 MiB
-//! argument reserves nothing; the buffer grows only as bytes arrive. Limits follow Redis:
+//! argument reserves nothing; the buffer grows only as bytes arrive, and a request in
+//! progress costs the bytes it was sent in, nothing per argument. Limits follow Redis:
 //! 512 MiB per argument, 1,048,576 arguments per request, 64 KiB for an inline request or
 //! a length line. Breaking one is a [`ProtocolError`], after which the connection is closed,
-//! since its byte stream can no longer be trusted to be in step.
+//! since its byte stream can no longer be trusted to be in step. Before a request holds
+//! more of the buffer, the host's [`Admission`] is asked (its memory limits): it may let
+//! it grow, refuse it (its bytes are then dropped as they arrive, and the host answers an
+//! error in its place), or close the connection.
 
 use std::fmt;
 
@@ -52,15 +56,76 @@ impl fmt::Display for ProtocolError {
 
 impl std::error::Error for ProtocolError {}
 
+/// What [`Parser::parse_admitted`] takes off the buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// A complete request, name first.
+    Request(Vec<Bytes>),
+    /// A request its [`Admission`] refused: its bytes were read and dropped as they came,
+    /// so the stream stays in step; answer the error text (`OOM ...`) in its place.
+    Refused(String),
+}
+
+/// What the parser asks before a request may hold more of the buffer than it has so far
+/// been allowed: a host's memory limits (`client-query-buffer-limit`, `--maxmemory`).
+pub trait Admission {
+    /// Whether the request in progress may hold `request_bytes` bytes of the buffer (the
+    /// bytes of it read so far, plus the argument whose header was just read). Asked
+    /// again only when the request outgrows what was last admitted.
+    fn admit(&mut self, request_bytes: usize) -> Verdict;
+}
+
+/// An [`Admission`]'s answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Buffer it.
+    Admit,
+    /// Read the rest of the request and drop it, then answer this error in its place.
+    Refuse(String),
+    /// Stop: answer `ERR Protocol error: <reason>` and close the connection.
+    Close(String),
+}
+
+/// An [`Admission`] that admits everything: the parser alone, with Redis's fixed limits.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AdmitAll;
+
+impl Admission for AdmitAll {
+    fn admit(&mut self, _request_bytes: usize) -> Verdict {
+        Verdict::Admit
+    }
+}
+
+/// Requests are admitted in steps of this many bytes, so that a request of a million small
+/// arguments asks a few hundred times, not a million.
+const ADMISSION_STEP: usize = 64 * 1024;
+
+/// The buffer grows by at least this much at a time (and doubles when it is larger).
+const MIN_GROWTH: usize = 64 * 1024;
+
 /// Where a multibulk request stands between reads.
+///
+/// While it is kept, its bytes stay in the read buffer, from the buffer's start to
+/// `scanned`, already checked; nothing is kept per argument, so a request costs the bytes
+/// it was sent in (a million empty arguments are 6 MB on the wire and 6 MB here, where a
+/// `Bytes` per argument would add 32 MB). Its arguments are cut out of the buffer, without
+/// a copy, once the whole request has arrived.
 #[derive(Debug)]
 struct Pending {
-    /// Arguments still to come.
+    /// Arguments announced by the `*N` line.
+    count: usize,
+    /// Arguments whose header has not been read yet.
     remaining: usize,
-    /// Arguments already read.
-    args: Vec<Bytes>,
+    /// Bytes of the request read and checked, from the buffer's start (0 once refused).
+    scanned: usize,
     /// The announced length of the argument being read, once its `$` line is consumed.
     bulk_len: Option<usize>,
+    /// Bytes of the buffer the request was last admitted to hold.
+    admitted: usize,
+    /// Set once the request is refused: the error to answer; its bytes are dropped.
+    refused: Option<String>,
+    /// While refused: bytes of the current argument (and its CRLF) still to drop.
+    skip: usize,
 }
 
 /// An incremental request parser; one per connection.
@@ -80,7 +145,12 @@ impl Parser {
         self.pending.is_none()
     }
 
-    /// Takes the next complete request off the front of `buf`.
+    /// Bytes at the front of the buffer that belong to the request in progress.
+    pub fn pending_bytes(&self) -> usize {
+        self.pending.as_ref().map_or(0, |p| p.scanned)
+    }
+
+    /// Takes the next complete request off the front of `buf`, admitting everything.
     ///
     /// `Ok(None)` means more bytes are needed: an expected state, not an error. Empty
     /// requests (`*0`, a blank line) are skipped, as Redis does.
@@ -89,89 +159,209 @@ impl Parser {
     ///
     /// [`ProtocolError`] for a malformed or oversized request.
     pub fn parse(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        match self.parse_admitted(buf, &mut AdmitAll)? {
+            None => Ok(None),
+            Some(Frame::Request(args)) => Ok(Some(args)),
+            // `AdmitAll` refuses nothing.
+            Some(Frame::Refused(text)) => Err(ProtocolError::new(text)),
+        }
+    }
+
+    /// [`Parser::parse`], asking `admission` before a request holds more of the buffer
+    /// than it was last allowed.
+    ///
+    /// # Errors
+    ///
+    /// [`ProtocolError`] for a malformed or oversized request, or one `admission` closes.
+    pub fn parse_admitted(
+        &mut self,
+        buf: &mut BytesMut,
+        admission: &mut dyn Admission,
+    ) -> Result<Option<Frame>, ProtocolError> {
         loop {
             if self.pending.is_none() {
                 match buf.first() {
                     None => return Ok(None),
                     Some(b'*') => {
-                        let Some(count) = take_length_line(buf, "mbulk")? else {
+                        let Some((count, line)) = peek_length_line(buf, "mbulk")? else {
                             return Ok(None);
                         };
                         if count > MAX_MULTIBULK_LEN as i64 {
                             return Err(ProtocolError::new("invalid multibulk length"));
                         }
                         if count <= 0 {
+                            buf.advance(line);
                             continue;
                         }
-                        let count = count as usize;
                         self.pending = Some(Pending {
-                            remaining: count,
-                            // Never trust the count for the allocation: grow as args arrive.
-                            args: Vec::with_capacity(count.min(64)),
+                            count: count as usize,
+                            remaining: count as usize,
+                            scanned: line,
                             bulk_len: None,
+                            admitted: 0,
+                            refused: None,
+                            skip: 0,
                         });
                     }
                     Some(_) => match take_inline(buf)? {
                         None => return Ok(None),
                         Some(args) if args.is_empty() => continue,
-                        Some(args) => return Ok(Some(args)),
+                        Some(args) => return Ok(Some(Frame::Request(args))),
                     },
                 }
             }
             let Some(pending) = self.pending.as_mut() else {
                 continue;
             };
-            while pending.remaining > 0 {
-                let len = match pending.bulk_len {
-                    Some(len) => len,
-                    None => {
-                        match buf.first() {
-                            None => return Ok(None),
-                            Some(b'$') => {}
-                            Some(&other) => {
-                                return Err(ProtocolError::new(format!(
-                                    "expected '$', got '{}'",
-                                    char::from(other)
-                                )))
-                            }
-                        }
-                        let Some(len) = take_length_line(buf, "bulk")? else {
-                            return Ok(None);
-                        };
-                        if len < 0 || len > MAX_BULK_LEN as i64 {
-                            return Err(ProtocolError::new("invalid bulk length"));
-                        }
-                        pending.bulk_len = Some(len as usize);
-                        len as usize
-                    }
-                };
-                if buf.len() < len + 2 {
-                    // Make room for what is certainly coming, a bounded step at a time.
-                    let missing = len + 2 - buf.len();
-                    buf.reserve(missing.min(1024 * 1024));
-                    return Ok(None);
-                }
-                if &buf[len..len + 2] != b"\r\n" {
-                    return Err(ProtocolError::new("expected CRLF after a bulk string"));
-                }
-                let arg = buf.split_to(len).freeze();
-                buf.advance(2);
-                pending.args.push(arg);
-                pending.remaining -= 1;
-                pending.bulk_len = None;
+            if !pending.step(buf, admission)? {
+                return Ok(None);
             }
-            let done = self.pending.take().map(|p| p.args).unwrap_or_default();
-            return Ok(Some(done));
+            let Some(done) = self.pending.take() else {
+                continue;
+            };
+            if let Some(text) = done.refused {
+                return Ok(Some(Frame::Refused(text)));
+            }
+            let frame = buf.split_to(done.scanned).freeze();
+            return split_request(&frame, done.count)
+                .map(|args| Some(Frame::Request(args)))
+                .ok_or_else(|| ProtocolError::new("invalid multibulk request"));
         }
     }
 }
 
-/// Consumes a `*N\r\n` or `$N\r\n` line and returns N; `Ok(None)` if the line is not all
-/// here yet. `what` names the line in Redis's "too big ... count string" error.
-fn take_length_line(buf: &mut BytesMut, what: &str) -> Result<Option<i64>, ProtocolError> {
-    if let Some((value, len)) = plain_length_line(buf) {
-        buf.advance(len);
-        return Ok(Some(value));
+impl Pending {
+    /// Reads as much of the request as `buf` holds; true once all of it has been read.
+    fn step(
+        &mut self,
+        buf: &mut BytesMut,
+        admission: &mut dyn Admission,
+    ) -> Result<bool, ProtocolError> {
+        loop {
+            if self.refused.is_some() {
+                // Drop what arrives of a refused request, keeping only what is needed to
+                // stay in step: the headers.
+                let drop = self.skip.min(buf.len());
+                buf.advance(drop);
+                self.skip -= drop;
+                if self.skip > 0 {
+                    return Ok(false);
+                }
+            }
+            let len = match self.bulk_len {
+                Some(len) => len,
+                None => {
+                    if self.remaining == 0 {
+                        return Ok(true);
+                    }
+                    let at = self.scanned;
+                    match buf.get(at) {
+                        None => return Ok(false),
+                        Some(b'$') => {}
+                        Some(&other) => {
+                            return Err(ProtocolError::new(format!(
+                                "expected '$', got '{}'",
+                                char::from(other)
+                            )))
+                        }
+                    }
+                    let Some((len, line)) = peek_length_line(&buf[at..], "bulk")? else {
+                        return Ok(false);
+                    };
+                    if len < 0 || len > MAX_BULK_LEN as i64 {
+                        return Err(ProtocolError::new("invalid bulk length"));
+                    }
+                    let len = len as usize;
+                    self.remaining -= 1;
+                    if self.refused.is_some() {
+                        buf.advance(line);
+                        self.skip = len + 2;
+                        continue;
+                    }
+                    self.scanned += line;
+                    self.bulk_len = Some(len);
+                    let wanted = self.scanned + len + 2;
+                    if wanted > self.admitted.max(buf.capacity()) {
+                        let ask = wanted.next_multiple_of(ADMISSION_STEP).max(wanted);
+                        match admission.admit(ask) {
+                            Verdict::Admit => self.admitted = ask,
+                            Verdict::Close(reason) => return Err(ProtocolError::new(reason)),
+                            Verdict::Refuse(text) => {
+                                // Forget the part kept so far; drop the rest as it comes.
+                                buf.advance(self.scanned);
+                                self.scanned = 0;
+                                self.bulk_len = None;
+                                self.skip = len + 2;
+                                self.refused = Some(text);
+                                continue;
+                            }
+                        }
+                    }
+                    len
+                }
+            };
+            let end = self.scanned + len;
+            if buf.len() < end + 2 {
+                grow_for(buf, end + 2);
+                return Ok(false);
+            }
+            if &buf[end..end + 2] != b"\r\n" {
+                return Err(ProtocolError::new("expected CRLF after a bulk string"));
+            }
+            self.scanned = end + 2;
+            self.bulk_len = None;
+        }
+    }
+}
+
+/// Makes room for a request that will end at byte `end` of `buf`: the buffer doubles (by
+/// at least [`MIN_GROWTH`]) but never past that end, so a large argument leaves no spare
+/// half-buffer behind, and nothing is reserved from what a header merely claims beyond
+/// one doubling of what has arrived. Grown with `realloc`, which moves a large buffer's
+/// pages rather than copying them.
+fn grow_for(buf: &mut BytesMut, end: usize) {
+    let capacity = buf.capacity();
+    if capacity >= end {
+        return;
+    }
+    let doubled = capacity.saturating_mul(2).max(capacity + MIN_GROWTH);
+    let target = doubled.min(end.max(capacity + MIN_GROWTH));
+    let mut bytes: Vec<u8> = std::mem::take(buf).into();
+    bytes.reserve_exact(target.saturating_sub(bytes.len()));
+    *buf = BytesMut::from(Bytes::from(bytes));
+}
+
+/// Cuts a checked multibulk request (`frame`, `count` arguments) into its arguments, each
+/// a slice of `frame` (no copy). `None` only if `frame` was not checked as one.
+fn split_request(frame: &Bytes, count: usize) -> Option<Vec<Bytes>> {
+    let (_, mut at) = read_length(frame)?;
+    let mut args = Vec::with_capacity(count);
+    for _ in 0..count {
+        let (len, line) = read_length(frame.get(at..)?)?;
+        let start = at + line;
+        let len = usize::try_from(len).ok()?;
+        args.push(frame.slice(start..start.checked_add(len)?));
+        at = start + len + 2;
+    }
+    Some(args)
+}
+
+/// The value and length of the checked `*N`/`$N` line at the start of `bytes`.
+fn read_length(bytes: &[u8]) -> Option<(i64, usize)> {
+    if let Some(found) = plain_length_line(bytes) {
+        return Some(found);
+    }
+    let end = find_crlf(bytes)?;
+    let value = std::str::from_utf8(&bytes[1..end]).ok()?.parse().ok()?;
+    Some((value, end + 2))
+}
+
+/// Reads the `*N\r\n` or `$N\r\n` line at the start of `buf` without consuming it: N and
+/// the line's length; `Ok(None)` if the line is not all here yet. `what` names the line in
+/// Redis's "too big ... count string" error.
+fn peek_length_line(buf: &[u8], what: &str) -> Result<Option<(i64, usize)>, ProtocolError> {
+    if let Some(found) = plain_length_line(buf) {
+        return Ok(Some(found));
     }
     let Some(end) = find_crlf(buf) else {
         if buf.len() > MAX_LINE_LEN {
@@ -190,11 +380,10 @@ fn take_length_line(buf: &mut BytesMut, what: &str) -> Result<Option<i64>, Proto
         .ok()
         .and_then(|text| text.parse::<i64>().ok())
         .ok_or_else(invalid)?;
-    buf.advance(end + 2);
-    Ok(Some(value))
+    Ok(Some((value, end + 2)))
 }
 
-/// The common case of [`take_length_line`], in one pass and without UTF-8 or `str::parse`:
+/// The common case of [`peek_length_line`], in one pass and without UTF-8 or `str::parse`:
 /// the prefix byte, 1 to 18 digits (no overflow possible), CRLF. Returns the value and the
 /// line's length; `None` for anything else (a sign, more digits, a line not all here yet),
 /// which the general path then reads, with the same result for this form.
@@ -361,8 +550,13 @@ mod tests {
         for line in lines {
             let mut fast = BytesMut::from(line);
             let mut general = BytesMut::from(line);
-            let got = take_length_line(&mut fast, "bulk");
-            // The general path alone: what `take_length_line` did before the fast path.
+            let got = peek_length_line(&fast, "bulk").map(|found| {
+                found.map(|(value, len)| {
+                    fast.advance(len);
+                    value
+                })
+            });
+            // The general path alone: what `peek_length_line` did before the fast path.
             let want = match find_crlf(&general) {
                 None => Ok(None),
                 Some(end) => std::str::from_utf8(&general[1..end])

@@ -687,4 +687,126 @@ mod tests {
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].len(), MAX_MULTIBULK_LEN);
     }
+
+    /// Admits requests of at most `limit` bytes, refusing (or closing on) the rest.
+    struct Limit {
+        limit: usize,
+        close: bool,
+        asked: Vec<usize>,
+    }
+
+    impl Admission for Limit {
+        fn admit(&mut self, request_bytes: usize) -> Verdict {
+            self.asked.push(request_bytes);
+            match (request_bytes <= self.limit, self.close) {
+                (true, _) => Verdict::Admit,
+                (false, false) => Verdict::Refuse("OOM no room".into()),
+                (false, true) => Verdict::Close("too big".into()),
+            }
+        }
+    }
+
+    /// Feeds `input` as a socket would, into the buffer's spare room only (a read never
+    /// grows the buffer while the parser says how much room it needs), `step` bytes at a
+    /// time, and returns the frames and the largest capacity the buffer reached.
+    fn feed(input: &[u8], step: usize, admission: &mut dyn Admission) -> (Vec<Frame>, usize) {
+        let mut parser = Parser::new();
+        let mut buf = BytesMut::with_capacity(1024);
+        let (mut frames, mut peak, mut at) = (Vec::new(), 0, 0);
+        loop {
+            while let Some(frame) = parser.parse_admitted(&mut buf, admission).unwrap() {
+                frames.push(frame);
+            }
+            peak = peak.max(buf.capacity());
+            if at == input.len() {
+                return (frames, peak);
+            }
+            let room = (buf.capacity() - buf.len()).max(1);
+            let take = room.min(step).min(input.len() - at);
+            buf.extend_from_slice(&input[at..at + take]);
+            at += take;
+        }
+    }
+
+    #[test]
+    fn a_refused_request_is_dropped_as_it_arrives_and_the_stream_stays_in_step() {
+        let mut input = b"*3\r\n$4\r\nECHO\r\n$1\r\nx\r\n$500000\r\n".to_vec();
+        input.extend(vec![b'y'; 500_000]);
+        input.extend_from_slice(b"\r\n*1\r\n$4\r\nPING\r\n");
+        let mut limit = Limit {
+            limit: 100_000,
+            close: false,
+            asked: Vec::new(),
+        };
+        let (frames, peak) = feed(&input, 4096, &mut limit);
+        assert_eq!(
+            frames,
+            vec![
+                Frame::Refused("OOM no room".into()),
+                Frame::Request(vec![Bytes::from_static(b"PING")])
+            ]
+        );
+        assert!(peak < 70_000, "the refused argument was never held: {peak}");
+        assert_eq!(
+            limit.asked.len(),
+            1,
+            "asked once, at the big argument's header"
+        );
+    }
+
+    #[test]
+    fn an_admission_that_closes_is_a_protocol_error() {
+        let mut parser = Parser::new();
+        let mut buf = BytesMut::from(&b"*2\r\n$4\r\nECHO\r\n$2000000\r\n"[..]);
+        let mut limit = Limit {
+            limit: 1 << 20,
+            close: true,
+            asked: Vec::new(),
+        };
+        assert_eq!(
+            parser
+                .parse_admitted(&mut buf, &mut limit)
+                .unwrap_err()
+                .message(),
+            "ERR Protocol error: too big"
+        );
+    }
+
+    #[test]
+    fn a_large_argument_leaves_the_buffer_its_exact_size() {
+        let len = 3_000_000;
+        let mut input = format!("*1\r\n${len}\r\n").into_bytes();
+        let header = input.len();
+        input.extend(vec![b'z'; len]);
+        input.extend_from_slice(b"\r\n");
+        let (frames, peak) = feed(&input, 1 << 20, &mut AdmitAll);
+        assert_eq!(frames.len(), 1);
+        assert_eq!(
+            peak,
+            header + len + 2,
+            "no doubling past the argument's end"
+        );
+    }
+
+    #[test]
+    fn empty_arguments_in_progress_cost_their_bytes() {
+        let count = 200_000;
+        let mut input = format!("*{count}\r\n").into_bytes();
+        for _ in 0..count {
+            input.extend_from_slice(b"$0\r\n\r\n");
+        }
+        let mut parser = Parser::new();
+        let mut buf = BytesMut::new();
+        // All but the last argument's CRLF.
+        buf.extend_from_slice(&input[..input.len() - 2]);
+        assert_eq!(parser.parse(&mut buf).unwrap(), None);
+        // What the request holds is the buffer, nothing per argument.
+        assert_eq!(parser.pending_bytes(), input.len() - 2);
+        assert!(std::mem::size_of::<Parser>() <= 128);
+        buf.extend_from_slice(b"\r\n");
+        let request = parser.parse(&mut buf).unwrap().unwrap();
+        assert_eq!(request.len(), count);
+        assert!(request.iter().all(|arg| arg.is_empty()));
+        assert!(buf.is_empty() && parser.is_idle());
+    }
 }

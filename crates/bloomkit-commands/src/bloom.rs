@@ -137,7 +137,7 @@ impl BloomCommand {
                 Err(Lookup::Missing) => Reply::Integer(0),
                 Err(status) => status.error(LOADCHUNK),
             },
-            Op::ScanDump(iter) => scandump(value, *iter),
+            Op::ScanDump(iter) => scandump(value, *iter, ctx),
             _ => {
                 let mut copy = value.cloned();
                 self.write(&mut copy, ctx).reply
@@ -660,7 +660,7 @@ fn info(value: Option<&Value>, field: Option<&[u8]>) -> Reply {
     }
 }
 
-fn scandump(value: Option<&Value>, iter: Option<i64>) -> Reply {
+fn scandump(value: Option<&Value>, iter: Option<i64>, ctx: &Ctx<'_>) -> Reply {
     let Some(value) = value.filter(|_| lookup(value).is_ok()) else {
         return match lookup(value) {
             Err(status) => status.error(LOADCHUNK),
@@ -670,10 +670,11 @@ fn scandump(value: Option<&Value>, iter: Option<i64>) -> Reply {
     let Some(iter) = iter else {
         return Reply::error("Second argument must be numeric");
     };
-    match dump::scandump(value, iter) {
+    match dump::scandump(value, iter, ctx.budget) {
         Chunk::Header(bytes) => Reply::Array(vec![Reply::Integer(1), Reply::bulk(bytes)]),
         Chunk::Data { next, bytes } => Reply::Array(vec![Reply::Integer(next), Reply::bulk(bytes)]),
         Chunk::End => Reply::Array(vec![Reply::Integer(0), Reply::bulk(Bytes::new())]),
+        Chunk::Refused => Reply::error(OOM),
     }
 }
 

@@ -11,6 +11,14 @@ pub trait Budget: Send + Sync {
     /// Bytes the machine can still give (Linux `MemAvailable`), or `None` if unknown. A
     /// `RESERVE` larger than this answers `ERR Insufficient memory to create filter`.
     fn machine_available(&self) -> Option<usize>;
+
+    /// Whether a reply of `bytes` may be built: a host that counts its clients' buffers
+    /// against `maxmemory` answers no when one would not fit, and the command answers
+    /// `OOM` before it copies anything (a `SCANDUMP` chunk). Yes unless a host says
+    /// otherwise, as in Redis, where replies are never refused.
+    fn admits_reply(&self, _bytes: usize) -> bool {
+        true
+    }
 }
 
 /// A [`Budget`] that admits everything: for replay and for tests.

@@ -140,7 +140,7 @@ impl CuckooCommand {
                 Ok(f) => info(f),
                 Err(status) => status.error(LOADCHUNK),
             },
-            Op::ScanDump(pos) => scandump(value, *pos),
+            Op::ScanDump(pos) => scandump(value, *pos, ctx),
             _ => {
                 let mut copy = value.cloned();
                 self.write(&mut copy, ctx).reply
@@ -653,7 +653,7 @@ fn info(f: &CuckooFilter) -> Reply {
     ])
 }
 
-fn scandump(value: Option<&Value>, pos: i64) -> Reply {
+fn scandump(value: Option<&Value>, pos: i64, ctx: &Ctx<'_>) -> Reply {
     let end = || Reply::Array(vec![Reply::Integer(0), Reply::Null]);
     let f = match lookup(value) {
         Ok(f) => f,
@@ -666,10 +666,11 @@ fn scandump(value: Option<&Value>, pos: i64) -> Reply {
     let Some(value) = value else {
         return end();
     };
-    match dump::scandump(value, pos) {
+    match dump::scandump(value, pos, ctx.budget) {
         Chunk::Header(bytes) => Reply::Array(vec![Reply::Integer(1), Reply::bulk(bytes)]),
         Chunk::Data { next, bytes } => Reply::Array(vec![Reply::Integer(next), Reply::bulk(bytes)]),
         Chunk::End => end(),
+        Chunk::Refused => Reply::error(OOM),
     }
 }
 

@@ -110,10 +110,12 @@ pub(crate) enum Chunk {
     },
     /// Past the end.
     End,
+    /// A chunk the budget did not admit (answer `OOM`).
+    Refused,
 }
 
-/// `SCANDUMP value iter` (a finished filter).
-pub(crate) fn scandump(value: &Value, iter: i64) -> Chunk {
+/// `SCANDUMP value iter` (a finished filter), built only if `budget` admits its size.
+pub(crate) fn scandump(value: &Value, iter: i64, budget: &dyn Budget) -> Chunk {
     let Some((head, info)) = header(value) else {
         return Chunk::End;
     };
@@ -131,6 +133,9 @@ pub(crate) fn scandump(value: &Value, iter: i64) -> Chunk {
         return Chunk::End;
     };
     let len = (info.encoded_len - start).min(MAX_CHUNK_BYTES as u64) as usize;
+    if !budget.admits_reply(len) {
+        return Chunk::Refused;
+    }
     let bytes = window(value, start, len);
     Chunk::Data {
         next: iter + bytes.len() as i64,

@@ -1420,3 +1420,45 @@ fn bf_scandump_at_the_lowest_iterator_answers_the_end() {
         );
     }
 }
+
+/// A host that refuses replies larger than `max_reply` (the server, past `maxmemory`).
+struct ReplyBudget {
+    max_reply: usize,
+}
+
+impl Budget for ReplyBudget {
+    fn within_maxmemory(&self, _extra_bytes: usize) -> bool {
+        true
+    }
+    fn machine_available(&self) -> Option<usize> {
+        None
+    }
+    fn admits_reply(&self, bytes: usize) -> bool {
+        bytes <= self.max_reply
+    }
+}
+
+#[test]
+fn a_scandump_chunk_the_host_does_not_admit_is_oom_before_it_is_copied() {
+    for family in ["BF", "CF"] {
+        let mut slot = Slot::new();
+        let reserve = if family == "BF" {
+            "BF.RESERVE k 0.01 100000"
+        } else {
+            "CF.RESERVE k 100000"
+        };
+        assert_eq!(slot.run(reserve), Reply::Ok);
+        slot.run(&format!("{family}.ADD k x"));
+        let tight = ReplyBudget { max_reply: 1000 };
+        let dump = |slot: &mut Slot, iter: &str, budget: &dyn Budget| {
+            slot.run_with(words(&format!("{family}.SCANDUMP k {iter}")), budget)
+        };
+        // The header is small and always answered; the first chunk is 100 KB or more.
+        assert!(matches!(dump(&mut slot, "0", &tight), Reply::Array(_)));
+        assert_eq!(
+            dump(&mut slot, "1", &tight),
+            err("OOM command not allowed when used memory > 'maxmemory'.")
+        );
+        assert!(matches!(dump(&mut slot, "1", &Unlimited), Reply::Array(_)));
+    }
+}

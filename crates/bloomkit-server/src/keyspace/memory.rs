@@ -1,10 +1,15 @@
-//! How much memory the machine can still give: the ceiling for a single `RESERVE`.
+//! How much memory the machine can still give: the ceiling for a single `RESERVE`; and
+//! how large a reply may be before it must fit under `maxmemory`.
 //!
 //! Linux's `MemAvailable` is the kernel's estimate of what can be allocated without
 //! swapping. In a container the cgroup's limit is often far lower, and exceeding it gets
 //! the process killed, so the smaller of the two counts.
 
 use std::fs;
+
+/// A reply to a read command larger than this is refused (`OOM`) when it would take
+/// `used_memory` past `maxmemory`; smaller ones are always sent, whatever the values hold.
+pub const BIG_REPLY: usize = 64 << 10;
 
 /// Bytes the machine (or this process's cgroup, if smaller) can still give, or `None`
 /// where neither is known (not Linux, or `/proc` not mounted).

@@ -27,9 +27,15 @@
 //! [`Ticket`] before replying. Values are held as `Arc<Value>` and changed copy-on-write,
 //! so a snapshot clones the `Arc`s under the locks and writes them with the locks released.
 
+mod access;
+mod evict;
+pub mod health;
 mod journal;
 pub mod memory;
 
+pub use access::AccessStamp;
+pub use evict::{Eviction, Policy};
+pub use health::Health;
 pub use journal::{Durable, Journal, NoJournal, SnapshotEntry, SnapshotWriter, Ticket};
 
 use std::cell::OnceCell;
@@ -37,7 +43,7 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use bloomkit_commands::{Access, Budget, Ctx, Defaults, FilterCommand, Reply, Unlimited, Value};
 use bytes::Bytes;
@@ -52,6 +58,8 @@ pub const NUM_SHARDS: usize = 64;
 /// A key's value and expiry.
 #[derive(Clone, Debug)]
 pub struct Entry {
+    /// When it was last used and how often, for the LRU/LFU eviction policies.
+    pub access: AccessStamp,
     /// The filter, shared with snapshots in progress (writers copy it if so).
     pub value: Arc<Value>,
     /// When the key expires, in Unix milliseconds; `None` for never.
@@ -62,9 +70,10 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn new(value: Arc<Value>, expires_at_ms: Option<u64>) -> Entry {
+    fn new(value: Arc<Value>, expires_at_ms: Option<u64>, now_ticks: u32) -> Entry {
         let memory_bytes = value.memory_bytes();
         Entry {
+            access: AccessStamp::new(now_ticks),
             value,
             expires_at_ms,
             memory_bytes,
@@ -111,6 +120,8 @@ struct ShardMap {
     entries: HashMap<Bytes, Entry>,
     /// How many entries have an expiry: the sweep skips shards with none.
     volatile: usize,
+    /// The entries past their capacity or target rate (see [`health`]), for `INFO filters`.
+    flagged: HashMap<Bytes, Health>,
 }
 
 /// A shard's write lock, through which every change goes, so that the volatile count and
@@ -129,6 +140,7 @@ impl ShardWriter<'_> {
         self.memory_bytes
             .fetch_add(entry.memory_bytes, Ordering::Relaxed);
         self.map.volatile += usize::from(entry.expires_at_ms.is_some());
+        self.check_health(&key, &entry.value);
         let old = self.map.entries.insert(key, entry);
         if let Some(old) = &old {
             self.forget(old);
@@ -139,7 +151,23 @@ impl ShardWriter<'_> {
     fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.entries.remove(key)?;
         self.forget(&old);
+        if !self.map.flagged.is_empty() {
+            self.map.flagged.remove(key);
+        }
         Some(old)
+    }
+
+    /// Flags or unflags `key` for what `value` now holds.
+    fn check_health(&mut self, key: &Bytes, value: &Value) {
+        match Health::of(value) {
+            Some(health) => {
+                self.map.flagged.insert(key.clone(), health);
+            }
+            None if !self.map.flagged.is_empty() => {
+                self.map.flagged.remove(key);
+            }
+            None => {}
+        }
     }
 
     fn set_expiry(&mut self, key: &[u8], expires_at_ms: Option<u64>) {
@@ -232,6 +260,13 @@ pub struct Keyspace {
     maxmemory: AtomicU64,
     /// Keys removed because they expired (`expired_keys` in `INFO stats`).
     expired_keys: AtomicU64,
+    /// Bytes the clients' buffers hold, which `maxmemory` counts as Redis does (kept by
+    /// [`crate::clients`]).
+    client_memory: AtomicUsize,
+    /// `maxmemory-policy` and `maxmemory-samples`.
+    eviction: Eviction,
+    /// The origin of the access clock (see [`AccessStamp`]).
+    created: Instant,
 }
 
 impl Keyspace {
@@ -243,6 +278,9 @@ impl Keyspace {
             journal: OnceLock::new(),
             maxmemory: AtomicU64::new(maxmemory),
             expired_keys: AtomicU64::new(0),
+            client_memory: AtomicUsize::new(0),
+            eviction: Eviction::default(),
+            created: Instant::now(),
         }
     }
 
@@ -264,8 +302,9 @@ impl Keyspace {
 
     /// Puts a key loaded from a snapshot, replacing any value it had.
     pub fn restore(&self, key: Bytes, expires_at_ms: Option<u64>, value: Value) {
+        let now = self.clock_ticks();
         let mut shard = self.write(self.shard_index(&key));
-        shard.insert(key, Entry::new(Arc::new(value), expires_at_ms));
+        shard.insert(key, Entry::new(Arc::new(value), expires_at_ms, now));
     }
 
     /// `maxmemory` in bytes (0: no limit).
@@ -279,8 +318,8 @@ impl Keyspace {
         self.maxmemory.store(bytes, Ordering::Relaxed);
     }
 
-    /// Bytes held by all values (`used_memory` in `INFO memory`): what `--maxmemory`
-    /// limits. Connection buffers and the server's own structures are not counted.
+    /// Bytes held by all values (`used_memory_dataset` in `INFO memory`). With the clients'
+    /// buffers, it is what `--maxmemory` limits ([`Keyspace::memory_in_use`]).
     pub fn used_memory(&self) -> usize {
         self.shards
             .iter()
@@ -326,23 +365,63 @@ impl Keyspace {
     /// [`Access::Read`], else under the write lock, logging what it changed before the
     /// lock is released. While loading, the budget is [`Unlimited`]: what was acknowledged
     /// once must load again.
+    ///
+    /// Past `maxmemory`, under an evicting `maxmemory-policy`, a write first evicts keys
+    /// until memory is back under the limit; and a write the budget refuses before it
+    /// changed anything is run again once eviction has made room for what it asked (a
+    /// write that had changed something, a `BF.MADD` whose filter had to grow midway,
+    /// answers as it did, and the next write finds the room).
     pub fn run_filter(
         &self,
         command: &FilterCommand,
         defaults: &Defaults,
     ) -> (Reply, Option<Ticket>) {
-        let budget: &dyn Budget = if self.is_loading() { &Unlimited } else { self };
+        if self.is_loading() {
+            return self.run_filter_once(command, defaults, &Unlimited).0;
+        }
+        let evicting = self.eviction.policy() != Policy::NoEviction;
+        if command.access() == Access::Read || !evicting {
+            return self.run_filter_once(command, defaults, self).0;
+        }
+        self.make_room(0, command.key());
+        let mut attempts = 0;
+        loop {
+            let budget = RecordingBudget::new(self);
+            let ((reply, ticket), changed) = self.run_filter_once(command, defaults, &budget);
+            let Some(wanted) = budget.refused() else {
+                return (reply, ticket);
+            };
+            attempts += 1;
+            let room = self.make_room(wanted, command.key());
+            if changed || !room || attempts >= 3 {
+                return (reply, ticket);
+            }
+        }
+    }
+
+    /// One run of a filter command with `budget`; also says whether the command logged a
+    /// change of its own.
+    fn run_filter_once(
+        &self,
+        command: &FilterCommand,
+        defaults: &Defaults,
+        budget: &dyn Budget,
+    ) -> ((Reply, Option<Ticket>), bool) {
         let ctx = Ctx { defaults, budget };
         let key = command.key();
         let index = self.shard_index(key);
+        let ticks = self.clock_ticks();
+        let lfu = self.eviction.policy().is_lfu();
         if command.access() == Access::Read {
             let map = read(&self.shards[index]);
-            let value = map
+            let entry = map
                 .entries
                 .get(&key[..])
-                .filter(|entry| !entry.is_expired_with(|| self.now()))
-                .map(|entry| &*entry.value);
-            return (command.read(value, &ctx), None);
+                .filter(|entry| !entry.is_expired_with(|| self.now()));
+            if let Some(entry) = entry {
+                entry.access.touch(ticks, lfu);
+            }
+            return ((command.read(entry.map(|e| &*e.value), &ctx), None), false);
         }
         let mut shard = self.write(index);
         let mut log = Vec::new();
@@ -356,7 +435,10 @@ impl Keyspace {
             .entries
             .get_mut(&key[..])
             .filter(|entry| !entry.is_expired_with(now));
+        // What the command left the filter's health at, applied once `live` is let go.
+        let mut changed_health = None;
         let outcome = if let Some(entry) = live {
+            entry.access.touch(ticks, lfu);
             // Free when no snapshot holds the value; otherwise this is the copy of
             // copy-on-write, and the snapshot keeps the original.
             let value = Arc::make_mut(&mut entry.value);
@@ -376,6 +458,7 @@ impl Keyspace {
                 // The command removed the key (a restore whose last chunk did not decode).
                 shard.remove(key);
             } else {
+                changed_health = Some(Health::of(&entry.value));
                 let (before, after) = (entry.memory_bytes, entry.value.memory_bytes());
                 entry.memory_bytes = after;
                 if after > before {
@@ -396,10 +479,20 @@ impl Keyspace {
             let mut slot = None;
             let outcome = command.write(&mut slot, &ctx);
             if let Some(value) = slot {
-                shard.insert(key.clone(), Entry::new(Arc::new(value), None));
+                shard.insert(key.clone(), Entry::new(Arc::new(value), None, ticks));
             }
             outcome
         };
+        match changed_health {
+            Some(Some(health)) => {
+                shard.map.flagged.insert(key.clone(), health);
+            }
+            Some(None) if !shard.map.flagged.is_empty() => {
+                shard.map.flagged.remove(&key[..]);
+            }
+            _ => {}
+        }
+        let changed = !outcome.log.is_empty();
         if log.is_empty() {
             log = outcome.log;
         } else {
@@ -407,7 +500,7 @@ impl Keyspace {
         }
         let ticket = self.append(index, &log);
         drop(shard);
-        (outcome.reply, ticket)
+        ((outcome.reply, ticket), changed)
     }
 
     // ---- Generic key commands -----------------------------------------------------
@@ -526,6 +619,7 @@ impl Keyspace {
         for shard in &mut shards {
             removed.push(std::mem::take(&mut shard.map.entries));
             shard.map.volatile = 0;
+            shard.map.flagged.clear();
             shard.memory_bytes.store(0, Ordering::Relaxed);
         }
         let ticket = self.append(0, &[vec![Bytes::from_static(b"FLUSHALL")]]);
@@ -730,6 +824,65 @@ impl Keyspace {
         Ok((writer, entries))
     }
 
+    // ---- Memory, access and health -------------------------------------------------
+
+    /// What `--maxmemory` limits, Redis's `used_memory`: the values and the clients'
+    /// buffers.
+    pub fn memory_in_use(&self) -> usize {
+        self.used_memory().saturating_add(self.client_memory())
+    }
+
+    /// Bytes the clients' buffers hold (`mem_clients_normal` in `INFO memory`).
+    pub fn client_memory(&self) -> usize {
+        self.client_memory.load(Ordering::Relaxed)
+    }
+
+    /// Counts `grown` more bytes of client buffers and `shrunk` fewer.
+    pub fn account_clients(&self, grown: usize, shrunk: usize) {
+        if grown > shrunk {
+            self.client_memory
+                .fetch_add(grown - shrunk, Ordering::Relaxed);
+        } else if shrunk > grown {
+            self.client_memory
+                .fetch_sub(shrunk - grown, Ordering::Relaxed);
+        }
+    }
+
+    /// `MEMORY USAGE key`: the value's bytes plus what the key costs the map (its bytes,
+    /// the entry, and the map's control byte); `None` for a missing key.
+    pub fn memory_usage(&self, key: &[u8]) -> Option<usize> {
+        let now = self.now();
+        self.with_entry(key, now, |entry| {
+            entry.map(|e| e.memory_bytes + key.len() + std::mem::size_of::<(Bytes, Entry)>() + 1)
+        })
+    }
+
+    /// The access clock: tenths of a second since the keyspace was created.
+    pub fn clock_ticks(&self) -> u32 {
+        (self.created.elapsed().as_millis() / 100) as u32
+    }
+
+    /// The filters flagged past their capacity or target rate (see [`health`]): how many
+    /// of each, and the worst with its key. Reads only the flagged entries.
+    pub fn filter_health(&self) -> HealthSummary {
+        let mut summary = HealthSummary::default();
+        for shard in self.shards.iter() {
+            let map = read(shard);
+            for (key, health) in &map.flagged {
+                summary.past_capacity += usize::from(health.past_capacity());
+                summary.above_target_rate += usize::from(health.above_target_rate());
+                let worse = summary
+                    .worst
+                    .as_ref()
+                    .is_none_or(|(_, worst)| health.severity() > worst.severity());
+                if worse {
+                    summary.worst = Some((key.clone(), *health));
+                }
+            }
+        }
+        summary
+    }
+
     // ---- Internals ----------------------------------------------------------------
 
     /// The shard that holds `key`: bloomkit's stable hash, masked. (The maps inside hash
@@ -811,11 +964,68 @@ impl Keyspace {
 impl Budget for Keyspace {
     fn within_maxmemory(&self, extra_bytes: usize) -> bool {
         let max = self.maxmemory();
-        max == 0 || self.used_memory().saturating_add(extra_bytes) as u64 <= max
+        max == 0 || self.memory_in_use().saturating_add(extra_bytes) as u64 <= max
     }
 
     fn machine_available(&self) -> Option<usize> {
         memory::machine_available()
+    }
+
+    fn admits_reply(&self, bytes: usize) -> bool {
+        // Called under a shard's lock: no eviction here (it would take shard locks).
+        bytes <= memory::BIG_REPLY || self.within_maxmemory(bytes)
+    }
+}
+
+/// What [`Keyspace::filter_health`] found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HealthSummary {
+    /// Filters holding more items than their capacity.
+    pub past_capacity: usize,
+    /// Filters whose estimated rate is above their target.
+    pub above_target_rate: usize,
+    /// The worst of them (by [`Health::severity`]) and its key.
+    pub worst: Option<(Bytes, Health)>,
+}
+
+/// The keyspace's budget, remembering what it refused: the bytes a refused allocation
+/// asked for, which eviction then makes room for.
+struct RecordingBudget<'a> {
+    keyspace: &'a Keyspace,
+    /// `usize::MAX` until something is refused.
+    refused: AtomicUsize,
+}
+
+impl<'a> RecordingBudget<'a> {
+    fn new(keyspace: &'a Keyspace) -> RecordingBudget<'a> {
+        RecordingBudget {
+            keyspace,
+            refused: AtomicUsize::new(usize::MAX),
+        }
+    }
+
+    fn refused(&self) -> Option<usize> {
+        let refused = self.refused.load(Ordering::Relaxed);
+        (refused != usize::MAX).then_some(refused)
+    }
+}
+
+impl Budget for RecordingBudget<'_> {
+    fn within_maxmemory(&self, extra_bytes: usize) -> bool {
+        let within = self.keyspace.within_maxmemory(extra_bytes);
+        if !within {
+            self.refused
+                .store(extra_bytes.min(usize::MAX - 1), Ordering::Relaxed);
+        }
+        within
+    }
+
+    fn machine_available(&self) -> Option<usize> {
+        self.keyspace.machine_available()
+    }
+
+    fn admits_reply(&self, bytes: usize) -> bool {
+        self.keyspace.admits_reply(bytes)
     }
 }
 

@@ -409,3 +409,179 @@ fn a_write_that_panics_leaves_its_value_in_place_not_the_stand_in() {
     }
     assert_eq!(place, Value::stand_in());
 }
+
+// ---- maxmemory-policy, client memory, filter health ------------------------------------
+
+/// Runs one filter command (words split on spaces) with the default defaults.
+fn filter_command(keyspace: &Keyspace, line: &str) -> Reply {
+    let args: Vec<Bytes> = line.split(' ').map(key).collect();
+    let command = FilterCommand::parse(&args).unwrap().unwrap();
+    keyspace.run_filter(&command, &Defaults::default()).0
+}
+
+/// Makes `name` look last used `ago` ticks before now.
+fn last_used(keyspace: &Keyspace, name: &str, ago: u32) {
+    let now = keyspace.clock_ticks();
+    let map = read(&keyspace.shards[keyspace.shard_index(name.as_bytes())]);
+    map.entries[name.as_bytes()]
+        .access
+        .touch(now.wrapping_sub(ago), false);
+}
+
+/// Three filters of about 120 KB, and maxmemory with room for half of another.
+fn three_filters_and_little_room() -> (Keyspace, Arc<Recorder>) {
+    let (keyspace, recorder) = recorded();
+    for name in ["a", "b", "c"] {
+        assert_eq!(
+            filter_command(&keyspace, &format!("BF.RESERVE {name} 0.01 100000")),
+            Reply::Ok
+        );
+    }
+    let used = keyspace.used_memory();
+    keyspace.set_maxmemory((used + used / 6) as u64);
+    recorder.take();
+    (keyspace, recorder)
+}
+
+fn live(keyspace: &Keyspace) -> Vec<String> {
+    let mut keys: Vec<String> = keyspace
+        .keys_matching(b"*")
+        .iter()
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn noeviction_answers_oom_and_evicts_nothing() {
+    let (keyspace, recorder) = three_filters_and_little_room();
+    assert_eq!(
+        filter_command(&keyspace, "BF.RESERVE d 0.01 100000"),
+        Reply::error(bloomkit_commands::errors::OOM)
+    );
+    assert_eq!(live(&keyspace), ["a", "b", "c"]);
+    assert!(recorder.take().is_empty());
+    assert_eq!(keyspace.eviction().evicted_keys(), 0);
+}
+
+#[test]
+fn allkeys_lru_evicts_the_least_recently_used_and_logs_its_del() {
+    let (keyspace, recorder) = three_filters_and_little_room();
+    keyspace.eviction().set_policy(Policy::AllKeysLru);
+    last_used(&keyspace, "a", 0);
+    last_used(&keyspace, "b", 1_000);
+    last_used(&keyspace, "c", 10);
+    assert_eq!(
+        filter_command(&keyspace, "BF.RESERVE d 0.01 100000"),
+        Reply::Ok
+    );
+    assert_eq!(live(&keyspace), ["a", "c", "d"]);
+    assert_eq!(keyspace.eviction().evicted_keys(), 1);
+    let log = recorder.take();
+    assert_eq!(log[0], "DEL b", "{log:?}");
+    assert!(log[1].starts_with("BF.RESERVE d "), "{log:?}");
+    assert!(keyspace.memory_in_use() as u64 <= keyspace.maxmemory());
+}
+
+#[test]
+fn allkeys_lfu_evicts_the_least_frequently_used() {
+    let (keyspace, _) = three_filters_and_little_room();
+    keyspace.eviction().set_policy(Policy::AllKeysLfu);
+    // The first counted access always raises a new key's counter (5 to 6).
+    for _ in 0..100 {
+        filter_command(&keyspace, "BF.EXISTS a x");
+    }
+    filter_command(&keyspace, "BF.EXISTS c x");
+    assert_eq!(filter_command(&keyspace, "BF.ADD d x"), Reply::Bool(true));
+    filter_command(&keyspace, "BF.EXISTS d x");
+    // BF.ADD d created a small filter; growing past the room then needs one eviction.
+    assert_eq!(
+        filter_command(&keyspace, "BF.RESERVE e 0.01 100000"),
+        Reply::Ok
+    );
+    assert_eq!(live(&keyspace), ["a", "c", "d", "e"]);
+}
+
+#[test]
+fn volatile_policies_evict_only_keys_with_an_expiry() {
+    let (keyspace, _) = three_filters_and_little_room();
+    keyspace.eviction().set_policy(Policy::VolatileLru);
+    assert_eq!(
+        filter_command(&keyspace, "BF.RESERVE d 0.01 100000"),
+        Reply::error(bloomkit_commands::errors::OOM),
+        "no key has an expiry: nothing to evict"
+    );
+    let now = now_ms() as i64;
+    keyspace.expire_at(&key("a"), now + 100_000, ExpireCondition::default());
+    keyspace.expire_at(&key("c"), now + 50_000, ExpireCondition::default());
+    keyspace.eviction().set_policy(Policy::VolatileTtl);
+    assert_eq!(
+        filter_command(&keyspace, "BF.RESERVE d 0.01 100000"),
+        Reply::Ok
+    );
+    assert_eq!(live(&keyspace), ["a", "b", "d"], "c expired soonest");
+}
+
+#[test]
+fn client_buffers_count_toward_maxmemory_and_make_writes_evict() {
+    let (keyspace, _) = three_filters_and_little_room();
+    let max = keyspace.maxmemory() as usize;
+    // Clients holding what is left: a new filter no longer fits.
+    keyspace.account_clients(max - keyspace.used_memory(), 0);
+    assert!(!keyspace.within_maxmemory(1));
+    assert_eq!(
+        filter_command(&keyspace, "BF.ADD new x"),
+        Reply::error(bloomkit_commands::errors::OOM)
+    );
+    keyspace.eviction().set_policy(Policy::AllKeysRandom);
+    assert_eq!(filter_command(&keyspace, "BF.ADD new x"), Reply::Bool(true));
+    assert_eq!(keyspace.eviction().evicted_keys(), 1);
+    assert!(
+        live(&keyspace).contains(&"new".to_string()),
+        "never the key written"
+    );
+}
+
+#[test]
+fn filter_health_follows_writes_renames_and_deletes() {
+    let (keyspace, _) = recorded();
+    assert_eq!(filter_command(&keyspace, "CF.RESERVE cf 600"), Reply::Ok);
+    for i in 0..700 {
+        filter_command(&keyspace, &format!("CF.ADD cf {i}"));
+    }
+    filter_command(&keyspace, "BF.ADD healthy x");
+    let health = keyspace.filter_health();
+    assert_eq!((health.past_capacity, health.above_target_rate), (1, 1));
+    let (worst_key, worst) = health.worst.unwrap();
+    assert_eq!(
+        (&worst_key[..], worst.items, worst.capacity),
+        (&b"cf"[..], 700, 600)
+    );
+    keyspace.rename(&key("cf"), &key("moved")).unwrap();
+    assert_eq!(keyspace.filter_health().worst.unwrap().0, key("moved"));
+    keyspace.delete(&[key("moved")]);
+    assert_eq!(keyspace.filter_health(), HealthSummary::default());
+    // Emptied by CF.DEL back under its capacity, it is healthy again.
+    filter_command(&keyspace, "CF.RESERVE again 600");
+    for i in 0..700 {
+        filter_command(&keyspace, &format!("CF.ADD again {i}"));
+    }
+    for i in 0..200 {
+        filter_command(&keyspace, &format!("CF.DEL again {i}"));
+    }
+    assert_eq!(keyspace.filter_health(), HealthSummary::default());
+}
+
+#[test]
+fn memory_usage_is_the_value_and_the_key() {
+    let (keyspace, _) = recorded();
+    filter_command(&keyspace, "BF.RESERVE k 0.01 1000");
+    let usage = keyspace.memory_usage(b"k").unwrap();
+    let value = keyspace.used_memory();
+    assert_eq!(usage, value + 1 + std::mem::size_of::<(Bytes, Entry)>() + 1);
+    // What docs/SERVER.md says an entry costs.
+    #[cfg(target_pointer_width = "64")]
+    assert_eq!(std::mem::size_of::<(Bytes, Entry)>(), 72);
+    assert_eq!(keyspace.memory_usage(b"nope"), None);
+}

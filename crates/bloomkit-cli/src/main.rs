@@ -329,6 +329,13 @@ Examples:
         /// keys run in parallel; on a machine shared with the clients, fewer can be faster
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
         threads: Option<u16>,
+        /// The least important messages logged: debug, verbose, notice, warning or nothing
+        #[arg(long, value_name = "LEVEL", default_value = "notice",
+              value_parser = ["debug", "verbose", "notice", "warning", "nothing"])]
+        loglevel: String,
+        /// Log to this file (appended to) instead of standard error
+        #[arg(long, value_name = "FILE")]
+        logfile: Option<PathBuf>,
     },
 
     /// Measure every filter kind on this machine: size, accuracy and speed
@@ -649,8 +656,10 @@ fn run(command: Command) -> Result<Status> {
             maxmemory,
             maxclients,
             threads,
-        } => commands::serve::run(
-            bloomkit_server::config::Config {
+            loglevel,
+            logfile,
+        } => {
+            let server = bloomkit_server::config::Config {
                 bind,
                 port,
                 dir,
@@ -663,9 +672,13 @@ fn run(command: Command) -> Result<Status> {
                 requirepass,
                 maxmemory,
                 maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
-            },
-            threads.map(usize::from),
-        )?,
+            };
+            let log = commands::serve::LogOptions {
+                level: loglevel,
+                file: logfile,
+            };
+            commands::serve::run(server, threads.map(usize::from), &log)?
+        }
         Command::Explore { port } => commands::explore::run(port)?,
         Command::Plot {
             kinds,

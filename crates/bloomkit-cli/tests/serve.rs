@@ -12,6 +12,9 @@ use assert_cmd::cargo::cargo_bin;
 use assert_cmd::cargo::cargo_bin_cmd;
 use predicates::prelude::*;
 
+mod common;
+use common::served::{connect, encode, problems, read_reply, Client, Resp, Served};
+
 /// Starts `bloomkit serve --port 0` in a scratch directory and returns the process and
 /// the address from its `listening on ADDR` line.
 fn serve(dir: &std::path::Path, extra: &[&str]) -> (Child, String) {
@@ -43,14 +46,6 @@ fn roundtrip(stream: &mut TcpStream, request: &[u8], expected: &[u8]) {
         String::from_utf8_lossy(&got),
         String::from_utf8_lossy(expected)
     );
-}
-
-fn connect(addr: &str) -> TcpStream {
-    let stream = TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    stream
 }
 
 #[test]
@@ -106,13 +101,17 @@ fn serve_refuses_bad_flags_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let (mut child, addr) = serve(dir.path(), &[]);
     let port = addr.rsplit(':').next().unwrap();
-    cargo_bin_cmd!("bloomkit")
+    let refused = cargo_bin_cmd!("bloomkit")
         .args(["serve", "--port", port])
-        .assert()
-        .failure()
-        .stderr(predicate::str::starts_with(format!(
-            "bloomkit: cannot listen on 127.0.0.1:{port}: "
-        )));
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = problems(&String::from_utf8_lossy(&refused.stderr));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("bloomkit: cannot listen on 127.0.0.1:{port}: ")),
+        "{stderr}"
+    );
     let mut stream = connect(&addr);
     stream.write_all(b"SHUTDOWN NOSAVE\r\n").unwrap();
     assert!(child.wait().unwrap().success());
@@ -126,194 +125,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-/// A RESP reply, as the tests below compare them.
-#[derive(Clone, Debug, PartialEq)]
-enum Resp {
-    Simple(String),
-    Error(String),
-    Int(i64),
-    Bulk(Option<Vec<u8>>),
-    Array(Option<Vec<Resp>>),
-}
-
-impl Resp {
-    fn ok() -> Resp {
-        Resp::Simple("OK".into())
-    }
-}
-
-/// Reads one reply; an error for EOF or a torn reply (the server died mid-reply).
-fn read_reply(r: &mut impl BufRead) -> std::io::Result<Resp> {
-    use std::io::{Error, ErrorKind};
-    let mut line = Vec::new();
-    r.read_until(b'\n', &mut line)?;
-    if !line.ends_with(b"\r\n") {
-        return Err(Error::new(ErrorKind::UnexpectedEof, "connection closed"));
-    }
-    line.truncate(line.len() - 2);
-    let text = String::from_utf8(line[1..].to_vec()).map_err(Error::other)?;
-    let number = || text.parse::<i64>().map_err(Error::other);
-    Ok(match line[0] {
-        b'+' => Resp::Simple(text.clone()),
-        b'-' => Resp::Error(text.clone()),
-        b':' => Resp::Int(number()?),
-        b'$' => match number()? {
-            -1 => Resp::Bulk(None),
-            n => {
-                let mut data = vec![0; usize::try_from(n).map_err(Error::other)? + 2];
-                r.read_exact(&mut data)?;
-                data.truncate(data.len() - 2);
-                Resp::Bulk(Some(data))
-            }
-        },
-        b'*' => match number()? {
-            -1 => Resp::Array(None),
-            n => Resp::Array(Some(
-                (0..n).map(|_| read_reply(r)).collect::<Result<_, _>>()?,
-            )),
-        },
-        other => return Err(Error::other(format!("unexpected reply type {other}"))),
-    })
-}
-
-/// Appends `args` as a RESP request to `out`.
-fn encode(out: &mut Vec<u8>, args: &[&str]) {
-    out.extend(format!("*{}\r\n", args.len()).into_bytes());
-    for arg in args {
-        out.extend(format!("${}\r\n{arg}\r\n", arg.len()).into_bytes());
-    }
-}
-
-/// A blocking RESP client over a plain `TcpStream`.
-struct Client {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-}
-
-impl Client {
-    fn connect(addr: &str) -> Client {
-        let stream = connect(addr);
-        Client {
-            reader: BufReader::new(stream.try_clone().unwrap()),
-            writer: stream,
-        }
-    }
-
-    /// Sends one command and reads its reply; an I/O error once the server is gone.
-    fn try_call(&mut self, args: &[&str]) -> std::io::Result<Resp> {
-        let mut request = Vec::new();
-        encode(&mut request, args);
-        self.writer.write_all(&request)?;
-        read_reply(&mut self.reader)
-    }
-
-    fn call(&mut self, args: &[&str]) -> Resp {
-        self.try_call(args)
-            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
-    }
-
-    /// Sends `requests` pipelined, in batches (so neither side's socket buffer can fill
-    /// while the other waits), and returns the replies in order.
-    fn pipeline(&mut self, requests: &[Vec<String>]) -> Vec<Resp> {
-        let mut replies = Vec::with_capacity(requests.len());
-        for batch in requests.chunks(256) {
-            let mut out = Vec::new();
-            for request in batch {
-                let args: Vec<&str> = request.iter().map(String::as_str).collect();
-                encode(&mut out, &args);
-            }
-            self.writer.write_all(&out).unwrap();
-            for _ in batch {
-                replies.push(read_reply(&mut self.reader).unwrap());
-            }
-        }
-        replies
-    }
-}
-
-/// `bloomkit serve` on a data directory, with its standard error collected.
-struct Served {
-    child: Child,
-    addr: String,
-    stderr: Option<JoinHandle<String>>,
-}
-
-impl Served {
-    /// Starts `bloomkit serve --port 0 --dir DIR EXTRA...` and waits until it listens
-    /// (which it says only after recovering the directory).
-    fn start(dir: &Path, extra: &[&str]) -> Served {
-        let mut child = Command::new(cargo_bin!("bloomkit"))
-            .args(["serve", "--port", "0", "--dir"])
-            .arg(dir)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start bloomkit serve");
-        let mut stderr = child.stderr.take().expect("stderr");
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
-        });
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("read the first line");
-        let Some(addr) = line.trim_end().strip_prefix("listening on ") else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "unexpected first line {line:?}; stderr: {}",
-                stderr.join().unwrap()
-            );
-        };
-        Served {
-            addr: addr.to_string(),
-            child,
-            stderr: Some(stderr),
-        }
-    }
-
-    fn client(&self) -> Client {
-        Client::connect(&self.addr)
-    }
-
-    /// Kills the process with SIGKILL (on unix) and returns its standard error.
-    fn kill(mut self) -> String {
-        self.child.kill().expect("kill");
-        self.child.wait().expect("wait");
-        self.stderr.take().unwrap().join().unwrap()
-    }
-
-    /// Sends `SHUTDOWN [args]`, expects a clean exit, and returns its standard error.
-    fn shutdown(mut self, args: &[&str]) -> String {
-        let mut client = self.client();
-        let mut request = vec!["SHUTDOWN"];
-        request.extend(args);
-        let mut out = Vec::new();
-        encode(&mut out, &request);
-        client.writer.write_all(&out).unwrap();
-        let mut rest = Vec::new();
-        let _ = client.reader.read_to_end(&mut rest);
-        let status = self.child.wait().expect("wait");
-        let stderr = self.stderr.take().unwrap().join().unwrap();
-        assert!(status.success(), "{status}; stderr: {stderr}");
-        stderr
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        // A failed assertion must not leave a server running.
-        if self.stderr.is_some() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// Runs `bloomkit serve` on `dir`, expecting it to refuse to start; returns its stderr.
+/// Runs `bloomkit serve` on `dir`, expecting it to refuse to start; returns what its
+/// standard error reports as problems (see [`problems`]).
 fn start_fails(dir: &Path) -> String {
     let output = cargo_bin_cmd!("bloomkit")
         .args(["serve", "--port", "0", "--dir"])
@@ -328,7 +141,7 @@ fn start_fails(dir: &Path) -> String {
         output.status
     );
     assert!(output.stdout.is_empty(), "{:?}", output.stdout);
-    stderr
+    problems(&stderr)
 }
 
 fn log_file(dir: &Path, generation: u64) -> PathBuf {
@@ -780,7 +593,7 @@ fn restart_after_shutdown_keeps_every_filter_answer_figure_and_ttl() {
     assert_eq!(ttls_before[4], -1);
     drop(client);
     let stderr = server.shutdown(&[]);
-    assert_eq!(stderr, "");
+    assert_eq!(problems(&stderr), "", "{stderr}");
     assert!(dir.path().join("dump.bks").is_file(), "SHUTDOWN saves");
 
     // From the snapshot alone.
@@ -909,11 +722,11 @@ fn a_torn_tail_is_cut_with_a_warning_and_everything_before_it_loads() {
     let mut client = server.client();
     assert_same(&answers, &observe(&mut client));
     drop(client);
-    let stderr = server.shutdown(&["NOSAVE"]);
+    let stderr = problems(&server.shutdown(&["NOSAVE"]));
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.starts_with(&format!(
-            "bloomkit serve: {}: dropped {} bytes from byte {intact} on",
+            "{}: dropped {} bytes from byte {intact} on",
             log.display(),
             torn.len()
         )),

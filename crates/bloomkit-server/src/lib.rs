@@ -36,6 +36,10 @@
 //!   flush, after their writes are durable), `--maxclients`, housekeeping and graceful
 //!   shutdown.
 //!
+//! What an operator sees, used by the modules above: [`log`], the log (Redis's line format,
+//! levels, `--logfile`, repeated messages rate-limited); [`lifecycle`], what start-up and
+//! shutdown log.
+//!
 //! [`Value`]: bloomkit_commands::Value
 //! [`Reply`]: bloomkit_commands::Reply
 //!
@@ -68,3 +72,6 @@ pub mod persist;
 pub mod server;
 pub mod session;
 pub mod shared;
+// What the server tells its operator (issue 12 §6).
+pub mod lifecycle;
+pub mod log;

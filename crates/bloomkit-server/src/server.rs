@@ -10,7 +10,7 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bloomkit_commands::Reply;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -21,6 +21,8 @@ use crate::config::Config;
 use crate::connection::{Connection, FLUSH_THRESHOLD};
 use crate::dispatch::execute;
 use crate::keyspace::{Journal, NoJournal, Ticket};
+use crate::lifecycle::{self, DataFiles};
+use crate::log;
 use crate::persist::{Persistence, PersistentJournal};
 use crate::session::Session;
 use crate::shared::{Shared, SnapshotError};
@@ -62,6 +64,7 @@ impl Server {
     ///
     /// When the address cannot be bound (in use, not an address of this machine).
     pub async fn bind(config: Config) -> io::Result<Server> {
+        lifecycle::starting(&config, false);
         Server::bind_with(config, |_| Ok(Arc::new(NoJournal) as Arc<dyn Journal>)).await
     }
 
@@ -94,19 +97,23 @@ impl Server {
     {
         let dir = config.dir.clone();
         let policy = config.appendfsync;
+        lifecycle::starting(&config, true);
         Server::bind_with(config, move |shared| {
+            let started = Instant::now();
+            let files = DataFiles::of(&dir);
             let (persistence, mut recovery) =
                 Persistence::open(&dir, policy).map_err(|e| io::Error::other(e.to_string()))?;
             for warning in recovery.warnings() {
-                eprintln!("bloomkit serve: {warning}");
+                log::warning(warning);
             }
             let keyspace = shared.keyspace();
             for entry in recovery.take_entries() {
                 keyspace.restore(entry.key, entry.expires_at_ms, entry.value);
             }
-            recovery
+            let replayed = recovery
                 .for_each_command(|args| crate::dispatch::replay(shared, &args))
                 .map_err(|e| io::Error::other(e.to_string()))?;
+            lifecycle::loaded(&dir, files, keyspace.len(), replayed, started.elapsed());
             tune(&persistence);
             Ok(Arc::new(PersistentJournal::new(persistence)) as Arc<dyn Journal>)
         })
@@ -175,6 +182,9 @@ impl Server {
         // `drained_rx` wakes: the mini-redis way to wait for tasks to finish.
         let (drained_tx, mut drained_rx) = mpsc::channel::<()>(1);
         let mut requested = shared.shutdown_signal();
+        if let Ok(addr) = listener.local_addr() {
+            lifecycle::ready(addr);
+        }
         let housekeeping = tokio::spawn(housekeeping(Arc::clone(&shared)));
         tokio::select! {
             () = accept_loop(&listener, &shared, &drained_tx) => {}
@@ -184,14 +194,17 @@ impl Server {
         // Stop accepting before draining, so no new client slips in.
         drop(listener);
         drop(drained_tx);
+        let save = shared.shutdown_signal().borrow().unwrap_or(true);
+        lifecycle::stopping(&shared, save);
         if tokio::time::timeout(DRAIN_TIMEOUT, drained_rx.recv())
             .await
             .is_err()
         {
-            eprintln!("bloomkit: some clients did not finish within {DRAIN_TIMEOUT:?}; shutting down anyway");
+            log::warning(format_args!(
+                "some clients did not finish within {DRAIN_TIMEOUT:?}; shutting down anyway"
+            ));
         }
         housekeeping.abort();
-        let save = shared.shutdown_signal().borrow().unwrap_or(true);
         if let Some(journal) = shared.keyspace().journal().cloned() {
             let synced = tokio::task::spawn_blocking(move || journal.sync())
                 .await
@@ -206,6 +219,7 @@ impl Server {
             }
         }
         if save {
+            let started = Instant::now();
             loop {
                 match shared.snapshot().await {
                     // A BGSAVE is running: wait for it, then take ours, which includes
@@ -219,10 +233,13 @@ impl Server {
                             None => "the log still holds every write".to_string(),
                             Some(why) => format!("nor could the log be written ({why})"),
                         };
-                        eprintln!("bloomkit: final snapshot failed ({e}); {log}");
+                        log::warning(format_args!("final snapshot failed ({e}); {log}"));
                         break;
                     }
-                    Ok(()) => break,
+                    Ok(()) => {
+                        lifecycle::saved(&shared, started.elapsed());
+                        break;
+                    }
                 }
             }
         }
@@ -233,6 +250,7 @@ impl Server {
                 .await
                 .map_err(io::Error::other)??;
         }
+        lifecycle::stopped();
         Ok(())
     }
 }
@@ -250,7 +268,7 @@ async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mps
             Err(e) => {
                 // EMFILE and friends pass when other clients leave; retrying at once
                 // would spin.
-                eprintln!("bloomkit: accept failed: {e}");
+                log::warn_limited("accept", || format!("accept failed: {e}"));
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(1));
                 continue;

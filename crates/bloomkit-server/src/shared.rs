@@ -7,7 +7,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bloomkit_commands::Defaults;
@@ -15,6 +15,7 @@ use tokio::sync::watch;
 
 use crate::config::{Config, Settings};
 use crate::keyspace::{now_ms, Keyspace};
+use crate::log;
 
 /// Counters for `INFO clients` and `INFO stats`.
 #[derive(Debug, Default)]
@@ -114,6 +115,8 @@ pub struct Shared {
     /// broadcast: a connection that subscribes after the request still sees it, and the
     /// value carries whether to take the final snapshot.
     shutdown: watch::Sender<Option<bool>>,
+    /// Why shutdown was asked for, for the log.
+    shutdown_reason: Mutex<Option<String>>,
 }
 
 impl Shared {
@@ -132,8 +135,32 @@ impl Shared {
             last_save_unix: AtomicU64::new(now_ms() / 1000),
             last_save_ok: AtomicBool::new(true),
             shutdown: watch::channel(None).0,
+            shutdown_reason: Mutex::new(None),
             config,
         }
+    }
+
+    /// Asks the server to shut down as [`Shared::request_shutdown`] does, saying why (for
+    /// the log); the first reason given is kept.
+    pub fn request_shutdown_because(&self, save: bool, reason: impl Into<String>) {
+        {
+            let mut kept = self
+                .shutdown_reason
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if kept.is_none() {
+                *kept = Some(reason.into());
+            }
+        }
+        self.request_shutdown(save);
+    }
+
+    /// Why shutdown was asked for, if a reason was given.
+    pub fn shutdown_reason(&self) -> Option<String> {
+        self.shutdown_reason
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The start-up options.
@@ -222,7 +249,9 @@ impl Shared {
         let shared = Arc::clone(self);
         tokio::spawn(async move {
             if let Err(e) = shared.run_claimed_snapshot().await {
-                eprintln!("bloomkit: background snapshot failed: {e}");
+                log::warn_limited("background snapshot", || {
+                    format!("background snapshot failed: {e}")
+                });
             }
         });
         true

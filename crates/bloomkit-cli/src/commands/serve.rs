@@ -1,11 +1,22 @@
 //! `bloomkit serve`: the RedisBloom-compatible server, in the foreground.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use bloomkit_server::config::Config;
+use bloomkit_server::log::{self, Level};
 use bloomkit_server::server::Server;
 
 use crate::error::{Context, Error, Result};
+
+/// `--loglevel` and `--logfile`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogOptions {
+    /// The least important level written.
+    pub level: String,
+    /// The file to log to; standard error without one.
+    pub file: Option<PathBuf>,
+}
 
 /// Starts a multi-threaded runtime, binds the server, prints `listening on ADDR` (the
 /// real port when `--port 0`, so scripts and tests can find it) and serves until SIGINT
@@ -14,7 +25,12 @@ use crate::error::{Context, Error, Result};
 /// # Errors
 ///
 /// When the address cannot be bound, or the log cannot be synced at shutdown.
-pub fn run(config: Config, threads: Option<usize>) -> Result<()> {
+pub fn run(config: Config, threads: Option<usize>, logging: &LogOptions) -> Result<()> {
+    let level: Level = logging
+        .level
+        .parse()
+        .map_err(|e: log::ParseLevelError| Error::Message(e.to_string()))?;
+    log::init(level, logging.file.as_deref()).map_err(|e| Error::Message(e.to_string()))?;
     // Before the first filter is allocated: a setting of the allocator only, so whether it
     // took changes nothing but memory use.
     crate::malloc::fix_mmap_threshold();
@@ -45,7 +61,7 @@ pub fn run(config: Config, threads: Option<usize>) -> Result<()> {
     })
 }
 
-/// Completes on SIGINT or SIGTERM (on Windows, Ctrl-C).
+/// Completes on SIGINT or SIGTERM (on Windows, Ctrl-C), logging which.
 async fn terminated() {
     #[cfg(unix)]
     {
@@ -53,8 +69,8 @@ async fn terminated() {
         match signal(SignalKind::terminate()) {
             Ok(mut term) => {
                 tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => log::notice("Received SIGINT, scheduling shutdown"),
+                    _ = term.recv() => log::notice("Received SIGTERM, scheduling shutdown"),
                 }
             }
             // Without a SIGTERM handler, Ctrl-C (and SHUTDOWN) still stop the server.

@@ -9,6 +9,7 @@
 pub mod support;
 
 mod explorer;
+pub mod served;
 #[allow(unused_imports)] // each test binary uses its own share
 pub use explorer::{start_explorer, Explorer};
 

@@ -381,7 +381,7 @@ pub fn shutdown(shared: &Shared, args: &[Bytes]) -> Result<(), Reply> {
     if save && nosave {
         return Err(syntax_error());
     }
-    shared.request_shutdown(!nosave);
+    shared.request_shutdown_because(!nosave, "SHUTDOWN from a client");
     Ok(())
 }
 

@@ -194,10 +194,10 @@ impl Shared {
     /// Stops the log for good (called with its mutex held) and wakes every waiter.
     pub(crate) fn halt(&self, log: &mut LogState, failure: Failure) {
         if log.halted.is_none() {
-            eprintln!(
-                "bloomkit serve: {}; writes are refused until the server is restarted",
+            crate::log::warning(format_args!(
+                "{}; writes are refused until the server is restarted",
                 failure.detail
-            );
+            ));
             self.sync.fail(failure.held_back(false));
             log.halted = Some(failure);
         }
@@ -217,11 +217,13 @@ impl Shared {
         match self.write_pending(log) {
             WriteOutcome::Written => Ok(()),
             WriteOutcome::Failed(failure) => {
-                eprintln!(
-                    "bloomkit serve: {}; write commands are refused (MISCONF) until the log can \
-                     be written again, retried every second",
-                    failure.detail
-                );
+                crate::log::warn_limited("log write failed", || {
+                    format!(
+                        "{}; write commands are refused (MISCONF) until the log can be written \
+                         again, retried every second",
+                        failure.detail
+                    )
+                });
                 log.write_error = Some(failure.clone());
                 self.health.store(WRITE_FAILED, Ordering::Release);
                 Err(failure)
@@ -245,12 +247,12 @@ impl Shared {
             WriteOutcome::Written => {
                 log.write_error = None;
                 self.health.store(HEALTHY, Ordering::Release);
-                eprintln!(
-                    "bloomkit serve: the append-only log can be written again; write commands are \
-                     accepted again (the log now ends at byte {} of {})",
+                crate::log::warning(format_args!(
+                    "the append-only log can be written again; write commands are accepted \
+                     again (the log now ends at byte {} of {})",
                     log.file_len,
                     self.log_path(log.generation).display()
-                );
+                ));
                 true
             }
             // Still failing: the cause may have changed (a full disk, then a read-only one).

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::error::Result;
 use crate::kinds::Kind;
@@ -329,6 +329,10 @@ Examples:
         /// keys run in parallel; on a machine shared with the clients, fewer can be faster
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
         threads: Option<u16>,
+        /// A redis.conf-style file of these options and what CONFIG SET reaches (flags given
+        /// here win over it); CONFIG REWRITE writes the running values back into it
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
         /// The least important messages logged: debug, verbose, notice, warning or nothing
         #[arg(long, value_name = "LEVEL", default_value = "notice",
               value_parser = ["debug", "verbose", "notice", "warning", "nothing"])]
@@ -523,11 +527,14 @@ impl From<Status> for ExitCode {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches).map(|cli| (cli, matches)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => return usage_error(&e).into(),
     };
-    match run(cli.command) {
+    match run(cli.command, &matches) {
         Ok(status) => status.into(),
         // Whoever read our output closed it early (`| head`): they have what they wanted.
         Err(e) if e.is_broken_pipe() => Status::Success.into(),
@@ -604,8 +611,8 @@ fn one_line(rendered: &str) -> String {
     text
 }
 
-/// Runs one subcommand.
-fn run(command: Command) -> Result<Status> {
+/// Runs one subcommand; `matches` tells which flags were given on the command line.
+fn run(command: Command, matches: &ArgMatches) -> Result<Status> {
     match command {
         Command::Size { items, rate } => commands::size::run(items, rate.fp_rate)?,
         Command::Build {
@@ -656,9 +663,15 @@ fn run(command: Command) -> Result<Status> {
             maxmemory,
             maxclients,
             threads,
+            config,
             loglevel,
             logfile,
         } => {
+            let flags = matches.subcommand_matches("serve");
+            let given = |id: &str| {
+                flags.and_then(|m| m.value_source(id))
+                    == Some(clap::parser::ValueSource::CommandLine)
+            };
             let server = bloomkit_server::config::Config {
                 bind,
                 port,
@@ -672,11 +685,13 @@ fn run(command: Command) -> Result<Status> {
                 requirepass,
                 maxmemory,
                 maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
+                config_file: None,
             };
             let log = commands::serve::LogOptions {
                 level: loglevel,
                 file: logfile,
             };
+            let (server, log) = commands::serve::with_config_file(server, log, config, given)?;
             commands::serve::run(server, threads.map(usize::from), &log)?
         }
         Command::Explore { port } => commands::explore::run(port)?,

@@ -15,6 +15,9 @@ use bytes::Bytes;
 
 use crate::glob;
 use crate::keyspace::Keyspace;
+use crate::options::{self, Options, OPTIONS};
+
+pub use crate::options::parse_memory;
 
 /// When the append-only log is synced to disk (`--appendfsync`): the persistence layer's
 /// policy, under the name of the Redis option.
@@ -38,6 +41,9 @@ pub struct Config {
     pub maxmemory: u64,
     /// Most clients connected at once (`--maxclients`).
     pub maxclients: usize,
+    /// The configuration file the server was started with (`--config`), which `CONFIG
+    /// REWRITE` writes back; `None` for none.
+    pub config_file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -50,33 +56,9 @@ impl Default for Config {
             requirepass: None,
             maxmemory: 0,
             maxclients: 10_000,
+            config_file: None,
         }
     }
-}
-
-/// Parses a memory size as Redis does (`CONFIG SET maxmemory`, `--maxmemory`): a number of
-/// bytes, optionally followed by `k`/`m`/`g` (powers of 1000) or `kb`/`mb`/`gb` (powers of
-/// 1024), in any case. `None` for anything else, or an overflow.
-pub fn parse_memory(text: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(text).ok()?.to_ascii_lowercase();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (digits, unit) = text.split_at(split);
-    let multiplier: u64 = match unit {
-        "" | "b" => 1,
-        "k" => 1_000,
-        "kb" => 1 << 10,
-        "m" => 1_000_000,
-        "mb" => 1 << 20,
-        "g" => 1_000_000_000,
-        "gb" => 1 << 30,
-        _ => return None,
-    };
-    if digits.is_empty() {
-        return None;
-    }
-    digits.parse::<u64>().ok()?.checked_mul(multiplier)
 }
 
 /// What `CONFIG SET` may change while the server runs.
@@ -89,6 +71,8 @@ pub struct Settings {
     /// ([`DefaultsCache`]) and check one never-written atomic per command instead of
     /// taking a lock every core contends for.
     generation: AtomicU64,
+    /// The server's run-time options ([`crate::options`]).
+    options: Options,
 }
 
 impl Default for Settings {
@@ -112,7 +96,13 @@ impl Settings {
         Settings {
             defaults: RwLock::new(defaults),
             generation: AtomicU64::new(1),
+            options: Options::default(),
         }
+    }
+
+    /// The run-time options beyond the filter defaults and `maxmemory`.
+    pub fn options(&self) -> &Options {
+        &self.options
     }
 
     /// The current defaults, through `cache`: a copy is taken only when they changed
@@ -147,8 +137,12 @@ impl Settings {
         let host = HOST_PARAMETERS
             .iter()
             .map(|param| (param.name, (param.get)(config, keyspace)));
+        let ops = OPTIONS
+            .iter()
+            .map(|row| (row.name, (row.get)(&self.options, keyspace)));
         let pairs = filters
             .chain(host)
+            .chain(ops)
             .filter(|(name, _)| {
                 patterns
                     .iter()
@@ -165,6 +159,7 @@ impl Settings {
         // Validate every pair against a copy, then apply the copy at once.
         let mut defaults = self.defaults();
         let mut maxmemory = None;
+        let mut ops = Vec::new();
         for (i, pair) in pairs.chunks(2).enumerate() {
             let [name, value] = pair else {
                 return Err(wrong_arity("config|set"));
@@ -174,7 +169,8 @@ impl Settings {
             let host = HOST_PARAMETERS
                 .iter()
                 .find(|p| p.name.as_bytes().eq_ignore_ascii_case(name));
-            if filter.is_none() && host.is_none() {
+            let op = options::option(name);
+            if filter.is_none() && host.is_none() && op.is_none() {
                 return Err(Reply::Error(format!(
                     "ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"
                 )));
@@ -194,6 +190,14 @@ impl Settings {
                     "ERR CONFIG SET failed (possibly related to argument '{shown}') - {why}"
                 ))
             };
+            if let Some(row) = op {
+                let check = row
+                    .check
+                    .ok_or_else(|| failed("can't set immutable config"))?;
+                check(value).map_err(|why| failed(&why))?;
+                ops.push((row, value));
+                continue;
+            }
             match (filter, host.map(|p| p.set)) {
                 (Some(param), _) => param
                     .set(&mut defaults, value)
@@ -214,6 +218,9 @@ impl Settings {
         self.generation.fetch_add(1, Ordering::Release);
         if let Some(bytes) = maxmemory {
             keyspace.set_maxmemory(bytes);
+        }
+        for (row, value) in ops {
+            (row.apply)(&self.options, keyspace, value);
         }
         Ok(())
     }
@@ -243,12 +250,6 @@ const HOST_PARAMETERS: &[HostParameter] = &[
         name: "maxmemory",
         get: |_, k| k.maxmemory().to_string(),
         set: Setter::Maxmemory,
-    },
-    HostParameter {
-        name: "maxmemory-policy",
-        // Nothing is ever evicted: a filter is not a cache entry.
-        get: |_, _| "noeviction".to_string(),
-        set: Setter::Immutable,
     },
     HostParameter {
         name: "maxclients",

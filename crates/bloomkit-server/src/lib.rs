@@ -38,7 +38,10 @@
 //!
 //! What an operator sees, used by the modules above: [`log`], the log (Redis's line format,
 //! levels, `--logfile`, repeated messages rate-limited); [`lifecycle`], what start-up and
-//! shutdown log.
+//! shutdown log; [`options`], the run-time options beyond the filter defaults (client
+//! buffer limits, the slow log, `maxmemory-policy`, `loglevel`), one table for `CONFIG
+//! GET/SET`, the config file and `CONFIG REWRITE`; [`config_file`], `--config FILE` and
+//! `CONFIG REWRITE`.
 //!
 //! [`Value`]: bloomkit_commands::Value
 //! [`Reply`]: bloomkit_commands::Reply
@@ -73,5 +76,7 @@ pub mod server;
 pub mod session;
 pub mod shared;
 // What the server tells its operator (issue 12 §6).
+pub mod config_file;
 pub mod lifecycle;
 pub mod log;
+pub mod options;

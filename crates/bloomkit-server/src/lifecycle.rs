@@ -20,6 +20,9 @@ pub fn starting(config: &Config, persistent: bool) {
         env!("CARGO_PKG_VERSION"),
         std::process::id()
     ));
+    if let Some(path) = &config.config_file {
+        log::notice(format_args!("Configuration loaded from {}", path.display()));
+    }
     let persistence = if persistent {
         format!(
             "data directory {}, appendfsync {}",

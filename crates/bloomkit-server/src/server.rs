@@ -18,6 +18,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use crate::config::Config;
+use crate::config_file::ConfigFile;
 use crate::connection::{Connection, FLUSH_THRESHOLD};
 use crate::dispatch::execute;
 use crate::keyspace::{Journal, NoJournal, Ticket};
@@ -146,6 +147,12 @@ impl Server {
             })?;
         let port = listener.local_addr()?.port();
         let shared = Arc::new(Shared::new(config, port));
+        // The file's run-time options (the start-up ones are in `config` already).
+        if let Some(path) = &shared.config().config_file {
+            ConfigFile::read(path)
+                .and_then(|file| file.apply_settings(shared.settings(), shared.keyspace()))
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        }
         let loading = Arc::clone(&shared);
         let journal = tokio::task::spawn_blocking(move || open(&loading))
             .await

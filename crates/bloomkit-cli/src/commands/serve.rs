@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use bloomkit_server::config::Config;
+use bloomkit_server::config_file::ConfigFile;
 use bloomkit_server::log::{self, Level};
 use bloomkit_server::server::Server;
 
@@ -16,6 +17,35 @@ pub struct LogOptions {
     pub level: String,
     /// The file to log to; standard error without one.
     pub file: Option<PathBuf>,
+}
+
+/// Reads `--config FILE` (if given) into `config` and `log`, where `given` says the
+/// command line did not set the option already (a flag wins over the file).
+///
+/// # Errors
+///
+/// When the file cannot be read or a line of it is wrong (the message names the line).
+pub fn with_config_file(
+    mut config: Config,
+    mut log: LogOptions,
+    path: Option<PathBuf>,
+    given: impl Fn(&str) -> bool,
+) -> Result<(Config, LogOptions)> {
+    let Some(path) = path else {
+        return Ok((config, log));
+    };
+    let file = ConfigFile::read(&path).map_err(|e| Error::Message(e.to_string()))?;
+    file.apply_startup(&mut config, &given)
+        .map_err(|e| Error::Message(e.to_string()))?;
+    if let Some(level) = file.last("loglevel").filter(|_| !given("loglevel")) {
+        log.level = level.value();
+    }
+    if let Some(logfile) = file.last("logfile").filter(|_| !given("logfile")) {
+        let value = logfile.value();
+        log.file = (!value.is_empty()).then(|| PathBuf::from(value));
+    }
+    config.config_file = Some(path);
+    Ok((config, log))
 }
 
 /// Starts a multi-threaded runtime, binds the server, prints `listening on ADDR` (the

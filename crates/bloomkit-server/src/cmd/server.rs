@@ -156,6 +156,7 @@ pub fn config(shared: &Shared, spec: &CommandSpec, args: &[Bytes]) -> Reply {
             Ok(()) => Reply::Ok,
             Err(reply) => reply,
         },
+        "config|rewrite" => crate::config_file::rewrite(shared),
         "config|help" => help(
             "CONFIG",
             &[
@@ -163,6 +164,8 @@ pub fn config(shared: &Shared, spec: &CommandSpec, args: &[Bytes]) -> Reply {
                 "    Return parameters matching the glob-like <pattern> and their values.",
                 "SET <directive> <value>",
                 "    Set the configuration <directive> to <value>.",
+                "REWRITE",
+                "    Rewrite the configuration file.",
             ],
         ),
         _ => unknown_subcommand("config", &args[1]),

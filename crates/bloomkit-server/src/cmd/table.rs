@@ -128,6 +128,7 @@ pub static GENERIC: &[GenericSpec] = &[
         plain("config|get", -3, &[Admin, Noscript, Loading, Stale], ADMIN, SERVER, "Returns the effective values of configuration parameters.", "2.0.0"),
         plain("config|set", -4, &[Admin, Noscript, Loading, Stale], ADMIN, SERVER, "Sets configuration parameters in-flight.", "2.0.0"),
         plain("config|help", 2, &[Loading, Stale], &["@slow"], SERVER, "Returns helpful text about the different subcommands.", "5.0.0"),
+        plain("config|rewrite", 2, &[Admin, Noscript, Loading, Stale], ADMIN, SERVER, "Persists the effective configuration to file.", "2.8.0"),
     ]), |c| Executed::reply(server::config(c.shared, c.spec, c.args))),
     generic_row(plain("info", -1, &[Loading, Stale], &["@slow", "@dangerous"], SERVER, "Returns information and statistics about the server.", "1.0.0"), |c| Executed::reply(server::info(c.shared, c.args))),
     generic_row(plain("dbsize", 1, &[Readonly, Fast], READ_FAST, SERVER, "Returns the number of keys in the database.", "1.0.0"), |c| Executed::reply(keys::dbsize(c.shared.keyspace()))),

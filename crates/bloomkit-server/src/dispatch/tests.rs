@@ -484,7 +484,11 @@ fn config_get_and_set_reach_the_defaults_and_maxmemory() {
     );
     assert_eq!(
         call(&shared, &mut s, &["CONFIG", "REWRITE"]),
-        err("ERR unknown subcommand 'REWRITE'. Try CONFIG HELP.")
+        err("ERR The server is running without a config file")
+    );
+    assert_eq!(
+        call(&shared, &mut s, &["CONFIG", "RESETALL"]),
+        err("ERR unknown subcommand 'RESETALL'. Try CONFIG HELP.")
     );
 }
 

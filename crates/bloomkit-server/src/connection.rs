@@ -13,7 +13,8 @@ use bloomkit_commands::{Protocol, Reply};
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::frame::{Parser, ProtocolError};
+use crate::clients::Buffers;
+use crate::frame::{Admission, Frame, Parser, ProtocolError};
 
 /// Past this many bytes of encoded replies, the server should flush even while requests
 /// remain buffered, so that a long pipeline does not grow the output without bound.
@@ -58,6 +59,9 @@ pub struct Connection<S> {
     stream: S,
     input: BytesMut,
     output: Vec<u8>,
+    /// Bytes at the front of `output` already written by a flush that has not finished
+    /// (it was cancelled, or is waiting for the socket).
+    sent: usize,
     parser: Parser,
     protocol: Protocol,
 }
@@ -69,6 +73,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             stream,
             input: BytesMut::with_capacity(16 * 1024),
             output: Vec::with_capacity(16 * 1024),
+            sent: 0,
             parser: Parser::new(),
             protocol: Protocol::Resp2,
         }
@@ -103,6 +108,34 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.parser.parse(&mut self.input)
     }
 
+    /// The next request already in the read buffer, asking `admission` before a request
+    /// holds more of the buffer; a request it refused comes out as [`Frame::Refused`].
+    ///
+    /// # Errors
+    ///
+    /// [`ProtocolError`] for a malformed request, or one `admission` closes.
+    pub fn next_frame(
+        &mut self,
+        admission: &mut dyn Admission,
+    ) -> Result<Option<Frame>, ProtocolError> {
+        self.parser.parse_admitted(&mut self.input, admission)
+    }
+
+    /// Whether a request is half-read.
+    pub fn in_request(&self) -> bool {
+        !self.parser.is_idle()
+    }
+
+    /// The sizes of the buffers, for `CLIENT LIST` and the memory limits.
+    pub fn buffers(&self) -> Buffers {
+        Buffers {
+            input_len: self.input.len(),
+            input_capacity: self.input.capacity(),
+            output_len: self.output_unsent(),
+            output_capacity: self.output.capacity(),
+        }
+    }
+
     /// Reads more bytes into the buffer: `Ok(false)` on a clean end of stream.
     ///
     /// # Errors
@@ -127,9 +160,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         reply.encode(self.protocol, &mut self.output);
     }
 
-    /// Bytes of encoded replies not yet sent.
+    /// Bytes of encoded replies not yet sent, counted from the last completed flush (the
+    /// offsets [`Connection::replace_unsent`] takes).
     pub fn pending_output(&self) -> usize {
         self.output.len()
+    }
+
+    /// Bytes of encoded replies not yet written to the socket.
+    pub fn output_unsent(&self) -> usize {
+        self.output.len() - self.sent
     }
 
     /// Replaces some of the replies not yet sent. `starts` are where each unsent reply
@@ -159,16 +198,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.output = out;
     }
 
-    /// Sends every buffered reply.
+    /// Sends every buffered reply. Cancel-safe: dropped before it completes, it has sent
+    /// a part of the output and the next call sends the rest.
     ///
     /// # Errors
     ///
     /// A socket error.
     pub async fn flush(&mut self) -> io::Result<()> {
         if !self.output.is_empty() {
-            self.stream.write_all(&self.output).await?;
+            while self.sent < self.output.len() {
+                let written = self.stream.write(&self.output[self.sent..]).await?;
+                if written == 0 {
+                    return Err(io::ErrorKind::WriteZero.into());
+                }
+                self.sent += written;
+            }
             self.stream.flush().await?;
             self.output.clear();
+            self.sent = 0;
             // A one-off huge reply should not pin its buffer for the connection's lifetime.
             if self.output.capacity() > 1024 * 1024 {
                 self.output.shrink_to(16 * 1024);

@@ -36,12 +36,19 @@
 //!   flush, after their writes are durable), `--maxclients`, housekeeping and graceful
 //!   shutdown.
 //!
-//! What an operator sees, used by the modules above: [`log`], the log (Redis's line format,
-//! levels, `--logfile`, repeated messages rate-limited); [`lifecycle`], what start-up and
-//! shutdown log; [`options`], the run-time options beyond the filter defaults (client
-//! buffer limits, the slow log, `maxmemory-policy`, `loglevel`), one table for `CONFIG
-//! GET/SET`, the config file and `CONFIG REWRITE`; [`config_file`], `--config FILE` and
-//! `CONFIG REWRITE`.
+//! What an operator sees and what bounds memory, used by the modules above:
+//!
+//! * [`log`]: the log (Redis's line format, levels, `--logfile`, repeated messages
+//!   rate-limited); [`lifecycle`]: what start-up and shutdown log.
+//! * [`options`]: the run-time options beyond the filter defaults (client buffer limits,
+//!   the slow log, `maxmemory-policy`, `loglevel`), one table for `CONFIG GET/SET`, the
+//!   config file and `CONFIG REWRITE`; [`config_file`]: `--config FILE` and `CONFIG REWRITE`.
+//! * [`clients`]: every connected client as `CLIENT LIST/KILL` and `INFO clients` see it;
+//!   [`client_handle`]: one connection's registration, the admission of its requests
+//!   (`client-query-buffer-limit`, `maxmemory`), its output limits and backpressure.
+//! * [`commandstats`]: `INFO commandstats`/`errorstats`; [`slowlog`]: `SLOWLOG`.
+//! * In [`keyspace`]: the clients' memory beside the values', `maxmemory-policy` eviction,
+//!   per-key access stamps, and the flagged filters of `INFO filters`.
 //!
 //! [`Value`]: bloomkit_commands::Value
 //! [`Reply`]: bloomkit_commands::Reply
@@ -75,8 +82,13 @@ pub mod persist;
 pub mod server;
 pub mod session;
 pub mod shared;
-// What the server tells its operator (issue 12 §6).
+// The operator's view and the memory ceiling (issue 12 §4, §6): logging, options, the
+// client registry and what each connection does to stay within its limits.
+pub mod client_handle;
+pub mod clients;
+pub mod commandstats;
 pub mod config_file;
 pub mod lifecycle;
 pub mod log;
 pub mod options;
+pub mod slowlog;

@@ -17,10 +17,12 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use crate::client_handle::{ClientHandle, Peer};
 use crate::config::Config;
 use crate::config_file::ConfigFile;
 use crate::connection::{Connection, FLUSH_THRESHOLD};
 use crate::dispatch::execute;
+use crate::frame::Frame;
 use crate::keyspace::{Journal, NoJournal, Ticket};
 use crate::lifecycle::{self, DataFiles};
 use crate::log;
@@ -295,16 +297,31 @@ async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mps
         }
         // Replies are flushed whole, once per batch: Nagle's delay would only add latency.
         let _ = socket.set_nodelay(true);
+        let peer = peer_of(&socket);
         let client = ClientGuard::new(Arc::clone(shared));
         let drained = drained.clone();
         tokio::spawn(async move {
             let shared = Arc::clone(&client.shared);
-            serve_client(&shared, Connection::new(socket)).await;
+            serve_client(&shared, Connection::new(socket), peer).await;
             // The server's state first, then the signal that this client is done.
             drop(shared);
             drop(client);
             drop(drained);
         });
+    }
+}
+
+/// Where a socket connects, as `CLIENT LIST` shows it.
+fn peer_of(socket: &tokio::net::TcpStream) -> Peer {
+    let address = |addr: io::Result<SocketAddr>| addr.map(|a| a.to_string()).unwrap_or_default();
+    #[cfg(unix)]
+    let fd = i64::from(std::os::fd::AsRawFd::as_raw_fd(socket));
+    #[cfg(not(unix))]
+    let fd = -1;
+    Peer {
+        addr: address(socket.peer_addr()),
+        laddr: address(socket.local_addr()),
+        fd,
     }
 }
 
@@ -334,11 +351,12 @@ impl Drop for ClientGuard {
 /// in one flush. So a pipeline of a thousand commands costs one `write` and, with
 /// `appendfsync always`, one `fsync`, and no reply ever leaves before its write is as
 /// durable as promised.
-async fn serve_client<S>(shared: &Arc<Shared>, mut conn: Connection<S>)
+async fn serve_client<S>(shared: &Arc<Shared>, mut conn: Connection<S>, peer: Peer)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let mut session = Session::new(shared);
+    let mut client = ClientHandle::register(shared, session.id, peer);
     let mut shutdown = shared.shutdown_signal();
     let mut ticket = None;
     // Where each reply not yet sent starts in the output, and what it waits for.
@@ -347,8 +365,13 @@ where
     loop {
         // Run everything already buffered, without touching the socket.
         loop {
-            let request = match conn.next_buffered() {
-                Ok(Some(request)) => request,
+            let request = match client.next_frame(&mut conn) {
+                Ok(Some(Frame::Request(request))) => request,
+                Ok(Some(Frame::Refused(text))) => {
+                    unsent.push((conn.pending_output(), None));
+                    client.refuse(&mut conn, text);
+                    continue;
+                }
                 Ok(None) => break,
                 Err(error) => {
                     shared.stats().count_commands(commands);
@@ -359,42 +382,49 @@ where
                     return;
                 }
             };
+            let started = Instant::now();
             let executed = execute(shared, &mut session, &request).await;
+            let took = started.elapsed();
             commands += 1;
             conn.set_protocol(session.protocol);
-            if let Some(reply) = &executed.reply {
+            if executed.reply.is_some() {
                 unsent.push((conn.pending_output(), executed.ticket));
-                conn.write_reply(reply);
             }
+            client.finish(&mut conn, &request, took, executed.reply.as_ref(), &session);
             ticket = ticket.max(executed.ticket);
-            if executed.close {
+            // Neither the request nor its reply (now encoded) is kept while replies wait.
+            drop(request);
+            let close = executed.close;
+            drop(executed);
+            if close || !client.output_within_limits(&conn) || client.is_killed() {
                 shared.stats().count_commands(commands);
-                settle(shared, &mut conn, &mut ticket, &mut unsent).await;
-                let _ = conn.flush().await;
+                client.end_batch(&conn, &session);
+                if close {
+                    settle(shared, &mut conn, &mut ticket, &mut unsent).await;
+                    let _ = client.flush(&mut conn).await;
+                }
                 return;
             }
-            // A very long pipeline sends its replies in parts rather than buffer them all.
+            // A very long pipeline sends its replies in parts rather than buffer them all,
+            // and reads no more of the client's requests until they are sent.
             if conn.pending_output() >= FLUSH_THRESHOLD {
                 settle(shared, &mut conn, &mut ticket, &mut unsent).await;
-                if conn.flush().await.is_err() {
+                if !client.flush(&mut conn).await {
                     return;
                 }
             }
         }
         join_the_next_log_write(shared, ticket, commands).await;
         shared.stats().count_commands(std::mem::take(&mut commands));
+        client.end_batch(&conn, &session);
         settle(shared, &mut conn, &mut ticket, &mut unsent).await;
-        if conn.flush().await.is_err() {
+        if !client.flush(&mut conn).await {
             return;
         }
         // Wait for more bytes, or for shutdown: an idle client is closed at once, one in
         // the middle of a command finishes it first (we only get here between commands).
-        tokio::select! {
-            more = conn.fill() => match more {
-                Ok(true) => {}
-                Ok(false) | Err(_) => return,
-            },
-            _ = shutdown.wait_for(Option::is_some) => return,
+        if !client.wait_input(&mut conn, &mut shutdown).await {
+            return;
         }
     }
 }

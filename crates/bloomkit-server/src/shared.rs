@@ -13,9 +13,12 @@ use std::time::{Duration, Instant};
 use bloomkit_commands::Defaults;
 use tokio::sync::watch;
 
+use crate::clients::Clients;
+use crate::commandstats::CommandStats;
 use crate::config::{Config, Settings};
 use crate::keyspace::{now_ms, Keyspace};
 use crate::log;
+use crate::slowlog::SlowLog;
 
 /// Counters for `INFO clients` and `INFO stats`.
 #[derive(Debug, Default)]
@@ -117,6 +120,12 @@ pub struct Shared {
     shutdown: watch::Sender<Option<bool>>,
     /// Why shutdown was asked for, for the log.
     shutdown_reason: Mutex<Option<String>>,
+    /// Every connected client (`CLIENT LIST`, `CLIENT KILL`).
+    clients: Clients,
+    /// `INFO commandstats` and `errorstats`.
+    command_stats: CommandStats,
+    /// `SLOWLOG`.
+    slowlog: SlowLog,
 }
 
 impl Shared {
@@ -136,8 +145,26 @@ impl Shared {
             last_save_ok: AtomicBool::new(true),
             shutdown: watch::channel(None).0,
             shutdown_reason: Mutex::new(None),
+            clients: Clients::default(),
+            command_stats: CommandStats::default(),
+            slowlog: SlowLog::default(),
             config,
         }
+    }
+
+    /// Every connected client.
+    pub fn clients(&self) -> &Clients {
+        &self.clients
+    }
+
+    /// The per-command and per-error counters.
+    pub fn command_stats(&self) -> &CommandStats {
+        &self.command_stats
+    }
+
+    /// The slow log.
+    pub fn slowlog(&self) -> &SlowLog {
+        &self.slowlog
     }
 
     /// Asks the server to shut down as [`Shared::request_shutdown`] does, saying why (for

@@ -496,8 +496,8 @@ async fn unknown_commands_leave_the_connection_open() {
     )
     .await;
     c.roundtrip(
-        &resp(&["CLIENT", "KILL"]),
-        b"-ERR unknown subcommand 'KILL'. Try CLIENT HELP.\r\n",
+        &resp(&["CLIENT", "NOSUCH"]),
+        b"-ERR unknown subcommand 'NOSUCH'. Try CLIENT HELP.\r\n",
     )
     .await;
     c.roundtrip(&resp(&["PING"]), b"+PONG\r\n").await;

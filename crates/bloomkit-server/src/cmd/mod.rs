@@ -1,6 +1,7 @@
 //! The generic commands, one file per group: [`connection`] (`PING`, `HELLO`, `AUTH`,
-//! `CLIENT`...), [`keys`] (`DEL`, `EXPIRE`, `SCAN`...) and [`server`] (`COMMAND`, `CONFIG`,
-//! `INFO`, `SAVE`, `SHUTDOWN`); and [`table`], every command the server answers, generic
+//! `CLIENT`...), [`keys`] (`DEL`, `EXPIRE`, `SCAN`...), [`server`] (`COMMAND`, `CONFIG`,
+//! `INFO`, `SAVE`, `SHUTDOWN`), [`client`] (`CLIENT LIST|INFO|KILL`), [`slowlog`] and
+//! [`memory`] (`MEMORY USAGE`); and [`table`], every command the server answers, generic
 //! rows with their handlers beside the command layer's `BF.*`/`CF.*` rows.
 //!
 //! A generic command sees the server's [`Shared`] state and the client's [`Session`]; the
@@ -10,6 +11,10 @@ pub mod connection;
 pub mod keys;
 pub mod server;
 pub mod table;
+// The operator's view (issue 12 §6).
+pub mod client;
+pub mod memory;
+pub mod slowlog;
 
 use std::sync::Arc;
 

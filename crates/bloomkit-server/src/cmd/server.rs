@@ -181,18 +181,31 @@ const SECTIONS: &[&str] = &[
     "memory",
     "persistence",
     "stats",
+    "commandstats",
+    "errorstats",
+    "filters",
     "keyspace",
 ];
 
-/// `INFO [section...]`: `server`, `clients`, `memory`, `persistence`, `stats`, `keyspace`,
-/// or `all`/`everything`/`default` for all of them (the default).
+/// Sections only `INFO all`/`everything` (or their name) print, as Redis leaves
+/// `commandstats` out of the default.
+const NOT_DEFAULT: &[&str] = &["commandstats"];
+
+/// `INFO [section...]`: `server`, `clients`, `memory`, `persistence`, `stats`,
+/// `commandstats`, `errorstats`, `filters`, `keyspace`; `default` (or none) for all but
+/// `commandstats`, `all`/`everything` for all of them.
 pub fn info(shared: &Shared, args: &[Bytes]) -> Reply {
-    let wanted: Vec<&str> = if args.len() == 1
-        || args[1..]
-            .iter()
-            .any(|a| is_word(a, "all") || is_word(a, "everything") || is_word(a, "default"))
+    let wanted: Vec<&str> = if args[1..]
+        .iter()
+        .any(|a| is_word(a, "all") || is_word(a, "everything"))
     {
         SECTIONS.to_vec()
+    } else if args.len() == 1 || args[1..].iter().any(|a| is_word(a, "default")) {
+        SECTIONS
+            .iter()
+            .copied()
+            .filter(|section| !NOT_DEFAULT.contains(section))
+            .collect()
     } else {
         SECTIONS
             .iter()
@@ -234,18 +247,24 @@ fn info_section(shared: &Shared, section: &str) -> String {
         }
         "clients" => {
             field("connected_clients", &stats.connected_clients());
+            let (input, output) = shared.clients().recent_max();
+            field("client_recent_max_input_buffer", &input);
+            field("client_recent_max_output_buffer", &output);
             field("maxclients", &shared.config().maxclients);
             field("blocked_clients", &0);
             "Clients"
         }
         "memory" => {
-            let used = keyspace.used_memory() as u64;
+            // Redis's used_memory counts the clients' buffers, and maxmemory limits it.
+            let used = keyspace.memory_in_use() as u64;
             let max = keyspace.maxmemory();
             field("used_memory", &used);
             field("used_memory_human", &human_bytes(used));
+            field("used_memory_dataset", &keyspace.used_memory());
+            field("mem_clients_normal", &keyspace.client_memory());
             field("maxmemory", &max);
             field("maxmemory_human", &human_bytes(max));
-            field("maxmemory_policy", &"noeviction");
+            field("maxmemory_policy", &keyspace.eviction().policy().name());
             "Memory"
         }
         "persistence" => {
@@ -294,8 +313,38 @@ fn info_section(shared: &Shared, section: &str) -> String {
             field("total_commands_processed", &stats.commands_processed());
             field("rejected_connections", &stats.rejected_connections());
             field("expired_keys", &keyspace.expired_keys());
-            field("evicted_keys", &0);
+            field("evicted_keys", &keyspace.eviction().evicted_keys());
+            field(
+                "total_error_replies",
+                &shared.command_stats().total_error_replies(),
+            );
             "Stats"
+        }
+        "commandstats" => {
+            return format!(
+                "# Commandstats\r\n{}",
+                shared.command_stats().commandstats()
+            )
+        }
+        "errorstats" => return format!("# Errorstats\r\n{}", shared.command_stats().errorstats()),
+        "filters" => {
+            let health = keyspace.filter_health();
+            field("filters_past_capacity", &health.past_capacity);
+            field("filters_above_target_rate", &health.above_target_rate);
+            if let Some((key, worst)) = &health.worst {
+                field("worst_filter_key", &String::from_utf8_lossy(key));
+                field("worst_filter_items", &worst.items);
+                field("worst_filter_capacity", &worst.capacity);
+                field(
+                    "worst_filter_estimated_rate",
+                    &format!("{:.6}", worst.estimated_rate),
+                );
+                field(
+                    "worst_filter_target_rate",
+                    &format!("{:.6}", worst.target_rate),
+                );
+            }
+            "Filters"
         }
         _ => {
             let (keys, expires) = keyspace.counts();

@@ -17,7 +17,7 @@ use bloomkit_commands::table::{
 };
 use bloomkit_commands::Reply;
 
-use super::{connection, keys, server, Call, Executed, Pending};
+use super::{client, connection, keys, memory, server, slowlog, Call, Executed, Pending};
 
 /// What runs a generic command.
 type Handler = fn(&mut Call<'_>) -> Executed;
@@ -116,7 +116,10 @@ pub static GENERIC: &[GenericSpec] = &[
         plain("client|setname", 3, &[Noscript, Loading, Stale], SLOW_CONN, CONN, "Sets the connection name.", "2.6.9"),
         plain("client|setinfo", 4, &[Noscript, Loading, Stale], SLOW_CONN, CONN, "Sets information specific to the client or connection.", "7.2.0"),
         plain("client|help", 2, &[Loading, Stale], SLOW_CONN, CONN, "Returns helpful text about the different subcommands.", "5.0.0"),
-    ]), |c| Executed::reply(connection::client(c.session, c.spec, c.args))),
+        plain("client|list", -2, &[Admin, Noscript, Loading, Stale], &["@admin", "@slow", "@dangerous", "@connection"], CONN, "Lists open connections.", "2.4.0"),
+        plain("client|info", 2, &[Noscript, Loading, Stale], SLOW_CONN, CONN, "Returns information about the connection.", "6.2.0"),
+        plain("client|kill", -3, &[Admin, Noscript, Loading, Stale], &["@admin", "@slow", "@dangerous", "@connection"], CONN, "Terminates open connections.", "2.4.0"),
+    ]), client::client),
     generic_row(container("command", -1, SLOW_CONN, SERVER, "Returns detailed information about all commands.", "2.8.13", &[
         plain("command|count", 2, &[Loading, Stale], SLOW_CONN, SERVER, "Returns a count of commands.", "2.8.13"),
         plain("command|info", -2, &[Loading, Stale], SLOW_CONN, SERVER, "Returns information about one, multiple or all commands.", "2.8.13"),
@@ -151,6 +154,17 @@ pub static GENERIC: &[GenericSpec] = &[
     generic_row(keyed("pttl", 2, &[Readonly, Fast], (1, 1), READ_FAST, KEYSPACE, "Returns the expiration time in milliseconds of a key.", "2.6.0"), |c| Executed::reply(keys::ttl(c.shared.keyspace(), c.args, true))),
     generic_row(keyed("persist", 2, &[Write, Fast], (1, 1), WRITE_FAST, KEYSPACE, "Removes the expiration time of a key.", "2.2.0"), |c| keys::persist(c.shared.keyspace(), c.args)),
     generic_row(keyed("rename", 3, &[Write], (1, 2), WRITE_SLOW, KEYSPACE, "Renames a key and overwrites the destination.", "1.0.0"), |c| keys::rename(c.shared.keyspace(), c.args)),
+    // ---- What an operator looks at (issue 12 §6): the slow log, a key's memory -------
+    generic_row(container("slowlog", -2, &["@slow"], SERVER, "A container for slow log commands.", "2.2.12", &[
+        plain("slowlog|get", -2, &[Admin, Loading, Stale], ADMIN, SERVER, "Returns the slow log's entries.", "2.2.12"),
+        plain("slowlog|len", 2, &[Admin, Loading, Stale], ADMIN, SERVER, "Returns the number of entries in the slow log.", "2.2.12"),
+        plain("slowlog|reset", 2, &[Admin, Loading, Stale], ADMIN, SERVER, "Clears all entries from the slow log.", "2.2.12"),
+        plain("slowlog|help", 2, &[Loading, Stale], &["@slow"], SERVER, "Show helpful text about the different subcommands.", "6.2.0"),
+    ]), |c| Executed::reply(slowlog::slowlog(c.shared, c.spec, c.args))),
+    generic_row(container("memory", -2, &["@slow"], SERVER, "A container for memory diagnostics commands.", "4.0.0", &[
+        keyed("memory|usage", -3, &[Readonly], (2, 2), &["@read", "@slow"], SERVER, "Estimates the memory usage of a key.", "4.0.0"),
+        plain("memory|help", 2, &[Loading, Stale], &["@slow"], SERVER, "Returns helpful text about the different subcommands.", "4.0.0"),
+    ]), |c| Executed::reply(memory::memory(c.shared.keyspace(), c.spec, c.args))),
 ];
 
 #[cfg(test)]

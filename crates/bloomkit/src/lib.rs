@@ -186,7 +186,7 @@ pub fn use_portable_kernel(portable: bool) {
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
-/// What every filter answers: the query side, shared by all kinds.
+/// What every filter answers: the query side, its count and its rate, shared by all kinds.
 ///
 /// Inserting differs by kind (`&mut self` for most, `&self` for [`AtomicBloomFilter`], a
 /// `Result` where a filter can fill up, nothing for the static ones), so it stays on the
@@ -207,6 +207,12 @@ struct ReadmeDoctests;
 /// a.insert("k");
 /// assert!(!in_all(&[&a, &b], "k"));
 /// assert!(in_all(&[&a], "k"));
+///
+/// // What generic code reports about any filter: its count and its rate now.
+/// let filters: [&dyn Filter; 2] = [&a, &b];
+/// assert_eq!(filters.map(|f| f.len()), [1, 0]);
+/// assert!(filters[0].estimated_fp_rate() > 0.0 && filters[1].is_empty());
+/// assert_eq!(filters[1].estimated_fp_rate(), 0.0);
 /// # Ok::<(), bloomkit::Error>(())
 /// ```
 pub trait Filter {
@@ -227,6 +233,20 @@ pub trait Filter {
 
     /// Bytes of memory the filter holds.
     fn memory_bytes(&self) -> usize;
+
+    /// How many keys the filter holds, by its own count: each kind's `len` (what it counts
+    /// differs by kind, and each kind's `len` says how).
+    fn len(&self) -> u64;
+
+    /// Whether [`len`](Filter::len) is zero.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The false-positive rate a query for an absent key risks now, estimated from the
+    /// filter's contents: each kind's `estimated_fp_rate` (from its fill or load; the exact
+    /// rate of a static filter, 0 for one built from no keys).
+    fn estimated_fp_rate(&self) -> f64;
 }
 
 /// Asking a [`Filter`] by key: for generic code (`F: Filter`) and trait objects

@@ -126,7 +126,7 @@ mod tests {
             let got = pool.install(|| par.par_insert_many(&keys));
             assert_eq!(got, want, "bits {bits}, n {n}");
             assert_eq!(par, seq);
-            assert_eq!(par.item_count(), seq.item_count());
+            assert_eq!(par.len(), seq.len());
         }
     }
 }

@@ -96,12 +96,12 @@ proptest! {
             // Every generation has been recycled since its last insert: all empty, so
             // nothing at all is present, not even a false positive.
             prop_assert!((0..2 * POOL).all(|k| !f.contains(&k)));
-            prop_assert_eq!(f.item_count(), 0);
+            prop_assert_eq!(f.len(), 0);
         }
         let per_generation: u64 = (0..generations as usize)
-            .map(|age| f.generation(age).unwrap().item_count())
+            .map(|age| f.generation(age).unwrap().len())
             .sum();
-        prop_assert_eq!(f.item_count(), per_generation);
+        prop_assert_eq!(f.len(), per_generation);
 
         // Both round trips keep the filter, and it keeps aging the same way afterwards.
         let g = AgingBloomFilter::from_bytes(&f.to_bytes()).unwrap();
@@ -110,7 +110,7 @@ proptest! {
         let h = AgingBloomFilter::read_from(&streamed[..]).unwrap();
         for mut loaded in [g, h] {
             prop_assert_eq!(&loaded, &f);
-            prop_assert_eq!(loaded.item_count(), f.item_count());
+            prop_assert_eq!(loaded.len(), f.len());
             for k in 0..POOL {
                 if oracle.age(k).is_some() {
                     prop_assert!(loaded.contains(&k));
@@ -120,7 +120,7 @@ proptest! {
             loaded.rotate();
             original.rotate();
             prop_assert_eq!(&loaded, &original);
-            prop_assert_eq!(loaded.item_count(), original.item_count());
+            prop_assert_eq!(loaded.len(), original.len());
         }
     }
 }
@@ -167,7 +167,7 @@ fn keys_expire_after_exactly_g_rotations_into_an_empty_filter() {
     f.rotate();
     // Every generation is fresh: not one key, not even a false positive.
     assert_eq!(present_fraction(&f, 0..n), 0.0);
-    assert_eq!(f.item_count(), 0);
+    assert_eq!(f.len(), 0);
     assert_eq!(f, AgingBloomFilter::new(n, 0.01, g).unwrap());
 }
 

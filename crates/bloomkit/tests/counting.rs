@@ -80,7 +80,7 @@ proptest! {
             prop_assert!(f.contains(k), "false negative for {k}");
             prop_assert!(f.contains_hash(bloomkit::hash(k)));
         }
-        prop_assert_eq!(f.item_count(), copies.values().map(|&c| c as u64).sum::<u64>());
+        prop_assert_eq!(f.len(), copies.values().map(|&c| c as u64).sum::<u64>());
 
         // The projection answers every key alike, present or not.
         let b = f.to_bloom().unwrap();
@@ -96,7 +96,7 @@ proptest! {
         let h = CountingBloomFilter::read_from(&streamed[..]).unwrap();
         for loaded in [&g, &h] {
             prop_assert_eq!(loaded, &f);
-            prop_assert_eq!(loaded.item_count(), f.item_count());
+            prop_assert_eq!(loaded.len(), f.len());
             for k in &present {
                 prop_assert!(loaded.contains(k));
             }
@@ -120,7 +120,7 @@ proptest! {
         let mut u2 = b.clone();
         u2.union(&a).unwrap();
         prop_assert_eq!(&u, &u2);
-        prop_assert_eq!(u.item_count(), (a_keys.len() + b_keys.len()) as u64);
+        prop_assert_eq!(u.len(), (a_keys.len() + b_keys.len()) as u64);
         for k in a_keys.iter().chain(&b_keys) {
             prop_assert!(u.contains(k));
         }
@@ -146,7 +146,7 @@ fn union_refuses_other_shapes_and_changes_nothing() {
         assert!(matches!(a.union(&other), Err(Error::Incompatible { .. })));
     }
     assert_eq!(a, before);
-    assert_eq!(a.item_count(), 1);
+    assert_eq!(a.len(), 1);
 }
 
 /// The projection is the classic filter of the surviving keys, bit for bit: the sizing and the
@@ -172,7 +172,7 @@ fn projection_is_the_classic_filter_of_the_surviving_keys() {
     assert_eq!(b.num_bits(), c.num_counters());
     assert_eq!(b.num_hashes(), c.num_hashes());
     assert_eq!(b.seed(), c.seed());
-    assert_eq!(b.item_count(), n / 2);
+    assert_eq!(b.len(), n / 2);
     let mut differ = 0;
     for i in 0..1_000_000u64 {
         differ += (b.contains(&i) != c.contains(&i)) as u32;
@@ -329,7 +329,7 @@ fn golden_file_loads_and_answers_as_written() {
 
     let loaded = CountingBloomFilter::from_bytes(&stored).unwrap();
     assert_eq!(loaded.kind(), FilterKind::Counting);
-    assert_eq!(loaded.item_count(), 1000);
+    assert_eq!(loaded.len(), 1000);
     assert_eq!(
         golden_answers(&loaded, golden_key),
         answers,

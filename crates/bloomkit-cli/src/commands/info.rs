@@ -248,7 +248,7 @@ fn kind_fields(filter: &AnyFilter) -> Vec<Field> {
                 .map(|(age, g)| {
                     vec![
                         field("age", "age", Count(age as u64)),
-                        field("keys", "keys", Count(g.item_count())),
+                        field("keys", "keys", Count(g.len())),
                         field("fill", "fill", Fraction(g.fill_ratio())),
                     ]
                 })

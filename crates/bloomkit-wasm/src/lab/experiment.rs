@@ -212,7 +212,7 @@ impl Experiment {
 impl Experiment {
     /// The rate the library's sizing math predicts for `filter` holding the keys inserted.
     ///
-    /// [`AnyFilter::predicted_fp_rate`] counts a Bloom filter's keys by its `item_count`,
+    /// [`AnyFilter::predicted_fp_rate`] counts a Bloom filter's keys by its `len`,
     /// the inserts that changed it; an overfilled filter answers "maybe" for many of the keys
     /// it is given, so that count falls short of the keys it holds, and the prediction with
     /// it too (13.6% instead of 15.7% for a classic filter at twice its keys). The experiment

@@ -423,7 +423,7 @@ impl AgingBloomFilter {
     /// let mut f = bloomkit::AgingBloomFilter::new(1000, 0.01, 3)?;
     /// f.insert("a");
     /// f.clear();
-    /// assert!(!f.contains("a") && f.item_count() == 0);
+    /// assert!(!f.contains("a") && f.len() == 0);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn clear(&mut self) {
@@ -526,7 +526,7 @@ impl AgingBloomFilter {
     /// The inserts within the window that changed the generation they went to, summed over
     /// the generations: about the number of distinct keys seen per generation, so a key
     /// seen in two generations counts twice. Each generation's own count is
-    /// [`generation`](Self::generation)`(age).item_count()`.
+    /// [`generation`](Self::generation)`(age).len()`.
     ///
     /// # Examples
     ///
@@ -537,13 +537,31 @@ impl AgingBloomFilter {
     /// f.rotate();
     /// f.insert("a");
     /// f.insert("b");
-    /// assert_eq!(f.item_count(), 3);
+    /// assert_eq!(f.len(), 3);
     /// f.rotate();
-    /// assert_eq!(f.item_count(), 2);
+    /// assert_eq!(f.len(), 2);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn item_count(&self) -> u64 {
+    pub fn len(&self) -> u64 {
         total_item_count(&self.generations)
+    }
+
+    /// Whether [`len`](Self::len) is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// assert!(f.is_empty());
+    /// f.insert("a");
+    /// f.rotate();
+    /// assert!(!f.is_empty()); // still remembered
+    /// f.rotate();
+    /// assert!(f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The false-positive rate a query for an absent key risks now: 1 − Π(1 − qᵢ) over the
@@ -607,7 +625,7 @@ fn check_generations(generations: u32) -> Result<()> {
 fn total_item_count(generations: &[BlockedBloomFilter]) -> u64 {
     generations
         .iter()
-        .fold(0u64, |sum, g| sum.saturating_add(g.item_count()))
+        .fold(0u64, |sum, g| sum.saturating_add(g.len()))
 }
 
 impl PartialEq for AgingBloomFilter {
@@ -628,7 +646,7 @@ impl fmt::Debug for AgingBloomFilter {
             .field("num_bits_per_generation", &self.num_bits_per_generation())
             .field("num_hashes", &self.num_hashes())
             .field("hasher", &self.key_hasher())
-            .field("item_count", &self.item_count())
+            .field("item_count", &self.len())
             .finish_non_exhaustive()
     }
 }
@@ -645,5 +663,11 @@ impl Filter for AgingBloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         AgingBloomFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        AgingBloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        AgingBloomFilter::estimated_fp_rate(self)
     }
 }

@@ -72,7 +72,7 @@ format::format_methods!(
         /// f.insert("a");
         /// let bytes = f.to_bytes();
         /// let g = bloomkit::AgingBloomFilter::read_from(&bytes[..])?;
-        /// assert!(g.contains("a") && g.item_count() == 1);
+        /// assert!(g.contains("a") && g.len() == 1);
         /// # Ok::<(), bloomkit::Error>(())
         /// ```
     ],
@@ -86,7 +86,7 @@ impl Persist for AgingBloomFilter {
     }
 
     fn item_count(&self) -> u64 {
-        AgingBloomFilter::item_count(self)
+        AgingBloomFilter::len(self)
     }
 
     fn params(&self) -> Vec<u8> {
@@ -98,7 +98,7 @@ impl Persist for AgingBloomFilter {
     }
 
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
-        let counts = self.generations.iter().map(|g| g.item_count());
+        let counts = self.generations.iter().map(|g| g.len());
         counts.chain(self.generations.iter().flat_map(|g| g.lines().words()))
     }
 

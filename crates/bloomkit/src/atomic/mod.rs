@@ -32,7 +32,7 @@ use crate::{BlockedBloomFilter, Filter};
 /// wait.
 ///
 /// Unlike the others, it keeps no insert counter: one shared counter would be written by
-/// every insert on every core, and serialise them. [`item_count`](Self::item_count) is the
+/// every insert on every core, and serialise them. [`len`](Self::len) is the
 /// fill-based estimate instead.
 ///
 /// # Examples
@@ -209,8 +209,23 @@ impl AtomicBloomFilter {
 
     /// The fill-based [`estimated_count`](Self::estimated_count) (see the type's docs for why
     /// there is no exact counter).
-    pub fn item_count(&self) -> u64 {
+    pub fn len(&self) -> u64 {
         self.estimated_count()
+    }
+
+    /// Whether [`len`](Self::len) is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AtomicBloomFilter::new(100, 0.01)?;
+    /// assert!(f.is_empty());
+    /// f.insert("a");
+    /// assert!(!f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Bits set to one (a snapshot while inserts run).
@@ -346,6 +361,12 @@ impl Filter for AtomicBloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         AtomicBloomFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        AtomicBloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        AtomicBloomFilter::estimated_fp_rate(self)
     }
 }
 

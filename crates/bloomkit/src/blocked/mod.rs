@@ -303,8 +303,23 @@ impl BlockedBloomFilter {
     /// How many inserts changed the filter: keys seen for the first time, less the few that
     /// were already false positives. After [`union`](Self::union) or
     /// [`intersect`](Self::intersect), the fill-based [`estimated_count`](Self::estimated_count).
-    pub fn item_count(&self) -> u64 {
+    pub fn len(&self) -> u64 {
         self.item_count
+    }
+
+    /// Whether [`len`](Self::len) is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::BlockedBloomFilter::new(100, 0.01)?;
+    /// assert!(f.is_empty());
+    /// f.insert("a");
+    /// assert!(!f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Bits set to one.
@@ -410,6 +425,12 @@ impl Filter for BlockedBloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         BlockedBloomFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        BlockedBloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        BlockedBloomFilter::estimated_fp_rate(self)
     }
 }
 

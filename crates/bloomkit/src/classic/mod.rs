@@ -223,8 +223,23 @@ impl BloomFilter {
     /// How many inserts changed the filter: keys seen for the first time, less the few that
     /// were already false positives. After [`union`](Self::union) or
     /// [`intersect`](Self::intersect), the fill-based [`estimated_count`](Self::estimated_count).
-    pub fn item_count(&self) -> u64 {
+    pub fn len(&self) -> u64 {
         self.item_count
+    }
+
+    /// Whether [`len`](Self::len) is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::BloomFilter::new(100, 0.01)?;
+    /// assert!(f.is_empty());
+    /// f.insert("a");
+    /// assert!(!f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Bits set to one.
@@ -345,6 +360,12 @@ impl Filter for BloomFilter {
     fn memory_bytes(&self) -> usize {
         BloomFilter::memory_bytes(self)
     }
+    fn len(&self) -> u64 {
+        BloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        BloomFilter::estimated_fp_rate(self)
+    }
 }
 
 #[cfg(test)]
@@ -424,7 +445,7 @@ mod tests {
         let mut f = BloomFilter::new(100, 0.01).unwrap();
         assert!(f.insert("a"));
         assert!(!f.insert("a"));
-        assert_eq!(f.item_count(), 1);
+        assert_eq!(f.len(), 1);
         assert!(f.count_ones() > 0 && f.count_ones() <= 7);
     }
 

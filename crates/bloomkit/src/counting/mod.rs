@@ -88,7 +88,7 @@ use self::counters::{
 /// assert!((0..100_000u64).step_by(2).all(|i| f.contains(&i)));
 /// let left = (1..100_000u64).step_by(2).filter(|i| f.contains(i)).count();
 /// assert!(left < 50, "{left}"); // half the planned load: far below 1%
-/// assert_eq!(f.item_count(), 50_000);
+/// assert_eq!(f.len(), 50_000);
 /// # Ok::<(), bloomkit::Error>(())
 /// ```
 #[derive(Clone)]
@@ -310,7 +310,7 @@ impl CountingBloomFilter {
     /// assert!(!f.remove("plum")); // never added, definitely absent: nothing changes
     /// assert!(f.remove("apple"));
     /// assert!(!f.contains("apple") && f.contains("pear"));
-    /// assert_eq!(f.item_count(), 1);
+    /// assert_eq!(f.len(), 1);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
@@ -413,11 +413,28 @@ impl CountingBloomFilter {
     /// f.insert("b");
     /// f.remove("b");
     /// f.remove("zzz"); // definitely absent: refused, not counted
-    /// assert_eq!(f.item_count(), 2);
+    /// assert_eq!(f.len(), 2);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn item_count(&self) -> u64 {
+    pub fn len(&self) -> u64 {
         self.item_count
+    }
+
+    /// Whether [`len`](Self::len) is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CountingBloomFilter::new(100, 0.01)?;
+    /// assert!(f.is_empty());
+    /// f.insert("a");
+    /// assert!(!f.is_empty());
+    /// f.remove("a");
+    /// assert!(f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Counters above zero: the bits a classic filter of the same keys would set.
@@ -491,7 +508,7 @@ impl CountingBloomFilter {
 
     /// The classic [`BloomFilter`] with a bit set wherever this filter has a nonzero counter:
     /// it answers every query exactly as this filter does, in a quarter of the memory, but
-    /// cannot remove. Its item count is this filter's [`item_count`](Self::item_count).
+    /// cannot remove. Its item count is this filter's [`len`](Self::len).
     ///
     /// # Errors
     ///
@@ -555,7 +572,7 @@ impl CountingBloomFilter {
     /// b.insert("x");
     /// b.insert("y");
     /// a.union(&b)?;
-    /// assert_eq!(a.item_count(), 3);
+    /// assert_eq!(a.len(), 3);
     /// assert!(a.remove("x") && a.contains("x")); // "x" was in both
     /// assert!(a.union(&CountingBloomFilter::new(10, 0.01)?).is_err());
     /// # Ok::<(), bloomkit::Error>(())
@@ -606,5 +623,11 @@ impl Filter for CountingBloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         CountingBloomFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        CountingBloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        CountingBloomFilter::estimated_fp_rate(self)
     }
 }

@@ -699,6 +699,12 @@ impl Filter for CuckooFilter {
     fn memory_bytes(&self) -> usize {
         CuckooFilter::memory_bytes(self)
     }
+    fn len(&self) -> u64 {
+        CuckooFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        CuckooFilter::estimated_fp_rate(self)
+    }
 }
 
 #[cfg(test)]

@@ -486,6 +486,28 @@ impl BinaryFuseFilter {
         (-f64::from(self.fingerprint_bits())).exp2()
     }
 
+    /// The false-positive rate a query for an absent key risks: [`fp_rate`](Self::fp_rate),
+    /// which a static filter delivers from the start, or 0 for a filter built from no keys
+    /// (it answers "no" to everything). For code that asks every kind the same question
+    /// ([`Filter::estimated_fp_rate`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::BinaryFuseFilter;
+    /// let f = BinaryFuseFilter::build(0..100u32, 8)?;
+    /// assert_eq!(f.estimated_fp_rate(), f.fp_rate());
+    /// assert_eq!(BinaryFuseFilter::build(Vec::<u32>::new(), 8)?.estimated_fp_rate(), 0.0);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn estimated_fp_rate(&self) -> f64 {
+        if self.is_empty() {
+            0.0
+        } else {
+            self.fp_rate()
+        }
+    }
+
     /// Bits of fingerprints: [`num_slots`](Self::num_slots) ×
     /// [`fingerprint_bits`](Self::fingerprint_bits).
     ///
@@ -589,6 +611,12 @@ impl Filter for BinaryFuseFilter {
     }
     fn memory_bytes(&self) -> usize {
         BinaryFuseFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        BinaryFuseFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        BinaryFuseFilter::estimated_fp_rate(self)
     }
 }
 

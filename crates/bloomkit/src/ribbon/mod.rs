@@ -447,6 +447,28 @@ impl RibbonFilter {
         (-f64::from(self.result_bits)).exp2()
     }
 
+    /// The false-positive rate a query for an absent key risks: [`fp_rate`](Self::fp_rate),
+    /// which a static filter delivers from the start, or 0 for a filter built from no keys
+    /// (it answers "no" to everything). For code that asks every kind the same question
+    /// ([`Filter::estimated_fp_rate`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::RibbonFilter;
+    /// let f = RibbonFilter::build(0..100u32, 0.01)?;
+    /// assert_eq!(f.estimated_fp_rate(), f.fp_rate());
+    /// assert_eq!(RibbonFilter::build(Vec::<u32>::new(), 0.01)?.estimated_fp_rate(), 0.0);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn estimated_fp_rate(&self) -> f64 {
+        if self.is_empty() {
+            0.0
+        } else {
+            self.fp_rate()
+        }
+    }
+
     /// Bits of solution: [`num_slots`](Self::num_slots) × [`result_bits`](Self::result_bits).
     ///
     /// # Examples
@@ -564,6 +586,12 @@ impl Filter for RibbonFilter {
     }
     fn memory_bytes(&self) -> usize {
         RibbonFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        RibbonFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        RibbonFilter::estimated_fp_rate(self)
     }
 }
 

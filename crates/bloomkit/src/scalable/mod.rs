@@ -525,6 +525,12 @@ impl Filter for ScalableBloomFilter {
     fn memory_bytes(&self) -> usize {
         ScalableBloomFilter::memory_bytes(self)
     }
+    fn len(&self) -> u64 {
+        ScalableBloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        ScalableBloomFilter::estimated_fp_rate(self)
+    }
 }
 
 #[cfg(test)]

@@ -92,11 +92,7 @@ impl AnyFilter {
             FilterKind::Counting => AnyFilter::Counting(CountingBloomFilter::new(items, fp_rate)?),
             FilterKind::Scalable => AnyFilter::Scalable(ScalableBloomFilter::new(items, fp_rate)?),
             FilterKind::Cuckoo => AnyFilter::Cuckoo(CuckooFilter::new(items, fp_rate)?),
-            FilterKind::Aging => AnyFilter::Aging(AgingBloomFilter::new(
-                items,
-                fp_rate,
-                AgingBloomFilter::DEFAULT_GENERATIONS,
-            )?),
+            FilterKind::Aging => AnyFilter::Aging(AgingBloomFilter::new(items, fp_rate)?),
             FilterKind::Ribbon | FilterKind::Fuse => {
                 return Err(Error::Unsupported {
                     kind,
@@ -333,9 +329,9 @@ impl AnyFilter {
                     ("initial capacity", f.initial_capacity().to_string()),
                     ("target rate", percent(f.fp_rate())),
                     (
-                        "growth",
+                        "expansion",
                         if f.is_scaling() {
-                            format!("×{} (tightening {})", f.growth(), f.tightening())
+                            format!("×{} (tightening {})", f.expansion(), f.tightening())
                         } else {
                             "none (non-scaling)".to_string()
                         },
@@ -544,7 +540,7 @@ mod tests {
             }
         }
         filters.push(RibbonFilter::build(0..300u32, 0.01).unwrap().into());
-        filters.push(BinaryFuseFilter::build(0..300u32, 8).unwrap().into());
+        filters.push(BinaryFuseFilter::build(0..300u32, 0.01).unwrap().into());
         filters
     }
 

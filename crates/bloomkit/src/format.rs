@@ -729,7 +729,9 @@ mod tests {
 
     #[test]
     fn peek_header_reads_every_prefix_without_panicking() {
-        let f = crate::CuckooOptions::redisbloom(1000).build().unwrap();
+        let f = crate::CuckooFilter::redisbloom_builder(1000)
+            .build()
+            .unwrap();
         let bytes = f.to_bytes();
         let info = peek_header(&bytes).unwrap().unwrap();
         assert_eq!(info.kind, FilterKind::Cuckoo);

@@ -128,6 +128,7 @@ mod any;
 mod atomic;
 mod bits;
 mod blocked;
+mod builder;
 mod classic;
 mod counting;
 mod cpu;
@@ -146,22 +147,22 @@ mod scalable;
 pub mod sizing;
 mod xxh3;
 
-pub use crate::aging::AgingBloomFilter;
+pub use crate::aging::{AgingBloomFilter, AgingBuilder};
 pub use crate::any::AnyFilter;
-pub use crate::atomic::AtomicBloomFilter;
-pub use crate::blocked::BlockedBloomFilter;
-pub use crate::classic::BloomFilter;
-pub use crate::counting::CountingBloomFilter;
-pub use crate::cuckoo::{CuckooFilter, CuckooOptions};
+pub use crate::atomic::{AtomicBloomFilter, AtomicBuilder};
+pub use crate::blocked::{BlockedBloomFilter, BlockedBuilder};
+pub use crate::classic::{BloomBuilder, BloomFilter};
+pub use crate::counting::{CountingBloomFilter, CountingBuilder};
+pub use crate::cuckoo::{CuckooBuilder, CuckooFilter};
 pub use crate::error::{Error, Result};
 pub use crate::format::FilterKind;
-pub use crate::fuse::BinaryFuseFilter;
+pub use crate::fuse::{BinaryFuseFilter, FuseBuilder};
 pub use crate::hash::{
     hash, hash_bytes, hash_bytes_with_seed, hash_std, hash_std_with_seed, hash_with_seed,
     StableHasher, DEFAULT_SEED,
 };
 pub use crate::key::{Key, KeyFeed, KeyHasher, KeySink, StdHash};
-pub use crate::ribbon::RibbonFilter;
+pub use crate::ribbon::{RibbonBuilder, RibbonFilter};
 pub use crate::scalable::{LayerInfo, LayerLayout, ScalableBloomFilter, ScalableBuilder};
 
 /// The query kernel the blocked filters use on this machine: `"avx2"` where the CPU has AVX2

@@ -120,7 +120,11 @@ mod tests {
             (512 * 1000, 50_000),
         ] {
             let keys: Vec<u64> = (0..n as u64).collect();
-            let mut seq = BlockedBloomFilter::with_params(bits, 6).unwrap();
+            let mut seq = BlockedBloomFilter::builder(0, 0.01)
+                .num_bits(bits)
+                .num_hashes(6)
+                .build()
+                .unwrap();
             let mut par = seq.clone();
             let want = seq.insert_many(&keys);
             let got = pool.install(|| par.par_insert_many(&keys));

@@ -121,7 +121,7 @@ proptest! {
     fn precomputed_hashes_probe_many_filters(keys in keys(), seed in any::<u64>()) {
         let mut plain = BloomFilter::new(300, 0.01).unwrap();
         let mut blocked = BlockedBloomFilter::new(300, 0.01).unwrap();
-        let mut seeded = BloomFilter::new_with_seed(300, 0.01, seed).unwrap();
+        let mut seeded = BloomFilter::builder(300, 0.01).seed(seed).build().unwrap();
         for k in &keys {
             let h = bloomkit::hash(k);
             plain.insert_hash(h);

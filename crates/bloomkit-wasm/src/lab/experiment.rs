@@ -56,7 +56,6 @@ impl Experiment {
             Kind::Aging => Built::Any(AnyFilter::Aging(AgingBloomFilter::new(
                 planned.div_ceil(2),
                 fp_rate,
-                2,
             )?)),
             Kind::Ribbon => {
                 let hashes: Vec<u64> = (0..planned).map(present_hash).collect();

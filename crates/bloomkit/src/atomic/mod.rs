@@ -3,7 +3,10 @@
 //! This file has the type and its operations; `persist.rs` its file format (a blocked
 //! filter's).
 
+mod builder;
 mod persist;
+
+pub use self::builder::AtomicBuilder;
 
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -16,7 +19,6 @@ use crate::blocked::{
 };
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing::LINE_BITS;
 use crate::{BlockedBloomFilter, Filter};
@@ -67,32 +69,42 @@ impl AtomicBloomFilter {
     ///
     /// As [`BlockedBloomFilter::new`].
     pub fn new(items: u64, fp_rate: f64) -> Result<Self> {
-        Self::new_with_seed(items, fp_rate, DEFAULT_SEED)
+        Self::builder(items, fp_rate).build()
     }
 
-    /// [`AtomicBloomFilter::new`] with a hash seed other than the default.
-    pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        let plan = crate::sizing::blocked_plan(items, fp_rate)?;
-        Self::with_params_and_seed(plan.num_bits, plan.num_hashes, seed)
+    /// Starts from [`new`](Self::new)'s plan for `items` keys at `fp_rate` (a blocked
+    /// filter's), to change any of it before [`build`](AtomicBuilder::build): the seed, the
+    /// exact number of bits, the number of probes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{AtomicBloomFilter, BlockedBloomFilter};
+    ///
+    /// let f = AtomicBloomFilter::builder(1000, 0.01).seed(7).build()?;
+    /// let b = BlockedBloomFilter::builder(1000, 0.01).seed(7).build()?;
+    /// assert_eq!((f.num_bits(), f.num_hashes(), f.seed()), (b.num_bits(), b.num_hashes(), 7));
+    /// let f = AtomicBloomFilter::builder(1000, 0.01).num_bits(512).num_hashes(3).build()?;
+    /// assert_eq!((f.num_bits(), f.num_hashes()), (512, 3));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn builder(items: u64, fp_rate: f64) -> AtomicBuilder {
+        AtomicBuilder::new(items, fp_rate)
     }
 
     /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`
-    /// probes.
-    ///
-    /// # Errors
-    ///
-    /// As [`BlockedBloomFilter::with_params`].
-    pub fn with_params(num_bits: u64, num_hashes: u32) -> Result<Self> {
-        Self::with_params_and_seed(num_bits, num_hashes, DEFAULT_SEED)
-    }
-
-    /// [`AtomicBloomFilter::with_params`] with a hash seed other than the default.
-    pub fn with_params_and_seed(num_bits: u64, num_hashes: u32, seed: u64) -> Result<Self> {
+    /// probes, hashing keys with `hasher`. Errors as [`crate::BlockedBuilder::build`]'s for the
+    /// shape.
+    pub(crate) fn with_params_and_hasher(
+        num_bits: u64,
+        num_hashes: u32,
+        hasher: KeyHasher,
+    ) -> Result<Self> {
         let num_lines = blocked_params(num_bits, num_hashes)?;
         Ok(AtomicBloomFilter {
             lines: AtomicLineArray::zeroed(num_lines)?,
             num_hashes,
-            hasher: KeyHasher::new(seed),
+            hasher,
         })
     }
 

@@ -8,11 +8,13 @@
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod avx2;
 mod batch;
+mod builder;
 pub(crate) mod kernel;
 mod persist;
 pub(crate) mod probe;
 
 pub(crate) use self::batch::{for_each_hash_batch, for_each_prefetched, Step};
+pub use self::builder::BlockedBuilder;
 pub(crate) use self::probe::line_index;
 
 use std::fmt;
@@ -20,7 +22,6 @@ use std::fmt;
 use crate::bits::{Line, LineArray};
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing::{self, LINE_BITS};
 use crate::Filter;
@@ -105,12 +106,30 @@ impl BlockedBloomFilter {
     /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::FpRateTooSmall`];
     /// [`Error::TooLarge`] or [`Error::OutOfMemory`] if the filter does not fit.
     pub fn new(items: u64, fp_rate: f64) -> Result<Self> {
-        Self::new_with_seed(items, fp_rate, DEFAULT_SEED)
+        Self::builder(items, fp_rate).build()
     }
 
-    /// [`BlockedBloomFilter::new`] with a hash seed other than the default.
-    pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        Self::new_with_hasher(items, fp_rate, KeyHasher::new(seed))
+    /// Starts from [`new`](Self::new)'s plan for `items` keys at `fp_rate`, to change any of
+    /// it before [`build`](BlockedBuilder::build): the seed, the exact number of bits, the
+    /// number of probes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::BlockedBloomFilter;
+    ///
+    /// let f = BlockedBloomFilter::builder(1000, 0.01).seed(7).build()?;
+    /// assert_eq!(f.seed(), 7);
+    /// assert_eq!(f.num_bits(), BlockedBloomFilter::new(1000, 0.01)?.num_bits());
+    ///
+    /// // An exact shape: bits (rounded up to whole 512-bit lines) and probes.
+    /// let f = BlockedBloomFilter::builder(1000, 0.01).num_bits(1000).num_hashes(6).build()?;
+    /// assert_eq!((f.num_bits(), f.num_hashes()), (1024, 6));
+    /// assert!(BlockedBloomFilter::builder(1000, 0.01).num_hashes(0).build().is_err());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn builder(items: u64, fp_rate: f64) -> BlockedBuilder {
+        BlockedBuilder::new(items, fp_rate)
     }
 
     /// [`new`](Self::new) with a given key hasher, for the kinds built of these filters.
@@ -120,23 +139,11 @@ impl BlockedBloomFilter {
     }
 
     /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`
-    /// probes.
+    /// probes, hashing keys with `hasher`: what the builder builds, and what the kinds built
+    /// of blocked filters make, with their own (perhaps bloomkit 0.1's) feed.
     ///
-    /// # Errors
-    ///
-    /// [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
+    /// Errors: [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
     /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or [`Error::OutOfMemory`].
-    pub fn with_params(num_bits: u64, num_hashes: u32) -> Result<Self> {
-        Self::with_params_and_seed(num_bits, num_hashes, DEFAULT_SEED)
-    }
-
-    /// [`BlockedBloomFilter::with_params`] with a hash seed other than the default.
-    pub fn with_params_and_seed(num_bits: u64, num_hashes: u32, seed: u64) -> Result<Self> {
-        Self::with_params_and_hasher(num_bits, num_hashes, KeyHasher::new(seed))
-    }
-
-    /// [`BlockedBloomFilter::with_params`] with a given key hasher: for the kinds built of
-    /// blocked filters, which pass on their own (perhaps bloomkit 0.1's) feed.
     pub(crate) fn with_params_and_hasher(
         num_bits: u64,
         num_hashes: u32,
@@ -449,15 +456,25 @@ mod tests {
     #[test]
     fn bad_params_are_errors() {
         assert!(matches!(
-            BlockedBloomFilter::with_params(0, 3),
+            BlockedBloomFilter::builder(0, 0.01)
+                .num_bits(0)
+                .num_hashes(3)
+                .build(),
             Err(Error::ZeroBits)
         ));
         assert!(matches!(
-            BlockedBloomFilter::with_params(512, 0),
+            BlockedBloomFilter::builder(0, 0.01)
+                .num_bits(512)
+                .num_hashes(0)
+                .build(),
             Err(Error::InvalidNumHashes { .. })
         ));
         assert!(BlockedBloomFilter::new(10, f64::NAN).is_err());
-        let f = BlockedBloomFilter::with_params(1, 3).unwrap();
+        let f = BlockedBloomFilter::builder(0, 0.01)
+            .num_bits(1)
+            .num_hashes(3)
+            .build()
+            .unwrap();
         assert_eq!(f.num_bits(), 512);
     }
 

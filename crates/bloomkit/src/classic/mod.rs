@@ -2,14 +2,16 @@
 //!
 //! This file has the type and its operations; `persist.rs` its file format.
 
+mod builder;
 mod persist;
+
+pub use self::builder::BloomBuilder;
 
 use std::fmt;
 
 use crate::bits::BitArray;
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::Filter;
@@ -76,8 +78,8 @@ pub(crate) fn probes(hash: u64, num_bits: u64, num_hashes: u32) -> impl Iterator
 
 impl BloomFilter {
     /// A filter sized to hold `items` keys at a false-positive rate of `fp_rate`: the textbook
-    /// ⌈−n·ln p / (ln 2)²⌉ bits (rounded up to whole 64-bit words) and (m/n)·ln 2 probes.
-    /// `items = 0` is treated as 1.
+    /// ⌈−n·ln p / (ln 2)²⌉ bits (rounded up to whole 64-bit words) and (m/n)·ln 2 probes
+    /// ([`sizing::classic_plan`]). `items = 0` is treated as 1.
     ///
     /// # Errors
     ///
@@ -85,13 +87,33 @@ impl BloomFilter {
     /// rate needs more than [`sizing::MAX_NUM_HASHES`] probes; [`Error::TooLarge`] or
     /// [`Error::OutOfMemory`] if the filter does not fit.
     pub fn new(items: u64, fp_rate: f64) -> Result<Self> {
-        Self::new_with_seed(items, fp_rate, DEFAULT_SEED)
+        Self::builder(items, fp_rate).build()
     }
 
-    /// [`BloomFilter::new`] with a hash seed other than the default. Probe it with hashes
-    /// from [`crate::hash_with_seed`] and the same seed.
-    pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        Self::new_with_hasher(items, fp_rate, KeyHasher::new(seed))
+    /// Starts from [`new`](Self::new)'s plan for `items` keys at `fp_rate`, to change any of
+    /// it before [`build`](BloomBuilder::build): the seed, the exact number of bits, the
+    /// number of probes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::BloomFilter;
+    ///
+    /// // The plan, with another seed.
+    /// let f = BloomFilter::builder(1000, 0.01).seed(7).build()?;
+    /// assert_eq!((f.num_bits(), f.seed()), (BloomFilter::new(1000, 0.01)?.num_bits(), 7));
+    /// assert!(f.contains_hash(bloomkit::hash_with_seed("k", 7)) == f.contains("k"));
+    ///
+    /// // An exact shape: bits (rounded up to whole words) and probes.
+    /// let f = BloomFilter::builder(1000, 0.01).num_bits(1000).num_hashes(5).build()?;
+    /// assert_eq!((f.num_bits(), f.num_hashes()), (1024, 5));
+    /// // Bits alone: the probes best for 1000 keys in them.
+    /// assert_eq!(BloomFilter::builder(1000, 0.01).num_bits(20_000).build()?.num_hashes(), 14);
+    /// assert!(BloomFilter::builder(1000, 0.01).num_bits(0).build().is_err());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn builder(items: u64, fp_rate: f64) -> BloomBuilder {
+        BloomBuilder::new(items, fp_rate)
     }
 
     /// [`new`](Self::new) with a given key hasher, for the kinds built of these filters.
@@ -100,33 +122,12 @@ impl BloomFilter {
         Self::with_params_and_hasher(plan.num_bits, plan.num_hashes, hasher)
     }
 
-    /// A filter of `num_bits` bits (rounded up to whole 64-bit words) and `num_hashes`
-    /// probes.
+    /// A filter of `num_bits` bits (rounded up to whole 64-bit words) and `num_hashes` probes,
+    /// hashing keys with `hasher`: what the builder builds, and what the kinds built of
+    /// classic filters make, with their own (perhaps bloomkit 0.1's) feed.
     ///
-    /// # Errors
-    ///
-    /// [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
+    /// Errors: [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
     /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or [`Error::OutOfMemory`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::BloomFilter::with_params(1000, 5)?;
-    /// assert_eq!(f.num_bits(), 1024);
-    /// assert!(bloomkit::BloomFilter::with_params(0, 5).is_err());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn with_params(num_bits: u64, num_hashes: u32) -> Result<Self> {
-        Self::with_params_and_seed(num_bits, num_hashes, DEFAULT_SEED)
-    }
-
-    /// [`BloomFilter::with_params`] with a hash seed other than the default.
-    pub fn with_params_and_seed(num_bits: u64, num_hashes: u32, seed: u64) -> Result<Self> {
-        Self::with_params_and_hasher(num_bits, num_hashes, KeyHasher::new(seed))
-    }
-
-    /// [`BloomFilter::with_params`] with a given key hasher: for the kinds built of classic
-    /// filters, which pass on their own (perhaps bloomkit 0.1's) feed.
     pub(crate) fn with_params_and_hasher(
         num_bits: u64,
         num_hashes: u32,
@@ -423,19 +424,31 @@ mod tests {
     #[test]
     fn bad_params_are_errors() {
         assert!(matches!(
-            BloomFilter::with_params(0, 3),
+            BloomFilter::builder(0, 0.01)
+                .num_bits(0)
+                .num_hashes(3)
+                .build(),
             Err(Error::ZeroBits)
         ));
         assert!(matches!(
-            BloomFilter::with_params(64, 0),
+            BloomFilter::builder(0, 0.01)
+                .num_bits(64)
+                .num_hashes(0)
+                .build(),
             Err(Error::InvalidNumHashes { .. })
         ));
         assert!(matches!(
-            BloomFilter::with_params(64, 65),
+            BloomFilter::builder(0, 0.01)
+                .num_bits(64)
+                .num_hashes(65)
+                .build(),
             Err(Error::InvalidNumHashes { .. })
         ));
         assert!(matches!(
-            BloomFilter::with_params(u64::MAX, 3),
+            BloomFilter::builder(0, 0.01)
+                .num_bits(u64::MAX)
+                .num_hashes(3)
+                .build(),
             Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
         ));
     }
@@ -453,7 +466,7 @@ mod tests {
     fn union_and_intersect_check_parameters() {
         let mut a = BloomFilter::new(100, 0.01).unwrap();
         let b = BloomFilter::new(1000, 0.01).unwrap();
-        let c = BloomFilter::new_with_seed(100, 0.01, 7).unwrap();
+        let c = BloomFilter::builder(100, 0.01).seed(7).build().unwrap();
         a.insert("x");
         let before = a.clone();
         assert!(matches!(

@@ -37,16 +37,17 @@ use crate::bits::try_vec;
 use crate::classic::probes;
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::{BloomFilter, Filter};
 
+mod builder;
 mod counters;
 mod persist;
 #[cfg(test)]
 mod tests;
 
+pub use self::builder::CountingBuilder;
 use self::counters::{
     gather_counter_bits, nonzero_counters, saturated_counters, saturating_add_counters, slot,
     COUNTERS_PER_WORD, COUNTER_MAX,
@@ -130,68 +131,44 @@ impl CountingBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn new(items: u64, fp_rate: f64) -> Result<Self> {
-        Self::new_with_seed(items, fp_rate, DEFAULT_SEED)
+        Self::builder(items, fp_rate).build()
     }
 
-    /// [`CountingBloomFilter::new`] with a hash seed other than the default. Probe it with
-    /// hashes from [`crate::hash_with_seed`] and the same seed.
-    ///
-    /// # Errors
-    ///
-    /// As [`new`](Self::new).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut f = bloomkit::CountingBloomFilter::new_with_seed(100, 0.01, 42)?;
-    /// f.insert_hash(bloomkit::hash_with_seed("k", 42));
-    /// assert!(f.contains("k") && f.seed() == 42);
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        let num_bits = sizing::optimal_num_bits(items, fp_rate)?;
-        sizing::check_reachable(items, fp_rate)?;
-        let num_hashes = sizing::optimal_num_hashes(items, num_bits);
-        Self::with_params_and_seed(num_bits, num_hashes, seed)
-    }
-
-    /// A filter of `num_counters` counters (rounded up to a multiple of 64) and `num_hashes`
-    /// probes.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidParameter`] for zero counters; [`Error::InvalidNumHashes`] outside
-    /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or [`Error::OutOfMemory`].
+    /// Starts from [`new`](Self::new)'s plan for `items` keys at `fp_rate` (a classic
+    /// filter's, counter for bit), to change any of it before
+    /// [`build`](CountingBuilder::build): the seed, the exact number of counters, the
+    /// number of probes.
     ///
     /// # Examples
     ///
     /// ```
     /// use bloomkit::CountingBloomFilter;
     ///
-    /// let f = CountingBloomFilter::with_params(1000, 5)?;
-    /// assert_eq!(f.num_counters(), 1024);
-    /// assert!(CountingBloomFilter::with_params(0, 5).is_err());
-    /// assert!(CountingBloomFilter::with_params(1000, 0).is_err());
+    /// let mut f = CountingBloomFilter::builder(100, 0.01).seed(42).build()?;
+    /// f.insert_hash(bloomkit::hash_with_seed("k", 42));
+    /// assert!(f.contains("k") && f.seed() == 42);
+    ///
+    /// let f = CountingBloomFilter::builder(100, 0.01).num_counters(1000).num_hashes(5).build()?;
+    /// assert_eq!((f.num_counters(), f.num_hashes()), (1024, 5));
+    /// assert!(CountingBloomFilter::builder(100, 0.01).num_counters(0).build().is_err());
+    /// assert!(CountingBloomFilter::builder(100, 0.01).num_hashes(0).build().is_err());
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn with_params(num_counters: u64, num_hashes: u32) -> Result<Self> {
-        Self::with_params_and_seed(num_counters, num_hashes, DEFAULT_SEED)
+    pub fn builder(items: u64, fp_rate: f64) -> CountingBuilder {
+        CountingBuilder::new(items, fp_rate)
     }
 
-    /// [`CountingBloomFilter::with_params`] with a hash seed other than the default.
+    /// A filter of `num_counters` counters (rounded up to a multiple of 64) and `num_hashes`
+    /// probes, hashing keys with `hasher`: what the builder builds.
     ///
-    /// # Errors
-    ///
-    /// As [`with_params`](Self::with_params).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::CountingBloomFilter::with_params_and_seed(64, 3, 7)?;
-    /// assert_eq!((f.num_counters(), f.num_hashes(), f.seed()), (64, 3, 7));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn with_params_and_seed(num_counters: u64, num_hashes: u32, seed: u64) -> Result<Self> {
+    /// Errors: [`Error::InvalidParameter`] for zero counters; [`Error::InvalidNumHashes`]
+    /// outside `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or
+    /// [`Error::OutOfMemory`].
+    pub(crate) fn with_params_and_hasher(
+        num_counters: u64,
+        num_hashes: u32,
+        hasher: KeyHasher,
+    ) -> Result<Self> {
         if num_counters == 0 {
             return Err(Error::InvalidParameter {
                 name: "num_counters",
@@ -209,7 +186,7 @@ impl CountingBloomFilter {
             counters,
             num_counters,
             num_hashes,
-            hasher: KeyHasher::new(seed),
+            hasher,
             item_count: 0,
         })
     }
@@ -498,7 +475,7 @@ impl CountingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::CountingBloomFilter::with_params(1 << 20, 7)?;
+    /// let f = bloomkit::CountingBloomFilter::builder(0, 0.01).num_counters(1 << 20).num_hashes(7).build()?;
     /// assert_eq!(f.memory_bytes(), (1 << 19) + std::mem::size_of_val(&f));
     /// # Ok::<(), bloomkit::Error>(())
     /// ```

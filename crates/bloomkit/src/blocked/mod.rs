@@ -3,7 +3,9 @@
 //! This file has the type and its operations. The layout itself is in `probe.rs` (which
 //! line, which bits), its query and insert kernels in `kernel.rs` (portable, or `avx2.rs`
 //! where the CPU has it), the batched operations' walk in `batch.rs`, and the file format in
-//! `persist.rs`. Calls go one way: this file → `kernel` → `probe`/`avx2`.
+//! `persist.rs`; the view of a file's bytes is `view.rs`, whose query kernel over a line
+//! at any address is `unaligned.rs`. Calls go one way: this file (and `view.rs`) → `kernel`
+//! (`unaligned`) → `probe`/`avx2`.
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod avx2;
@@ -12,6 +14,7 @@ mod builder;
 pub(crate) mod kernel;
 mod persist;
 pub(crate) mod probe;
+mod unaligned;
 
 pub(crate) use self::batch::{for_each_hash_batch, for_each_prefetched, Step};
 pub use self::builder::BlockedBuilder;

@@ -575,6 +575,24 @@ fn total_item_count(generations: &[BlockedBloomFilter]) -> u64 {
         .fold(0u64, |sum, g| sum.saturating_add(g.len()))
 }
 
+/// Inserts every key into the newest generation, as [`insert`](AgingBloomFilter::insert)
+/// one by one.
+///
+/// ```
+/// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01)?;
+/// f.extend(["a", "b"]);
+/// f.rotate();
+/// assert!(f.contains("a") && f.generation(1).unwrap().contains("b"));
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+impl<K: Key> Extend<K> for AgingBloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        for key in keys {
+            self.insert(&key);
+        }
+    }
+}
+
 impl PartialEq for AgingBloomFilter {
     /// Equal when they have the same generations, in the same order, with the same bits (and
     /// so answer every query alike, now and after the same rotations); item counts, statistics,

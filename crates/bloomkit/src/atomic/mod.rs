@@ -92,6 +92,33 @@ impl AtomicBloomFilter {
         AtomicBuilder::new(items, fp_rate)
     }
 
+    /// A filter sized for the keys of `keys` at `fp_rate` ([`new`](Self::new) for as many
+    /// keys as it yields, duplicates included) holding all of them. The keys are hashed first,
+    /// eight bytes each, and only then is the filter made: for when the keys are at hand and
+    /// their number is not.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new), and [`Error::OutOfMemory`] if the hashes do not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AtomicBloomFilter::from_keys(0..1000u32, 0.01)?;
+    /// assert!((0..1000u32).all(|i| f.contains(&i)));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_keys<I>(keys: I, fp_rate: f64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        let hashes = KeyHasher::default().hash_all(keys)?;
+        let f = Self::new(hashes.len() as u64, fp_rate)?;
+        f.insert_many_hashes(&hashes);
+        Ok(f)
+    }
+
     /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`
     /// probes, hashing keys with `hasher`. Errors as [`crate::BlockedBuilder::build`]'s for the
     /// shape.
@@ -196,6 +223,22 @@ impl AtomicBloomFilter {
             Step::Visit(line, hash) => changed += self.insert_into_line(line, hash) as u64,
         });
         changed
+    }
+
+    /// Forgets every key, keeping the memory: every bit zero, the filter [`new`](Self::new)
+    /// made. It takes `&mut self`, so no insert runs while it clears.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AtomicBloomFilter::new(100, 0.01)?;
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a") && f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.lines.clear();
     }
 
     /// Bits in the filter (a multiple of 512).
@@ -326,6 +369,23 @@ impl AtomicBloomFilter {
             num_hashes: filter.num_hashes(),
             hasher: filter.key_hasher(),
         })
+    }
+}
+
+/// Inserts every key, as [`insert`](AtomicBloomFilter::insert) one by one (for many
+/// threads at once, share the filter and call `insert` or `insert_many` from each).
+///
+/// ```
+/// let mut f = bloomkit::AtomicBloomFilter::new(100, 0.01)?;
+/// f.extend(["a", "b"]);
+/// assert!(f.contains("a") && f.contains("b"));
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+impl<K: Key> Extend<K> for AtomicBloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        for key in keys {
+            self.insert(&key);
+        }
     }
 }
 

@@ -16,7 +16,7 @@ mod persist;
 pub(crate) mod probe;
 mod unaligned;
 
-pub(crate) use self::batch::{for_each_hash_batch, for_each_prefetched, Step};
+pub(crate) use self::batch::{for_each_hash_batch, for_each_prefetched, Step, BATCH};
 pub use self::builder::BlockedBuilder;
 pub(crate) use self::probe::line_index;
 
@@ -135,6 +135,35 @@ impl BlockedBloomFilter {
         BlockedBuilder::new(items, fp_rate)
     }
 
+    /// A filter sized for the keys of `keys` at `fp_rate` ([`new`](Self::new) for as many
+    /// keys as it yields, duplicates included) holding all of them. The keys are hashed first,
+    /// eight bytes each, and only then is the filter made: for when the keys are at hand and
+    /// their number is not.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new), and [`Error::OutOfMemory`] if the hashes do not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let keys: Vec<String> = (0..1000).map(|i| format!("user:{i}")).collect();
+    /// let f = bloomkit::BlockedBloomFilter::from_keys(&keys, 0.01)?;
+    /// assert!(keys.iter().all(|k| f.contains(k)));
+    /// assert_eq!(f.num_bits(), bloomkit::BlockedBloomFilter::new(1000, 0.01)?.num_bits());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_keys<I>(keys: I, fp_rate: f64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        let hashes = KeyHasher::default().hash_all(keys)?;
+        let mut f = Self::new(hashes.len() as u64, fp_rate)?;
+        f.insert_many_hashes(&hashes);
+        Ok(f)
+    }
+
     /// [`new`](Self::new) with a given key hasher, for the kinds built of these filters.
     pub(crate) fn new_with_hasher(items: u64, fp_rate: f64, hasher: KeyHasher) -> Result<Self> {
         let plan = sizing::blocked_plan(items, fp_rate)?;
@@ -185,9 +214,21 @@ impl BlockedBloomFilter {
         (self.lines.lines_mut(), &mut self.item_count)
     }
 
-    /// Zeroes every bit and the item count, keeping the memory: an aging filter recycles its
-    /// oldest generation this way, so a rotation never allocates.
-    pub(crate) fn clear(&mut self) {
+    /// Forgets every key, keeping the memory: every bit zero and [`len`](Self::len) 0, the
+    /// filter [`new`](Self::new) made. (An aging filter recycles its oldest generation this
+    /// way, so a rotation never allocates.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::BlockedBloomFilter::new(100, 0.01)?;
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a") && f.is_empty());
+    /// assert_eq!(f, bloomkit::BlockedBloomFilter::new(100, 0.01)?);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
         for index in 0..self.lines.len() {
             *self.lines.line_mut(index) = Line::default();
         }
@@ -400,6 +441,32 @@ impl BlockedBloomFilter {
     }
 }
 
+/// Inserts every key, as [`insert`](BlockedBloomFilter::insert) one by one would (the same
+/// bits and count), hashing a batch at a time and inserting it as
+/// [`insert_many`](BlockedBloomFilter::insert_many) does, with its lines prefetched.
+///
+/// ```
+/// let mut f = bloomkit::BlockedBloomFilter::new(1000, 0.01)?;
+/// f.extend((0..500u32).map(|i| i * 2));
+/// assert!(f.contains(&998u32) && f.len() > 490);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+impl<K: Key> Extend<K> for BlockedBloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        let mut hashes = [0u64; BATCH];
+        let mut n = 0;
+        for key in keys {
+            hashes[n] = self.hasher.hash(&key);
+            n += 1;
+            if n == BATCH {
+                self.insert_many_hashes(&hashes);
+                n = 0;
+            }
+        }
+        self.insert_many_hashes(&hashes[..n]);
+    }
+}
+
 impl PartialEq for BlockedBloomFilter {
     /// Equal when they have the same parameters and the same bits; the item count, a
     /// statistic, is not compared.
@@ -479,6 +546,22 @@ mod tests {
             .build()
             .unwrap();
         assert_eq!(f.num_bits(), 512);
+    }
+
+    /// `extend` hashes and inserts a batch at a time; the filter and its count are those of
+    /// inserting one by one, for lengths on both sides of a batch.
+    #[test]
+    fn extend_is_insert_one_by_one() {
+        for n in [0u64, 1, 31, 32, 33, 1000] {
+            let mut one_by_one = BlockedBloomFilter::new(500, 0.01).unwrap();
+            let mut extended = one_by_one.clone();
+            for i in 0..n {
+                one_by_one.insert(&i);
+            }
+            extended.extend(0..n);
+            assert_eq!(extended, one_by_one, "{n}");
+            assert_eq!(extended.len(), one_by_one.len(), "{n}");
+        }
     }
 
     #[test]

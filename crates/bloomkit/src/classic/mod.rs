@@ -1,6 +1,7 @@
 //! [`BloomFilter`]: the classic layout, k probes anywhere in one bit array.
 //!
-//! This file has the type and its operations; `persist.rs` its file format.
+//! This file has the type and its operations; `builder.rs` its configuration, `persist.rs` its
+//! file format.
 
 mod builder;
 mod persist;
@@ -116,6 +117,37 @@ impl BloomFilter {
         BloomBuilder::new(items, fp_rate)
     }
 
+    /// A filter sized for the keys of `keys` at `fp_rate` ([`new`](Self::new) for as many
+    /// keys as it yields, duplicates included) holding all of them. The keys are hashed first,
+    /// eight bytes each, and only then is the filter made: for when the keys are at hand and
+    /// their number is not.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new), and [`Error::OutOfMemory`] if the hashes do not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let words = ["apple", "pear", "plum"];
+    /// let f = bloomkit::BloomFilter::from_keys(words, 0.01)?;
+    /// assert!(words.iter().all(|w| f.contains(w)));
+    /// assert_eq!(f.num_bits(), bloomkit::BloomFilter::new(3, 0.01)?.num_bits());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_keys<I>(keys: I, fp_rate: f64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        let hashes = KeyHasher::default().hash_all(keys)?;
+        let mut f = Self::new(hashes.len() as u64, fp_rate)?;
+        for &hash in &hashes {
+            f.insert_hash(hash);
+        }
+        Ok(f)
+    }
+
     /// [`new`](Self::new) with a given key hasher, for the kinds built of these filters.
     pub(crate) fn new_with_hasher(items: u64, fp_rate: f64, hasher: KeyHasher) -> Result<Self> {
         let plan = sizing::classic_plan(items, fp_rate)?;
@@ -198,6 +230,24 @@ impl BloomFilter {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         probes(hash, self.num_bits, self.num_hashes).all(|bit| self.bits.get(bit))
+    }
+
+    /// Forgets every key, keeping the memory: every bit zero and [`len`](Self::len) 0, the
+    /// filter [`new`](Self::new) made.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::BloomFilter::new(100, 0.01)?;
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a") && f.is_empty());
+    /// assert_eq!(f, bloomkit::BloomFilter::new(100, 0.01)?);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.bits.clear();
+        self.item_count = 0;
     }
 
     /// Bits in the filter (a multiple of 64).
@@ -320,6 +370,23 @@ impl BloomFilter {
         self.bits.intersect_with(&other.bits);
         self.item_count = self.estimated_count();
         Ok(())
+    }
+}
+
+/// Inserts every key, as [`insert`](BloomFilter::insert) one by one.
+///
+/// ```
+/// let mut f = bloomkit::BloomFilter::new(100, 0.01)?;
+/// f.extend(["a", "b"]);
+/// f.extend(&[1u64, 2]);
+/// assert!(f.contains("b") && f.contains(&2u8) && f.len() == 4);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+impl<K: Key> Extend<K> for BloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        for key in keys {
+            self.insert(&key);
+        }
     }
 }
 

@@ -158,6 +158,39 @@ impl CountingBloomFilter {
         CountingBuilder::new(items, fp_rate)
     }
 
+    /// A filter sized for the keys of `keys` at `fp_rate` ([`new`](Self::new) for as many
+    /// keys as it yields, duplicates included) holding all of them. The keys are hashed first,
+    /// eight bytes each, and only then is the filter made: for when the keys are at hand and
+    /// their number is not.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new), and [`Error::OutOfMemory`] if the hashes do not fit.
+    ///
+    /// Each key is inserted once for each time `keys` yields it, as
+    /// [`insert`](Self::insert) counts copies.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CountingBloomFilter::from_keys(["a", "b", "a"], 0.01)?;
+    /// assert_eq!(f.len(), 3);
+    /// assert!(f.remove("a") && f.contains("a")); // one copy of two left
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_keys<I>(keys: I, fp_rate: f64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        let hashes = KeyHasher::default().hash_all(keys)?;
+        let mut f = Self::new(hashes.len() as u64, fp_rate)?;
+        for &hash in &hashes {
+            f.insert_hash(hash);
+        }
+        Ok(f)
+    }
+
     /// A filter of `num_counters` counters (rounded up to a multiple of 64) and `num_hashes`
     /// probes, hashing keys with `hasher`: what the builder builds.
     ///
@@ -331,6 +364,24 @@ impl CountingBloomFilter {
     fn counter(&self, index: u64) -> u64 {
         let (w, shift) = slot(index);
         (self.counters[w] >> shift) & COUNTER_MAX
+    }
+
+    /// Forgets every key, keeping the memory: every counter zero and [`len`](Self::len) 0,
+    /// the filter [`new`](Self::new) made.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CountingBloomFilter::new(100, 0.01)?;
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a") && f.is_empty());
+    /// assert_eq!(f, bloomkit::CountingBloomFilter::new(100, 0.01)?);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.counters.fill(0);
+        self.item_count = 0;
     }
 
     /// Counters in the filter (a multiple of 64): the classic filter's number of bits.
@@ -561,6 +612,22 @@ impl CountingBloomFilter {
         }
         self.item_count = self.item_count.saturating_add(other.item_count);
         Ok(())
+    }
+}
+
+/// Inserts one copy of every key, as [`insert`](CountingBloomFilter::insert) one by one.
+///
+/// ```
+/// let mut f = bloomkit::CountingBloomFilter::new(100, 0.01)?;
+/// f.extend(["a", "a", "b"]);
+/// assert_eq!(f.len(), 3);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+impl<K: Key> Extend<K> for CountingBloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        for key in keys {
+            self.insert(&key);
+        }
     }
 }
 

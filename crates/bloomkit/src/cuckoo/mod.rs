@@ -507,6 +507,63 @@ impl CuckooFilter {
             .fold(0u32, u32::saturating_add)
     }
 
+    /// Forgets every key: back to the filter [`build`](CuckooBuilder::build) made, one empty
+    /// sub-filter (its memory kept, every later one's freed), with
+    /// [`len`](Self::len) and [`num_deletes`](Self::num_deletes) 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CuckooFilter::builder(100, 0.01).expansion(2).build()?;
+    /// for i in 0..1000u32 { f.insert(&i)?; }
+    /// f.clear();
+    /// assert_eq!((f.num_filters(), f.len()), (1, 0));
+    /// assert!(!f.contains(&7u32));
+    /// assert_eq!(f, bloomkit::CuckooFilter::builder(100, 0.01).expansion(2).build()?);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.filters.truncate(1);
+        self.filters.shrink_to_fit();
+        if let Some(first) = self.filters.first_mut() {
+            first.clear();
+        }
+        self.len = 0;
+        self.num_deletes = 0;
+    }
+
+    /// A filter sized for the keys of `keys` at `fp_rate` ([`new`](Self::new) for as many
+    /// keys as it yields, duplicates included) holding all of them, each as often as `keys`
+    /// yields it (as [`insert`](Self::insert) stores copies). The keys are hashed first, eight
+    /// bytes each, and only then is the filter made.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new); [`Error::OutOfMemory`] if the hashes do not fit;
+    /// [`Error::Full`] if a key comes more often than its two buckets hold
+    /// (2·[`bucket_size`](Self::bucket_size) copies).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::CuckooFilter::from_keys(0..10_000u32, 0.01)?;
+    /// assert!((0..10_000u32).all(|i| f.contains(&i)));
+    /// assert_eq!(f.len(), 10_000);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_keys<I>(keys: I, fp_rate: f64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        let hashes = KeyHasher::default().hash_all(keys)?;
+        let mut f = Self::new(hashes.len() as u64, fp_rate)?;
+        for &hash in &hashes {
+            f.insert_hash(hash)?;
+        }
+        Ok(f)
+    }
+
     /// Moves fingerprints from newer sub-filters into older ones where they fit, and frees
     /// the newest sub-filters that end up empty (RedisBloom's `CF.COMPACT`). Answers do not
     /// change; [`num_filters`](Self::num_filters) and memory may shrink, and

@@ -96,6 +96,13 @@ impl LayerBits {
         }
     }
 
+    pub(super) fn clear(&mut self) {
+        match self {
+            LayerBits::Blocked(f) => f.clear(),
+            LayerBits::Classic(f) => f.clear(),
+        }
+    }
+
     pub(super) fn num_bits(&self) -> u64 {
         match self {
             LayerBits::Blocked(f) => f.num_bits(),

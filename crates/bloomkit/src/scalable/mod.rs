@@ -369,6 +369,30 @@ impl ScalableBloomFilter {
             .fold(0u64, |sum, layer| sum.saturating_add(layer.capacity))
     }
 
+    /// Forgets every key: back to the filter [`build`](ScalableBuilder::build) made, one
+    /// empty layer of the initial capacity (its memory kept, every later layer's freed),
+    /// with the same options and seed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
+    /// for i in 0..100u32 { f.insert(&i)?; }
+    /// assert!(f.num_layers() > 1);
+    /// f.clear();
+    /// assert_eq!((f.num_layers(), f.len(), f.capacity()), (1, 0, 10));
+    /// assert_eq!(f, bloomkit::ScalableBloomFilter::new(10, 0.01)?);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.layers.truncate(1);
+        // Exactly one entry's room, as a new filter has: `memory_bytes` counts the list.
+        self.layers.shrink_to_fit();
+        if let Some(first) = self.layers.first_mut() {
+            first.filter.clear();
+        }
+    }
+
     /// The number of layers (`BF.INFO`'s "Number of filters").
     pub fn num_layers(&self) -> usize {
         self.layers.len()

@@ -15,10 +15,12 @@ pub(crate) mod kernel;
 mod persist;
 pub(crate) mod probe;
 mod unaligned;
+mod view;
 
 pub(crate) use self::batch::{for_each_hash_batch, for_each_prefetched, Step, BATCH};
 pub use self::builder::BlockedBuilder;
 pub(crate) use self::probe::line_index;
+pub use self::view::BlockedBloomFilterRef;
 
 use std::fmt;
 

@@ -34,7 +34,6 @@ fn words(line: &[u8; 64]) -> [u64; LINE_WORDS] {
 /// `kernel::probes_set_in_line` on the line these bytes encode, by the AVX2 kernel where the
 /// CPU has it, else the portable one.
 #[inline]
-#[allow(dead_code)] // until the views query through it
 pub(crate) fn probes_set_in_bytes(line: &[u8; 64], hash: u64, num_hashes: u32) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {

@@ -1,12 +1,14 @@
 //! [`BloomFilter`]: the classic layout, k probes anywhere in one bit array.
 //!
 //! This file has the type and its operations; `builder.rs` its configuration, `persist.rs` its
-//! file format.
+//! file format, `view.rs` the view of a file's bytes ([`BloomFilterRef`]).
 
 mod builder;
 mod persist;
+mod view;
 
 pub use self::builder::BloomBuilder;
+pub use self::view::BloomFilterRef;
 
 use std::fmt;
 

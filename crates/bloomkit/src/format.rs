@@ -220,7 +220,9 @@ pub(crate) trait Persist: Sized {
 }
 
 /// The file-format methods every filter type has (`to_bytes`, `encoded_len`, `write_to`,
-/// `from_bytes`, `read_from`), written once for any type that implements [`Persist`].
+/// `from_bytes`, `read_from`), and with the `serde` feature its `Serialize` and
+/// `Deserialize` (the same bytes, as one byte string), written once for any type that
+/// implements [`Persist`].
 ///
 /// `$what` names the type in the docs ("classic filter"). Each bracket adds documentation
 /// of the kind's own (examples, errors only it has) after the shared text of its method.
@@ -294,6 +296,29 @@ macro_rules! format_methods {
             $(#[$read_from])*
             pub fn read_from<R: std::io::Read>(reader: R) -> $crate::Result<Self> {
                 $crate::format::read_from(reader)
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl ::serde::Serialize for $ty {
+            /// The filter's file format as one byte string: the bytes of
+            /// [`to_bytes`](Self::to_bytes).
+            fn serialize<S: ::serde::Serializer>(
+                &self,
+                serializer: S,
+            ) -> ::core::result::Result<S::Ok, S::Error> {
+                serializer.serialize_bytes(&self.to_bytes())
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            /// Reads the byte string with [`from_bytes`](Self::from_bytes), so every check of
+            /// the format applies; its error is the deserializer's custom error.
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> ::core::result::Result<Self, D::Error> {
+                $crate::serde_format::deserialize(deserializer, Self::from_bytes)
             }
         }
     };

@@ -59,11 +59,23 @@
 //!
 //! # Overview of types and modules
 //!
-//! * The filters, one per file or folder: [`BloomFilter`] (`classic.rs`),
-//!   [`BlockedBloomFilter`] (`blocked.rs`), [`AtomicBloomFilter`] (`atomic.rs`),
-//!   [`CountingBloomFilter`] (`counting.rs`, `counting/`), [`ScalableBloomFilter`]
-//!   (`scalable/`), [`CuckooFilter`] (`cuckoo/`), [`RibbonFilter`] (`ribbon/`),
-//!   [`AgingBloomFilter`] (`aging.rs`, `aging/`), [`BinaryFuseFilter`] (`fuse/`).
+//! * The filters, one folder each (`<kind>/mod.rs` the type, `<kind>/persist.rs` its file
+//!   format, `<kind>/builder.rs` its configuration): [`BloomFilter`] (`classic/`),
+//!   [`BlockedBloomFilter`] (`blocked/`, with its probes, kernels and batched walk),
+//!   [`AtomicBloomFilter`] (`atomic/`), [`CountingBloomFilter`] (`counting/`),
+//!   [`ScalableBloomFilter`] (`scalable/`), [`CuckooFilter`] (`cuckoo/`), [`RibbonFilter`]
+//!   (`ribbon/`), [`AgingBloomFilter`] (`aging/`), [`BinaryFuseFilter`] (`fuse/`).
+//! * Configuration, the same for every kind: `Kind::new(items, fp_rate)` builds the planned
+//!   filter; `Kind::builder(items, fp_rate)` starts from that plan and changes any setting
+//!   (the seed, the exact bits and probes, the kind's own options) before `build()`; the
+//!   static kinds take their keys last (`RibbonFilter::build(keys, fp_rate)`,
+//!   `RibbonFilter::builder(fp_rate).seed(7).build(keys)`). The builders: [`BloomBuilder`],
+//!   [`BlockedBuilder`], [`AtomicBuilder`], [`CountingBuilder`], [`ScalableBuilder`],
+//!   [`CuckooBuilder`], [`AgingBuilder`], [`RibbonBuilder`], [`FuseBuilder`]; what the
+//!   bit-array kinds' builders share is in `builder.rs`.
+//! * Views: [`BlockedBloomFilterRef`] and [`BloomFilterRef`] (`blocked/view.rs`,
+//!   `classic/view.rs`) query a filter in place, in the bytes of its file (an mmap'd file, a
+//!   block of a storage engine's own file), without copying it.
 //! * [`Filter`]: the small trait they share, for code generic over the kind.
 //! * [`AnyFilter`]: a filter of whatever kind a file holds.
 //! * [`hash`], [`hash_bytes`], [`StableHasher`]: the stable 64-bit key hash. Hash a key once and
@@ -78,6 +90,29 @@
 //!
 //! The raw bit arrays (`bits.rs`), the in-place XXH3 (`xxh3.rs`) and the static filters'
 //! integer mixer (`mix.rs`) are private: the filters own their bits.
+//!
+//! Features: `parallel` (on by default) builds a blocked filter on all cores
+//! (`BlockedBloomFilter::par_insert_many`, `parallel.rs`); `bytes` makes `bytes::Bytes` a
+//! key; `serde` serializes every filter and view as the bytes of its file format
+//! (`serde_format.rs`), so a filter inside your own serde types round-trips and stays
+//! readable by `from_bytes`.
+//!
+//! # Names
+//!
+//! One word for each idea, on every kind:
+//!
+//! * `len()` / `is_empty()`: how many keys the filter holds by its own count (each kind's
+//!   `len` says what it counts: inserts that changed a Bloom filter, copies in a counting or
+//!   cuckoo filter, keys a static filter was built from).
+//! * `fp_rate()`: the rate a filter was planned for and records: a scalable filter's target,
+//!   which it keeps however far it grows; a ribbon or binary fuse filter's exact rate (2^−r,
+//!   the target rounded to what the filter delivers). The bit-array kinds and the cuckoo
+//!   filter store their shape, not a target, so they have none.
+//! * `estimated_fp_rate()`: the rate a query risks now, from the filter's contents (on every
+//!   kind, and on [`Filter`]). The rate a shape *should* give for a number of keys is
+//!   [`sizing`]'s (`sizing::blocked_fp_rate`, [`AnyFilter::predicted_fp_rate`]).
+//! * `expansion`: the factor a growing filter grows by, scalable and cuckoo alike
+//!   (RedisBloom's `EXPANSION`); "grow" is what it does.
 //!
 //! # Examples
 //!
@@ -144,6 +179,8 @@ mod parallel;
 mod prefetch;
 mod ribbon;
 mod scalable;
+#[cfg(feature = "serde")]
+mod serde_format;
 pub mod sizing;
 mod xxh3;
 

@@ -371,7 +371,7 @@ pub(crate) mod parse {
 
     pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
         // Options come in pairs after the capacity.
-        if args.len() % 2 == 0 {
+        if args.len().is_multiple_of(2) {
             return Err(wrong_arity("cf.reserve"));
         }
         parse_reserve(args, origin).map(|op| cuckoo(args, op))

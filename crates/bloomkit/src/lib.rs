@@ -59,12 +59,17 @@
 //!
 //! # Overview of types and modules
 //!
-//! * The filters, one folder each (`<kind>/mod.rs` the type, `<kind>/persist.rs` its file
-//!   format, `<kind>/builder.rs` its configuration): [`BloomFilter`] (`classic/`),
-//!   [`BlockedBloomFilter`] (`blocked/`, with its probes, kernels and batched walk),
-//!   [`AtomicBloomFilter`] (`atomic/`), [`CountingBloomFilter`] (`counting/`),
-//!   [`ScalableBloomFilter`] (`scalable/`), [`CuckooFilter`] (`cuckoo/`), [`RibbonFilter`]
-//!   (`ribbon/`), [`AgingBloomFilter`] (`aging/`), [`BinaryFuseFilter`] (`fuse/`).
+//! * The filters, one folder each, the type in `mod.rs`, its file format in `persist.rs` and
+//!   its configuration in `builder.rs`: [`BloomFilter`] (`classic/`), [`BlockedBloomFilter`]
+//!   (`blocked/`), [`AtomicBloomFilter`] (`atomic/`), [`CountingBloomFilter`] (`counting/`),
+//!   [`ScalableBloomFilter`] (`scalable/`), [`CuckooFilter`] (`cuckoo/`),
+//!   [`RibbonFilter`] (`ribbon/`), [`BinaryFuseFilter`] (`fuse/`),
+//!   [`AgingBloomFilter`] (`aging/`). The blocked layout, which the atomic, scalable and
+//!   aging filters also use, keeps its pieces apart: `blocked/probe.rs` (which line, which
+//!   bits; the portable query and insert), `blocked/kernel.rs` (the dispatch to the portable
+//!   or the AVX2 kernel, `blocked/avx2.rs`), `blocked/batch.rs` (the prefetching walk of the
+//!   batched calls), `blocked/unaligned.rs` (the query kernel over a line at any address,
+//!   for the view). Calls go one way: filter → kernel → probe.
 //! * Configuration, the same for every kind: `Kind::new(items, fp_rate)` builds the planned
 //!   filter; `Kind::builder(items, fp_rate)` starts from that plan and changes any setting
 //!   (the seed, the exact bits and probes, the kind's own options) before `build()`; the
@@ -76,26 +81,50 @@
 //! * Views: [`BlockedBloomFilterRef`] and [`BloomFilterRef`] (`blocked/view.rs`,
 //!   `classic/view.rs`) query a filter in place, in the bytes of its file (an mmap'd file, a
 //!   block of a storage engine's own file), without copying it.
-//! * [`Filter`]: the small trait they share, for code generic over the kind.
-//! * [`AnyFilter`]: a filter of whatever kind a file holds.
-//! * [`hash`], [`hash_bytes`], [`StableHasher`]: the stable 64-bit key hash. Hash a key once and
-//!   probe many filters with it (`contains_hash`), as a storage engine checking one key
-//!   against many files does. Pinned by golden vectors: it never changes.
+//! * [`Filter`]: the small object-safe trait they share; [`FilterExt`] asks any of them, or a
+//!   `&dyn Filter`, by key.
+//! * [`AnyFilter`] (`any.rs`): a filter of whatever kind a file holds.
+//! * [`key`]: what a key is. [`Key`] (a type's stable byte feed), [`KeySink`] (where a
+//!   composite key writes its fields), [`KeyHasher`] (a filter's seed and feed), [`KeyFeed`]
+//!   (today's, or bloomkit 0.1's for its files), [`StdHash`] (a key hashed by its `Hash`).
+//! * [`hash`], [`hash_bytes`], [`hash_std`], [`StableHasher`] (`hash.rs`): the stable 64-bit
+//!   key hash. Hash a key once and probe many filters with it (`contains_hash`), as a storage
+//!   engine checking one key against many files does. Pinned by golden vectors: it never
+//!   changes.
 //! * [`sizing`]: the math, as public functions: bits and probes for a target rate, the
 //!   predicted rate of a given size, estimates from the fill.
 //! * [`format`](mod@format): the versioned, checksummed file format every filter is stored in
-//!   (`docs/FORMAT.md` has it byte by byte). Reading never panics and never allocates more than
-//!   the input can justify.
-//! * [`Error`]: the one error type; its messages say how to fix the problem.
-//!
-//! The raw bit arrays (`bits.rs`), the in-place XXH3 (`xxh3.rs`) and the static filters'
-//! integer mixer (`mix.rs`) are private: the filters own their bits.
+//!   (`docs/FORMAT.md` has it byte by byte), and `format_methods!`, which writes every kind's
+//!   `to_bytes`/`write_to`/`from_bytes`/`read_from` once. Reading never panics and never
+//!   allocates more than the input can justify.
+//! * [`Error`] (`error.rs`): the one error type; its messages say how to fix the problem.
+//! * Private: the bit arrays (`bits.rs`), the in-place XXH3 (`xxh3.rs`), the CPU feature
+//!   check that picks kernels (`cpu.rs`), the prefetch intrinsic (`prefetch.rs`, the one
+//!   audited `unsafe` block outside the kernels), the static filters' integer mixer
+//!   (`mix.rs`), and, with the default `parallel` feature, the rayon build
+//!   (`parallel.rs`, [`BlockedBloomFilter::par_insert_many`]).
 //!
 //! Features: `parallel` (on by default) builds a blocked filter on all cores
-//! (`BlockedBloomFilter::par_insert_many`, `parallel.rs`); `bytes` makes `bytes::Bytes` a
-//! key; `serde` serializes every filter and view as the bytes of its file format
+//! (`BlockedBloomFilter::par_insert_many`, `parallel.rs`); `bytes` makes `bytes::Bytes` and
+//! `BytesMut` keys; `serde` serializes every filter and view as the bytes of its file format
 //! (`serde_format.rs`), so a filter inside your own serde types round-trips and stays
 //! readable by `from_bytes`.
+//!
+//! # Adding a filter kind
+//!
+//! 1. `src/<kind>/mod.rs` (the type, with `insert`/`contains`/`contains_hash` over
+//!    [`Key`]s and a [`KeyHasher`]) and `src/<kind>/persist.rs` (its [`format::FilterKind`]
+//!    code, a `Persist` impl, and one `format_methods!` call, which also gives it the serde
+//!    impls); `new`/`builder` as every kind has them (`src/<kind>/builder.rs`); `mod` and
+//!    `pub use` here, a row in the tables above.
+//! 2. [`FilterKind`]: a variant, its code and name (`format.rs`); its bytes in
+//!    `docs/FORMAT.md`; golden files in `tests/data/` and a test that loads them.
+//! 3. [`AnyFilter`]: a variant and its arms (`any.rs`; the compiler lists them).
+//! 4. Tests in `tests/<kind>.rs`: the `HashSet` oracle, statistical rates, hostile input
+//!    (`tests/common`'s truncation and byte-flip checks).
+//! 5. Outside the library: the CLI's kinds table (`crates/bloomkit-cli/src/kinds.rs`) and
+//!    `info` fields, `demo`, the benchmark harness (`crates/bloomkit-bench/src/ours.rs`), the
+//!    explorer's kinds (`crates/bloomkit-wasm`), the fuzz target `fuzz_targets/from_bytes.rs`.
 //!
 //! # Names
 //!

@@ -34,7 +34,7 @@ fn number_key(i: u64) -> String {
 /// The recipes. Keys `0..1000` are inserted; `1000..3000` are not.
 ///
 /// Each names its parameters explicitly (they are what `new(1000, 0.01)` and
-/// `new_with_seed(1000, 0.05, 0x5eed)` planned when the files were written): the files pin
+/// `builder(1000, 0.05).seed(0x5eed)` planned when the files were written): the files pin
 /// what stored data depends on (the hash, the probes, the format), not the sizing policy for
 /// new filters, which `sizing`'s own tests pin.
 fn fixtures() -> Vec<Fixture> {

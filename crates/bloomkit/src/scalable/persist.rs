@@ -251,7 +251,7 @@ impl Persist for ScalableBloomFilter {
     fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
         let params = decode_params(header)?;
         let declared_words = header.payload_len / 8;
-        if header.payload_len % 8 != 0 || declared_words == 0 {
+        if !header.payload_len.is_multiple_of(8) || declared_words == 0 {
             return Err(Error::corrupt(format!(
                 "a payload of {} bytes is not a layer count and whole words",
                 header.payload_len

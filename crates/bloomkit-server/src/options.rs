@@ -343,7 +343,7 @@ fn parse_output_limits(value: &[u8]) -> Result<Vec<(usize, OutputLimit)>, String
         "Wrong format of client-output-buffer-limit; use: class hard soft seconds (class: normal, replica or pubsub)".to_string()
     };
     let words: Vec<&str> = text(value)?.split_ascii_whitespace().collect();
-    if words.is_empty() || words.len() % 4 != 0 {
+    if words.is_empty() || !words.len().is_multiple_of(4) {
         return Err(invalid());
     }
     words

@@ -178,7 +178,7 @@ fn parse_filter(args: &[Bytes]) -> Result<Filter, Reply> {
         skip_me: true,
         ..Filter::default()
     };
-    if args.is_empty() || args.len() % 2 != 0 {
+    if args.is_empty() || !args.len().is_multiple_of(2) {
         return Err(syntax_error());
     }
     for pair in args.chunks(2) {

@@ -120,7 +120,6 @@ fn flagged(health: Health) -> Option<Health> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bloomkit::CuckooOptions;
 
     #[test]
     fn a_growing_bloom_filter_stays_healthy() {
@@ -136,7 +135,7 @@ mod tests {
     #[test]
     fn a_cuckoo_filter_past_its_capacity_is_flagged_with_its_figures() {
         // 600 planned for: 512 buckets of 2, which take more than 600 before they fill.
-        let mut filter = CuckooOptions::redisbloom(600).build().unwrap();
+        let mut filter = CuckooFilter::redisbloom_builder(600).build().unwrap();
         for i in 0..540u32 {
             filter.insert(&i).unwrap();
         }

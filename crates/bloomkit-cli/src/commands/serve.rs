@@ -80,37 +80,48 @@ pub fn run(config: Config, threads: Option<usize>, logging: &LogOptions) -> Resu
         let addr = server
             .local_addr()
             .context(|| "reading the listening address".to_string())?;
+        let stop = terminated();
         let mut stdout = std::io::stdout();
         writeln!(stdout, "listening on {addr}")
             .and_then(|()| stdout.flush())
             .context(|| "writing to standard output".to_string())?;
         server
-            .run_until(terminated())
+            .run_until(stop)
             .await
             .context(|| "shutting down".to_string())
     })
 }
 
-/// Completes on SIGINT or SIGTERM (on Windows, Ctrl-C), logging which.
-async fn terminated() {
+/// Completes on SIGINT or SIGTERM (on Windows, Ctrl-C), logging which. The handlers are
+/// registered when this is called, not when it is first polled: a supervisor may send
+/// SIGTERM as soon as `listening on` is printed, and without a handler by then the signal's
+/// default action would kill the process with no final snapshot.
+fn terminated() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => log::notice("Received SIGINT, scheduling shutdown"),
-                    _ = term.recv() => log::notice("Received SIGTERM, scheduling shutdown"),
+        let handlers = signal(SignalKind::interrupt()).and_then(|interrupt| {
+            signal(SignalKind::terminate()).map(|terminate| (interrupt, terminate))
+        });
+        async move {
+            match handlers {
+                Ok((mut interrupt, mut terminate)) => {
+                    tokio::select! {
+                        _ = interrupt.recv() => log::notice("Received SIGINT, scheduling shutdown"),
+                        _ = terminate.recv() => log::notice("Received SIGTERM, scheduling shutdown"),
+                    }
                 }
-            }
-            // Without a SIGTERM handler, Ctrl-C (and SHUTDOWN) still stop the server.
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+                // Without the handlers, Ctrl-C (and SHUTDOWN) still stop the server.
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

@@ -192,7 +192,7 @@ pub use crate::hash::{
     StableHasher, DEFAULT_SEED,
 };
 pub use crate::key::{Key, KeyFeed, KeyHasher, KeySink, StdHash};
-pub use crate::ribbon::RibbonFilter;
+pub use crate::ribbon::{RibbonFilter, RibbonLayout};
 pub use crate::scalable::{LayerInfo, LayerLayout, ScalableBloomFilter, ScalableBuilder};
 
 /// The query kernel the blocked filters use on this machine: `"avx2"` where the CPU has AVX2

@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use bloomkit::{BloomFilter, Error, Filter, FilterExt, FilterKind, RibbonFilter};
+use bloomkit::{BloomFilter, Error, Filter, FilterExt, FilterKind, RibbonFilter, RibbonLayout};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -188,9 +188,11 @@ fn golden_key(i: u64) -> String {
     format!("golden:{i}")
 }
 
-/// The recipe: keys 0..1000 built in at 1%; 1000..3000 are not.
+/// The recipe: keys 0..1000 built in at 1%; 1000..3000 are not. In layout 1, which every
+/// build made when the file was written.
 fn golden_build() -> RibbonFilter {
-    RibbonFilter::build((0..1000).map(golden_key), 0.01).unwrap()
+    let hashes: Vec<u64> = (0..1000).map(|i| bloomkit::hash(&golden_key(i))).collect();
+    RibbonFilter::build_from_hashes_with_layout(&hashes, 0.01, RibbonLayout::Standard).unwrap()
 }
 
 #[test]
@@ -244,8 +246,12 @@ const WIDTH: usize = 44;
 const RESULT_BITS: usize = 48;
 const PAYLOAD_LEN: usize = 56;
 
+/// A layout-1 file, as every build wrote before layout 2.
 fn small_file() -> Vec<u8> {
-    RibbonFilter::build(0..150u32, 0.01).unwrap().to_bytes()
+    let hashes: Vec<u64> = (0..150u32).map(|k| bloomkit::hash(&k)).collect();
+    RibbonFilter::build_from_hashes_with_layout(&hashes, 0.01, RibbonLayout::Standard)
+        .unwrap()
+        .to_bytes()
 }
 
 fn with(file: &[u8], at: usize, value: &[u8]) -> Vec<u8> {

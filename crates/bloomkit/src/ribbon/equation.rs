@@ -167,14 +167,61 @@ pub(super) fn evaluate_with(
     result_bits: u32,
     eq: &Equation,
 ) -> u32 {
+    with_kernel(
+        kernel,
+        solution,
+        result_bits,
+        eq,
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        avx2::evaluate_inside,
+        evaluate_inside,
+        |found| found,
+    )
+}
+
+/// Whether the solution gives 0 for an equation's row ([`evaluate_with`] is 0): the test of
+/// a layout-2 key, where every equation's result is 0. The AVX2 kernel can then skip
+/// putting the parities in order.
+#[inline]
+pub(super) fn vanishes_with(
+    kernel: Kernel,
+    solution: &[u64],
+    result_bits: u32,
+    eq: &Equation,
+) -> bool {
+    with_kernel(
+        kernel,
+        solution,
+        result_bits,
+        eq,
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        avx2::vanishes_inside,
+        vanishes_inside,
+        |found| found == 0,
+    )
+}
+
+/// Runs the kernel that fits: away from the end of the solution, one checked slice holds
+/// the row's three blocks, and the kernels read them without clamping block indices or
+/// dividing by r (`avx2` where `kernel` says so, `portable` elsewhere); only the last block
+/// or two of a filter take the clamped path, whose answer `clamped` converts.
+///
+/// The AVX2 kernels read each block's words in groups of eight, running up to seven words
+/// past the third block's r (into the next block, for result bits they mask off): the slice
+/// covers those too.
+#[inline(always)]
+fn with_kernel<T>(
+    kernel: Kernel,
+    solution: &[u64],
+    result_bits: u32,
+    eq: &Equation,
+    #[cfg(all(target_arch = "x86_64", not(miri)))] avx2: unsafe fn(&[u64], usize, &Shifted) -> T,
+    portable: fn(&[u64], usize, &Shifted) -> T,
+    clamped: impl FnOnce(u32) -> T,
+) -> T {
     let r = result_bits as usize;
     let block = (eq.start / BLOCK_SLOTS) as usize;
     let row = Shifted::new(eq);
-    // Away from the end of the solution, one checked slice holds the row's three blocks,
-    // and the kernels read them without clamping block indices or dividing by r. The AVX2
-    // kernel reads each block's words in groups of eight, running up to seven words past
-    // the third block's r (into the next block, for result bits it masks off): the slice
-    // covers those too. Only the last block or two of a filter take the clamped path.
     let span = 2 * r + group_words(r);
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let _ = kernel;
@@ -182,17 +229,17 @@ pub(super) fn evaluate_with(
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         {
             if kernel.avx2 {
-                // SAFETY: `avx2::evaluate_inside` is compiled for AVX2, which this CPU
-                // supports since `kernel.avx2` is set (only `Kernel::detect` sets it, after
-                // checking); its other requirement, `words` holding `2·r + group_words(r)`
-                // words, is what `get` has just checked.
+                // SAFETY: `avx2` is one of the `avx2` module's kernels, compiled for AVX2,
+                // which this CPU supports since `kernel.avx2` is set (only `Kernel::detect`
+                // sets it, after checking); their other requirement, `words` holding
+                // `2·r + group_words(r)` words, is what `get` has just checked.
                 #[allow(unsafe_code)]
-                return unsafe { avx2::evaluate_inside(words, r, &row) };
+                return unsafe { avx2(words, r, &row) };
             }
         }
-        return evaluate_inside(words, r, &row);
+        return portable(words, r, &row);
     }
-    evaluate_clamped(solution, r, block, &row)
+    clamped(evaluate_clamped(solution, r, block, &row))
 }
 
 /// Words the AVX2 kernel reads per block: `r` rounded up to a multiple of eight.
@@ -215,12 +262,13 @@ impl Shifted {
         let shift = (eq.start % BLOCK_SLOTS) as u32;
         let lo = eq.coeff as u64;
         let hi = (eq.coeff >> 64) as u64;
-        // The third word is the part that spills past the second block; `(hi >> 1) >> (63 −
-        // shift)` is `hi >> (64 − shift)` without the undefined shift by 64 when `shift` is 0.
+        // The third word is the part of the high word that spills past the second block:
+        // `hi >> (64 − shift)`, written as a 128-bit shift so that a shift of 0 gives 0 (one
+        // double-width shift instruction, where the 64-bit form needs a guard).
         Shifted {
             c0: lo << shift,
             c1: ((eq.coeff << shift) >> 64) as u64,
-            c2: (hi >> 1) >> (63 - shift),
+            c2: ((u128::from(hi) << shift) >> 64) as u64,
         }
     }
 }
@@ -244,7 +292,20 @@ fn evaluate_inside(words: &[u64], r: usize, row: &Shifted) -> u32 {
     found
 }
 
-/// The query kernel in AVX2 registers.
+/// [`evaluate_inside`] for layout 2: whether all `r` parities are even.
+#[cfg_attr(target_arch = "x86_64", inline(never))]
+#[cfg_attr(not(target_arch = "x86_64"), inline)]
+fn vanishes_inside(words: &[u64], r: usize, row: &Shifted) -> bool {
+    let (b0, rest) = words.split_at(r.min(words.len()));
+    let (b1, b2) = rest.split_at(r.min(rest.len()));
+    let mut odd = 0u32;
+    for ((a, b), c) in b0.iter().zip(b1).zip(b2) {
+        odd |= ((a & row.c0) ^ (b & row.c1) ^ (c & row.c2)).count_ones();
+    }
+    odd & 1 == 0
+}
+
+/// The query kernels in AVX2 registers.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[allow(unsafe_code)]
 mod avx2 {
@@ -293,6 +354,49 @@ mod avx2 {
         found & (u32::MAX >> (32 - r))
     }
 
+    /// [`super::vanishes_inside`] in AVX2 registers: whether every one of the `r` parities
+    /// is even. The same groups of eight as [`evaluate_inside`], but the parities are left
+    /// in the order the registers hold them (words 0, 1, 4, 5, 2, 3, 6, 7: no reordering
+    /// for a test that only asks whether all are zero), and only the words below r count.
+    ///
+    /// # Safety
+    ///
+    /// As [`evaluate_inside`].
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn vanishes_inside(words: &[u64], r: usize, row: &Shifted) -> bool {
+        debug_assert!(words.len() >= 2 * r + group_words(r));
+        let c0 = _mm256_set1_epi64x(row.c0 as i64);
+        let c1 = _mm256_set1_epi64x(row.c1 as i64);
+        let c2 = _mm256_set1_epi64x(row.c2 as i64);
+        let c = [c0, c1, c2];
+        let p = words.as_ptr();
+        if r <= 8 {
+            // SAFETY: as in `evaluate_inside`, for the group at 0.
+            return unsafe { fold(packed(p, r, 0, c)) } & UNORDERED_LANES[r] == 0;
+        }
+        let mut odd = 0u32;
+        let mut g = 0;
+        while g < r {
+            // SAFETY: as in `evaluate_inside`; `g` is a multiple of 8 below r.
+            odd |= unsafe { fold(packed(p, r, g, c)) } & UNORDERED_LANES[(r - g).min(8)];
+            g += 8;
+        }
+        odd == 0
+    }
+
+    /// Bit `k` set for each of the first `n` words of a group, where [`packed`] leaves word
+    /// `j`'s parity at bit `[0, 1, 4, 5, 2, 3, 6, 7][j]` of [`fold`]'s mask.
+    const UNORDERED_LANES: [u32; 9] = {
+        const BIT: [u32; 8] = [0, 1, 4, 5, 2, 3, 6, 7];
+        let mut lanes = [0u32; 9];
+        let mut n = 1;
+        while n <= 8 {
+            lanes[n] = lanes[n - 1] | 1 << BIT[n - 1];
+            n += 1;
+        }
+        lanes
+    };
+
     /// The parities of words `g .. g + 8` of the three blocks at `p` (each `r` words), ANDed
     /// with the row's three words `c` and XORed: bit `k` is result bit `g + k`.
     ///
@@ -303,6 +407,22 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     #[inline]
     unsafe fn group(p: *const u64, r: usize, g: usize, c: [__m256i; 3]) -> u32 {
+        // SAFETY: passed on from our caller.
+        let v = unsafe { packed(p, r, g, c) };
+        // Reorder the 64-bit lanes to words 0 .. 8.
+        fold(_mm256_permute4x64_epi64::<0b11_01_10_00>(v))
+    }
+
+    /// Words `g .. g + 8` of the three blocks at `p` (each `r` words), ANDed with the row's
+    /// three words `c` and XORed, each folded to 32 bits with its parity: word `j`'s in
+    /// 32-bit lane `[0, 1, 4, 5, 2, 3, 6, 7][j]`.
+    ///
+    /// # Safety
+    ///
+    /// As [`group`].
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn packed(p: *const u64, r: usize, g: usize, c: [__m256i; 3]) -> __m256i {
         // Words g + k .. g + k + 4 of each of the three blocks, ANDed with the row and
         // XORed. (A macro, not a closure: a closure would not be compiled for AVX2.)
         macro_rules! select {
@@ -328,12 +448,17 @@ mod avx2 {
         let hi = _mm256_castsi256_ps(select!(4));
         // A 64-bit word's parity is that of the XOR of its 32-bit halves: gather the low
         // halves and the high halves (per 128-bit lane: words 0, 1, 4, 5 | 2, 3, 6, 7) and
-        // XOR them; then reorder the 64-bit lanes to words 0 .. 8.
-        let packed = _mm256_xor_si256(
+        // XOR them.
+        _mm256_xor_si256(
             _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi)),
             _mm256_castps_si256(_mm256_shuffle_ps::<0b11_01_11_01>(lo, hi)),
-        );
-        let mut v = _mm256_permute4x64_epi64::<0b11_01_10_00>(packed);
+        )
+    }
+
+    /// The parity of each 32-bit lane of `v`, lane `k` in bit `k`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn fold(mut v: __m256i) -> u32 {
         // Each 32-bit lane's parity into its top bit, which `movemask_ps` reads: after two
         // folds bit 4i holds the parity of nibble i; the multiply adds those eight bits
         // (kept alone by the mask) into bit 31 and up, and the columns below it sum to
@@ -444,7 +569,8 @@ mod tests {
     /// The kernels for blocks away from the end, portable and AVX2 (where the CPU has it),
     /// agree with the clamped one on random solutions and rows, for every result width; and
     /// `evaluate` agrees everywhere, including the ends of the filter, where it takes the
-    /// clamped path.
+    /// clamped path. The layout-2 kernels (`vanishes_*`), each called directly, say 0
+    /// exactly when the clamped one finds 0.
     #[test]
     fn kernels_agree() {
         let mut state = 0x5eed_0f72_6962_6f6eu64;
@@ -453,7 +579,7 @@ mod tests {
             fmix64(state)
         };
         let avx2 = crate::cpu::avx2_for_test("ribbon kernels_agree");
-        let mut checked = 0u64;
+        let (mut checked, mut zeros) = (0u64, 0u64);
         for r in 1..=MAX_RESULT_BITS as usize {
             let num_blocks = 8usize;
             let solution: Vec<u64> = (0..num_blocks * r).map(|_| next()).collect();
@@ -475,21 +601,38 @@ mod tests {
                 let want = evaluate_clamped(&solution, r, block, &row);
                 assert_eq!(evaluate(&solution, r as u32, &eq), want, "r={r} {eq:?}");
                 let span = 2 * r + group_words(r);
+                assert_eq!(
+                    vanishes_with(Kernel::detect(), &solution, r as u32, &eq),
+                    want == 0,
+                    "r={r} {eq:?}"
+                );
                 if let Some(words) = solution.get(block * r..).and_then(|w| w.get(..span)) {
                     assert_eq!(evaluate_inside(words, r, &row), want, "r={r} {eq:?}");
+                    assert_eq!(vanishes_inside(words, r, &row), want == 0, "r={r} {eq:?}");
                     #[cfg(all(target_arch = "x86_64", not(miri)))]
                     if avx2 {
                         // SAFETY: the CPU has AVX2 (checked above) and `words` holds `span`
                         // words.
                         #[allow(unsafe_code)]
-                        let got = unsafe { avx2::evaluate_inside(words, r, &row) };
+                        let (got, vanishes) = unsafe {
+                            (
+                                avx2::evaluate_inside(words, r, &row),
+                                avx2::vanishes_inside(words, r, &row),
+                            )
+                        };
                         assert_eq!(got, want, "r={r} {eq:?}");
+                        assert_eq!(vanishes, want == 0, "r={r} {eq:?}");
                     }
+                    zeros += u64::from(want == 0);
                     checked += 1;
                 }
             }
         }
         assert!(checked > 5000, "{checked}");
+        // The layout-2 test sees both answers: rows that give 0 (about 2^−r of them, so
+        // mostly at small r; `kernels_answer_alike` checks many more, the rows of built keys)
+        // and rows that do not.
+        assert!(zeros > 50, "{zeros}");
         eprintln!("ribbon kernels agree on {checked} rows (AVX2 kernel checked: {avx2})");
     }
 }

@@ -133,6 +133,12 @@ impl Kernel {
     #[cfg(test)]
     pub(super) const PORTABLE: Kernel = Kernel { avx2: false };
 
+    /// Whether this is the AVX2 kernel: true only on a CPU that has AVX2 (or in a test that
+    /// checked). The layout-2 query's choice of code rests on it.
+    pub(super) fn avx2(self) -> bool {
+        self.avx2
+    }
+
     /// The AVX2 kernel, for tests that compare the two: only for a filter queried on a CPU
     /// that has AVX2, which such a test checks first (`cpu::avx2_for_test`).
     #[cfg(test)]
@@ -179,28 +185,6 @@ pub(super) fn evaluate_with(
     )
 }
 
-/// Whether the solution gives 0 for an equation's row ([`evaluate_with`] is 0): the test of
-/// a layout-2 key, where every equation's result is 0. The AVX2 kernel can then skip
-/// putting the parities in order.
-#[inline]
-pub(super) fn vanishes_with(
-    kernel: Kernel,
-    solution: &[u64],
-    result_bits: u32,
-    eq: &Equation,
-) -> bool {
-    with_kernel(
-        kernel,
-        solution,
-        result_bits,
-        eq,
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
-        avx2::vanishes_inside,
-        vanishes_inside,
-        |found| found == 0,
-    )
-}
-
 /// Runs the kernel that fits: away from the end of the solution, one checked slice holds
 /// the row's three blocks, and the kernels read them without clamping block indices or
 /// dividing by r (`avx2` where `kernel` says so, `portable` elsewhere); only the last block
@@ -244,13 +228,13 @@ fn with_kernel<T>(
 
 /// Words the AVX2 kernel reads per block: `r` rounded up to a multiple of eight.
 #[inline]
-fn group_words(r: usize) -> usize {
+pub(super) fn group_words(r: usize) -> usize {
     (r + 7) & !7
 }
 
 /// A row shifted into place against the blocks it covers: three words, one per block.
 #[derive(Clone, Copy, Debug)]
-struct Shifted {
+pub(super) struct Shifted {
     c0: u64,
     c1: u64,
     c2: u64,
@@ -258,17 +242,18 @@ struct Shifted {
 
 impl Shifted {
     #[inline]
-    fn new(eq: &Equation) -> Self {
+    pub(super) fn new(eq: &Equation) -> Self {
         let shift = (eq.start % BLOCK_SLOTS) as u32;
         let lo = eq.coeff as u64;
         let hi = (eq.coeff >> 64) as u64;
-        // The third word is the part of the high word that spills past the second block:
-        // `hi >> (64 − shift)`, written as a 128-bit shift so that a shift of 0 gives 0 (one
-        // double-width shift instruction, where the 64-bit form needs a guard).
+        // The third word is the part that spills past the second block: `hi >> (64 −
+        // shift)`, written `(hi >> 1) >> (63 − shift)` so that a shift of 0 gives 0 rather
+        // than an overflowing shift; `63 − shift` is `!shift` in the six bits a 64-bit shift
+        // uses, which lets the compiler drop a mask.
         Shifted {
             c0: lo << shift,
             c1: ((eq.coeff << shift) >> 64) as u64,
-            c2: ((u128::from(hi) << shift) >> 64) as u64,
+            c2: (hi >> 1).wrapping_shr(!shift),
         }
     }
 }
@@ -293,9 +278,8 @@ fn evaluate_inside(words: &[u64], r: usize, row: &Shifted) -> u32 {
 }
 
 /// [`evaluate_inside`] for layout 2: whether all `r` parities are even.
-#[cfg_attr(target_arch = "x86_64", inline(never))]
-#[cfg_attr(not(target_arch = "x86_64"), inline)]
-fn vanishes_inside(words: &[u64], r: usize, row: &Shifted) -> bool {
+#[inline]
+pub(super) fn vanishes_inside(words: &[u64], r: usize, row: &Shifted) -> bool {
     let (b0, rest) = words.split_at(r.min(words.len()));
     let (b1, b2) = rest.split_at(r.min(rest.len()));
     let mut odd = 0u32;
@@ -308,7 +292,7 @@ fn vanishes_inside(words: &[u64], r: usize, row: &Shifted) -> bool {
 /// The query kernels in AVX2 registers.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[allow(unsafe_code)]
-mod avx2 {
+pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
     use super::{group_words, Shifted};
@@ -329,10 +313,7 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn evaluate_inside(words: &[u64], r: usize, row: &Shifted) -> u32 {
         debug_assert!(words.len() >= 2 * r + group_words(r));
-        let c0 = _mm256_set1_epi64x(row.c0 as i64);
-        let c1 = _mm256_set1_epi64x(row.c1 as i64);
-        let c2 = _mm256_set1_epi64x(row.c2 as i64);
-        let c = [c0, c1, c2];
+        let c = broadcast(row);
         let p = words.as_ptr();
         let found = if r <= 8 {
             // The common case (rates down to 2^−8) without the loop.
@@ -363,17 +344,14 @@ mod avx2 {
     ///
     /// As [`evaluate_inside`].
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn vanishes_inside(words: &[u64], r: usize, row: &Shifted) -> bool {
+    pub(in crate::ribbon) unsafe fn vanishes_inside(
+        words: &[u64],
+        r: usize,
+        row: &Shifted,
+    ) -> bool {
         debug_assert!(words.len() >= 2 * r + group_words(r));
-        let c0 = _mm256_set1_epi64x(row.c0 as i64);
-        let c1 = _mm256_set1_epi64x(row.c1 as i64);
-        let c2 = _mm256_set1_epi64x(row.c2 as i64);
-        let c = [c0, c1, c2];
+        let c = broadcast(row);
         let p = words.as_ptr();
-        if r <= 8 {
-            // SAFETY: as in `evaluate_inside`, for the group at 0.
-            return unsafe { fold(packed(p, r, 0, c)) } & UNORDERED_LANES[r] == 0;
-        }
         let mut odd = 0u32;
         let mut g = 0;
         while g < r {
@@ -382,6 +360,38 @@ mod avx2 {
             g += 8;
         }
         odd == 0
+    }
+
+    /// [`vanishes_inside`] for r ≤ 8: one group, no loop.
+    ///
+    /// # Safety
+    ///
+    /// As [`vanishes_inside`], and r is at most 8.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(in crate::ribbon) unsafe fn vanishes_one_group(
+        words: &[u64],
+        r: usize,
+        row: &Shifted,
+    ) -> bool {
+        debug_assert!(r <= 8 && words.len() >= 2 * r + group_words(r));
+        // SAFETY: r ≤ 8 is our caller's promise; telling the compiler spares the table
+        // lookup below its bounds check.
+        unsafe { std::hint::assert_unchecked(r <= 8) };
+        // SAFETY: as in `evaluate_inside`, for the group at 0.
+        let odd = unsafe { fold(packed(words.as_ptr(), r, 0, broadcast(row))) };
+        odd & UNORDERED_LANES[r] == 0
+    }
+
+    /// The row's three words, each in every 64-bit lane of a register.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn broadcast(row: &Shifted) -> [__m256i; 3] {
+        [
+            _mm256_set1_epi64x(row.c0 as i64),
+            _mm256_set1_epi64x(row.c1 as i64),
+            _mm256_set1_epi64x(row.c2 as i64),
+        ]
     }
 
     /// Bit `k` set for each of the first `n` words of a group, where [`packed`] leaves word
@@ -474,7 +484,7 @@ mod avx2 {
 
 /// The kernel for the last blocks, where the words read would run past the end:
 /// word by word, clamping block indices into the solution.
-fn evaluate_clamped(solution: &[u64], r: usize, block: usize, row: &Shifted) -> u32 {
+pub(super) fn evaluate_clamped(solution: &[u64], r: usize, block: usize, row: &Shifted) -> u32 {
     let num_blocks = solution.len() / r;
     // A row never reaches past the last slot, so a block past the end is only ever paired
     // with zero coefficients: clamping the index keeps the reads in bounds.
@@ -601,11 +611,6 @@ mod tests {
                 let want = evaluate_clamped(&solution, r, block, &row);
                 assert_eq!(evaluate(&solution, r as u32, &eq), want, "r={r} {eq:?}");
                 let span = 2 * r + group_words(r);
-                assert_eq!(
-                    vanishes_with(Kernel::detect(), &solution, r as u32, &eq),
-                    want == 0,
-                    "r={r} {eq:?}"
-                );
                 if let Some(words) = solution.get(block * r..).and_then(|w| w.get(..span)) {
                     assert_eq!(evaluate_inside(words, r, &row), want, "r={r} {eq:?}");
                     assert_eq!(vanishes_inside(words, r, &row), want == 0, "r={r} {eq:?}");
@@ -622,6 +627,12 @@ mod tests {
                         };
                         assert_eq!(got, want, "r={r} {eq:?}");
                         assert_eq!(vanishes, want == 0, "r={r} {eq:?}");
+                        if r <= 8 {
+                            // SAFETY: as above, and r is at most 8.
+                            #[allow(unsafe_code)]
+                            let one = unsafe { avx2::vanishes_one_group(words, r, &row) };
+                            assert_eq!(one, want == 0, "r={r} {eq:?}");
+                        }
                     }
                     zeros += u64::from(want == 0);
                     checked += 1;

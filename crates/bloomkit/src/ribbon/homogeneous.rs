@@ -25,7 +25,11 @@
 //! bits of `h`, so keys that share a start do not share coefficient patterns. The hash must
 //! be a good one ([`crate::hash`] is).
 
-use super::equation::{Equation, BLOCK_SLOTS, WIDTH};
+use std::fmt;
+
+use super::equation::{
+    evaluate_clamped, group_words, vanishes_inside, Equation, Kernel, Shifted, BLOCK_SLOTS, WIDTH,
+};
 
 const C_LO: u64 = 0xc2b2_ae3d_27d4_eb4f;
 const C_HI: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -110,6 +114,162 @@ impl Shards {
         let mut eq = self.row(hash, fraction);
         eq.start += shard * self.shard_slots;
         eq
+    }
+}
+
+/// Layout 2's query, chosen once per filter for its kernel and result bits: the whole of
+/// it, from the hash to the answer, as one function compiled for the kernel, so that a query
+/// costs one call (and no branch on the CPU or on r) whether or not the caller inlines
+/// [`crate::RibbonFilter::contains_hash`].
+#[derive(Clone, Copy)]
+pub(super) struct Probe {
+    /// The query. An AVX2 one only if this CPU has AVX2 and BMI2, and the one-group one only
+    /// for r ≤ 8: the field is private, and only [`Probe::new`] sets it.
+    contains: unsafe fn(&Shards, &[u64], u32, u64) -> bool,
+    /// The result bits `contains` was chosen for.
+    result_bits: u32,
+}
+
+impl fmt::Debug for Probe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Probe")
+            .field("result_bits", &self.result_bits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Probe {
+    /// The query for `result_bits` (1 to 32) with `kernel`.
+    pub(super) fn new(kernel: Kernel, result_bits: u32) -> Self {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        if kernel.avx2() && std::arch::is_x86_feature_detected!("bmi2") {
+            let contains = if result_bits <= 8 {
+                avx2::contains_one_group
+            } else {
+                avx2::contains_groups
+            };
+            return Probe {
+                contains,
+                result_bits,
+            };
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+        let _ = kernel;
+        Probe {
+            contains: contains_portable,
+            result_bits,
+        }
+    }
+
+    /// Whether the key of `hash` may be in the filter of `shards` and `solution` (whose
+    /// result bits are this probe's).
+    #[inline]
+    pub(super) fn contains(&self, shards: &Shards, solution: &[u64], hash: u64) -> bool {
+        // SAFETY: `contains` is an AVX2 query only on a CPU with AVX2 and BMI2, and the
+        // one-group one only for r ≤ 8 (only `Probe::new` sets it, and it checks); the result bits
+        // are the ones it was chosen for. The queries check the solution's length
+        // themselves.
+        #[allow(unsafe_code)]
+        unsafe {
+            (self.contains)(shards, solution, self.result_bits, hash)
+        }
+    }
+}
+
+/// The query around a kernel for rows away from the end of the solution (`inside`, given
+/// the words from the row's first block on: `2·r + group_words`, where `group_words` is
+/// [`group_words`]`(r)`); the last block or two take the clamped path, out of line.
+#[inline(always)]
+fn contains_with(
+    shards: &Shards,
+    solution: &[u64],
+    result_bits: u32,
+    group_words: usize,
+    hash: u64,
+    inside: impl FnOnce(&[u64], usize, &Shifted) -> bool,
+) -> bool {
+    let r = result_bits as usize;
+    let eq = shards.equation(hash);
+    let block = (eq.start / BLOCK_SLOTS) as usize;
+    match solution
+        .get(block * r..)
+        .and_then(|w| w.get(..2 * r + group_words))
+    {
+        Some(words) => inside(words, r, &Shifted::new(&eq)),
+        None => contains_clamped(shards, solution, r, hash),
+    }
+}
+
+/// The query of a row that reaches the last two blocks, where the kernels would read past
+/// the end: rare, and kept apart so that the row of the common path stays in registers.
+#[cold]
+#[inline(never)]
+fn contains_clamped(shards: &Shards, solution: &[u64], r: usize, hash: u64) -> bool {
+    let eq = shards.equation(hash);
+    let block = (eq.start / BLOCK_SLOTS) as usize;
+    evaluate_clamped(solution, r, block, &Shifted::new(&eq)) == 0
+}
+
+/// The query with the portable kernel.
+fn contains_portable(shards: &Shards, solution: &[u64], result_bits: u32, hash: u64) -> bool {
+    let group = group_words(result_bits as usize);
+    contains_with(shards, solution, result_bits, group, hash, vanishes_inside)
+}
+
+/// The query compiled for AVX2 (and BMI2, which every AVX2 CPU has: its shifts and
+/// multiplies need fewer register moves).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[allow(unsafe_code)]
+mod avx2 {
+    use super::super::equation::avx2::{vanishes_inside, vanishes_one_group};
+    use super::super::equation::group_words;
+    use super::{contains_with, Shards};
+
+    /// The query for r ≤ 8: one group of eight words per block.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 and BMI2, and `result_bits` must be at most 8.
+    #[target_feature(enable = "avx2,bmi2")]
+    pub(super) unsafe fn contains_one_group(
+        shards: &Shards,
+        solution: &[u64],
+        result_bits: u32,
+        hash: u64,
+    ) -> bool {
+        // One group: `group_words(r)` is 8.
+        contains_with(shards, solution, result_bits, 8, hash, |words, r, row| {
+            // SAFETY: the CPU has AVX2 and r ≤ 8, as our caller guarantees; `contains_with`
+            // hands over `2·r + group_words(r)` words.
+            unsafe { vanishes_one_group(words, r, row) }
+        })
+    }
+
+    /// The query for any r.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 and BMI2.
+    #[target_feature(enable = "avx2,bmi2")]
+    pub(super) unsafe fn contains_groups(
+        shards: &Shards,
+        solution: &[u64],
+        result_bits: u32,
+        hash: u64,
+    ) -> bool {
+        let group = group_words(result_bits as usize);
+        contains_with(
+            shards,
+            solution,
+            result_bits,
+            group,
+            hash,
+            |words, r, row| {
+                // SAFETY: the CPU has AVX2, as our caller guarantees; `contains_with` hands over
+                // `2·r + group_words(r)` words.
+                unsafe { vanishes_inside(words, r, row) }
+            },
+        )
     }
 }
 

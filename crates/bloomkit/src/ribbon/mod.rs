@@ -27,7 +27,7 @@ use crate::Filter;
 
 use self::build::StandardPlan;
 use self::equation::{Kernel, Shape, MAX_RESULT_BITS};
-use self::homogeneous::Shards;
+use self::homogeneous::{Probe, Shards};
 use self::shard_build::ShardPlan;
 
 /// A ribbon filter: static, built once from all its keys, within a few percent of the
@@ -80,12 +80,13 @@ use self::shard_build::ShardPlan;
 ///   ones (at r = 7, about 4.7% against 9% for the same excess rate), and a u128 XOR is
 ///   cheap.
 /// * **Slack**: a shard of n keys gets `n + max(⌈ε(r)·n⌉, r + 8)` slots, rounded up to a
-///   multiple of 64, with ε(r) = 0.047 + 0.0015·(r − 7) (at least 0.047): 4.7% at 1%, 5.15%
-///   at 0.1%, whatever the number of keys, since shards are solved apart. An absent row is a
-///   combination of built ones about as often as the band holds a run of more than 128
-///   occupied slots, which grows rarer very fast with the slack (`shard_build.rs` has the
-///   measurements); a smaller rate needs it rarer still, hence the growth with r. A filter of
-///   at most 128 slots is one dense system, where `r + 8` spare slots keep the excess under
+///   multiple of 64, with ε(r) the larger of 0.047 + 0.0015·(r − 7) and
+///   (r·ln 2 + ln 100) / 256: 4.7% at 1%, 5.15% at 0.1%, 6.1% at r = 16, whatever the
+///   number of keys, since shards are solved apart. An absent row is a combination of built
+///   ones about as often as the band holds a stretch of more than 128 occupied slots, which
+///   grows rarer very fast with the slack (`shard_build.rs` has the measurements); a
+///   smaller rate needs it rarer still, hence the growth with r. A filter of at most 128
+///   slots is one dense system, where `r + 8` spare slots keep the excess under
 ///   2^−r / 256: up to 49 keys take 64 slots at 1%, up to 113 take 128.
 /// * **Shards** of at most 2^20 keys (1,048,576; the keys are spread over
 ///   ⌈n / 2^20⌉ shards of equal size, within 0.3% of their mean load): the build's scratch
@@ -154,7 +155,7 @@ pub struct RibbonFilter {
     hasher: KeyHasher,
     len: u64,
     /// The query kernel for this CPU, chosen when the filter is made (not part of its
-    /// value: equal filters may differ here).
+    /// value: equal filters may differ here; layout 2's `query` holds its choice too).
     kernel: Kernel,
 }
 
@@ -199,11 +200,11 @@ pub enum RibbonLayout {
     Homogeneous,
 }
 
-/// A filter's equations, by layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A filter's equations, by layout, and (layout 2) the test its kernel makes of a row.
+#[derive(Clone, Copy, Debug)]
 enum Query {
     /// Layout 2 with at least one key.
-    Homogeneous(Shards),
+    Homogeneous(Shards, Probe),
     /// Layout 1 with at least one key.
     Standard(Shape),
     /// No keys: every answer is "no".
@@ -479,7 +480,8 @@ impl RibbonFilter {
                 let query = if num_shards == 0 {
                     Query::Empty
                 } else {
-                    Query::Homogeneous(Shards::new(num_shards, shard_slots))
+                    let probe = Probe::new(Kernel::detect(), result_bits);
+                    Query::Homogeneous(Shards::new(num_shards, shard_slots), probe)
                 };
                 let num_slots = num_shards * shard_slots;
                 (RibbonLayout::Homogeneous, num_slots, num_shards, 0, query)
@@ -531,17 +533,19 @@ impl RibbonFilter {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         match &self.query {
-            Query::Homogeneous(shards) => {
-                let eq = shards.equation(hash);
-                equation::vanishes_with(self.kernel, &self.solution, self.result_bits, &eq)
-            }
-            Query::Standard(shape) => {
-                let eq = shape.equation(hash);
-                equation::evaluate_with(self.kernel, &self.solution, self.result_bits, &eq)
-                    == eq.result
-            }
+            Query::Homogeneous(shards, probe) => probe.contains(shards, &self.solution, hash),
+            Query::Standard(shape) => self.contains_standard(shape, hash),
             Query::Empty => false,
         }
+    }
+
+    /// [`contains_hash`](Self::contains_hash) in layout 1. Out of line, so that the query of
+    /// today's filters (one call into code compiled for the CPU) stays small enough to be
+    /// inlined wherever it is asked.
+    #[inline(never)]
+    fn contains_standard(&self, shape: &Shape, hash: u64) -> bool {
+        let eq = shape.equation(hash);
+        equation::evaluate_with(self.kernel, &self.solution, self.result_bits, &eq) == eq.result
     }
 
     /// The number of keys the filter was built from, duplicates included (the build does not
@@ -746,6 +750,20 @@ impl RibbonFilter {
     }
 }
 
+impl RibbonFilter {
+    /// The filter with its query kernel set directly, not through the process-wide switch
+    /// that benchmarks flip: for tests that compare the kernels. The AVX2 one only where
+    /// this CPU has it (`cpu::avx2_for_test`).
+    #[cfg(test)]
+    fn with_kernel(mut self, kernel: Kernel) -> Self {
+        self.kernel = kernel;
+        if let Query::Homogeneous(_, probe) = &mut self.query {
+            *probe = Probe::new(kernel, self.result_bits);
+        }
+        self
+    }
+}
+
 impl PartialEq for RibbonFilter {
     /// Equal when built alike and holding the same solution, so they answer every query
     /// alike.
@@ -832,13 +850,11 @@ mod tests {
             .map(|c| (l, c))
         }) {
             let mut f = build_in(layout, &hashes(n), p);
-            // Each kernel set directly, not through the process-wide switch that benchmarks
-            // flip: the AVX2 one where this CPU has it.
+            // Each kernel set directly: the AVX2 one where this CPU has it.
             if crate::cpu::avx2_for_test("kernels_answer_alike") {
-                f.kernel = Kernel::AVX2;
+                f = f.with_kernel(Kernel::AVX2);
             }
-            let mut portable = f.clone();
-            portable.kernel = Kernel::PORTABLE;
+            let portable = f.clone().with_kernel(Kernel::PORTABLE);
             let probes = (0..100_000u64).map(|i| crate::hash(&(i + n / 2)));
             let mut hits = 0u64;
             for h in probes {

@@ -205,3 +205,56 @@ fn homogeneous_geometry(num_slots: u64, num_shards: u32, ribbon_seed: u32) -> Re
         shard_slots,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+    use std::path::PathBuf;
+
+    use super::super::shard_build::ShardPlan;
+    use super::super::BuildPlan;
+    use super::*;
+
+    /// The recipe of `tests/data/ribbon-shards-v1.bkf`: layout 2 in three shards of 1,088
+    /// slots, built from `golden:0` to `golden:2999` in passes of about one shard, which
+    /// no public constructor makes below 2^20 keys. `tests/ribbon.rs` loads the file and
+    /// checks its answers; this rebuilds it byte for byte. To write it (once):
+    /// `BLOOMKIT_WRITE_GOLDEN=1 cargo test -p bloomkit --lib sharded_golden`.
+    #[test]
+    fn the_sharded_golden_file_is_rebuilt_byte_for_byte() {
+        let key = |i: u64| format!("golden:{i}");
+        let hashes: Vec<u64> = (0..3000).map(|i| crate::hash(&key(i))).collect();
+        let plan = BuildPlan::Homogeneous(ShardPlan {
+            num_shards: 3,
+            shard_slots: 1088,
+            pass_keys: 1000,
+        });
+        let f = RibbonFilter::build_planned(&hashes, 7, KeyHasher::default(), Some(plan)).unwrap();
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let bin_path = dir.join("ribbon-shards-v1.bkf");
+        if std::env::var_os("BLOOMKIT_WRITE_GOLDEN").is_some() && !bin_path.exists() {
+            let mut answers = String::new();
+            for i in 0..6000 {
+                let answer = if f.contains(key(i).as_str()) {
+                    "maybe"
+                } else {
+                    "no"
+                };
+                writeln!(answers, "{}\t{answer}", key(i)).unwrap();
+            }
+            std::fs::write(&bin_path, f.to_bytes()).unwrap();
+            std::fs::write(dir.join("ribbon-shards-v1.answers"), answers).unwrap();
+        }
+        let stored = std::fs::read(&bin_path).unwrap();
+        assert!(f.to_bytes() == stored, "a fresh build differs");
+        // And the passes do not matter: one pass builds the same bytes.
+        let one_pass = BuildPlan::Homogeneous(ShardPlan {
+            num_shards: 3,
+            shard_slots: 1088,
+            pass_keys: 3000,
+        });
+        let g =
+            RibbonFilter::build_planned(&hashes, 7, KeyHasher::default(), Some(one_pass)).unwrap();
+        assert!(g.to_bytes() == stored);
+    }
+}

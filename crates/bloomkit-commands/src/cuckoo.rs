@@ -1,5 +1,5 @@
 //! `CF.*`: RedisBloom's cuckoo filter commands, served by [`CuckooFilter`] built with
-//! [`CuckooOptions::redisbloom`] (2-slot buckets, 8-bit fingerprints, a power-of-two bucket
+//! [`CuckooFilter::redisbloom_builder`] (2-slot buckets, 8-bit fingerprints, a power-of-two bucket
 //! count, growth by `EXPANSION`).
 //!
 //! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
@@ -30,7 +30,7 @@
 //! shortest one, and plain RedisBloom. (Logs written before it still replay: they hold
 //! `CF.INSERT ... MAXEXPANSIONS n` records only.)
 
-use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooOptions, Error, FilterKind};
+use bloomkit::{hash_bytes_with_seed, CuckooFilter, Error, FilterKind};
 use bytes::Bytes;
 
 use crate::args::parse_i64;
@@ -597,7 +597,7 @@ fn create(key: &Bytes, s: Shape, ctx: &Ctx<'_>) -> Result<(CuckooFilter, Vec<Byt
     if s.capacity < 2 * s.bucket_size as u64 || s.capacity > MAX_CAPACITY as u64 {
         return Err(could_not());
     }
-    let options = CuckooOptions::redisbloom(s.capacity)
+    let options = CuckooFilter::redisbloom_builder(s.capacity)
         .bucket_size(s.bucket_size)
         .max_kicks(s.max_iterations)
         .expansion(s.expansion)

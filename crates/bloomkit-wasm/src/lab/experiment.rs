@@ -58,7 +58,6 @@ impl Experiment {
             Kind::Aging => Built::Any(AnyFilter::Aging(AgingBloomFilter::new(
                 planned.div_ceil(2),
                 fp_rate,
-                2,
             )?)),
             Kind::Ribbon => {
                 let hashes: Vec<u64> = (0..planned).map(present_hash).collect();
@@ -71,9 +70,8 @@ impl Experiment {
                 // The fewest fingerprint bits that meet the target, as `bloomkit build` picks.
                 let hashes: Vec<u64> = (0..planned).map(present_hash).collect();
                 inserted = planned;
-                let bits = BinaryFuseFilter::fingerprint_bits_for(fp_rate)?;
                 Built::Any(AnyFilter::Fuse(BinaryFuseFilter::build_from_hashes(
-                    &hashes, bits,
+                    &hashes, fp_rate,
                 )?))
             }
             _ => Built::Any(AnyFilter::new(kind.file_kind(), planned, fp_rate)?),
@@ -223,7 +221,7 @@ impl Experiment {
 impl Experiment {
     /// The rate the library's sizing math predicts for `filter` holding the keys inserted.
     ///
-    /// [`AnyFilter::predicted_fp_rate`] counts a Bloom filter's keys by its `item_count`,
+    /// [`AnyFilter::predicted_fp_rate`] counts a Bloom filter's keys by its `len`,
     /// the inserts that changed it; an overfilled filter answers "maybe" for many of the keys
     /// it is given, so that count falls short of the keys it holds, and the prediction with
     /// it too (13.6% instead of 15.7% for a classic filter at twice its keys). The experiment

@@ -281,10 +281,9 @@ mod tests {
     fn rows_stay_inside_their_shard() {
         for (shards, slots) in [(1u64, 64u64), (1, 128), (1, 192), (3, 1024), (7, 640)] {
             let s = Shards::new(shards, slots);
-            for h in
-                (0..5000u64)
-                    .map(|i| crate::mix::fmix64(i))
-                    .chain([0, 1, u64::MAX, u64::MAX - 1])
+            for h in (0..5000u64)
+                .map(crate::mix::fmix64)
+                .chain([0, 1, u64::MAX, u64::MAX - 1])
             {
                 let eq = s.equation(h);
                 let local = s.local_equation(h);

@@ -2,8 +2,8 @@
 //! bound.
 //!
 //! `mod.rs` holds the public type and its API. A filter has one of two layouts: layout 2
-//! (homogeneous and sharded, what builds make) and layout 1 (the standard ribbon of bloomkit
-//! 0.1 and 0.2, which still loads and answers as it did). `equation.rs` turns a hash into a
+//! (homogeneous and sharded, what builds make) and layout 1 (the standard ribbon bloomkit
+//! 0.1 wrote, which still loads and answers as it did). `equation.rs` turns a hash into a
 //! layout-1 equation and holds the query kernels both layouts share; `homogeneous.rs` turns a
 //! hash into a layout-2 row; `build.rs` builds layout 1 (banding, back-substitution,
 //! re-seeding) and `shard_build.rs` layout 2, shard by shard in bounded memory, with the
@@ -70,7 +70,7 @@ use self::shard_build::ShardPlan;
 /// probability 2^−r, unless its row happens to be a combination of the built keys' rows
 /// (then it always passes). The slack keeps that rare: measured, under 1% of 2^−r at r = 7.
 ///
-/// Filters stored by bloomkit 0.1 and 0.2 use *layout 1*, a standard ribbon (one system over
+/// Filters stored by bloomkit 0.1 (and 0.2 before layout 2) use *layout 1*, a standard ribbon (one system over
 /// all slots, an r-bit result per key, exactly 2^−r, re-seeded when unsolvable); they load,
 /// answer and store as they always did ([`RibbonLayout`]).
 ///
@@ -162,7 +162,7 @@ pub struct RibbonFilter {
 }
 
 /// How a filter lays out its slots and derives a key's equation: layout 2, the default, or
-/// layout 1, which bloomkit 0.1 and 0.2 wrote.
+/// layout 1, which bloomkit 0.1 wrote.
 ///
 /// Both answer [`RibbonFilter::contains`] with no false negatives at a rate of 2^−r. They
 /// differ in how they are built and what they cost; a filter keeps the layout it was built
@@ -175,7 +175,7 @@ pub struct RibbonFilter {
 /// | slack | ε(r) ≈ 4.7% at r = 7, at any n | ε(n) ≈ 4.6% at 10^6 keys, 7.8% at 10^9 |
 /// | build | never fails; shard by shard | re-seeds when a system is unsolvable |
 /// | build scratch | ≤ 2.7 bytes a key (plus 25 MiB) | about 29 bytes a key |
-/// | query | about 1.5× fewer instructions | remixes the hash, computes a result |
+/// | query | about 1.4× fewer instructions | remixes the hash, computes a result |
 ///
 /// # Examples
 ///
@@ -559,7 +559,7 @@ impl RibbonFilter {
 
     /// The layout the filter was built or stored in: [`RibbonLayout::Homogeneous`] for every
     /// filter built today (unless asked otherwise, [`RibbonBuilder::layout`]),
-    /// [`RibbonLayout::Standard`] for one read from a file bloomkit 0.1 or 0.2 wrote.
+    /// [`RibbonLayout::Standard`] for one read from a file bloomkit 0.1 wrote.
     ///
     /// # Examples
     ///

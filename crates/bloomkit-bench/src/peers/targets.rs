@@ -141,6 +141,13 @@ fn row_named<'a>(outcomes: &'a [Outcome], name: &str) -> Option<&'a Row> {
         .find(|r| r.info.name == name && r.info.hashing == crate::subject::Hashing::Bloomkit)
 }
 
+/// The query times a static filter's targets compare, by name.
+const QUERY_FIGURES: [(&str, MaybeFigure); 3] = [
+    ("query present", |r| Some(r.present_ns)),
+    ("query absent", |r| Some(r.absent_ns)),
+    ("query absent, pre-hashed", |r| r.absent_hash_ns),
+];
+
 /// The binary fuse targets, for each fingerprint width whose two rows are in the table.
 fn fuse_checks(table: &str, outcomes: &[Outcome]) -> Vec<Check> {
     let mut checks = Vec::new();
@@ -161,12 +168,7 @@ fn fuse_checks(table: &str, outcomes: &[Outcome]) -> Vec<Check> {
                 met,
             })
         };
-        let queries: [(&str, MaybeFigure); 3] = [
-            ("query present", |r| Some(r.present_ns)),
-            ("query absent", |r| Some(r.absent_ns)),
-            ("query absent, pre-hashed", |r| r.absent_hash_ns),
-        ];
-        for (what, figure) in queries {
+        for (what, figure) in QUERY_FIGURES {
             if let (Some(o), Some(t)) = (figure(ours), figure(theirs)) {
                 push(
                     format!("fuse{bits} {what} no slower than xorf"),
@@ -228,12 +230,7 @@ fn ribbon_checks(table: &str, outcomes: &[Outcome], fp_rate: f64) -> Vec<Check> 
             met,
         })
     };
-    let queries: [(&str, MaybeFigure); 3] = [
-        ("query present", |r| Some(r.present_ns)),
-        ("query absent", |r| Some(r.absent_ns)),
-        ("query absent, pre-hashed", |r| r.absent_hash_ns),
-    ];
-    for (what, figure) in queries {
+    for (what, figure) in QUERY_FIGURES {
         if let (Some(o), Some(t)) = (figure(ours), figure(theirs)) {
             push(
                 format!("ribbon {what} ≤ {RIBBON_MAX_QUERY_RATIO}× BinaryFuse8's time"),

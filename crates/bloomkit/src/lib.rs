@@ -190,6 +190,7 @@
 mod aging;
 mod any;
 mod atomic;
+mod batch;
 mod bits;
 mod blocked;
 mod builder;

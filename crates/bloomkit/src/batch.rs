@@ -1,0 +1,117 @@
+//! The batched operations of every kind (`contains_many`, `insert_many` and friends): keys
+//! hashed a batch at a time, and each key's memory prefetched a fixed distance ahead of the
+//! key being answered.
+//!
+//! One key's query of a filter larger than the cache waits for one or more cache misses.
+//! A loop over keys issues them one after the other; walking a batch's hashes twice over, a
+//! prefetch for the key some places ahead and then the answer for this one, keeps several
+//! misses in flight at once. The answers are those of the one-key calls, in order: a prefetch
+//! is only a hint, and each key is still answered (or inserted) by the one-key code.
+//! The blocked filter's walk (`blocked/batch.rs`) is this one specialised to its single line.
+
+use crate::key::{Key, KeyHasher};
+
+/// Keys per batch when hashing keys for the batched operations, and how far ahead of the
+/// key being probed the blocked filter prefetches: enough misses in flight to cover memory
+/// latency (a core tracks 10 to 20), near enough that a prefetched line is still in L1 when
+/// its key's turn comes.
+pub(crate) const BATCH: usize = 32;
+
+/// Hashes `keys` a batch at a time into a stack buffer and hands each batch's hashes on, so
+/// the batched operations need no heap memory for the hashes.
+#[inline]
+pub(crate) fn for_each_hash_batch<K: Key>(
+    keys: &[K],
+    hasher: KeyHasher,
+    mut batch: impl FnMut(&[u64]),
+) {
+    for chunk in keys.chunks(BATCH) {
+        let mut hashes = [0u64; BATCH];
+        for (h, key) in hashes.iter_mut().zip(chunk) {
+            *h = hasher.hash(key);
+        }
+        batch(&hashes[..chunk.len()]);
+    }
+}
+
+/// How many keys ahead [`for_each_ahead`] should prefetch for a filter that reads
+/// `lines_per_key` cache lines per key: about [`BATCH`] lines in flight, as the blocked
+/// filter has with its one line, and at least one key ahead.
+#[inline]
+pub(crate) fn distance_for(lines_per_key: usize) -> usize {
+    (BATCH / lines_per_key.max(1)).max(1)
+}
+
+/// One step of [`for_each_ahead`].
+pub(crate) enum Ahead {
+    /// Prefetch what this hash's key will read: its turn comes a few steps later.
+    Prefetch(u64),
+    /// Answer (or insert) the key of this hash.
+    Visit(u64),
+}
+
+/// Walks `hashes` in order, calling `step(Visit(hash))` for each, after
+/// `step(Prefetch(hash))` for the hash `distance` places ahead: a rolling window, so misses
+/// stay in flight all the time rather than in bursts. One closure for both steps, so that a
+/// caller that writes the filter can prefetch through it too.
+#[inline]
+pub(crate) fn for_each_ahead(hashes: &[u64], distance: usize, mut step: impl FnMut(Ahead)) {
+    for &hash in hashes.iter().take(distance) {
+        step(Ahead::Prefetch(hash));
+    }
+    for (i, &hash) in hashes.iter().enumerate() {
+        if let Some(&ahead) = hashes.get(i + distance) {
+            step(Ahead::Prefetch(ahead));
+        }
+        step(Ahead::Visit(hash));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every hash is prefetched once and visited once, in order, each prefetch `distance`
+    /// visits ahead of its own (or at the start).
+    #[test]
+    fn the_walk_prefetches_each_hash_once_ahead_of_its_visit() {
+        let hashes: Vec<u64> = (100..137).collect();
+        for distance in [1, 3, 32, 100] {
+            let mut prefetched = Vec::new();
+            let mut visited = Vec::new();
+            for_each_ahead(&hashes, distance, |step| match step {
+                Ahead::Prefetch(h) => prefetched.push((h, visited.len())),
+                Ahead::Visit(h) => visited.push(h),
+            });
+            assert_eq!(visited, hashes);
+            assert_eq!(prefetched.len(), hashes.len());
+            for (j, &(h, visits_before)) in prefetched.iter().enumerate() {
+                assert_eq!(h, hashes[j]);
+                assert_eq!(visits_before, j.saturating_sub(distance), "{distance} {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn batches_hash_every_key_in_order() {
+        let keys: Vec<u64> = (0..70).collect();
+        let hasher = KeyHasher::default();
+        let mut seen = Vec::new();
+        let mut sizes = Vec::new();
+        for_each_hash_batch(&keys, hasher, |b| {
+            sizes.push(b.len());
+            seen.extend_from_slice(b)
+        });
+        assert_eq!(sizes, [32, 32, 6]);
+        let want: Vec<u64> = keys.iter().map(|k| hasher.hash(k)).collect();
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn distance_keeps_about_a_batch_of_lines_in_flight() {
+        assert_eq!(distance_for(1), 32);
+        assert_eq!(distance_for(0), 32);
+        assert_eq!(distance_for(7), 4);
+        assert_eq!(distance_for(64), 1);
+    }
+}

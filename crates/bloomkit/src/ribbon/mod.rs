@@ -6,6 +6,7 @@
 //! the filter, bands the equations, back-substitutes and re-seeds; `persist.rs` stores and
 //! loads it. The type's documentation explains the design.
 
+mod batch;
 mod build;
 mod builder;
 mod equation;

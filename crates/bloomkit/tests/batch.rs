@@ -218,3 +218,65 @@ fn string_keys_batch_as_they_query() {
         "{absent}"
     );
 }
+
+/// Filters of 1 MiB and more prefetch (smaller ones are in cache, and their batches are the
+/// one-key loop): the same answers and the same filter on that path too.
+#[test]
+fn large_filters_prefetch_and_answer_alike() {
+    const PREFETCHING: usize = 1 << 20; // the library's threshold
+    let n = 400_000u64;
+    let keys: Vec<u64> = (0..n).collect();
+    let asked: Vec<u64> = (n / 2..n / 2 + 200_000).collect();
+    let check = |name: &str, bytes: usize, many: Vec<bool>, one: Vec<bool>| {
+        assert!(bytes >= PREFETCHING, "{name}: {bytes} bytes");
+        assert_eq!(many, one, "{name}");
+    };
+
+    // Scalable: grown to several layers, the batch crossing layer boundaries.
+    let mut one = ScalableBloomFilter::new(n / 8, 0.01).unwrap();
+    let mut many = one.clone();
+    let want: Vec<bool> = keys.iter().map(|k| one.insert(k).unwrap()).collect();
+    let mut added = Vec::new();
+    many.insert_many(&keys, &mut added).unwrap();
+    assert!(one == many && added == want && many.num_layers() >= 3);
+    let mut got = Vec::new();
+    many.contains_many(&asked, &mut got);
+    let want = asked.iter().map(|k| one.contains(k)).collect();
+    check("scalable", many.memory_bytes(), got, want);
+
+    let mut one = CountingBloomFilter::new(n, 0.01).unwrap();
+    let mut many = one.clone();
+    let want: u64 = keys.iter().map(|k| one.insert(k) as u64).sum();
+    assert_eq!(many.insert_many(&keys), want);
+    assert_eq!(one, many);
+    let mut got = Vec::new();
+    many.contains_many(&asked, &mut got);
+    let want = asked.iter().map(|k| one.contains(k)).collect();
+    check("counting", many.memory_bytes(), got, want);
+
+    // Cuckoo: a fixed size the keys overfill, so the batch ends at `Full`.
+    let mut one = CuckooFilter::builder(n * 2, 0.01).build().unwrap();
+    let mut many = one.clone();
+    let big: Vec<u64> = (0..3 * n).collect();
+    let (want, want_error) = one_by_one(&big, |k| one.insert(k).map(|()| true));
+    let mut stored = Vec::new();
+    let error = error_of(many.insert_many(&big, &mut stored));
+    assert!(want_error.is_some() && error == want_error && stored == want);
+    assert_eq!(one, many);
+    let mut got = Vec::new();
+    many.contains_many(&asked, &mut got);
+    let want = asked.iter().map(|k| one.contains(k)).collect();
+    check("cuckoo", many.memory_bytes(), got, want);
+
+    let keys: Vec<u64> = (0..3 * n).collect();
+    let ribbon = RibbonFilter::build(&keys, 0.01).unwrap();
+    let mut got = Vec::new();
+    ribbon.contains_many(&asked, &mut got);
+    let want = asked.iter().map(|k| ribbon.contains(k)).collect();
+    check("ribbon", ribbon.memory_bytes(), got, want);
+    let fuse = BinaryFuseFilter::build(&keys, 0.01).unwrap();
+    let mut got = Vec::new();
+    fuse.contains_many(&asked, &mut got);
+    let want = asked.iter().map(|k| fuse.contains(k)).collect();
+    check("fuse", fuse.memory_bytes(), got, want);
+}

@@ -37,7 +37,7 @@ impl CountingBloomFilter {
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         answers.reserve(hashes.len());
-        let distance = distance_for(self.num_hashes as usize);
+        let distance = self.prefetch_distance();
         for_each_ahead(hashes, distance, |step| match step {
             Ahead::Prefetch(hash) => self.prefetch(hash),
             Ahead::Visit(hash) => answers.push(self.contains_hash(hash)),
@@ -59,13 +59,19 @@ impl CountingBloomFilter {
 
     /// [`insert_many`](Self::insert_many) by precomputed hashes.
     pub fn insert_many_hashes(&mut self, hashes: &[u64]) -> u64 {
-        let distance = distance_for(self.num_hashes as usize);
+        let distance = self.prefetch_distance();
         let mut was_absent = 0;
         for_each_ahead(hashes, distance, |step| match step {
             Ahead::Prefetch(hash) => self.prefetch(hash),
             Ahead::Visit(hash) => was_absent += self.insert_hash(hash) as u64,
         });
         was_absent
+    }
+
+    /// Keys ahead to prefetch: about a batch of lines in flight, k per key (none for a
+    /// filter small enough to be in cache).
+    fn prefetch_distance(&self) -> usize {
+        distance_for(self.num_hashes as usize, self.counters.len() * 8)
     }
 
     /// Prefetches the word of each of the key's counters.

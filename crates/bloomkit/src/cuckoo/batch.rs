@@ -208,8 +208,9 @@ impl CuckooFilter {
         }
     }
 
-    /// Keys ahead to prefetch: about a batch of lines in flight, two per sub-filter.
+    /// Keys ahead to prefetch: about a batch of lines in flight, two per sub-filter (none
+    /// for a filter small enough to be in cache).
     fn prefetch_distance(&self) -> usize {
-        distance_for(2 * self.filters.len())
+        distance_for(2 * self.filters.len(), self.memory_bytes())
     }
 }

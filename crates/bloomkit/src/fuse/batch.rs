@@ -34,7 +34,8 @@ impl BinaryFuseFilter {
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         answers.reserve(hashes.len());
-        for_each_ahead(hashes, distance_for(3), |step| match step {
+        let distance = distance_for(3, self.memory_bytes());
+        for_each_ahead(hashes, distance, |step| match step {
             Ahead::Prefetch(hash) => self.prefetch(hash),
             Ahead::Visit(hash) => answers.push(self.contains_hash(hash)),
         });

@@ -38,7 +38,8 @@ impl RibbonFilter {
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         answers.reserve(hashes.len());
-        let distance = distance_for(self.row_words().div_ceil(LINE_WORDS) + 1);
+        let lines = self.row_words().div_ceil(LINE_WORDS) + 1;
+        let distance = distance_for(lines, self.solution.len() * 8);
         for_each_ahead(hashes, distance, |step| match step {
             Ahead::Prefetch(hash) => self.prefetch(hash),
             Ahead::Visit(hash) => answers.push(self.contains_hash(hash)),

@@ -124,8 +124,12 @@ impl ScalableBloomFilter {
         }
     }
 
-    /// Keys ahead to prefetch: about a batch of lines in flight over all layers.
+    /// Keys ahead to prefetch: about a batch of lines in flight over all layers (none for a
+    /// chain small enough to be in cache).
     fn prefetch_distance(&self) -> usize {
-        distance_for(self.layers.iter().map(|l| l.filter.lines_per_query()).sum())
+        distance_for(
+            self.layers.iter().map(|l| l.filter.lines_per_query()).sum(),
+            self.memory_bytes(),
+        )
     }
 }

@@ -190,16 +190,7 @@ impl ScalableBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn insert_hash(&mut self, hash: u64) -> Result<bool> {
-        if self.contains_hash(hash) {
-            return Ok(false);
-        }
-        if self.newest().is_full() {
-            self.grow()?;
-        }
-        // The key is absent from the newest layer, so this sets a bit and counts it.
-        let added = self.newest_mut().filter.insert_hash(hash);
-        debug_assert!(added);
-        Ok(added)
+        self.insert_hash_within(hash, |_| true)
     }
 
     /// [`insert_hash`](Self::insert_hash), asking `may_grow` before a layer is added: it is
@@ -243,8 +234,12 @@ impl ScalableBloomFilter {
                     bytes: bytes as u64,
                 });
             }
+            self.grow()?;
         }
-        self.insert_hash(hash)
+        // The key is absent from the newest layer, so this sets a bit and counts it.
+        let added = self.newest_mut().filter.insert_hash(hash);
+        debug_assert!(added);
+        Ok(added)
     }
 
     /// The capacity and rate of the layer the chain would add next, or why it cannot grow.

@@ -2,7 +2,7 @@
 //! kind, in cache and out: the ratio of the two on this machine, from one run.
 //!
 //! ```text
-//! cargo run --release -p bloomkit-bench --bin batch_ops -- [--mib 512] [--static-mib 64] [--repeat 3]
+//! cargo run --release -p bloomkit-bench --bin batch_ops -- [--mib 512] [--static-mib 64] [--repeat 3] [--only counting,cuckoo]
 //! ```
 //!
 //! Every filter is at 1% with integer keys (hashing included in every figure). The small
@@ -221,6 +221,16 @@ fn main() {
     let large_static = flag("--static-mib", 64) << 20;
     let repeat = flag("--repeat", 3) as usize;
     let small = 256 << 10;
+    // `--only counting,cuckoo`: just those kinds.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let wanted = |kind: &str| {
+        only.as_ref()
+            .is_none_or(|o| o.split(',').any(|k| k == kind))
+    };
     println!(
         "one-key loop against batch, ns per key, medians of {repeat} interleaved runs; load \
          average at start: {}",
@@ -229,14 +239,23 @@ fn main() {
     println!();
     println!("| kind | size | operation | one key (ns) | batched (ns) | one / batched |");
     println!("|---|---|---|---|---|---|");
-    for bytes in [small, large] {
-        scalable(repeat, bytes);
-        counting(repeat, bytes);
-        cuckoo(repeat, bytes);
-    }
-    for bytes in [small, large_static] {
-        ribbon(repeat, bytes);
-        fuse(repeat, bytes);
+    let mutable: [(&str, fn(usize, u64)); 3] = [
+        ("scalable", scalable),
+        ("counting", counting),
+        ("cuckoo", cuckoo),
+    ];
+    let fixed: [(&str, fn(usize, u64)); 2] = [("ribbon", ribbon), ("fuse", fuse)];
+    for (kinds, sizes) in [
+        (&mutable[..], [small, large]),
+        (&fixed[..], [small, large_static]),
+    ] {
+        for bytes in sizes {
+            for (name, run) in kinds {
+                if wanted(name) {
+                    run(repeat, bytes);
+                }
+            }
+        }
     }
     println!("\nload average at end: {}", load_average());
 }

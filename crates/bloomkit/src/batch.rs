@@ -9,7 +9,9 @@
 //! is only a hint, and each key is still answered (or inserted) by the one-key code.
 //! The blocked filter's walk (`blocked/batch.rs`) is this one specialised to its single line.
 
+use crate::error::Result;
 use crate::key::{Key, KeyHasher};
+use crate::Filter;
 
 /// Keys per batch when hashing keys for the batched operations, and how far ahead of the
 /// key being probed the blocked filter prefetches: enough misses in flight to cover memory
@@ -81,6 +83,83 @@ pub(crate) fn for_each_ahead(hashes: &[u64], distance: usize, mut step: impl FnM
         }
         step(Ahead::Visit(hash));
     }
+}
+
+/// What a kind tells the shared batched operations below: how far ahead to prefetch, and
+/// what to prefetch for a key's hash. The answers come from its [`Filter::contains_hash`].
+pub(crate) trait Prefetch: Filter {
+    /// Keys ahead to prefetch (see [`distance_for`]); 0 for none.
+    fn prefetch_distance(&self) -> usize;
+    /// Prefetches the memory a query (or insert) of `hash` reads.
+    fn prefetch(&self, hash: u64);
+}
+
+/// `contains_many` of every kind: `keys` hashed a batch at a time, answered as
+/// [`contains_many_hashes`] answers.
+#[inline]
+pub(crate) fn contains_many<F: Prefetch, K: Key>(f: &F, keys: &[K], answers: &mut Vec<bool>) {
+    answers.reserve(keys.len());
+    for_each_hash_batch(keys, f.key_hasher(), |hashes| {
+        contains_many_hashes(f, hashes, answers)
+    });
+}
+
+/// `contains_many_hashes` of every kind: each key's memory prefetched ahead, then its
+/// one-key answer appended.
+#[inline]
+pub(crate) fn contains_many_hashes<F: Prefetch>(f: &F, hashes: &[u64], answers: &mut Vec<bool>) {
+    answers.reserve(hashes.len());
+    for_each_ahead(hashes, f.prefetch_distance(), |step| match step {
+        Ahead::Prefetch(hash) => f.prefetch(hash),
+        Ahead::Visit(hash) => answers.push(f.contains_hash(hash)),
+    });
+}
+
+/// The batched inserts of the kinds whose insert can fail: `keys` hashed a batch at a time
+/// and each batch inserted by `by_hashes`, until one fails.
+#[inline]
+pub(crate) fn insert_keys<F: Prefetch, K: Key>(
+    f: &mut F,
+    keys: &[K],
+    answers: &mut Vec<bool>,
+    mut by_hashes: impl FnMut(&mut F, &[u64], &mut Vec<bool>) -> Result<()>,
+) -> Result<()> {
+    answers.reserve(keys.len());
+    let hasher = f.key_hasher();
+    let mut result = Ok(());
+    for_each_hash_batch(keys, hasher, |hashes| {
+        if result.is_ok() {
+            result = by_hashes(f, hashes, answers);
+        }
+    });
+    result
+}
+
+/// The prefetching walk of those inserts: `insert(f, hash)` for each hash in order, its
+/// answer appended to `answers`, until one fails (whose error is returned; the hashes after
+/// it are not inserted).
+#[inline]
+pub(crate) fn insert_hashes<F: Prefetch>(
+    f: &mut F,
+    hashes: &[u64],
+    answers: &mut Vec<bool>,
+    mut insert: impl FnMut(&mut F, u64) -> Result<bool>,
+) -> Result<()> {
+    answers.reserve(hashes.len());
+    let mut result = Ok(());
+    for_each_ahead(hashes, f.prefetch_distance(), |step| {
+        if result.is_err() {
+            return;
+        }
+        match step {
+            Ahead::Prefetch(hash) => f.prefetch(hash),
+            Ahead::Visit(hash) => match insert(f, hash) {
+                Ok(answer) => answers.push(answer),
+                Err(e) => result = Err(e),
+            },
+        }
+    });
+    result
 }
 
 #[cfg(test)]

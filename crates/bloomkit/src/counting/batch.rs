@@ -3,7 +3,7 @@
 
 use super::counters::slot;
 use super::CountingBloomFilter;
-use crate::batch::{distance_for, for_each_ahead, for_each_hash_batch, Ahead};
+use crate::batch::{self, distance_for, for_each_ahead, for_each_hash_batch, Ahead, Prefetch};
 use crate::classic::probes;
 use crate::key::Key;
 use crate::prefetch::prefetch_read;
@@ -28,20 +28,12 @@ impl CountingBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn contains_many<K: Key>(&self, keys: &[K], answers: &mut Vec<bool>) {
-        answers.reserve(keys.len());
-        for_each_hash_batch(keys, self.hasher, |hashes| {
-            self.contains_many_hashes(hashes, answers)
-        });
+        batch::contains_many(self, keys, answers)
     }
 
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
-        answers.reserve(hashes.len());
-        let distance = self.prefetch_distance();
-        for_each_ahead(hashes, distance, |step| match step {
-            Ahead::Prefetch(hash) => self.prefetch(hash),
-            Ahead::Visit(hash) => answers.push(self.contains_hash(hash)),
-        });
+        batch::contains_many_hashes(self, hashes, answers)
     }
 
     /// Adds many keys at once, prefetching their counters as
@@ -67,15 +59,17 @@ impl CountingBloomFilter {
         });
         was_absent
     }
+}
 
-    /// Keys ahead to prefetch: about a batch of lines in flight, [`PREFETCHED_PROBES`] per
-    /// key (none for a filter small enough to be in cache).
+impl Prefetch for CountingBloomFilter {
+    /// About a batch of lines in flight, [`PREFETCHED_PROBES`] per key (none for a filter
+    /// small enough to be in cache).
     fn prefetch_distance(&self) -> usize {
         let lines = PREFETCHED_PROBES.min(self.num_hashes as usize);
         distance_for(lines, self.counters.len() * 8)
     }
 
-    /// Prefetches the words of the key's first [`PREFETCHED_PROBES`] counters.
+    /// The words of the key's first [`PREFETCHED_PROBES`] counters.
     #[inline]
     fn prefetch(&self, hash: u64) {
         for index in probes(hash, self.num_counters, self.num_hashes).take(PREFETCHED_PROBES) {

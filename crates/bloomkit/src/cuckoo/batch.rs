@@ -3,7 +3,7 @@
 
 use super::table::KeyParts;
 use super::CuckooFilter;
-use crate::batch::{distance_for, for_each_ahead, for_each_hash_batch, Ahead};
+use crate::batch::{self, distance_for, Prefetch};
 use crate::error::Result;
 use crate::key::Key;
 
@@ -28,19 +28,12 @@ impl CuckooFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn contains_many<K: Key>(&self, keys: &[K], answers: &mut Vec<bool>) {
-        answers.reserve(keys.len());
-        for_each_hash_batch(keys, self.shape.hasher, |hashes| {
-            self.contains_many_hashes(hashes, answers)
-        });
+        batch::contains_many(self, keys, answers)
     }
 
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
-        answers.reserve(hashes.len());
-        for_each_ahead(hashes, self.prefetch_distance(), |step| match step {
-            Ahead::Prefetch(hash) => self.prefetch(hash),
-            Ahead::Visit(hash) => answers.push(self.contains_hash(hash)),
-        });
+        batch::contains_many_hashes(self, hashes, answers)
     }
 
     /// Adds many keys in order, as [`insert`](Self::insert) adds each (a key may be held
@@ -70,7 +63,7 @@ impl CuckooFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn insert_many<K: Key>(&mut self, keys: &[K], stored: &mut Vec<bool>) -> Result<()> {
-        self.insert_keys(keys, stored, Self::insert_many_hashes)
+        batch::insert_keys(self, keys, stored, Self::insert_many_hashes)
     }
 
     /// [`insert_many`](Self::insert_many) by precomputed hashes.
@@ -95,7 +88,7 @@ impl CuckooFilter {
         mut may_grow: impl FnMut(usize) -> bool,
         stored: &mut Vec<bool>,
     ) -> Result<()> {
-        self.insert_walk(hashes, stored, |f, hash| {
+        batch::insert_hashes(self, hashes, stored, |f, hash| {
             f.insert_hash_within(hash, &mut may_grow).map(|()| true)
         })
     }
@@ -121,7 +114,7 @@ impl CuckooFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn insert_unique_many<K: Key>(&mut self, keys: &[K], added: &mut Vec<bool>) -> Result<()> {
-        self.insert_keys(keys, added, Self::insert_unique_many_hashes)
+        batch::insert_keys(self, keys, added, Self::insert_unique_many_hashes)
     }
 
     /// [`insert_unique_many`](Self::insert_unique_many) by precomputed hashes.
@@ -150,67 +143,25 @@ impl CuckooFilter {
         mut may_grow: impl FnMut(usize) -> bool,
         added: &mut Vec<bool>,
     ) -> Result<()> {
-        self.insert_walk(hashes, added, |f, hash| {
+        batch::insert_hashes(self, hashes, added, |f, hash| {
             f.insert_unique_hash_within(hash, &mut may_grow)
         })
     }
+}
 
-    /// Hashes `keys` a batch at a time and inserts each batch's hashes with `by_hashes`,
-    /// until one fails.
-    fn insert_keys<K: Key>(
-        &mut self,
-        keys: &[K],
-        answers: &mut Vec<bool>,
-        mut by_hashes: impl FnMut(&mut Self, &[u64], &mut Vec<bool>) -> Result<()>,
-    ) -> Result<()> {
-        answers.reserve(keys.len());
-        let hasher = self.shape.hasher;
-        let mut result = Ok(());
-        for_each_hash_batch(keys, hasher, |hashes| {
-            if result.is_ok() {
-                result = by_hashes(self, hashes, answers);
-            }
-        });
-        result
+impl Prefetch for CuckooFilter {
+    /// About a batch of lines in flight, two per sub-filter (none for a filter small enough
+    /// to be in cache).
+    fn prefetch_distance(&self) -> usize {
+        distance_for(2 * self.filters.len(), self.memory_bytes())
     }
 
-    /// The prefetching walk of the batched inserts: `insert(self, hash)` for each hash in
-    /// order, its answer appended to `answers`, until one fails.
-    fn insert_walk(
-        &mut self,
-        hashes: &[u64],
-        answers: &mut Vec<bool>,
-        mut insert: impl FnMut(&mut Self, u64) -> Result<bool>,
-    ) -> Result<()> {
-        answers.reserve(hashes.len());
-        let mut result = Ok(());
-        for_each_ahead(hashes, self.prefetch_distance(), |step| {
-            if result.is_err() {
-                return;
-            }
-            match step {
-                Ahead::Prefetch(hash) => self.prefetch(hash),
-                Ahead::Visit(hash) => match insert(self, hash) {
-                    Ok(answer) => answers.push(answer),
-                    Err(e) => result = Err(e),
-                },
-            }
-        });
-        result
-    }
-
-    /// Prefetches both of the key's buckets in every sub-filter, newest (largest) first.
+    /// Both of the key's buckets in every sub-filter, newest (largest) first.
     #[inline]
     fn prefetch(&self, hash: u64) {
         let key = KeyParts::new(hash, self.layout.fp_bits);
         for sub in self.filters.iter().rev() {
             sub.prefetch(&self.layout, &key);
         }
-    }
-
-    /// Keys ahead to prefetch: about a batch of lines in flight, two per sub-filter (none
-    /// for a filter small enough to be in cache).
-    fn prefetch_distance(&self) -> usize {
-        distance_for(2 * self.filters.len(), self.memory_bytes())
     }
 }

@@ -2,7 +2,7 @@
 //! keys ahead, then the one-key query.
 
 use super::{BinaryFuseFilter, Fingerprints};
-use crate::batch::{distance_for, for_each_ahead, for_each_hash_batch, Ahead};
+use crate::batch::{self, distance_for, Prefetch};
 use crate::key::Key;
 use crate::prefetch::prefetch_read;
 
@@ -25,23 +25,23 @@ impl BinaryFuseFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn contains_many<K: Key>(&self, keys: &[K], answers: &mut Vec<bool>) {
-        answers.reserve(keys.len());
-        for_each_hash_batch(keys, self.hasher, |hashes| {
-            self.contains_many_hashes(hashes, answers)
-        });
+        batch::contains_many(self, keys, answers)
     }
 
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
-        answers.reserve(hashes.len());
-        let distance = distance_for(3, self.memory_bytes());
-        for_each_ahead(hashes, distance, |step| match step {
-            Ahead::Prefetch(hash) => self.prefetch(hash),
-            Ahead::Visit(hash) => answers.push(self.contains_hash(hash)),
-        });
+        batch::contains_many_hashes(self, hashes, answers)
+    }
+}
+
+impl Prefetch for BinaryFuseFilter {
+    /// About a batch of lines in flight, three per key (none for a filter small enough to be
+    /// in cache).
+    fn prefetch_distance(&self) -> usize {
+        distance_for(3, self.memory_bytes())
     }
 
-    /// Prefetches the key's three fingerprints.
+    /// The key's three fingerprints.
     #[inline]
     fn prefetch(&self, hash: u64) {
         let slots = self.shape.slots(self.shape.remix(hash));

@@ -3,7 +3,7 @@
 
 use super::equation::BLOCK_SLOTS;
 use super::RibbonFilter;
-use crate::batch::{distance_for, for_each_ahead, for_each_hash_batch, Ahead};
+use crate::batch::{self, distance_for, Prefetch};
 use crate::key::Key;
 use crate::prefetch::prefetch_read;
 
@@ -29,29 +29,31 @@ impl RibbonFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn contains_many<K: Key>(&self, keys: &[K], answers: &mut Vec<bool>) {
-        answers.reserve(keys.len());
-        for_each_hash_batch(keys, self.hasher, |hashes| {
-            self.contains_many_hashes(hashes, answers)
-        });
+        batch::contains_many(self, keys, answers)
     }
 
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
-        answers.reserve(hashes.len());
-        let lines = self.row_words().div_ceil(LINE_WORDS) + 1;
-        let distance = distance_for(lines, self.solution.len() * 8);
-        for_each_ahead(hashes, distance, |step| match step {
-            Ahead::Prefetch(hash) => self.prefetch(hash),
-            Ahead::Visit(hash) => answers.push(self.contains_hash(hash)),
-        });
+        batch::contains_many_hashes(self, hashes, answers)
     }
+}
 
+impl RibbonFilter {
     /// The solution words a row may read: three blocks of `result_bits` words.
     fn row_words(&self) -> usize {
         3 * self.result_bits as usize
     }
+}
 
-    /// Prefetches every cache line of the solution words the key's row may read.
+impl Prefetch for RibbonFilter {
+    /// About a batch of lines in flight, a row's lines per key (none for a filter small
+    /// enough to be in cache).
+    fn prefetch_distance(&self) -> usize {
+        let lines = self.row_words().div_ceil(LINE_WORDS) + 1;
+        distance_for(lines, self.solution.len() * 8)
+    }
+
+    /// Every cache line of the solution words the key's row may read.
     #[inline]
     fn prefetch(&self, hash: u64) {
         if self.solution.is_empty() {

@@ -2,7 +2,7 @@
 //! prefetched a few keys ahead, then the one-key query or insert.
 
 use super::ScalableBloomFilter;
-use crate::batch::{distance_for, for_each_ahead, for_each_hash_batch, Ahead};
+use crate::batch::{self, distance_for, Prefetch};
 use crate::error::Result;
 use crate::key::Key;
 
@@ -27,19 +27,12 @@ impl ScalableBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn contains_many<K: Key>(&self, keys: &[K], answers: &mut Vec<bool>) {
-        answers.reserve(keys.len());
-        for_each_hash_batch(keys, self.hasher, |hashes| {
-            self.contains_many_hashes(hashes, answers)
-        });
+        batch::contains_many(self, keys, answers)
     }
 
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
-        answers.reserve(hashes.len());
-        for_each_ahead(hashes, self.prefetch_distance(), |step| match step {
-            Ahead::Prefetch(hash) => self.prefetch(hash),
-            Ahead::Visit(hash) => answers.push(self.contains_hash(hash)),
-        });
+        batch::contains_many_hashes(self, hashes, answers)
     }
 
     /// Adds many keys in order, prefetching as [`contains_many`](Self::contains_many)
@@ -66,15 +59,7 @@ impl ScalableBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn insert_many<K: Key>(&mut self, keys: &[K], added: &mut Vec<bool>) -> Result<()> {
-        added.reserve(keys.len());
-        let hasher = self.hasher;
-        let mut result = Ok(());
-        for_each_hash_batch(keys, hasher, |hashes| {
-            if result.is_ok() {
-                result = self.insert_many_hashes_within(hashes, |_| true, added);
-            }
-        });
-        result
+        batch::insert_keys(self, keys, added, Self::insert_many_hashes)
     }
 
     /// [`insert_many`](Self::insert_many) by precomputed hashes.
@@ -99,37 +84,27 @@ impl ScalableBloomFilter {
         mut may_grow: impl FnMut(usize) -> bool,
         added: &mut Vec<bool>,
     ) -> Result<()> {
-        added.reserve(hashes.len());
-        let mut result = Ok(());
-        for_each_ahead(hashes, self.prefetch_distance(), |step| {
-            if result.is_err() {
-                return;
-            }
-            match step {
-                Ahead::Prefetch(hash) => self.prefetch(hash),
-                Ahead::Visit(hash) => match self.insert_hash_within(hash, &mut may_grow) {
-                    Ok(answer) => added.push(answer),
-                    Err(e) => result = Err(e),
-                },
-            }
-        });
-        result
+        batch::insert_hashes(self, hashes, added, |f, hash| {
+            f.insert_hash_within(hash, &mut may_grow)
+        })
     }
+}
 
-    /// Prefetches what a query of `hash` reads: the key's memory in every layer.
-    #[inline]
-    fn prefetch(&self, hash: u64) {
-        for layer in self.layers.iter().rev() {
-            layer.filter.prefetch(hash);
-        }
-    }
-
-    /// Keys ahead to prefetch: about a batch of lines in flight over all layers (none for a
-    /// chain small enough to be in cache).
+impl Prefetch for ScalableBloomFilter {
+    /// About a batch of lines in flight over all layers (none for a chain small enough to be
+    /// in cache).
     fn prefetch_distance(&self) -> usize {
         distance_for(
             self.layers.iter().map(|l| l.filter.lines_per_query()).sum(),
             self.memory_bytes(),
         )
+    }
+
+    /// The key's memory in every layer, newest (largest) first.
+    #[inline]
+    fn prefetch(&self, hash: u64) {
+        for layer in self.layers.iter().rev() {
+            layer.filter.prefetch(hash);
+        }
     }
 }

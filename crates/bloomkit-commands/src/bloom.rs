@@ -32,7 +32,8 @@ use crate::params::Defaults;
 use crate::reply::Reply;
 use crate::run::{Access, Ctx, Outcome};
 use crate::shared::{
-    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
+    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Items,
+    Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -579,11 +580,7 @@ fn add_many(
     items: &[Bytes],
     ctx: &Ctx<'_>,
 ) -> (Vec<bool>, Option<Reply>) {
-    let seed = filter.seed();
-    let hashes: Vec<u64> = items
-        .iter()
-        .map(|item| hash_bytes_with_seed(item, seed))
-        .collect();
+    let hashes = item_hashes(items, filter.seed());
     let mut added = Vec::with_capacity(items.len());
     let mut refused = false;
     let may_grow = |bytes: usize| {
@@ -617,11 +614,7 @@ fn exists(value: Option<&Value>, items: &[Bytes], multi: bool) -> Reply {
         let Some(Value::Bloom(f)) = value else {
             return Reply::Array(vec![Reply::Bool(false); items.len()]);
         };
-        let seed = f.seed();
-        let hashes: Vec<u64> = items
-            .iter()
-            .map(|item| hash_bytes_with_seed(item, seed))
-            .collect();
+        let hashes = item_hashes(items, f.seed());
         let mut answers = Vec::with_capacity(items.len());
         f.contains_many_hashes(&hashes, &mut answers);
         Reply::Array(answers.into_iter().map(Reply::Bool).collect())

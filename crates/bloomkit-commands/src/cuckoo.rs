@@ -44,7 +44,8 @@ use crate::limits::{
 use crate::reply::Reply;
 use crate::run::{Access, Ctx, Outcome};
 use crate::shared::{
-    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
+    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Items,
+    Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -128,7 +129,7 @@ impl CuckooCommand {
                 match lookup(value) {
                     Err(Lookup::Loading) => Lookup::Loading.error(LOADCHUNK),
                     Ok(f) if *multi => {
-                        let hashes: Vec<u64> = items.iter().map(|item| hash(f, item)).collect();
+                        let hashes = item_hashes(items, f.seed());
                         let mut answers = Vec::with_capacity(items.len());
                         f.contains_many_hashes(&hashes, &mut answers);
                         Reply::Array(answers.into_iter().map(Reply::Bool).collect())
@@ -284,7 +285,7 @@ impl CuckooCommand {
         let mut record: Vec<Bytes> = Vec::new();
         // CF.INSERTNX answers integers; the others booleans (RESP3), as RedisBloom does.
         let integers = nx && multi;
-        let hashes: Vec<u64> = items.iter().map(|item| hash(filter, item)).collect();
+        let hashes = item_hashes(items, filter.seed());
         let mut answers = Vec::with_capacity(items.len());
         // The batch stops at an item that finds no room; the command answers for it and
         // goes on with the next (or ends, for a single item).

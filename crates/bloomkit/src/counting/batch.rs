@@ -14,8 +14,8 @@ impl CountingBloomFilter {
     ///
     /// A key's k counters lie in up to k cache lines anywhere in the filter; the words
     /// holding its first ones are prefetched a few keys ahead of the key's turn, so the
-    /// misses of several keys overlap (see [`BlockedBloomFilter::contains_many`]
-    /// (crate::BlockedBloomFilter::contains_many)).
+    /// misses of several keys overlap (see
+    /// [`BlockedBloomFilter::contains_many`](crate::BlockedBloomFilter::contains_many)).
     ///
     /// # Examples
     ///

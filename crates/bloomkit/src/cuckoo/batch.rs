@@ -13,8 +13,8 @@ impl CuckooFilter {
     ///
     /// A key's fingerprint may sit in either of its two buckets, in any sub-filter: all of
     /// them are prefetched a few keys ahead of the key's turn, so the misses of several keys
-    /// overlap (see [`BlockedBloomFilter::contains_many`]
-    /// (crate::BlockedBloomFilter::contains_many)).
+    /// overlap (see
+    /// [`BlockedBloomFilter::contains_many`](crate::BlockedBloomFilter::contains_many)).
     ///
     /// # Examples
     ///

@@ -12,8 +12,8 @@ impl ScalableBloomFilter {
     ///
     /// A query may read every layer, so each key's line in every layer (each probe's word in
     /// the classic layout) is prefetched a few keys ahead of its turn, and the cache misses
-    /// of several keys overlap (see [`BlockedBloomFilter::contains_many`]
-    /// (crate::BlockedBloomFilter::contains_many)).
+    /// of several keys overlap (see
+    /// [`BlockedBloomFilter::contains_many`](crate::BlockedBloomFilter::contains_many)).
     ///
     /// # Examples
     ///

@@ -194,8 +194,8 @@ impl ScalableBloomFilter {
     }
 
     /// [`insert_hash`](Self::insert_hash), asking `may_grow` before a layer is added: it is
-    /// given the bytes the new layer would allocate ([`growth_memory_bytes`]
-    /// (Self::growth_memory_bytes)) and answers whether they may be, so that a server can
+    /// given the bytes the new layer would allocate (as
+    /// [`growth_memory_bytes`](Self::growth_memory_bytes) reports them) and answers whether they may be, so that a server can
     /// hold a memory limit without guessing beforehand which key will grow the chain.
     ///
     /// # Errors

@@ -195,7 +195,7 @@ fn cuckoo(repeat: usize, bytes: u64) {
 
 fn ribbon(repeat: usize, bytes: u64) {
     let n = (bytes * 8 / 7).max(1);
-    let f = RibbonFilter::build(&keys(0, n), 0.01).expect("builds");
+    let f = RibbonFilter::build(keys(0, n), 0.01).expect("builds");
     let qs = queries(n);
     let t = time_queries(repeat, &qs, |k| f.contains(k), |q, a| f.contains_many(q, a));
     row("ribbon", &mib(f.memory_bytes()), "contains", t);
@@ -203,11 +203,14 @@ fn ribbon(repeat: usize, bytes: u64) {
 
 fn fuse(repeat: usize, bytes: u64) {
     let n = (bytes * 8 / 9).max(1);
-    let f = BinaryFuseFilter::build(&keys(0, n), 0.01).expect("builds");
+    let f = BinaryFuseFilter::build(keys(0, n), 0.01).expect("builds");
     let qs = queries(n);
     let t = time_queries(repeat, &qs, |k| f.contains(k), |q, a| f.contains_many(q, a));
     row("fuse (8-bit)", &mib(f.memory_bytes()), "contains", t);
 }
+
+/// One kind's measurements: `(repeat, bytes)`.
+type Measure = fn(usize, u64);
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -239,12 +242,12 @@ fn main() {
     println!();
     println!("| kind | size | operation | one key (ns) | batched (ns) | one / batched |");
     println!("|---|---|---|---|---|---|");
-    let mutable: [(&str, fn(usize, u64)); 3] = [
+    let mutable: [(&str, Measure); 3] = [
         ("scalable", scalable),
         ("counting", counting),
         ("cuckoo", cuckoo),
     ];
-    let fixed: [(&str, fn(usize, u64)); 2] = [("ribbon", ribbon), ("fuse", fuse)];
+    let fixed: [(&str, Measure); 2] = [("ribbon", ribbon), ("fuse", fuse)];
     for (kinds, sizes) in [
         (&mutable[..], [small, large]),
         (&fixed[..], [small, large_static]),

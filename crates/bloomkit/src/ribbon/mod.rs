@@ -10,6 +10,7 @@
 //! banding and back-substitution of `build.rs`; `persist.rs` stores and loads both. The
 //! type's documentation explains the design.
 
+mod batch;
 mod build;
 mod builder;
 mod equation;

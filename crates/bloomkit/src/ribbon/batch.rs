@@ -2,7 +2,7 @@
 //! a few keys ahead, then the one-key query.
 
 use super::equation::BLOCK_SLOTS;
-use super::RibbonFilter;
+use super::{Query, RibbonFilter};
 use crate::batch::{self, distance_for, Prefetch};
 use crate::key::Key;
 use crate::prefetch::prefetch_read;
@@ -39,7 +39,7 @@ impl RibbonFilter {
 }
 
 impl RibbonFilter {
-    /// The solution words a row may read: three blocks of `result_bits` words.
+    /// The solution words a row may read, at most: three blocks of `result_bits` words.
     fn row_words(&self) -> usize {
         3 * self.result_bits as usize
     }
@@ -56,11 +56,17 @@ impl Prefetch for RibbonFilter {
     /// Every cache line of the solution words the key's row may read.
     #[inline]
     fn prefetch(&self, hash: u64) {
+        // Both layouts store a row from its first block on, `result_bits` words a block.
+        let start = match &self.query {
+            Query::Homogeneous(shards, _) => shards.equation(hash).start,
+            Query::Standard(shape) => shape.equation(hash).start,
+            Query::Empty => return,
+        };
         if self.solution.is_empty() {
             return;
         }
         let r = self.result_bits as usize;
-        let first = (self.shape.equation(hash).start / BLOCK_SLOTS) as usize * r;
+        let first = (start / BLOCK_SLOTS) as usize * r;
         let last = (first + self.row_words()).min(self.solution.len()) - 1;
         for w in (first..=last).step_by(LINE_WORDS).chain([last]) {
             if let Some(word) = self.solution.get(w) {

@@ -5,7 +5,7 @@
 
 use bloomkit::{
     BinaryFuseFilter, CountingBloomFilter, CuckooFilter, LayerLayout, Result, RibbonFilter,
-    ScalableBloomFilter,
+    RibbonLayout, ScalableBloomFilter,
 };
 use proptest::prelude::*;
 
@@ -157,8 +157,9 @@ proptest! {
         keys in inserted(),
         queries in asked(),
         rate in prop::sample::select(vec![0.5, 0.01, 1e-4]),
+        layout in prop::sample::select(vec![RibbonLayout::Homogeneous, RibbonLayout::Standard]),
     ) {
-        let f = RibbonFilter::build(&keys, rate).unwrap();
+        let f = RibbonFilter::builder(rate).layout(layout).build(&keys).unwrap();
         let mut answers = Vec::new();
         f.contains_many(&queries, &mut answers);
         let want: Vec<bool> = queries.iter().map(|k| f.contains(k)).collect();

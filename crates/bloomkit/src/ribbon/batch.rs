@@ -2,7 +2,7 @@
 //! a few keys ahead, then the one-key query.
 
 use super::equation::BLOCK_SLOTS;
-use super::RibbonFilter;
+use super::{Query, RibbonFilter};
 use crate::batch::{self, distance_for, Prefetch};
 use crate::key::Key;
 use crate::prefetch::prefetch_read;
@@ -43,6 +43,17 @@ impl RibbonFilter {
     fn row_words(&self) -> usize {
         3 * self.result_bits as usize
     }
+
+    /// The first slot of the row of a key with this hash, in the filter's layout (`None`
+    /// for a filter of no keys).
+    #[inline]
+    fn row_start(&self, hash: u64) -> Option<u64> {
+        match &self.query {
+            Query::Homogeneous(shards, _) => Some(shards.equation(hash).start),
+            Query::Standard(shape) => Some(shape.equation(hash).start),
+            Query::Empty => None,
+        }
+    }
 }
 
 impl Prefetch for RibbonFilter {
@@ -56,11 +67,11 @@ impl Prefetch for RibbonFilter {
     /// Every cache line of the solution words the key's row may read.
     #[inline]
     fn prefetch(&self, hash: u64) {
-        if self.solution.is_empty() {
+        let Some(start) = self.row_start(hash) else {
             return;
-        }
+        };
         let r = self.result_bits as usize;
-        let first = (self.shape.equation(hash).start / BLOCK_SLOTS) as usize * r;
+        let first = (start / BLOCK_SLOTS) as usize * r;
         let last = (first + self.row_words()).min(self.solution.len()) - 1;
         for w in (first..=last).step_by(LINE_WORDS).chain([last]) {
             if let Some(word) = self.solution.get(w) {

@@ -157,7 +157,7 @@ proptest! {
         keys in inserted(),
         queries in asked(),
         rate in prop::sample::select(vec![0.5, 0.01, 1e-4]),
-        layout in prop::sample::select(vec![RibbonLayout::Standard, RibbonLayout::Homogeneous]),
+        layout in prop::sample::select(vec![RibbonLayout::Homogeneous, RibbonLayout::Standard]),
     ) {
         let f = RibbonFilter::builder(rate).layout(layout).build(&keys).unwrap();
         let mut answers = Vec::new();

@@ -43,6 +43,17 @@ impl RibbonFilter {
     fn row_words(&self) -> usize {
         3 * self.result_bits as usize
     }
+
+    /// The first slot of the row of a key with this hash, in the filter's layout (`None`
+    /// for a filter of no keys).
+    #[inline]
+    fn row_start(&self, hash: u64) -> Option<u64> {
+        match &self.query {
+            Query::Homogeneous(shards, _) => Some(shards.equation(hash).start),
+            Query::Standard(shape) => Some(shape.equation(hash).start),
+            Query::Empty => None,
+        }
+    }
 }
 
 impl Prefetch for RibbonFilter {
@@ -56,11 +67,8 @@ impl Prefetch for RibbonFilter {
     /// Every cache line of the solution words the key's row may read.
     #[inline]
     fn prefetch(&self, hash: u64) {
-        // Both layouts store a row from its first block on, `result_bits` words a block.
-        let start = match &self.query {
-            Query::Homogeneous(shards, _) => shards.equation(hash).start,
-            Query::Standard(shape) => shape.equation(hash).start,
-            Query::Empty => return,
+        let Some(start) = self.row_start(hash) else {
+            return;
         };
         if self.solution.is_empty() {
             return;

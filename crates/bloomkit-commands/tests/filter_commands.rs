@@ -1066,6 +1066,79 @@ fn dumps_round_trip_into_another_key() {
     assert_eq!(d.value, s.value);
 }
 
+/// `Value::restore_commands`, what a module writes for an append-only file's rewrite: the
+/// chunks `SCANDUMP` would give, and a replay that rebuilds the value under any defaults,
+/// whatever it holds (several layers, more than one 16 MiB chunk, an empty cuckoo filter,
+/// which `SCANDUMP` cannot dump, a restore half done).
+#[test]
+fn restore_commands_rebuild_every_value() {
+    let restore = |value: &Value| {
+        let mut commands = Vec::new();
+        value.restore_commands(&Bytes::from_static(b"k"), &mut |c| commands.push(c));
+        commands
+    };
+    let mut cases = Vec::new();
+    for (family, setup) in [
+        ("BF", "BF.RESERVE k 0.01 10"),
+        ("BF", "BF.RESERVE k 0.0001 10000000 NONSCALING"),
+        ("CF", "CF.RESERVE k 1000 BUCKETSIZE 4"),
+        ("CF", "CF.RESERVE k 64 EXPANSION 2"),
+    ] {
+        let mut s = Slot::new();
+        assert_eq!(s.run(setup), Reply::Ok);
+        cases.push((family, s.value.clone().unwrap(), true));
+        for i in 0..300 {
+            s.run(&format!("{family}.ADD k {i}"));
+        }
+        if family == "CF" {
+            s.run("CF.DEL k 7");
+        }
+        cases.push((family, s.value.clone().unwrap(), false));
+    }
+    for (family, value, empty) in &cases {
+        let commands = restore(value);
+        assert_eq!(commands[0][0], format!("{family}.LOADCHUNK"));
+        assert_eq!(commands[0][2], "1");
+        // Where SCANDUMP can dump the value, its chunks are these.
+        let mut s = Slot::new();
+        s.value = Some(value.clone());
+        if !(*empty && *family == "CF") {
+            let chunks: Vec<(i64, Bytes)> = commands
+                .iter()
+                .map(|c| {
+                    (
+                        std::str::from_utf8(&c[2]).unwrap().parse().unwrap(),
+                        c[3].clone(),
+                    )
+                })
+                .collect();
+            assert_eq!(chunks, dump(&mut s, family, "k"));
+        }
+        assert!(commands.iter().all(|c| c[3].len() <= 16 << 20));
+        assert_eq!(replay(&commands, odd_defaults()).as_ref(), Some(value));
+    }
+    // The 24 MiB filter takes two chunks after its header.
+    assert_eq!(restore(&cases[2].1).len(), 3);
+
+    // A filter still being restored comes back with the bytes it had.
+    let mut src = Slot::new();
+    for i in 0..2000 {
+        src.run(&format!("BF.ADD k {i}"));
+    }
+    let chunks = dump(&mut src, "BF", "k");
+    let mut half = Slot::new();
+    load(&mut half, "BF", "k", &chunks[..1]);
+    let body = &chunks[1].1;
+    let first = body.slice(..body.len() / 2);
+    let iter = first.len() as i64 + 1;
+    load(&mut half, "BF", "k", &[(iter, first)]);
+    let loading = half.value.clone().unwrap();
+    assert!(matches!(loading, Value::Loading(_)));
+    let commands = restore(&loading);
+    assert_eq!(commands.len(), 2);
+    assert_eq!(replay(&commands, odd_defaults()), Some(loading));
+}
+
 #[test]
 fn scandump_and_loadchunk_argument_errors() {
     let mut s = Slot::new();

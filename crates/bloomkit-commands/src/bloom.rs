@@ -14,12 +14,18 @@
 //! A command that changes its key returns the commands that replay the change under any
 //! [`Defaults`]: a creation is logged as
 //! `BF.RESERVE key rate capacity EXPANSION x LAYOUT CLASSIC` with every parameter (`x` = 0
-//! for a non-scaling filter), then the items actually added as one `BF.MADD`. `LAYOUT` is a
-//! bloomkit extension read only from the log: a logged `BF.RESERVE` without it (written
-//! before `BF.*` used classic layers, as `... EXPANSION x` or `... NONSCALING`) replays into
+//! for a non-scaling filter), then the items actually added as one `BF.MADD`. A blocked
+//! filter's creation is logged without `LAYOUT` (`... EXPANSION x`, or `... NONSCALING`), as
+//! every creation was before `BF.*` had classic layers, and such a record replays into
 //! blocked layers, the bits it was acknowledged from. Items that were already present changed
 //! nothing and are left out; an item that failed (a full filter, `--maxmemory`) is left
 //! out with everything after it, so the replay stops where the command stopped.
+//!
+//! # Layouts
+//!
+//! A filter's layers are classic (RedisBloom's, the default) or blocked (one cache line per
+//! item and layer), as `bf-layout` says or, for one filter, bloomkit's extension
+//! `BF.RESERVE key rate capacity [...] LAYOUT CLASSIC|BLOCKED`.
 
 use bloomkit::{hash_bytes_with_seed, Error, LayerLayout, ScalableBloomFilter};
 use bytes::Bytes;
@@ -35,13 +41,6 @@ use crate::shared::{
     admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
 };
 use crate::value::Value;
-
-/// The layout of every filter `BF.*` creates: classic layers, as RedisBloom's, so that a
-/// filter takes no more memory here than there (blocked layers need 4.5% more bits at a
-/// 1% target). Over the network a query's few extra cache misses do not show: a request
-/// costs microseconds of system calls, a probe nanoseconds. Filters restored from dumps
-/// or snapshots keep the layout they were written with.
-const LAYOUT: LayerLayout = LayerLayout::Classic;
 
 /// RedisBloom caps error rates above this, silently.
 const MAX_ERROR_RATE: f64 = 0.25;
@@ -65,7 +64,8 @@ struct Params {
     error_rate: Option<f64>,
     capacity: Option<u64>,
     growth: Growth,
-    /// The layers' layout: named by a logged creation, [`LAYOUT`] for a client's.
+    /// The layers' layout: named by `LAYOUT` (a client's extension, or a logged creation),
+    /// else `bf-layout`'s.
     layout: Option<LayerLayout>,
 }
 
@@ -263,8 +263,13 @@ pub(crate) mod parse {
     };
 
     pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<BloomCommand, Reply> {
-        // A logged creation may add `LAYOUT CLASSIC` to the longest client form.
-        let most = if origin == Origin::Log { 9 } else { 7 };
+        // RedisBloom's longest form has 7 arguments; `LAYOUT word` (a client's extension,
+        // or what a logged creation names) may add two.
+        let most = if origin == Origin::Log || layout_at(args).is_some() {
+            9
+        } else {
+            7
+        };
         if args.len() > most {
             return Err(wrong_arity("bf.reserve"));
         }
@@ -404,28 +409,30 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
         error_rate: Some(error_rate.min(MAX_ERROR_RATE)),
         capacity: Some(capacity as u64),
         growth,
-        layout: logged_layout(args, origin)?,
+        layout: reserve_layout(args, origin)?,
     }))
 }
 
-/// The layout a logged `BF.RESERVE` names: `LAYOUT CLASSIC` (or `BLOCKED`), and blocked
-/// without it, since logs written before the server created classic layers hold blocked
-/// filters and must replay into the same bits (items that were false positives then were
-/// never logged; replayed into another layout, some would come back absent). `None` for a
-/// client's command: its filter gets [`LAYOUT`], and a client's `LAYOUT` is ignored like any
-/// unknown word, as RedisBloom ignores it.
-fn logged_layout(args: &[Bytes], origin: Origin) -> Result<Option<LayerLayout>, Reply> {
-    if origin != Origin::Log {
-        return Ok(None);
-    }
-    let Some(at) = arg_index(args, "LAYOUT", origin) else {
-        return Ok(Some(LayerLayout::Blocked));
+/// Where `LAYOUT` stands in a `BF.RESERVE`: after the rate and the capacity (so that a key
+/// named `layout` stays a key, for a client too: `LAYOUT` is bloomkit's, and RedisBloom's
+/// search from the command name on need not be kept for it).
+fn layout_at(args: &[Bytes]) -> Option<usize> {
+    (4..args.len()).find(|&at| is_word(&args[at], "LAYOUT"))
+}
+
+/// The layout a `BF.RESERVE` names with `LAYOUT CLASSIC|BLOCKED`, or `None` for
+/// `bf-layout`'s. A logged creation without it is blocked: logs written before the server
+/// created classic layers hold blocked filters and must replay into the same bits (items
+/// that were false positives then were never logged; replayed into another layout, some
+/// would come back absent).
+fn reserve_layout(args: &[Bytes], origin: Origin) -> Result<Option<LayerLayout>, Reply> {
+    let Some(at) = layout_at(args) else {
+        return Ok((origin == Origin::Log).then_some(LayerLayout::Blocked));
     };
-    match args.get(at + 1) {
-        Some(w) if is_word(w, "CLASSIC") => Ok(Some(LayerLayout::Classic)),
-        Some(w) if is_word(w, "BLOCKED") => Ok(Some(LayerLayout::Blocked)),
-        _ => Err(Reply::error("ERR bad layout")),
-    }
+    args.get(at + 1)
+        .and_then(|word| crate::params::layout_named(word))
+        .map(Some)
+        .ok_or_else(|| Reply::error("ERR bad layout: LAYOUT takes CLASSIC or BLOCKED"))
 }
 
 /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS ...`,
@@ -534,7 +541,7 @@ fn create(
         Growth::InsertExpansion(x) => Growth::Scaling(x),
         g => g,
     };
-    let layout = params.layout.unwrap_or(LAYOUT);
+    let layout = params.layout.unwrap_or(d.bf_layout);
     let builder = ScalableBloomFilter::builder(capacity, error_rate).layout(layout);
     let (builder, mut growth_words) = match growth {
         Growth::Scaling(x) if x as i64 <= MAX_EXPANSION => {

@@ -145,6 +145,7 @@ fn odd_defaults() -> Defaults {
         cf_max_iterations: 3,
         cf_expansion_factor: 0,
         cf_max_expansions: 1,
+        bf_layout: LayerLayout::Blocked,
     }
 }
 
@@ -562,13 +563,54 @@ fn bf_log_replays_each_filter_into_the_layout_it_was_written_with() {
         t.run("BF.ADD k a");
         t.value
     });
-    // A client cannot ask for a layout: the word is ignored, as RedisBloom ignores it.
-    let mut c = Slot::new();
-    assert_eq!(c.run("BF.RESERVE k 0.01 100 LAYOUT BLOCKED"), Reply::Ok);
-    assert_eq!(layout(&c.value), (LayerLayout::Classic, true));
     // A bad layout in the log stops the replay.
     let bad = FilterCommand::parse_logged(&words("BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT X"));
-    assert_eq!(bad, Some(Err(err("ERR bad layout"))));
+    let bad_layout = err("ERR bad layout: LAYOUT takes CLASSIC or BLOCKED");
+    assert_eq!(bad, Some(Err(bad_layout.clone())));
+}
+
+/// `bf-layout` and `BF.RESERVE ... LAYOUT`: a client picks a filter's layers, which its log
+/// records, and a key named `layout` is still a key.
+#[test]
+fn bf_layout_is_a_default_and_a_reservation_option() {
+    let layout = |value: &Option<Value>| match value {
+        Some(Value::Bloom(f)) => f.layout(),
+        other => panic!("{other:?}"),
+    };
+    let mut c = Slot::new();
+    assert_eq!(c.run("BF.RESERVE k 0.01 100 LAYOUT BLOCKED"), Reply::Ok);
+    assert_eq!(layout(&c.value), LayerLayout::Blocked);
+    assert_eq!(c.log[0], words("BF.RESERVE k 0.01 100 EXPANSION 2"));
+    let mut c = Slot::new();
+    assert_eq!(
+        c.run("BF.RESERVE k 0.01 100 EXPANSION 4 LAYOUT classic"),
+        Reply::Ok
+    );
+    assert_eq!(layout(&c.value), LayerLayout::Classic);
+    let mut c = Slot::new();
+    assert_eq!(
+        c.run("BF.RESERVE k 0.01 100 LAYOUT"),
+        err("ERR bad layout: LAYOUT takes CLASSIC or BLOCKED")
+    );
+    assert_eq!(
+        c.run("BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT BLOCKED extra words"),
+        err("ERR wrong number of arguments for 'bf.reserve' command")
+    );
+    assert_eq!(c.run("BF.RESERVE layout 0.01 100"), Reply::Ok);
+    assert_eq!(layout(&c.value), LayerLayout::Classic);
+    // The default: bf-layout, for every creation that names no layout.
+    let mut d = Slot::new();
+    d.defaults.bf_layout = LayerLayout::Blocked;
+    d.run("BF.ADD a x");
+    assert_eq!(layout(&d.value), LayerLayout::Blocked);
+    d.value = None;
+    d.run("BF.INSERT b ITEMS x");
+    assert_eq!(layout(&d.value), LayerLayout::Blocked);
+    // Replayed under the other default, each keeps its layout.
+    assert_eq!(
+        replay(&d.log[..2], Defaults::default()).map(|v| layout(&Some(v))),
+        Some(LayerLayout::Blocked)
+    );
 }
 
 #[test]

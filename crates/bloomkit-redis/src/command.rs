@@ -98,10 +98,7 @@ extern "C" fn handle(
 
 /// Runs one command: the host loop of the command crate's documentation.
 fn run(ctx: &Context, argv: &[*mut raw::RedisModuleString]) {
-    let args: Vec<Bytes> = argv
-        .iter()
-        .map(|&a| Bytes::copy_from_slice(RedisString::string_as_slice(a)))
-        .collect();
+    let args = arguments(argv);
     let flags = ctx.get_flags();
     let protocol = if flags.contains(ContextFlags::FLAGS_RESP3) {
         Protocol::Resp3
@@ -136,9 +133,29 @@ fn run(ctx: &Context, argv: &[*mut raw::RedisModuleString]) {
     };
     let reply = match command.access() {
         Access::Read => read(ctx, &key_name, &command, &cctx),
-        Access::Write => write(ctx, &key_name, &command, &cctx),
+        Access::Write => write(ctx, &key_name, &command, &cctx, &args),
     };
     send(ctx, &reply, protocol);
+}
+
+/// The arguments as the command layer takes them: copied into one buffer, each a slice of
+/// it (an allocation per command, not one per argument: a `BF.MADD` of 100 items made 100).
+fn arguments(argv: &[*mut raw::RedisModuleString]) -> Vec<Bytes> {
+    let slice = |a: &*mut raw::RedisModuleString| RedisString::string_as_slice(*a);
+    let total = argv.iter().map(|a| slice(a).len()).sum();
+    let mut buffer = Vec::with_capacity(total);
+    for a in argv {
+        buffer.extend_from_slice(slice(a));
+    }
+    let all = Bytes::from(buffer);
+    let mut at = 0;
+    argv.iter()
+        .map(|a| {
+            let len = slice(a).len();
+            at += len;
+            all.slice(at - len..at)
+        })
+        .collect()
 }
 
 fn parse(row: &FilterSpec, args: &[Bytes], from_log: bool) -> Result<FilterCommand, Reply> {
@@ -192,7 +209,13 @@ fn read(ctx: &Context, name: &RedisString, command: &FilterCommand, cctx: &Ctx<'
     command.read(Some(ours.unwrap_or_else(|| foreign(command))), cctx)
 }
 
-fn write(ctx: &Context, name: &RedisString, command: &FilterCommand, cctx: &Ctx<'_>) -> Reply {
+fn write(
+    ctx: &Context,
+    name: &RedisString,
+    command: &FilterCommand,
+    cctx: &Ctx<'_>,
+    args: &[Bytes],
+) -> Reply {
     let key = RedisKeyWritable::open(ctx.ctx, name);
     let mut held = if key.is_empty() {
         Held::Missing
@@ -234,11 +257,35 @@ fn write(ctx: &Context, name: &RedisString, command: &FilterCommand, cctx: &Ctx<
     }
     if !outcome.log.is_empty() {
         signal_modified(ctx, name);
+        if replays_as_sent(&outcome.log, args) {
+            // Redis replicates its own copy of the arguments: no strings to build.
+            ctx.replicate_verbatim();
+            return outcome.reply;
+        }
         for entry in &outcome.log {
             replicate(ctx, entry);
         }
     }
     outcome.reply
+}
+
+/// Whether the command as the client sent it replays exactly as its logged form `log`,
+/// so that it can be replicated verbatim: the log is that very command (a `CF.ADD`, a
+/// `BF.MADD` whose items were all new), or one `BF.MADD` of the same key and item as a
+/// `BF.ADD` (which then found its key, or a creation would have been logged first, and adds
+/// the item as `BF.MADD` does; the replies differ, which a replica does not send).
+fn replays_as_sent(log: &[Vec<Bytes>], args: &[Bytes]) -> bool {
+    let [entry] = log else {
+        return false;
+    };
+    if entry[..] == *args {
+        return true;
+    }
+    let madd_of_add = entry.len() == 3
+        && args.len() == 3
+        && entry[0].eq_ignore_ascii_case(b"BF.MADD")
+        && args[0].eq_ignore_ascii_case(b"BF.ADD");
+    madd_of_add && entry[1..] == args[1..]
 }
 
 /// Tells Redis the key changed (the module handles this itself, see

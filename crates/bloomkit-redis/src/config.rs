@@ -115,15 +115,20 @@ mod registration {
 
     /// The text each configuration's `get` last returned: Redis reads it and does not free
     /// it, so the module keeps it until the next `get` of the same one.
-    static LAST_GET: [AtomicPtr<raw::RedisModuleString>; 8] =
-        [const { AtomicPtr::new(std::ptr::null_mut()) }; 8];
+    static LAST_GET: [AtomicPtr<raw::RedisModuleString>; SLOTS] =
+        [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
+
+    /// Room for every parameter's last text (checked when the module registers them).
+    const SLOTS: usize = 16;
 
     /// Registers every parameter as a string configuration (a float and integers alike, as
     /// RedisBloom does), unprefixed where the engine allows it, then loads the values the
     /// server's configuration file gives them. On an engine without module configuration
     /// (before Redis 7.0) only the module's arguments set the defaults.
     pub fn register(ctx: &Context) -> Result<(), String> {
-        const _: () = assert!(PARAMETERS.len() <= 8, "one LAST_GET slot per parameter");
+        if PARAMETERS.len() > SLOTS {
+            return Err(format!("{} parameters, room for {SLOTS}", PARAMETERS.len()));
+        }
         let (Some(register), Some(load)) = (
             api!(RedisModule_RegisterStringConfig),
             api!(RedisModule_LoadConfigs),

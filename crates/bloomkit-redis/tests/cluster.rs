@@ -209,7 +209,12 @@ fn filters_survive_resharding_and_failover() {
             for j in 0..3 {
                 let item = format!("first-{j}");
                 assert!(add(&mut conn, key, &item), "{what}: {key} {item}");
-                acked.lock().unwrap().entry(key.clone()).or_default().push(item);
+                acked
+                    .lock()
+                    .unwrap()
+                    .entry(key.clone())
+                    .or_default()
+                    .push(item);
             }
         }
         let masters = cluster.masters(&[]);
@@ -235,7 +240,12 @@ fn filters_survive_resharding_and_failover() {
                         for key in keys.iter().skip(w).step_by(2) {
                             let item = format!("during-{round}");
                             if add(&mut conn, key, &item) {
-                                acked.lock().unwrap().entry(key.clone()).or_default().push(item);
+                                acked
+                                    .lock()
+                                    .unwrap()
+                                    .entry(key.clone())
+                                    .or_default()
+                                    .push(item);
                             }
                         }
                         round += 1;
@@ -279,7 +289,10 @@ fn filters_survive_resharding_and_failover() {
             .values()
             .map(|items| items.iter().filter(|i| i.starts_with("during")).count())
             .sum();
-        assert!(during > FILTERS, "{what}: {during} writes acknowledged while resharding");
+        assert!(
+            during > FILTERS,
+            "{what}: {during} writes acknowledged while resharding"
+        );
         eprintln!("{what}: {during} writes acknowledged while resharding");
         check_all(&mut conn, &snapshot, &format!("{what} after resharding"));
 
@@ -302,11 +315,19 @@ fn filters_survive_resharding_and_failover() {
                 continue;
             }
             if direct.line("WAIT 1 2000") == Resp::Int(1) {
-                acked.lock().unwrap().entry(key.clone()).or_default().push(item);
+                acked
+                    .lock()
+                    .unwrap()
+                    .entry(key.clone())
+                    .or_default()
+                    .push(item);
                 waited += 1;
             }
         }
-        assert!(waited > 10, "{what}: {waited} writes acknowledged by a replica");
+        assert!(
+            waited > 10,
+            "{what}: {waited} writes acknowledged by a replica"
+        );
         cluster.node(victim).kill();
         // Its replica takes over: three masters with slots again, the victim not among them.
         assert!(

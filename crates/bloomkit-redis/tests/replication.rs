@@ -9,7 +9,10 @@ use std::time::Duration;
 use common::{digest, Conn, Engine, Resp, Server};
 
 fn args_with(module_args: &[&str], extra: &[&str]) -> Vec<String> {
-    let mut args = vec!["--loadmodule".to_string(), common::module().display().to_string()];
+    let mut args = vec![
+        "--loadmodule".to_string(),
+        common::module().display().to_string(),
+    ];
     args.extend(module_args.iter().map(|a| a.to_string()));
     args.extend(["--enable-debug-command", "yes"].map(String::from));
     args.extend(extra.iter().map(|a| a.to_string()));
@@ -111,13 +114,21 @@ fn a_replica_with_other_defaults_holds_the_same_bits() {
                 break;
             }
             let data = pair[1].bytes();
-            m.cmd(&[&b"BF.LOADCHUNK"[..], b"restored", iter.to_string().as_bytes(), &data]);
+            m.cmd(&[
+                &b"BF.LOADCHUNK"[..],
+                b"restored",
+                iter.to_string().as_bytes(),
+                &data,
+            ]);
         }
         synced(&mut m);
         same_everywhere(&mut m, &mut r, &format!("{} live stream", engine.name()));
         // The replica holds the master's parameters (capacity 100, expansion 2: two layers
         // for 200 items), not its own defaults (7, non-scaling).
-        assert_eq!(r.line("BF.INFO live CAPACITY"), Resp::Array(vec![Resp::Int(300)]));
+        assert_eq!(
+            r.line("BF.INFO live CAPACITY"),
+            Resp::Array(vec![Resp::Int(300)])
+        );
         assert_eq!(r.line("BF.INFO live"), m.line("BF.INFO live"));
         assert_eq!(r.line("BF.EXISTS restored 150"), Resp::Int(1));
         // And refuses writes of its own, as any replica.

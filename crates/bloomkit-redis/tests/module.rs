@@ -416,6 +416,11 @@ fn redisbloom_dumps_are_refused_by_name() {
     let cuckoo = t.line("DUMP c").bytes();
     let ours = Server::start(Engine::Redis, &dir.path().join("ours"), &[], &[]);
     let mut o = ours.conn();
+    // And RedisBloom refuses this module's.
+    o.line("BF.ADD mine a");
+    let mine = o.line("DUMP mine").bytes();
+    let refused = t.cmd(&[&b"RESTORE"[..], b"mine", b"0", &mine]);
+    assert!(refused.is_error(), "{refused:?}");
     for (key, payload, type_name) in [("k", bloom, "MBbloom--"), ("c", cuckoo, "MBbloomCF")] {
         let reply = o.cmd(&[&b"RESTORE"[..], key.as_bytes(), b"0", &payload]);
         assert!(reply.is_error(), "{reply:?}");

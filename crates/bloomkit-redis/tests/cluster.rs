@@ -54,13 +54,14 @@ impl Cluster {
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect();
-        let out = Command::new(&cluster.cli)
-            .arg("--cluster")
-            .arg("create")
-            .args(&addresses)
-            .args(["--cluster-replicas", "1", "--cluster-yes"])
-            .output()
-            .expect("redis-cli --cluster create");
+        let out = common::output_within(
+            Command::new(&cluster.cli)
+                .arg("--cluster")
+                .arg("create")
+                .args(&addresses)
+                .args(["--cluster-replicas", "1", "--cluster-yes"]),
+            Duration::from_secs(120),
+        );
         assert!(
             out.status.success(),
             "cluster create: {}{}",
@@ -155,6 +156,15 @@ impl Cluster {
     }
 }
 
+/// Sets its flag when dropped, also while a panic unwinds.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 fn family(key: &str) -> &'static str {
     if key.starts_with("cf:") {
         "CF"
@@ -229,6 +239,8 @@ fn filters_survive_resharding_and_failover() {
 
         // Resharding while two writers go on.
         let stop = Arc::new(AtomicBool::new(false));
+        // The writers stop when the resharding ends, or when the test fails before it does.
+        let stop_guard = StopOnDrop(Arc::clone(&stop));
         let writers: Vec<_> = (0..2)
             .map(|w| {
                 let (stop, acked, keys) = (Arc::clone(&stop), Arc::clone(&acked), keys.clone());
@@ -256,15 +268,16 @@ fn filters_survive_resharding_and_failover() {
             })
             .collect();
         let (from, to) = (&masters[0], &masters[1]);
-        let out = Command::new(&cluster.cli)
-            .arg("--cluster")
-            .arg("reshard")
-            .arg(format!("127.0.0.1:{}", from.0))
-            .args(["--cluster-from", &from.1, "--cluster-to", &to.1])
-            .args(["--cluster-slots", "1000", "--cluster-yes"])
-            .output()
-            .expect("redis-cli --cluster reshard");
-        stop.store(true, Ordering::Relaxed);
+        let out = common::output_within(
+            Command::new(&cluster.cli)
+                .arg("--cluster")
+                .arg("reshard")
+                .arg(format!("127.0.0.1:{}", from.0))
+                .args(["--cluster-from", &from.1, "--cluster-to", &to.1])
+                .args(["--cluster-slots", "1000", "--cluster-yes"]),
+            Duration::from_secs(300),
+        );
+        drop(stop_guard);
         for w in writers {
             w.join().expect("a writer");
         }

@@ -8,6 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use common::{Engine, Server};
 
@@ -36,17 +37,18 @@ fn every_case_matches_redisbloom_but_the_listed_differences() {
         &dir.path().join("theirs"),
         vec!["--loadmodule".into(), redisbloom.display().to_string()],
     );
-    let output = Command::new(&python)
-        .arg(repo().join("scripts/compare_redisbloom.py"))
-        .args([
-            "--ours",
-            &ours.port.to_string(),
-            "--theirs",
-            &theirs.port.to_string(),
-        ])
-        .args(["--host", "module", "--only-unlisted-fail"])
-        .output()
-        .expect("run compare_redisbloom.py");
+    let output = common::output_within(
+        Command::new(&python)
+            .arg(repo().join("scripts/compare_redisbloom.py"))
+            .args([
+                "--ours",
+                &ours.port.to_string(),
+                "--theirs",
+                &theirs.port.to_string(),
+            ])
+            .args(["--host", "module", "--only-unlisted-fail"]),
+        Duration::from_secs(300),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     eprintln!("{stdout}");
     assert!(
@@ -89,12 +91,13 @@ fn redis_py_sees_the_same_answers() {
         vec!["--loadmodule".into(), redisbloom.display().to_string()],
     );
     let session = |port: u16| -> String {
-        let output = Command::new(&python)
-            .arg(repo().join("scripts/redis_py_session.py"))
-            .arg(port.to_string())
-            .env("PYTHONPATH", &tools)
-            .output()
-            .expect("run redis_py_session.py");
+        let output = common::output_within(
+            Command::new(&python)
+                .arg(repo().join("scripts/redis_py_session.py"))
+                .arg(port.to_string())
+                .env("PYTHONPATH", &tools),
+            Duration::from_secs(120),
+        );
         assert!(
             output.status.success(),
             "{}",

@@ -526,3 +526,47 @@ pub fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Runs a program to its end, as `Command::output` does, but killing it (and failing the
+/// test) if it takes longer than `limit`: a `redis-cli --cluster` waiting on a node that
+/// never answers must not hang the test command. Its output goes through files, so a
+/// program printing more than a pipe holds never blocks on it.
+pub fn output_within(command: &mut Command, limit: Duration) -> std::process::Output {
+    let program = format!("{:?}", command.get_program());
+    let mut stdout = tempfile::tempfile().expect("a file for its output");
+    let mut stderr = tempfile::tempfile().expect("a file for its errors");
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(stdout.try_clone().expect("the output file"))
+        .stderr(stderr.try_clone().expect("the error file"))
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            outcome => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let mut text = String::new();
+                let _ = std::io::Seek::rewind(&mut stdout);
+                let _ = stdout.read_to_string(&mut text);
+                panic!(
+                    "{program} did not finish within {limit:?} ({outcome:?}); it printed:\n{text}"
+                );
+            }
+        }
+    };
+    let read_all = |file: &mut std::fs::File| {
+        let mut bytes = Vec::new();
+        let _ = std::io::Seek::rewind(file);
+        let _ = file.read_to_end(&mut bytes);
+        bytes
+    };
+    std::process::Output {
+        status,
+        stdout: read_all(&mut stdout),
+        stderr: read_all(&mut stderr),
+    }
+}

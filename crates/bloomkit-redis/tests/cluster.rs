@@ -165,6 +165,14 @@ impl Drop for StopOnDrop {
     }
 }
 
+/// Notes `item` as acknowledged in `key`.
+fn record(acked: &Acked, key: &str, item: String) {
+    let mut acked = acked
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    acked.entry(key.to_string()).or_default().push(item);
+}
+
 fn family(key: &str) -> &'static str {
     if key.starts_with("cf:") {
         "CF"
@@ -219,12 +227,7 @@ fn filters_survive_resharding_and_failover() {
             for j in 0..3 {
                 let item = format!("first-{j}");
                 assert!(add(&mut conn, key, &item), "{what}: {key} {item}");
-                acked
-                    .lock()
-                    .unwrap()
-                    .entry(key.clone())
-                    .or_default()
-                    .push(item);
+                record(&acked, key, item);
             }
         }
         let masters = cluster.masters(&[]);
@@ -252,12 +255,7 @@ fn filters_survive_resharding_and_failover() {
                         for key in keys.iter().skip(w).step_by(2) {
                             let item = format!("during-{round}");
                             if add(&mut conn, key, &item) {
-                                acked
-                                    .lock()
-                                    .unwrap()
-                                    .entry(key.clone())
-                                    .or_default()
-                                    .push(item);
+                                record(&acked, key, item);
                             }
                         }
                         round += 1;
@@ -328,12 +326,7 @@ fn filters_survive_resharding_and_failover() {
                 continue;
             }
             if direct.line("WAIT 1 2000") == Resp::Int(1) {
-                acked
-                    .lock()
-                    .unwrap()
-                    .entry(key.clone())
-                    .or_default()
-                    .push(item);
+                record(&acked, key, item);
                 waited += 1;
             }
         }

@@ -23,6 +23,17 @@ fn python() -> Option<PathBuf> {
     )
 }
 
+/// Redis with this module, and the same Redis with RedisBloom.
+fn both(dir: &Path, redisbloom: &Path) -> (Server, Server) {
+    let ours = Server::start(Engine::Redis, &dir.join("ours"), &[], &[]);
+    let theirs = Server::start_raw(
+        Engine::Redis,
+        &dir.join("theirs"),
+        vec!["--loadmodule".into(), redisbloom.display().to_string()],
+    );
+    (ours, theirs)
+}
+
 #[test]
 fn every_case_matches_redisbloom_but_the_listed_differences() {
     let (Some(_), Some(redisbloom), Some(python)) =
@@ -31,12 +42,7 @@ fn every_case_matches_redisbloom_but_the_listed_differences() {
         return;
     };
     let dir = tempfile::tempdir().expect("a directory");
-    let ours = Server::start(Engine::Redis, &dir.path().join("ours"), &[], &[]);
-    let theirs = Server::start_raw(
-        Engine::Redis,
-        &dir.path().join("theirs"),
-        vec!["--loadmodule".into(), redisbloom.display().to_string()],
-    );
+    let (ours, theirs) = both(dir.path(), &redisbloom);
     let output = common::output_within(
         Command::new(&python)
             .arg(repo().join("scripts/compare_redisbloom.py"))
@@ -84,12 +90,7 @@ fn redis_py_sees_the_same_answers() {
         return;
     };
     let dir = tempfile::tempdir().expect("a directory");
-    let ours = Server::start(Engine::Redis, &dir.path().join("ours"), &[], &[]);
-    let theirs = Server::start_raw(
-        Engine::Redis,
-        &dir.path().join("theirs"),
-        vec!["--loadmodule".into(), redisbloom.display().to_string()],
-    );
+    let (ours, theirs) = both(dir.path(), &redisbloom);
     let session = |port: u16| -> String {
         let output = common::output_within(
             Command::new(&python)

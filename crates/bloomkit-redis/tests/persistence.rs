@@ -10,22 +10,6 @@ use std::time::Duration;
 
 use common::{digest, Conn, Engine, Resp, Server};
 
-/// Other defaults than the table's, for restarts that must not change what was stored.
-const OTHER_DEFAULTS: &[&str] = &[
-    "ERROR_RATE",
-    "0.2",
-    "INITIAL_SIZE",
-    "7",
-    "bf-expansion-factor",
-    "0",
-    "cf-bucket-size",
-    "4",
-    "cf-initial-size",
-    "64",
-    "cf-max-iterations",
-    "3",
-];
-
 /// Keys of every kind of value, created from the defaults and explicitly: several layers,
 /// deletions, an empty cuckoo filter, binary items, a restore half done.
 fn fill(c: &mut Conn) -> Vec<String> {
@@ -100,29 +84,18 @@ fn state(c: &mut Conn, keys: &[String]) -> Vec<(String, String, Resp)> {
         .collect()
 }
 
-fn args_with(module_args: &[&str], extra: &[&str]) -> Vec<String> {
-    let mut args = vec![
-        "--loadmodule".to_string(),
-        common::module().display().to_string(),
-    ];
-    args.extend(module_args.iter().map(|a| a.to_string()));
-    args.extend(["--enable-debug-command", "yes"].map(String::from));
-    args.extend(extra.iter().map(|a| a.to_string()));
-    args
-}
-
 #[test]
 fn save_and_restart_under_other_defaults_keeps_every_filter() {
     for engine in Engine::available() {
         let dir = tempfile::tempdir().expect("a directory");
         let extra = ["--save", "", "--dbfilename", "dump.rdb"];
-        let mut server = Server::start_raw(engine, dir.path(), args_with(&[], &extra));
+        let mut server = Server::start_raw(engine, dir.path(), common::args_with(&[], &extra));
         let mut c = server.conn();
         let keys = fill(&mut c);
         let before = state(&mut c, &keys);
         assert_eq!(c.line("SAVE"), Resp::Simple("OK".into()));
         server.kill();
-        server.restart_with(args_with(OTHER_DEFAULTS, &extra));
+        server.restart_with(common::args_with(common::OTHER_DEFAULTS, &extra));
         let mut c = server.conn();
         assert_eq!(state(&mut c, &keys), before, "{}", engine.name());
         // The half restore goes on where it stopped.
@@ -143,14 +116,14 @@ fn the_append_only_file_replays_and_rewrites_to_the_same_bits() {
                 "--aof-use-rdb-preamble",
                 preamble,
             ];
-            let mut server = Server::start_raw(engine, dir.path(), args_with(&[], &extra));
+            let mut server = Server::start_raw(engine, dir.path(), common::args_with(&[], &extra));
             let mut c = server.conn();
             let keys = fill(&mut c);
             let before = state(&mut c, &keys);
             // The log as written, replayed under other defaults: creations were logged with
             // their parameters.
             server.kill();
-            server.restart_with(args_with(OTHER_DEFAULTS, &extra));
+            server.restart_with(common::args_with(common::OTHER_DEFAULTS, &extra));
             let mut c = server.conn();
             assert_eq!(state(&mut c, &keys), before, "{} replay", engine.name());
             // Rewritten (as LOADCHUNK commands without the RDB preamble), replayed again.
@@ -165,7 +138,7 @@ fn the_append_only_file_replays_and_rewrites_to_the_same_bits() {
                 "the rewrite finished"
             );
             server.kill();
-            server.restart_with(args_with(&[], &extra));
+            server.restart_with(common::args_with(&[], &extra));
             let mut c = server.conn();
             assert_eq!(
                 state(&mut c, &keys),
@@ -182,7 +155,7 @@ fn kill_9_with_appendfsync_always_loses_no_acknowledged_write() {
     for engine in Engine::available() {
         let dir = tempfile::tempdir().expect("a directory");
         let extra = ["--appendonly", "yes", "--appendfsync", "always"];
-        let mut server = Server::start_raw(engine, dir.path(), args_with(&[], &extra));
+        let mut server = Server::start_raw(engine, dir.path(), common::args_with(&[], &extra));
         let acknowledged: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let writers: Vec<_> = ["BF", "CF"]
@@ -245,7 +218,7 @@ fn a_damaged_rdb_stops_loading_with_a_reason() {
             "--rdbcompression",
             "no",
         ];
-        let mut server = Server::start_raw(engine, dir.path(), args_with(&[], &extra));
+        let mut server = Server::start_raw(engine, dir.path(), common::args_with(&[], &extra));
         let mut c = server.conn();
         c.line("BF.RESERVE victim 0.01 10000");
         for i in 0..1000 {
@@ -261,7 +234,8 @@ fn a_damaged_rdb_stops_loading_with_a_reason() {
             .expect("the filter's encoding in the RDB");
         rdb[magic + 2000] ^= 0x10;
         std::fs::write(&path, rdb).expect("write the RDB back");
-        let mut broken = Server::start_raw_unchecked(engine, dir.path(), args_with(&[], &extra));
+        let mut broken =
+            Server::start_raw_unchecked(engine, dir.path(), common::args_with(&[], &extra));
         assert!(
             broken.wait_exit().is_some(),
             "{} refused to start",

@@ -8,17 +8,6 @@ use std::time::Duration;
 
 use common::{digest, Conn, Engine, Resp, Server};
 
-fn args_with(module_args: &[&str], extra: &[&str]) -> Vec<String> {
-    let mut args = vec![
-        "--loadmodule".to_string(),
-        common::module().display().to_string(),
-    ];
-    args.extend(module_args.iter().map(|a| a.to_string()));
-    args.extend(["--enable-debug-command", "yes"].map(String::from));
-    args.extend(extra.iter().map(|a| a.to_string()));
-    args
-}
-
 fn keys(c: &mut Conn) -> Vec<String> {
     let mut keys: Vec<String> = c.line("KEYS *").array().iter().map(Resp::text).collect();
     keys.sort();
@@ -52,7 +41,11 @@ fn same_everywhere(master: &mut Conn, replica: &mut Conn, what: &str) {
 fn a_replica_with_other_defaults_holds_the_same_bits() {
     for engine in Engine::available() {
         let dir = tempfile::tempdir().expect("a directory");
-        let master = Server::start_raw(engine, &dir.path().join("master"), args_with(&[], &[]));
+        let master = Server::start_raw(
+            engine,
+            &dir.path().join("master"),
+            common::args_with(&[], &[]),
+        );
         let mut m = master.conn();
         // Before the replica: reaches it in the full sync.
         for i in 0..300 {
@@ -62,19 +55,8 @@ fn a_replica_with_other_defaults_holds_the_same_bits() {
         m.line("CF.DEL csynced 5");
         m.line("BF.RESERVE explicit 0.001 1000 NONSCALING");
 
-        let replica_args = args_with(
-            &[
-                "ERROR_RATE",
-                "0.2",
-                "INITIAL_SIZE",
-                "7",
-                "bf-expansion-factor",
-                "0",
-                "cf-bucket-size",
-                "4",
-                "cf-initial-size",
-                "64",
-            ],
+        let replica_args = common::args_with(
+            common::OTHER_DEFAULTS,
             &["--replicaof", "127.0.0.1", &master.port.to_string()],
         );
         let replica = Server::start_raw(engine, &dir.path().join("replica"), replica_args);

@@ -570,3 +570,29 @@ pub fn output_within(command: &mut Command, limit: Duration) -> std::process::Ou
         stderr: read_all(&mut stderr),
     }
 }
+
+/// Other defaults than the table's, for restarts that must not change what was stored.
+pub const OTHER_DEFAULTS: &[&str] = &[
+    "ERROR_RATE",
+    "0.2",
+    "INITIAL_SIZE",
+    "7",
+    "bf-expansion-factor",
+    "0",
+    "cf-bucket-size",
+    "4",
+    "cf-initial-size",
+    "64",
+    "cf-max-iterations",
+    "3",
+];
+
+/// The engine's arguments: the module with `module_args`, the debug command (for
+/// `DEBUG DIGEST-VALUE`), then `extra`.
+pub fn args_with(module_args: &[&str], extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["--loadmodule".to_string(), module().display().to_string()];
+    args.extend(module_args.iter().map(|a| a.to_string()));
+    args.extend(["--enable-debug-command", "yes"].map(String::from));
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
+}

@@ -68,7 +68,7 @@ pub fn argument_parameter(name: &[u8]) -> Option<&'static Parameter> {
 /// accepted), or a value outside its parameter's range.
 pub fn defaults_from_args(args: &[&[u8]]) -> Result<Defaults, String> {
     let mut defaults = Defaults::default();
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(format!(
             "the module's arguments are NAME VALUE pairs, and {} arguments were given",
             args.len()

@@ -14,7 +14,7 @@ use std::alloc::{GlobalAlloc, Layout};
 /// What every allocation from the backend is aligned to (`malloc`'s guarantee on 64-bit
 /// Linux, jemalloc's for any size of at least 16 bytes, which a layout of this alignment
 /// has).
-const BACKEND_ALIGN: usize = 16;
+pub const BACKEND_ALIGN: usize = 16;
 
 /// The functions an allocator delegates to: the engine's, or the system's in unit tests.
 pub trait Backend {

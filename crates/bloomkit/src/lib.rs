@@ -152,7 +152,7 @@ pub use crate::atomic::AtomicBloomFilter;
 pub use crate::blocked::BlockedBloomFilter;
 pub use crate::classic::BloomFilter;
 pub use crate::counting::CountingBloomFilter;
-pub use crate::cuckoo::{CuckooFilter, CuckooOptions};
+pub use crate::cuckoo::{CuckooFilter, CuckooOptions, CuckooPlacement};
 pub use crate::error::{Error, Result};
 pub use crate::format::FilterKind;
 pub use crate::fuse::BinaryFuseFilter;

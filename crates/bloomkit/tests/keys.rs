@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use bloomkit::{
     AgingBloomFilter, AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter,
-    CountingBloomFilter, CuckooFilter, CuckooOptions, FilterKind, KeyFeed, LayerLayout,
-    RibbonFilter, ScalableBloomFilter,
+    CountingBloomFilter, CuckooFilter, CuckooOptions, CuckooPlacement, FilterKind, KeyFeed,
+    LayerLayout, RibbonFilter, ScalableBloomFilter,
 };
 use common::typed::{typed_key, TypedKey};
 use common::{data_dir, reseal};
@@ -445,7 +445,12 @@ fn golden_files_pin_the_key_feed() {
             f.into()
         }),
         ("cuckoo-keys-v1", || {
-            let mut f = CuckooOptions::new(600).expansion(2).build().unwrap();
+            // Written before the distinct placement: the original one rebuilds it.
+            let mut f = CuckooOptions::new(600)
+                .expansion(2)
+                .placement(CuckooPlacement::Original)
+                .build()
+                .unwrap();
             for i in (0..1000).chain(0..50) {
                 with_key!(&typed_key(i), |v| f.insert(v).unwrap());
             }

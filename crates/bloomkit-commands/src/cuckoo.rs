@@ -16,11 +16,14 @@
 //!
 //! # What is logged
 //!
-//! A creation is logged as `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION x`;
+//! A creation is logged as
+//! `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION x PLACEMENT DISTINCT`
+//! (`PLACEMENT` is read only from the log: a logged `CF.RESERVE` without it, written before
+//! the distinct placement, replays into the original one);
 //! one fingerprint actually stored as `CF.ADD key item`, several as
 //! `CF.INSERT key MAXEXPANSIONS n ITEMS ...`, where `n` is the `cf-max-expansions` the
 //! command ran under (so the replay passes the same check whatever the configuration then);
-//! a removal as `CF.DEL key item`. `MAXEXPANSIONS` is a bloomkit extension of
+//! a removal as `CF.DEL key item`; `CF.COMPACT key` as itself. `MAXEXPANSIONS` is a bloomkit extension of
 //! `CF.INSERT`/`CF.INSERTNX` (RedisBloom answers `Unknown argument received` to it): a
 //! per-command `cf-max-expansions`.
 //!
@@ -30,7 +33,9 @@
 //! shortest one, and plain RedisBloom. (Logs written before it still replay: they hold
 //! `CF.INSERT ... MAXEXPANSIONS n` records only.)
 
-use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooOptions, Error, FilterKind};
+use bloomkit::{
+    hash_bytes_with_seed, CuckooFilter, CuckooOptions, CuckooPlacement, Error, FilterKind,
+};
 use bytes::Bytes;
 
 use crate::args::parse_i64;
@@ -55,6 +60,9 @@ struct Reserve {
     bucket_size: Option<u32>,
     max_iterations: Option<u32>,
     expansion: Option<u32>,
+    /// Named by a logged creation (see [`logged_placement`]); a client's filter gets
+    /// [`CuckooPlacement::Distinct`].
+    placement: CuckooPlacement,
 }
 
 /// A check `CF.INSERT` could not finish without the configuration: the smallest capacity
@@ -86,6 +94,10 @@ enum Op {
     Count(Bytes),
     Del(Bytes),
     Info,
+    /// `CF.DEBUG`: the filter's shape and counts on one line, as RedisBloom prints them.
+    Debug,
+    /// `CF.COMPACT`: move fingerprints into older sub-filters, free the emptied newest ones.
+    Compact,
     /// The position, if valid.
     ScanDump(i64),
     LoadChunk {
@@ -109,10 +121,13 @@ impl CuckooCommand {
     }
 
     /// Whether the command only reads its key: `CF.EXISTS`, `CF.MEXISTS`, `CF.COUNT`,
-    /// `CF.INFO`, `CF.SCANDUMP`.
+    /// `CF.INFO`, `CF.DEBUG`, `CF.SCANDUMP`. (`CF.COMPACT` writes: RedisBloom registers it
+    /// read-only, yet it moves fingerprints and resets the deletion count.)
     pub fn access(&self) -> Access {
         match self.op {
-            Op::Exists { .. } | Op::Count(_) | Op::Info | Op::ScanDump(_) => Access::Read,
+            Op::Exists { .. } | Op::Count(_) | Op::Info | Op::Debug | Op::ScanDump(_) => {
+                Access::Read
+            }
             _ => Access::Write,
         }
     }
@@ -138,6 +153,10 @@ impl CuckooCommand {
             },
             Op::Info => match lookup(value) {
                 Ok(f) => info(f),
+                Err(status) => status.error(LOADCHUNK),
+            },
+            Op::Debug => match lookup(value) {
+                Ok(f) => debug(f),
                 Err(status) => status.error(LOADCHUNK),
             },
             Op::ScanDump(pos) => scandump(value, *pos),
@@ -191,6 +210,21 @@ impl CuckooCommand {
                 }
             }
             Op::LoadChunk { pos, data, args } => loadchunk(slot, &self.key, *pos, data, args, ctx),
+            Op::Compact => match slot.as_mut() {
+                Some(Value::Cuckoo(f)) => {
+                    f.compact();
+                    // Logged even when nothing moved: the deletion count restarts at 0.
+                    Outcome {
+                        reply: Reply::Ok,
+                        log: vec![command("CF.COMPACT", &self.key, Vec::new())],
+                    }
+                }
+                Some(Value::Loading(d)) if d.kind() == FilterKind::Cuckoo => {
+                    Outcome::unchanged(Lookup::Loading.error(LOADCHUNK))
+                }
+                // RedisBloom's one answer for a missing key and one of another type.
+                _ => Outcome::unchanged(Reply::error("Cuckoo filter was not found")),
+            },
             _ => Outcome::unchanged(self.read(slot.as_ref(), ctx)),
         }
     }
@@ -214,6 +248,7 @@ impl CuckooCommand {
             bucket_size,
             max_iterations: r.max_iterations.unwrap_or(d.cf_max_iterations),
             expansion: r.expansion.unwrap_or(d.cf_expansion_factor),
+            placement: r.placement,
         };
         match create(&self.key, shape, ctx) {
             Ok((filter, log)) => {
@@ -248,6 +283,7 @@ impl CuckooCommand {
                     bucket_size: d.cf_bucket_size,
                     max_iterations: d.cf_max_iterations,
                     expansion: d.cf_expansion_factor,
+                    placement: CuckooPlacement::Distinct,
                 };
                 match create(&self.key, shape, ctx) {
                     Ok((filter, creation)) => {
@@ -438,6 +474,14 @@ pub(crate) mod parse {
         Ok(cuckoo(args, Op::Info))
     }
 
+    pub(crate) fn debug(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        Ok(cuckoo(args, Op::Debug))
+    }
+
+    pub(crate) fn compact(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        Ok(cuckoo(args, Op::Compact))
+    }
+
     pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
         parse_i64(&args[2])
             .filter(|&p| p >= 0)
@@ -506,7 +550,28 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
         bucket_size,
         max_iterations,
         expansion,
+        placement: logged_placement(args, origin)?,
     }))
+}
+
+/// The placement a logged `CF.RESERVE` names: `PLACEMENT DISTINCT` (or `ORIGINAL`), and the
+/// original one without it, since logs written before the distinct placement hold filters
+/// built in the original one, and must replay into the same sub-filters (a `CF.INSERT`
+/// logged with `MAXEXPANSIONS n` passed its check with the sub-filters it had then). A
+/// client's filter is always distinct; its `PLACEMENT` is ignored like any unknown word, as
+/// RedisBloom ignores it.
+fn logged_placement(args: &[Bytes], origin: Origin) -> Result<CuckooPlacement, Reply> {
+    if origin != Origin::Log {
+        return Ok(CuckooPlacement::Distinct);
+    }
+    let Some(at) = arg_index(args, "PLACEMENT", origin) else {
+        return Ok(CuckooPlacement::Original);
+    };
+    match args.get(at + 1) {
+        Some(w) if crate::args::is_word(w, "DISTINCT") => Ok(CuckooPlacement::Distinct),
+        Some(w) if crate::args::is_word(w, "ORIGINAL") => Ok(CuckooPlacement::Original),
+        _ => Err(Reply::error("ERR bad placement")),
+    }
 }
 
 /// `CF.INSERT key [CAPACITY c] [NOCREATE] [MAXEXPANSIONS n] ITEMS ...`, scanned as
@@ -589,6 +654,7 @@ struct Shape {
     bucket_size: u32,
     max_iterations: u32,
     expansion: u32,
+    placement: CuckooPlacement,
 }
 
 /// Builds a filter after asking the budget, and the `CF.RESERVE` that replays it.
@@ -601,7 +667,8 @@ fn create(key: &Bytes, s: Shape, ctx: &Ctx<'_>) -> Result<(CuckooFilter, Vec<Byt
         .bucket_size(s.bucket_size)
         .max_kicks(s.max_iterations)
         .expansion(s.expansion)
-        .max_filters(MAX_SUB_FILTERS);
+        .max_filters(MAX_SUB_FILTERS)
+        .placement(s.placement);
     let memory_error = |e: Error| match e {
         Error::TooLarge { .. } | Error::OutOfMemory { .. } => Reply::error(INSUFFICIENT_MEMORY),
         _ => could_not(),
@@ -609,19 +676,19 @@ fn create(key: &Bytes, s: Shape, ctx: &Ctx<'_>) -> Result<(CuckooFilter, Vec<Byt
     let planned = options.planned_memory_bytes().map_err(memory_error)?;
     admit_new_filter(ctx.budget, planned)?;
     let filter = options.build().map_err(memory_error)?;
-    let log = command(
-        "CF.RESERVE",
-        key,
-        vec![
-            num(s.capacity),
-            word("BUCKETSIZE"),
-            num(s.bucket_size),
-            word("MAXITERATIONS"),
-            num(s.max_iterations),
-            word("EXPANSION"),
-            num(s.expansion),
-        ],
-    );
+    let mut words = vec![
+        num(s.capacity),
+        word("BUCKETSIZE"),
+        num(s.bucket_size),
+        word("MAXITERATIONS"),
+        num(s.max_iterations),
+        word("EXPANSION"),
+        num(s.expansion),
+    ];
+    if s.placement == CuckooPlacement::Distinct {
+        words.extend([word("PLACEMENT"), word("DISTINCT")]);
+    }
+    let log = command("CF.RESERVE", key, words);
     Ok((filter, log))
 }
 
@@ -651,6 +718,20 @@ fn info(f: &CuckooFilter) -> Reply {
         entry("Expansion rate", f.expansion() as u64),
         entry("Max iterations", f.max_kicks() as u64),
     ])
+}
+
+/// `CF.DEBUG key`: RedisBloom's line, with this filter's figures.
+fn debug(f: &CuckooFilter) -> Reply {
+    Reply::bulk(format!(
+        "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
+        f.bucket_size(),
+        f.num_buckets(),
+        f.len(),
+        f.num_deletes(),
+        f.num_filters(),
+        f.max_kicks(),
+        f.expansion()
+    ))
 }
 
 fn scandump(value: Option<&Value>, pos: i64) -> Reply {

@@ -299,7 +299,7 @@ async fn debug_reload_keeps_every_filter() {
     );
     assert_eq!(
         error(&mut c, &[b"DEBUG", b"NOPE"]).await,
-        "ERR unknown subcommand 'NOPE'. Try DEBUG HELP."
+        "ERR unknown subcommand or wrong number of arguments for 'NOPE'. Try DEBUG HELP."
     );
     assert_eq!(
         error(&mut c, &[b"DEBUG"]).await,

@@ -20,7 +20,6 @@ use bytes::Bytes;
 
 use super::connection::help;
 use super::{Executed, Pending};
-use crate::errors::unknown_subcommand;
 use crate::shared::Shared;
 
 /// `DEBUG subcommand ...`: `RELOAD` is left to [`reload`] (it awaits the snapshot).
@@ -51,7 +50,15 @@ pub fn debug(args: &[Bytes]) -> Executed {
             ],
         ));
     }
-    Executed::reply(unknown_subcommand("debug", sub))
+    // Redis's DEBUG parses its subcommands itself, and answers this for any it does not
+    // know (or knows with the wrong arguments).
+    Executed::reply(Reply::Error(
+        format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+            String::from_utf8_lossy(&sub[..sub.len().min(128)])
+        )
+        .replace(['\r', '\n'], " "),
+    ))
 }
 
 /// Runs `DEBUG RELOAD`: the snapshot (if `save`), then the reload of every value.

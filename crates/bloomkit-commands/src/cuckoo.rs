@@ -17,9 +17,9 @@
 //! # What is logged
 //!
 //! A creation is logged as
-//! `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION x PLACEMENT DISTINCT`
-//! (`PLACEMENT` is read only from the log: a logged `CF.RESERVE` without it, written before
-//! the distinct placement, replays into the original one);
+//! `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION x DISTINCT`
+//! (`DISTINCT` is read only from the log, see [`logged_placement`]: a logged `CF.RESERVE`
+//! without it, written before the distinct placement, replays into the original one);
 //! one fingerprint actually stored as `CF.ADD key item`, several as
 //! `CF.INSERT key MAXEXPANSIONS n ITEMS ...`, where `n` is the `cf-max-expansions` the
 //! command ran under (so the replay passes the same check whatever the configuration then);
@@ -406,8 +406,10 @@ pub(crate) mod parse {
     }
 
     pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
-        // Options come in pairs after the capacity.
-        if args.len() % 2 == 0 {
+        // Options come in pairs after the capacity; a logged creation may end in one word
+        // more (see `logged_placement`).
+        let paired = args.len() - usize::from(ends_distinct(args, origin));
+        if paired % 2 == 0 {
             return Err(wrong_arity("cf.reserve"));
         }
         parse_reserve(args, origin).map(|op| cuckoo(args, op))
@@ -550,28 +552,35 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
         bucket_size,
         max_iterations,
         expansion,
-        placement: logged_placement(args, origin)?,
+        placement: logged_placement(args, origin),
     }))
 }
 
-/// The placement a logged `CF.RESERVE` names: `PLACEMENT DISTINCT` (or `ORIGINAL`), and the
-/// original one without it, since logs written before the distinct placement hold filters
-/// built in the original one, and must replay into the same sub-filters (a `CF.INSERT`
-/// logged with `MAXEXPANSIONS n` passed its check with the sub-filters it had then). A
-/// client's filter is always distinct; its `PLACEMENT` is ignored like any unknown word, as
-/// RedisBloom ignores it.
-fn logged_placement(args: &[Bytes], origin: Origin) -> Result<CuckooPlacement, Reply> {
-    if origin != Origin::Log {
-        return Ok(CuckooPlacement::Distinct);
+/// The placement of a `CF.RESERVE`: a client's filter is always distinct; a logged creation
+/// is distinct when it ends in the word `DISTINCT`, and original without it, since logs
+/// written before the distinct placement hold filters built in the original one, and must
+/// replay into the same sub-filters (a `CF.INSERT` logged with `MAXEXPANSIONS n` passed its
+/// check with the sub-filters it had then).
+///
+/// One word, not a pair: it makes the argument count even, which a build from before the
+/// placement refuses (`wrong number of arguments`, stopping its start-up) instead of
+/// ignoring an unknown option and replaying the log into the original placement.
+fn logged_placement(args: &[Bytes], origin: Origin) -> CuckooPlacement {
+    if origin != Origin::Log || ends_distinct(args, origin) {
+        CuckooPlacement::Distinct
+    } else {
+        CuckooPlacement::Original
     }
-    let Some(at) = arg_index(args, "PLACEMENT", origin) else {
-        return Ok(CuckooPlacement::Original);
-    };
-    match args.get(at + 1) {
-        Some(w) if crate::args::is_word(w, "DISTINCT") => Ok(CuckooPlacement::Distinct),
-        Some(w) if crate::args::is_word(w, "ORIGINAL") => Ok(CuckooPlacement::Original),
-        _ => Err(Reply::error("ERR bad placement")),
-    }
+}
+
+/// Whether a logged `CF.RESERVE` ends in `DISTINCT` after its capacity and option pairs.
+fn ends_distinct(args: &[Bytes], origin: Origin) -> bool {
+    origin == Origin::Log
+        && args.len() >= 4
+        && args.len() % 2 == 0
+        && args
+            .last()
+            .is_some_and(|w| crate::args::is_word(w, "DISTINCT"))
 }
 
 /// `CF.INSERT key [CAPACITY c] [NOCREATE] [MAXEXPANSIONS n] ITEMS ...`, scanned as
@@ -686,7 +695,7 @@ fn create(key: &Bytes, s: Shape, ctx: &Ctx<'_>) -> Result<(CuckooFilter, Vec<Byt
         num(s.expansion),
     ];
     if s.placement == CuckooPlacement::Distinct {
-        words.extend([word("PLACEMENT"), word("DISTINCT")]);
+        words.push(word("DISTINCT"));
     }
     let log = command("CF.RESERVE", key, words);
     Ok((filter, log))

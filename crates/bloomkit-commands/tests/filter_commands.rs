@@ -684,7 +684,7 @@ fn cf_reserve_errors_in_redisbloom_order() {
     assert_eq!(
         s.log,
         vec![words(
-            "CF.RESERVE k 1000 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 3 PLACEMENT DISTINCT"
+            "CF.RESERVE k 1000 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 3 DISTINCT"
         )]
     );
     // RedisBloom's CF.INFO for `CF.RESERVE cf 1000`, Size included; EXPANSION 3 is stored as 4.
@@ -750,7 +750,7 @@ fn cf_commands_answer_as_redisbloom() {
     assert_eq!(
         s.log,
         vec![
-            words("CF.RESERVE k 1024 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1 PLACEMENT DISTINCT"),
+            words("CF.RESERVE k 1024 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1 DISTINCT"),
             words("CF.ADD k a"),
             words("CF.ADD k a"),
             words("CF.ADD k b"),
@@ -763,7 +763,7 @@ fn cf_commands_answer_as_redisbloom() {
     // to the same filter as this build's records (both in the original placement, as such
     // old logs created it).
     let mut original = s.log.clone();
-    let without_placement = original[0].len() - 2;
+    let without_placement = original[0].len() - 1;
     original[0].truncate(without_placement);
     let old_log = [
         "CF.RESERVE k 1024 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1",
@@ -827,7 +827,7 @@ fn cf_insert_options_and_errors_in_order() {
     assert_eq!(s.run("CF.INSERT k CAPACITY 8 ITEMS a"), bools(&[true]));
     assert_eq!(
         s.log[0],
-        words("CF.RESERVE k 8 BUCKETSIZE 4 MAXITERATIONS 20 EXPANSION 1 PLACEMENT DISTINCT")
+        words("CF.RESERVE k 8 BUCKETSIZE 4 MAXITERATIONS 20 EXPANSION 1 DISTINCT")
     );
 }
 
@@ -1573,10 +1573,10 @@ fn cf_debug_and_compact_answer_as_redisbloom_and_replay() {
     );
 }
 
-/// A logged `CF.RESERVE` without `PLACEMENT` (written before the distinct placement)
+/// A logged `CF.RESERVE` without `DISTINCT` (written before the distinct placement)
 /// replays into the original placement, with the sub-filters its later inserts were
-/// logged against; this build's creations name the distinct one. A client's `PLACEMENT`
-/// is ignored.
+/// logged against; this build's creations end in `DISTINCT`, an argument count that a
+/// parser without it (a client's here, every one in a build from before) refuses.
 #[test]
 fn cf_log_replays_each_filter_into_the_placement_it_was_written_with() {
     let placement = |v: &Option<Value>| match v {
@@ -1591,20 +1591,32 @@ fn cf_log_replays_each_filter_into_the_placement_it_was_written_with() {
     );
     assert_eq!(placement(&old), bloomkit::CuckooPlacement::Original);
     let mut s = Slot::new();
-    s.run("CF.RESERVE k 2 BUCKETSIZE 1 PLACEMENT ORIGINAL");
+    s.run("CF.RESERVE k 2 BUCKETSIZE 1");
     assert_eq!(placement(&s.value), bloomkit::CuckooPlacement::Distinct);
     assert_eq!(
         s.log,
         [words(
-            "CF.RESERVE k 2 BUCKETSIZE 1 MAXITERATIONS 20 EXPANSION 1 PLACEMENT DISTINCT"
+            "CF.RESERVE k 2 BUCKETSIZE 1 MAXITERATIONS 20 EXPANSION 1 DISTINCT"
         )]
     );
     assert_eq!(
         placement(&replay(&s.log, odd_defaults())),
         bloomkit::CuckooPlacement::Distinct
     );
-    let bad = FilterCommand::parse_logged(&words("CF.RESERVE k 100 PLACEMENT X"));
-    assert_eq!(bad, Some(Err(err("ERR bad placement"))));
+    let arity = Some(Err(err(
+        "ERR wrong number of arguments for 'cf.reserve' command",
+    )));
+    assert_eq!(FilterCommand::parse(&s.log[0]), arity);
+    assert_eq!(
+        FilterCommand::parse(&words("CF.RESERVE k 2 BUCKETSIZE 1 DISTINCT")),
+        arity
+    );
+    // Only a last word makes it distinct; elsewhere it is an unknown word, as a client's.
+    let inner = replay(
+        &[words("CF.RESERVE k 2 DISTINCT 1 BUCKETSIZE 1")],
+        Defaults::default(),
+    );
+    assert_eq!(placement(&inner), bloomkit::CuckooPlacement::Original);
 }
 
 /// A chunk whose bytes differ from those already loaded belongs to another dump: RedisBloom's

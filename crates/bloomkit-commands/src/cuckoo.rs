@@ -1,5 +1,5 @@
 //! `CF.*`: RedisBloom's cuckoo filter commands, served by [`CuckooFilter`] built with
-//! [`CuckooOptions::redisbloom`] (2-slot buckets, 8-bit fingerprints, a power-of-two bucket
+//! [`CuckooFilter::redisbloom_builder`] (2-slot buckets, 8-bit fingerprints, a power-of-two bucket
 //! count, growth by `EXPANSION`).
 //!
 //! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
@@ -33,9 +33,7 @@
 //! shortest one, and plain RedisBloom. (Logs written before it still replay: they hold
 //! `CF.INSERT ... MAXEXPANSIONS n` records only.)
 
-use bloomkit::{
-    hash_bytes_with_seed, CuckooFilter, CuckooOptions, CuckooPlacement, Error, FilterKind,
-};
+use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooPlacement, Error, FilterKind};
 use bytes::Bytes;
 
 use crate::args::parse_i64;
@@ -409,7 +407,7 @@ pub(crate) mod parse {
         // Options come in pairs after the capacity; a logged creation may end in one word
         // more (see `logged_placement`).
         let paired = args.len() - usize::from(ends_distinct(args, origin));
-        if paired % 2 == 0 {
+        if paired.is_multiple_of(2) {
             return Err(wrong_arity("cf.reserve"));
         }
         parse_reserve(args, origin).map(|op| cuckoo(args, op))
@@ -577,7 +575,7 @@ fn logged_placement(args: &[Bytes], origin: Origin) -> CuckooPlacement {
 fn ends_distinct(args: &[Bytes], origin: Origin) -> bool {
     origin == Origin::Log
         && args.len() >= 4
-        && args.len() % 2 == 0
+        && args.len().is_multiple_of(2)
         && args
             .last()
             .is_some_and(|w| crate::args::is_word(w, "DISTINCT"))
@@ -672,7 +670,7 @@ fn create(key: &Bytes, s: Shape, ctx: &Ctx<'_>) -> Result<(CuckooFilter, Vec<Byt
     if s.capacity < 2 * s.bucket_size as u64 || s.capacity > MAX_CAPACITY as u64 {
         return Err(could_not());
     }
-    let options = CuckooOptions::redisbloom(s.capacity)
+    let options = CuckooFilter::redisbloom_builder(s.capacity)
         .bucket_size(s.bucket_size)
         .max_kicks(s.max_iterations)
         .expansion(s.expansion)

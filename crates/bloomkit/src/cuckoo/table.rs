@@ -34,7 +34,7 @@
 //! remainder on this project's AMD EPYC test machine, and a larger gain on CPUs with slower
 //! 64-bit division.
 
-use super::options::CuckooPlacement;
+use super::builder::CuckooPlacement;
 use crate::bits::try_vec;
 use crate::error::{Error, Result};
 
@@ -305,6 +305,12 @@ impl SubFilter {
     /// The slot words, without the guard: the serialized payload.
     pub(crate) fn words(&self) -> &[u64] {
         &self.words[..self.words.len() - 1]
+    }
+
+    /// Empties every slot, keeping the memory.
+    pub(crate) fn clear(&mut self) {
+        self.words.fill(0);
+        self.occupied = 0;
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {

@@ -18,7 +18,7 @@
 //!
 //! A creation is logged as
 //! `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION x DISTINCT`
-//! (`DISTINCT` is read only from the log, see [`logged_placement`]: a logged `CF.RESERVE`
+//! (`DISTINCT` is read only from the log, see `logged_placement`: a logged `CF.RESERVE`
 //! without it, written before the distinct placement, replays into the original one);
 //! one fingerprint actually stored as `CF.ADD key item`, several as
 //! `CF.INSERT key MAXEXPANSIONS n ITEMS ...`, where `n` is the `cf-max-expansions` the

@@ -242,30 +242,23 @@ async fn restore_copy_compact_and_reload_survive_a_restart() {
             query(&mut c, &["BF.ADD", "source", &i.to_string()]).await;
         }
         let payload: Vec<u8> = cmd("DUMP").arg("source").query_async(&mut c).await.unwrap();
-        let _: Value = cmd("RESTORE")
-            .arg("restored")
-            .arg(100_000_000)
-            .arg(payload.as_slice())
-            .query_async(&mut c)
-            .await
-            .unwrap();
-        let _: Value = cmd("RESTORE")
-            .arg("gone")
-            .arg(0)
-            .arg(payload.as_slice())
-            .query_async(&mut c)
-            .await
-            .unwrap();
-        // Replaced by a payload already expired: the key goes.
-        let _: Value = cmd("RESTORE")
-            .arg("gone")
-            .arg(1)
-            .arg(payload.as_slice())
-            .arg("REPLACE")
-            .arg("ABSTTL")
-            .query_async(&mut c)
-            .await
-            .unwrap();
+        let restore = |key: &str, ttl: u64, options: &[&str]| {
+            let mut restore = cmd("RESTORE");
+            restore
+                .arg(key)
+                .arg(ttl)
+                .arg(payload.as_slice())
+                .arg(options);
+            restore
+        };
+        for restore in [
+            restore("restored", 100_000_000, &[]),
+            restore("gone", 0, &[]),
+            // Replaced by a payload already expired: the key goes.
+            restore("gone", 1, &["REPLACE", "ABSTTL"]),
+        ] {
+            let _: Value = restore.query_async(&mut c).await.unwrap();
+        }
         assert_eq!(
             query(&mut c, &["DEBUG", "RELOAD", "NOSAVE"]).await,
             Value::Okay

@@ -243,8 +243,11 @@ pub(crate) enum LoadError {
     NoLink,
     /// The chunk runs past the encoding's end.
     TooBig,
-    /// The chunk is not the next one (and not a repeat of one already loaded).
-    OutOfOrder,
+    /// The chunk starts past the bytes received so far: one before it is missing.
+    Gap,
+    /// The chunk covers bytes already received (or a finished filter's) and differs from
+    /// them: it belongs to another dump.
+    Mismatch,
     /// Past `--maxmemory`.
     Oom,
     /// More than the machine has, or the allocator refused.
@@ -254,15 +257,18 @@ pub(crate) enum LoadError {
 }
 
 impl LoadError {
-    /// `BF.LOADCHUNK`'s answer: RedisBloom's strings where it has one.
+    /// `BF.LOADCHUNK`'s answer: always one of RedisBloom's strings (docs/SERVER.md lists
+    /// which case answers which). RedisBloom itself copies a chunk wherever its iterator
+    /// points; the cases it cannot tell, a chunk after a missing one and one whose bytes
+    /// are not the dump's, answer its texts for an offset with no place in the filter and
+    /// for bytes that are not a filter's.
     pub(crate) fn bloom_reply(self) -> Reply {
         Reply::error(match self {
-            LoadError::BadData | LoadError::Corrupt => "ERR received bad data",
-            LoadError::NoLink => "ERR invalid offset - no link found",
-            LoadError::TooBig => "ERR invalid chunk - Too big for current filter",
-            LoadError::OutOfOrder => {
-                "ERR invalid offset - chunks must be loaded in the order BF.SCANDUMP returned them"
+            LoadError::BadData | LoadError::Mismatch | LoadError::Corrupt => {
+                "ERR received bad data"
             }
+            LoadError::NoLink | LoadError::Gap => "ERR invalid offset - no link found",
+            LoadError::TooBig => "ERR invalid chunk - Too big for current filter",
             LoadError::Oom => OOM,
             LoadError::Insufficient => INSUFFICIENT_MEMORY,
         })
@@ -394,14 +400,15 @@ fn load(
         return if same && start + len <= received {
             Ok(Loaded::Unchanged)
         } else {
-            Err(LoadError::OutOfOrder)
+            Err(LoadError::Mismatch)
         };
     }
     let Value::Loading(dump) = value else {
-        return Err(LoadError::OutOfOrder);
+        // A finished filter has received every byte: unreachable past the checks above.
+        return Err(LoadError::Mismatch);
     };
     if start != received {
-        return Err(LoadError::OutOfOrder);
+        return Err(LoadError::Gap);
     }
     // The last chunk is decoded into a filter about as large as the encoding, beside it.
     let completes = start + len == encoded_len;

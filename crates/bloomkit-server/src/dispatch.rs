@@ -25,8 +25,12 @@ use crate::shared::Shared;
 /// Runs one request for a client.
 pub async fn execute(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]) -> Executed {
     let mut executed = run(shared, session, args);
-    if let Some(Pending::Save) = executed.pending.take() {
-        executed.reply = Some(server::save(shared).await);
+    match executed.pending.take() {
+        Some(Pending::Save) => executed.reply = Some(server::save(shared).await),
+        Some(Pending::Reload { save }) => {
+            executed.reply = Some(crate::cmd::debug::reload(shared, save).await);
+        }
+        None => {}
     }
     if executed.ticket.is_none() {
         // Read after the command ran, so it covers every change the command could see.

@@ -443,12 +443,14 @@ fn error_reply(e: &io::Error) -> Reply {
     Reply::Error(if coded { text } else { format!("ERR {text}") })
 }
 
-/// Sweeps expired keys and starts wanted snapshots every [`TICK`], until aborted.
+/// Advances the access clock, sweeps expired keys and starts wanted snapshots every
+/// [`TICK`], until aborted.
 async fn housekeeping(shared: Arc<Shared>) {
     let mut interval = tokio::time::interval(TICK);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         interval.tick().await;
+        shared.keyspace().tick_access_clock();
         let tick_shared = Arc::clone(&shared);
         // The sweep takes locks and may scan many keys: off the async workers.
         let _ = tokio::task::spawn_blocking(move || tick_shared.keyspace().sweep_expired()).await;

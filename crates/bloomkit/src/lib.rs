@@ -229,7 +229,7 @@ pub use crate::atomic::{AtomicBloomFilter, AtomicBuilder};
 pub use crate::blocked::{BlockedBloomFilter, BlockedBloomFilterRef, BlockedBuilder};
 pub use crate::classic::{BloomBuilder, BloomFilter, BloomFilterRef};
 pub use crate::counting::{CountingBloomFilter, CountingBuilder};
-pub use crate::cuckoo::{CuckooBuilder, CuckooFilter};
+pub use crate::cuckoo::{CuckooBuilder, CuckooFilter, CuckooPlacement};
 pub use crate::error::{Error, Result};
 pub use crate::format::FilterKind;
 pub use crate::fuse::{BinaryFuseFilter, FuseBuilder};

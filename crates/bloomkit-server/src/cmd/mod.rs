@@ -1,7 +1,9 @@
 //! The generic commands, one file per group: [`connection`] (`PING`, `HELLO`, `AUTH`,
-//! `CLIENT`...), [`keys`] (`DEL`, `EXPIRE`, `SCAN`...) and [`server`] (`COMMAND`, `CONFIG`,
-//! `INFO`, `SAVE`, `SHUTDOWN`); and [`table`], every command the server answers, generic
-//! rows with their handlers beside the command layer's `BF.*`/`CF.*` rows.
+//! `CLIENT`...), [`keys`] (`DEL`, `EXPIRE`, `SCAN`...), [`server`] (`COMMAND`, `CONFIG`,
+//! `INFO`, `SAVE`, `SHUTDOWN`), [`object`] (`OBJECT`, `TOUCH`, `RANDOMKEY`), [`dump`]
+//! (`DUMP`, `RESTORE`, `COPY`), [`module`] (`MODULE LIST`, `INFO modules|cluster`) and
+//! [`debug`] (`DEBUG RELOAD`); and [`table`], every command the server answers, generic rows
+//! with their handlers beside the command layer's `BF.*`/`CF.*` rows.
 //!
 //! A generic command sees the server's [`Shared`] state and the client's [`Session`]; the
 //! filter commands see one key's value and live in [`bloomkit_commands`].
@@ -10,6 +12,11 @@ pub mod connection;
 pub mod keys;
 pub mod server;
 pub mod table;
+// RedisBloom compatibility: the rest of what its clients and tests send.
+pub mod debug;
+pub mod dump;
+pub mod module;
+pub mod object;
 
 use std::sync::Arc;
 
@@ -58,6 +65,11 @@ pub struct Executed {
 pub(crate) enum Pending {
     /// `SAVE`: await the snapshot, then answer.
     Save,
+    /// `DEBUG RELOAD`: await the snapshot (if `save`), then reload every value.
+    Reload {
+        /// Whether to take the snapshot first (not `NOSAVE`).
+        save: bool,
+    },
 }
 
 impl Executed {

@@ -178,11 +178,13 @@ const SECTIONS: &[&str] = &[
     "memory",
     "persistence",
     "stats",
+    "modules",
+    "cluster",
     "keyspace",
 ];
 
-/// `INFO [section...]`: `server`, `clients`, `memory`, `persistence`, `stats`, `keyspace`,
-/// or `all`/`everything`/`default` for all of them (the default).
+/// `INFO [section...]`: `server`, `clients`, `memory`, `persistence`, `stats`, `modules`,
+/// `cluster`, `keyspace`, or `all`/`everything`/`default` for all of them (the default).
 pub fn info(shared: &Shared, args: &[Bytes]) -> Reply {
     let wanted: Vec<&str> = if args.len() == 1
         || args[1..]
@@ -293,6 +295,14 @@ fn info_section(shared: &Shared, section: &str) -> String {
             field("expired_keys", &keyspace.expired_keys());
             field("evicted_keys", &0);
             "Stats"
+        }
+        "modules" => {
+            super::module::info_modules(&mut field);
+            "Modules"
+        }
+        "cluster" => {
+            super::module::info_cluster(&mut field);
+            "Cluster"
         }
         _ => {
             let (keys, expires) = keyspace.counts();

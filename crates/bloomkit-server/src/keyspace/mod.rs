@@ -27,9 +27,13 @@
 //! [`Ticket`] before replying. Values are held as `Arc<Value>` and changed copy-on-write,
 //! so a snapshot clones the `Arc`s under the locks and writes them with the locks released.
 
+mod access;
+mod entries;
 mod journal;
 pub mod memory;
 
+pub use access::{AccessClock, AccessStamp};
+pub use entries::{CopyError, ObjectInfo, ReloadFailure, RestoreError};
 pub use journal::{Durable, Journal, NoJournal, SnapshotEntry, SnapshotWriter, Ticket};
 
 use std::cell::OnceCell;
@@ -59,15 +63,18 @@ pub struct Entry {
     /// `value.memory_bytes()` when the entry was stored, so removing it needs no walk of
     /// the filter.
     memory_bytes: usize,
+    /// When a command last used the value (`OBJECT IDLETIME`).
+    pub access: AccessStamp,
 }
 
 impl Entry {
-    fn new(value: Arc<Value>, expires_at_ms: Option<u64>) -> Entry {
+    fn new(value: Arc<Value>, expires_at_ms: Option<u64>, accessed: u32) -> Entry {
         let memory_bytes = value.memory_bytes();
         Entry {
             value,
             expires_at_ms,
             memory_bytes,
+            access: AccessStamp::at(accessed),
         }
     }
 
@@ -232,6 +239,8 @@ pub struct Keyspace {
     maxmemory: AtomicU64,
     /// Keys removed because they expired (`expired_keys` in `INFO stats`).
     expired_keys: AtomicU64,
+    /// The coarse clock of keys' access stamps.
+    access_clock: AccessClock,
 }
 
 impl Keyspace {
@@ -243,6 +252,7 @@ impl Keyspace {
             journal: OnceLock::new(),
             maxmemory: AtomicU64::new(maxmemory),
             expired_keys: AtomicU64::new(0),
+            access_clock: AccessClock::default(),
         }
     }
 
@@ -265,7 +275,8 @@ impl Keyspace {
     /// Puts a key loaded from a snapshot, replacing any value it had.
     pub fn restore(&self, key: Bytes, expires_at_ms: Option<u64>, value: Value) {
         let mut shard = self.write(self.shard_index(&key));
-        shard.insert(key, Entry::new(Arc::new(value), expires_at_ms));
+        let now = self.access_clock.now();
+        shard.insert(key, Entry::new(Arc::new(value), expires_at_ms, now));
     }
 
     /// `maxmemory` in bytes (0: no limit).
@@ -337,12 +348,14 @@ impl Keyspace {
         let index = self.shard_index(key);
         if command.access() == Access::Read {
             let map = read(&self.shards[index]);
-            let value = map
+            let entry = map
                 .entries
                 .get(&key[..])
-                .filter(|entry| !entry.is_expired_with(|| self.now()))
-                .map(|entry| &*entry.value);
-            return (command.read(value, &ctx), None);
+                .filter(|entry| !entry.is_expired_with(|| self.now()));
+            if let Some(entry) = entry {
+                entry.access.touch(self.access_clock.now());
+            }
+            return (command.read(entry.map(|e| &*e.value), &ctx), None);
         }
         let mut shard = self.write(index);
         let mut log = Vec::new();
@@ -357,6 +370,7 @@ impl Keyspace {
             .get_mut(&key[..])
             .filter(|entry| !entry.is_expired_with(now));
         let outcome = if let Some(entry) = live {
+            entry.access.touch(self.access_clock.now());
             // Free when no snapshot holds the value; otherwise this is the copy of
             // copy-on-write, and the snapshot keeps the original.
             let value = Arc::make_mut(&mut entry.value);
@@ -396,7 +410,10 @@ impl Keyspace {
             let mut slot = None;
             let outcome = command.write(&mut slot, &ctx);
             if let Some(value) = slot {
-                shard.insert(key.clone(), Entry::new(Arc::new(value), None));
+                shard.insert(
+                    key.clone(),
+                    Entry::new(Arc::new(value), None, self.access_clock.now()),
+                );
             }
             outcome
         };

@@ -208,6 +208,7 @@ mod parallel;
 mod prefetch;
 mod ribbon;
 mod scalable;
+mod sector;
 #[cfg(feature = "serde")]
 mod serde_format;
 pub mod sizing;
@@ -230,6 +231,7 @@ pub use crate::hash::{
 pub use crate::key::{Key, KeyFeed, KeyHasher, KeySink, StdHash};
 pub use crate::ribbon::{RibbonBuilder, RibbonFilter};
 pub use crate::scalable::{LayerInfo, LayerLayout, ScalableBloomFilter, ScalableBuilder};
+pub use crate::sector::{SectorBloomFilter, SectorBuilder};
 
 /// The query kernel the blocked filters use on this machine: `"avx2"` where the CPU has AVX2
 /// (detected at run time), else `"portable"`. Both give the same answers.

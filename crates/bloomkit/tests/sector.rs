@@ -68,7 +68,10 @@ proptest! {
 #[test]
 fn differently_shaped_filters_do_not_merge() {
     let mut a = SectorBloomFilter::new(1000, 0.01).unwrap();
-    let b = SectorBloomFilter::builder(1000, 0.01).seed(1).build().unwrap();
+    let b = SectorBloomFilter::builder(1000, 0.01)
+        .seed(1)
+        .build()
+        .unwrap();
     let c = SectorBloomFilter::builder(1000, 0.01)
         .num_hashes(16)
         .build()
@@ -77,7 +80,10 @@ fn differently_shaped_filters_do_not_merge() {
     for other in [b, c] {
         let before = a.clone();
         assert!(matches!(a.union(&other), Err(Error::Incompatible { .. })));
-        assert!(matches!(a.intersect(&other), Err(Error::Incompatible { .. })));
+        assert!(matches!(
+            a.intersect(&other),
+            Err(Error::Incompatible { .. })
+        ));
         assert_eq!(a, before);
     }
 }
@@ -127,7 +133,10 @@ fn one_million_keys_at_one_percent() {
 /// Lower rates plan more bits per word, and still meet the model.
 #[test]
 fn lower_rates_meet_the_model() {
-    for (rate, n, probes) in [(0.001, 200_000u64, 4_000_000u64), (0.0001, 200_000, 10_000_000)] {
+    for (rate, n, probes) in [
+        (0.001, 200_000u64, 4_000_000u64),
+        (0.0001, 200_000, 10_000_000),
+    ] {
         let mut f = SectorBloomFilter::new(n, rate).unwrap();
         let measured = measured_rate(&mut f, n, probes);
         let predicted = sizing::sector_fp_rate(n, f.num_bits(), f.bits_per_word());
@@ -231,7 +240,10 @@ fn layout_is_as_documented() {
     let key = words(&one.to_bytes());
     let line = (0..2).find(|l| key[l * 8] != 0).unwrap();
     for w in 0..8 {
-        assert!((1..=2).contains(&key[line * 8 + w].count_ones()), "word {w}");
+        assert!(
+            (1..=2).contains(&key[line * 8 + w].count_ones()),
+            "word {w}"
+        );
     }
     assert!(words(&file)
         .iter()
@@ -274,7 +286,11 @@ fn inconsistent_headers_are_corrupt() {
         };
         corrupt(NUM_HASHES, &k.to_le_bytes(), reason);
     }
-    corrupt(NUM_BITS, &1000u64.to_le_bytes(), "not a positive multiple of 512");
+    corrupt(
+        NUM_BITS,
+        &1000u64.to_le_bytes(),
+        "not a positive multiple of 512",
+    );
     // A claim of far more bits than the file holds fails on the length, before allocating.
     let mut huge = file.clone();
     huge[NUM_BITS..NUM_BITS + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());

@@ -84,7 +84,9 @@ fn query_present_all<K: ?Sized, F: OneKey<K>, Q: AsRef<K>>(f: &F, keys: &[Q]) ->
 /// so the linker cannot fold the two into one function and mix their counts.
 #[inline(never)]
 fn query_absent_all<K: ?Sized, F: OneKey<K>, Q: AsRef<K>>(f: &F, keys: &[Q]) -> usize {
-    keys.iter().filter(|k| !f.has(black_box(k.as_ref()))).count()
+    keys.iter()
+        .filter(|k| !f.has(black_box(k.as_ref())))
+        .count()
 }
 
 /// An integer key that reads as a `&u64` (the `AsRef` the loops take).

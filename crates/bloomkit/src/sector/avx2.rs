@@ -8,6 +8,7 @@
 use std::arch::x86_64::*;
 
 use crate::bits::{Line, LINE_WORDS};
+use crate::blocked::avx2::or_into_line;
 use crate::blocked::probe::PROBE_POWERS;
 
 /// The mask of `hash` in the line: words 0..4 and 4..8. `per_word` is in
@@ -57,22 +58,7 @@ fn group_mask(seed: __m256i, powers: &[u32]) -> (__m256i, __m256i) {
 #[target_feature(enable = "avx2")]
 pub(super) fn insert(line: &mut Line, hash: u64, per_word: u32) -> bool {
     let (mask_lo, mask_hi) = mask(hash, per_word);
-    let words = line.0.as_mut_ptr() as *mut __m256i;
-    // SAFETY: a `Line` is 64 bytes (eight u64s), so `words` and `words.add(1)` are the two
-    // 32-byte halves of memory we hold `&mut` to; unaligned loads and stores have no
-    // alignment requirement (a line is 64-byte aligned anyway).
-    #[allow(unsafe_code)]
-    unsafe {
-        let lo = _mm256_loadu_si256(words);
-        let hi = _mm256_loadu_si256(words.add(1));
-        let new = _mm256_or_si256(
-            _mm256_andnot_si256(lo, mask_lo),
-            _mm256_andnot_si256(hi, mask_hi),
-        );
-        _mm256_storeu_si256(words, _mm256_or_si256(lo, mask_lo));
-        _mm256_storeu_si256(words.add(1), _mm256_or_si256(hi, mask_hi));
-        _mm256_testz_si256(new, new) == 0
-    }
+    or_into_line(line, mask_lo, mask_hi)
 }
 
 /// The AVX2 query kernel: the same answer as the portable `probes_set`.

@@ -81,18 +81,8 @@ fn probes_set_portable(line: &Line, hash: u64, per_word: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blocked::kernel::tests::{random_line, splitmix};
     use crate::sector::layout::MAX_PER_WORD;
-
-    /// splitmix64 from `state`: a fixed sequence, so a failure reproduces.
-    fn splitmix(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-    }
 
     /// The AVX2 kernel itself (not a filter's choice): `None` where it cannot run.
     fn avx2() -> Option<Kernel> {
@@ -108,14 +98,7 @@ mod tests {
         let (mut checked, mut unchanged, mut present) = (0u64, 0u64, 0u64);
         for density in [0u32, 1, 2, 3, 4, 8] {
             for _ in 0..100 {
-                let mut start = Line::default();
-                for word in &mut start.0 {
-                    *word = match density {
-                        0 => u64::MAX,
-                        8 => 0,
-                        d => (0..d).fold(u64::MAX, |acc, _| acc & next()),
-                    };
-                }
+                let start = random_line(density, &mut next);
                 for per_word in 1..=MAX_PER_WORD {
                     for _ in 0..10 {
                         let hash = next();

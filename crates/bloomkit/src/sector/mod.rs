@@ -20,7 +20,7 @@ use std::fmt;
 use self::kernel::Kernel;
 use crate::bits::{Line, LineArray, LINE_WORDS};
 use crate::blocked::{
-    blocked_params, for_each_hash_batch, for_each_prefetched, line_index, Step, BATCH,
+    blocked_params, for_each_hash_batch, for_each_key_batch, for_each_prefetched, line_index, Step,
 };
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
@@ -384,17 +384,9 @@ impl SectorBloomFilter {
 /// a time with the lines prefetched.
 impl<K: Key> Extend<K> for SectorBloomFilter {
     fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
-        let mut hashes = [0u64; BATCH];
-        let mut n = 0;
-        for key in keys {
-            hashes[n] = self.hasher.hash(&key);
-            n += 1;
-            if n == BATCH {
-                self.insert_many_hashes(&hashes);
-                n = 0;
-            }
-        }
-        self.insert_many_hashes(&hashes[..n]);
+        for_each_key_batch(keys, self.hasher, |hashes| {
+            self.insert_many_hashes(hashes);
+        });
     }
 }
 

@@ -39,9 +39,20 @@ impl RibbonFilter {
 }
 
 impl RibbonFilter {
-    /// The solution words a row may read: three blocks of `result_bits` words.
+    /// The solution words a row may read, at most: three blocks of `result_bits` words.
     fn row_words(&self) -> usize {
         3 * self.result_bits as usize
+    }
+
+    /// The first slot of the row of a key with this hash, in the filter's layout (`None`
+    /// for a filter of no keys).
+    #[inline]
+    fn row_start(&self, hash: u64) -> Option<u64> {
+        match &self.query {
+            Query::Homogeneous(shards, _) => Some(shards.equation(hash).start),
+            Query::Standard(shape) => Some(shape.equation(hash).start),
+            Query::Empty => None,
+        }
     }
 }
 
@@ -56,16 +67,13 @@ impl Prefetch for RibbonFilter {
     /// Every cache line of the solution words the key's row may read.
     #[inline]
     fn prefetch(&self, hash: u64) {
+        let Some(start) = self.row_start(hash) else {
+            return;
+        };
         if self.solution.is_empty() {
             return;
         }
         let r = self.result_bits as usize;
-        // The row's first slot over the whole solution, in either layout.
-        let start = match &self.query {
-            Query::Homogeneous(shards, _) => shards.equation(hash).start,
-            Query::Standard(shape) => shape.equation(hash).start,
-            Query::Empty => return,
-        };
         let first = (start / BLOCK_SLOTS) as usize * r;
         let last = (first + self.row_words()).min(self.solution.len()) - 1;
         for w in (first..=last).step_by(LINE_WORDS).chain([last]) {

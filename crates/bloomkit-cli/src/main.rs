@@ -333,8 +333,8 @@ Examples:
 
     /// Measure every filter kind on this machine: size, accuracy and speed
     ///
-    /// Builds a filter of every kind (classic, blocked, atomic, counting, scalable grown
-    /// 100×, cuckoo, ribbon, aging) for N keys, inserts N present keys and queries N absent
+    /// Builds a filter of every kind (classic, blocked, sector, atomic, counting, scalable
+    /// grown 100×, cuckoo, ribbon, fuse, aging) for N keys, inserts N present keys and queries N absent
     /// ones, timing both, and prints the predicted and measured false-positive rates side by
     /// side. Holds all 2N keys in memory as strings, about 80 bytes a key.
     #[command(after_long_help = "\

@@ -69,6 +69,9 @@ pub enum FilterKind {
     Aging,
     /// A binary fuse filter (static, built once from all keys; the fastest queries).
     Fuse,
+    /// [`crate::SectorBloomFilter`]: the sectored layout (the same bits in each word of a
+    /// line; the fastest inserts).
+    Sector,
 }
 
 impl FilterKind {
@@ -83,6 +86,7 @@ impl FilterKind {
             FilterKind::Ribbon => 6,
             FilterKind::Aging => 7,
             FilterKind::Fuse => 8,
+            FilterKind::Sector => 9,
         }
     }
 
@@ -97,6 +101,7 @@ impl FilterKind {
             6 => Some(FilterKind::Ribbon),
             7 => Some(FilterKind::Aging),
             8 => Some(FilterKind::Fuse),
+            9 => Some(FilterKind::Sector),
             _ => None,
         }
     }
@@ -112,6 +117,7 @@ impl FilterKind {
             FilterKind::Ribbon => "ribbon",
             FilterKind::Aging => "aging",
             FilterKind::Fuse => "fuse",
+            FilterKind::Sector => "sector",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The generic commands, one file per group: [`connection`] (`PING`, `HELLO`, `AUTH`,
-//! `CLIENT`...), [`keys`] (`DEL`, `EXPIRE`, `SCAN`...) and [`server`] (`COMMAND`, `CONFIG`,
-//! `INFO`, `SAVE`, `SHUTDOWN`); and [`table`], every command the server answers, generic
+//! `CLIENT`...), [`keys`] (`DEL`, `EXPIRE`, `SCAN`...), [`server`] (`COMMAND`, `CONFIG`,
+//! `INFO`, `SAVE`, `SHUTDOWN`) and [`transaction`] (`MULTI`, `EXEC`, `WATCH`...); and
+//! [`table`], every command the server answers, generic
 //! rows with their handlers beside the command layer's `BF.*`/`CF.*` rows.
 //!
 //! A generic command sees the server's [`Shared`] state and the client's [`Session`]; the
@@ -10,6 +11,7 @@ pub mod connection;
 pub mod keys;
 pub mod server;
 pub mod table;
+pub mod transaction;
 
 use std::sync::Arc;
 
@@ -58,6 +60,8 @@ pub struct Executed {
 pub(crate) enum Pending {
     /// `SAVE`: await the snapshot, then answer.
     Save,
+    /// `EXEC` inside `MULTI`: run the queue, alone.
+    Exec,
 }
 
 impl Executed {

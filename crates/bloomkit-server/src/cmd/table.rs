@@ -17,7 +17,7 @@ use bloomkit_commands::table::{
 };
 use bloomkit_commands::Reply;
 
-use super::{connection, keys, server, Call, Executed, Pending};
+use super::{connection, keys, server, transaction, Call, Executed, Pending};
 
 /// What runs a generic command.
 type Handler = fn(&mut Call<'_>) -> Executed;
@@ -150,7 +150,17 @@ pub static GENERIC: &[GenericSpec] = &[
     generic_row(keyed("pttl", 2, &[Readonly, Fast], (1, 1), READ_FAST, KEYSPACE, "Returns the expiration time in milliseconds of a key.", "2.6.0"), |c| Executed::reply(keys::ttl(c.shared.keyspace(), c.args, true))),
     generic_row(keyed("persist", 2, &[Write, Fast], (1, 1), WRITE_FAST, KEYSPACE, "Removes the expiration time of a key.", "2.2.0"), |c| keys::persist(c.shared.keyspace(), c.args)),
     generic_row(keyed("rename", 3, &[Write], (1, 2), WRITE_SLOW, KEYSPACE, "Renames a key and overwrites the destination.", "1.0.0"), |c| keys::rename(c.shared.keyspace(), c.args)),
+    // Transactions (cmd/transaction.rs; EXEC's queue runs in dispatch/exec.rs).
+    generic_row(plain("multi", 1, TXN_FLAGS, FAST_TXN, TXN, "Starts a transaction.", "1.2.0"), transaction::multi),
+    generic_row(plain("exec", 1, &[Noscript, Loading, Stale], &["@slow", "@transaction"], TXN, "Executes all commands in a transaction.", "1.2.0"), transaction::exec),
+    generic_row(plain("discard", 1, TXN_FLAGS, FAST_TXN, TXN, "Discards a transaction.", "2.0.0"), transaction::discard),
+    generic_row(keyed("watch", -2, TXN_FLAGS, (1, -1), FAST_TXN, TXN, "Monitors changes to keys to determine the execution of a transaction.", "2.2.0"), transaction::watch),
+    generic_row(plain("unwatch", 1, TXN_FLAGS, FAST_TXN, TXN, "Forgets about watched keys of a transaction.", "2.2.0"), transaction::unwatch),
 ];
+
+const TXN: &str = "transactions";
+const TXN_FLAGS: &[Flag] = &[Noscript, Loading, Stale, Fast, AllowBusy];
+const FAST_TXN: &[&str] = &["@fast", "@transaction"];
 
 #[cfg(test)]
 mod tests {

@@ -72,13 +72,14 @@ enum Origin {
 
 /// The synchronous core of [`execute`]: the command runs inside the gate, `EXEC`'s queue
 /// once the command has left it (to take it exclusively).
+#[inline]
 fn run(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]) -> Executed {
-    let executed = {
+    let mut executed = {
         let _entered = shared.keyspace().gate().enter(session.id);
         run_from(shared, session, args, Origin::Client)
     };
     if executed.pending == Some(Pending::Exec) {
-        return exec::run_queue(shared, session);
+        executed = exec::run_queue(shared, session);
     }
     executed
 }
@@ -89,17 +90,18 @@ fn refused(session: &mut Session, reply: Reply) -> Executed {
     Executed::reply(reply)
 }
 
-/// Queues a command that passed every check, inside `MULTI`; `None` outside one, or for
-/// the commands that run at once even inside it. A command not allowed inside a
-/// transaction, or any command while memory is over `maxmemory` (Redis's rule: the queue
-/// itself takes memory), is refused instead.
+/// Queues a command that passed every check, inside `MULTI` (the caller checks that one is
+/// open, so that the common path pays one load); `None` for the commands that run at once
+/// even inside it. A command not allowed inside a transaction, or any command while memory
+/// is over `maxmemory` (Redis's rule: the queue itself takes memory), is refused instead.
+#[cold]
 fn queued(
     shared: &Shared,
     session: &mut Session,
     spec: &CommandSpec,
     args: &[Bytes],
 ) -> Option<Executed> {
-    if !session.transaction.is_open() || runs_inside_multi(spec.name) {
+    if runs_inside_multi(spec.name) {
         return None;
     }
     if spec.has(Flag::NoMulti) {
@@ -143,8 +145,10 @@ fn run_from(
             if let Some(reply) = refused_write(shared, &row.spec) {
                 return refused(session, reply);
             }
-            if let Some(queued) = queued(shared, session, &row.spec, args) {
-                return queued;
+            if session.transaction.is_open() {
+                if let Some(queued) = queued(shared, session, &row.spec, args) {
+                    return queued;
+                }
             }
             let parsed = match origin {
                 Origin::Client => row.parse(args),
@@ -169,8 +173,10 @@ fn run_from(
             if let Some(reply) = refused_write(shared, &row.spec) {
                 return refused(session, reply);
             }
-            if let Some(queued) = queued(shared, session, &row.spec, args) {
-                return queued;
+            if session.transaction.is_open() {
+                if let Some(queued) = queued(shared, session, &row.spec, args) {
+                    return queued;
+                }
             }
             row.run(&mut Call {
                 shared,

@@ -62,6 +62,7 @@ pub struct Transaction {
 
 impl Transaction {
     /// Whether the client is between `MULTI` and `EXEC`/`DISCARD`.
+    #[inline]
     pub fn is_open(&self) -> bool {
         self.queue.is_some()
     }

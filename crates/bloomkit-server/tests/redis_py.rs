@@ -54,7 +54,8 @@ async fn redis_py_pipelines_transactional_and_not() {
     }
     let server = TestServer::start().await;
     let port = server.addr.port().to_string();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/redis_py_transactions.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/redis_py_transactions.py");
     let scratch = tempfile::tempdir().unwrap();
     let scratch_path = scratch.path().to_path_buf();
     let ran = tokio::task::spawn_blocking(move || {
@@ -72,7 +73,8 @@ async fn redis_py_pipelines_transactional_and_not() {
         ran.stderr
     );
     assert!(
-        ran.stdout.contains("all redis-py transaction checks passed"),
+        ran.stdout
+            .contains("all redis-py transaction checks passed"),
         "{}",
         ran.stdout
     );

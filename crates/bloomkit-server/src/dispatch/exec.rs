@@ -20,6 +20,7 @@ use crate::shared::Shared;
 
 /// Runs the client's queue (the dispatcher calls it for `EXEC` inside `MULTI`, once `EXEC`
 /// itself has left the gate).
+#[cold]
 pub(super) fn run_queue(shared: &Arc<Shared>, session: &mut Session) -> Executed {
     let Some(queue) = session.transaction.take() else {
         return Executed::reply(Reply::error("ERR EXEC without MULTI"));

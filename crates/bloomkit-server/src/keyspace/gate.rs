@@ -177,4 +177,44 @@ mod tests {
         }
         exec.join().unwrap();
     }
+
+    /// Commands and `EXEC`s from many threads at once: while an `EXEC` holds the gate, no
+    /// command is inside it, and no two `EXEC`s hold it together.
+    #[test]
+    fn commands_and_execs_never_overlap_under_contention() {
+        use std::sync::atomic::AtomicUsize;
+        let gate = Arc::new(Gate::default());
+        let inside = Arc::new(AtomicUsize::new(0));
+        let execs = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..8u64)
+            .map(|t| {
+                let (gate, inside, execs) =
+                    (Arc::clone(&gate), Arc::clone(&inside), Arc::clone(&execs));
+                std::thread::spawn(move || {
+                    for i in 0..2_000u64 {
+                        if (t + i) % 50 == 0 {
+                            let _hold = gate.exclusive();
+                            assert_eq!(
+                                execs.fetch_add(1, Ordering::SeqCst),
+                                0,
+                                "two EXECs at once"
+                            );
+                            assert_eq!(inside.load(Ordering::SeqCst), 0, "a command inside EXEC");
+                            std::thread::yield_now();
+                            assert_eq!(inside.load(Ordering::SeqCst), 0, "a command got in");
+                            execs.fetch_sub(1, Ordering::SeqCst);
+                        } else {
+                            let _entered = gate.enter(t * 7 + i);
+                            inside.fetch_add(1, Ordering::SeqCst);
+                            assert_eq!(execs.load(Ordering::SeqCst), 0, "entered during EXEC");
+                            inside.fetch_sub(1, Ordering::SeqCst);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+    }
 }

@@ -325,6 +325,10 @@ Examples:
         #[arg(long, value_name = "N", default_value_t = 10_000,
               value_parser = clap::value_parser!(u64).range(1..))]
         maxclients: u64,
+        /// Close a client that takes longer than this to send a request, or to read its
+        /// replies (Redis's timeout); 0 for never
+        #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+        timeout: u64,
         /// Worker threads serving clients (default: one per core). Commands on different
         /// keys run in parallel; on a machine shared with the clients, fewer can be faster
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -648,6 +652,7 @@ fn run(command: Command) -> Result<Status> {
             requirepass,
             maxmemory,
             maxclients,
+            timeout,
             threads,
         } => commands::serve::run(
             bloomkit_server::config::Config {
@@ -663,6 +668,7 @@ fn run(command: Command) -> Result<Status> {
                 requirepass,
                 maxmemory,
                 maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
+                timeout_secs: timeout,
             },
             threads.map(usize::from),
         )?,

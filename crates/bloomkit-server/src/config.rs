@@ -38,6 +38,9 @@ pub struct Config {
     pub maxmemory: u64,
     /// Most clients connected at once (`--maxclients`).
     pub maxclients: usize,
+    /// Seconds a client may take to send a request, or to read what it was sent, before it
+    /// is closed (`--timeout`, Redis's `timeout`); 0 for never.
+    pub timeout_secs: u64,
 }
 
 impl Default for Config {
@@ -50,7 +53,15 @@ impl Default for Config {
             requirepass: None,
             maxmemory: 0,
             maxclients: 10_000,
+            timeout_secs: 0,
         }
+    }
+}
+
+impl Config {
+    /// `--timeout` as a duration; `None` for never.
+    pub fn idle_timeout(&self) -> Option<std::time::Duration> {
+        (self.timeout_secs > 0).then(|| std::time::Duration::from_secs(self.timeout_secs))
     }
 }
 
@@ -288,6 +299,11 @@ const HOST_PARAMETERS: &[HostParameter] = &[
     HostParameter {
         name: "appendfsync",
         get: |c, _| c.appendfsync.to_string(),
+        set: Setter::Immutable,
+    },
+    HostParameter {
+        name: "timeout",
+        get: |c, _| c.timeout_secs.to_string(),
         set: Setter::Immutable,
     },
     HostParameter {

@@ -241,6 +241,7 @@ impl Server {
 /// (out of file descriptors, a client that reset before we got to it) are waited out.
 async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mpsc::Sender<()>) {
     let mut backoff = Duration::from_millis(1);
+    let idle_timeout = shared.config().idle_timeout();
     loop {
         let socket = match listener.accept().await {
             Ok((socket, _)) => {
@@ -261,11 +262,7 @@ async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mps
         // the limit.
         if shared.stats().connected_clients() >= shared.config().maxclients {
             shared.stats().count_rejection();
-            tokio::spawn(async move {
-                let mut socket = socket;
-                let _ = socket.write_all(MAX_CLIENTS_REACHED).await;
-                let _ = socket.shutdown().await;
-            });
+            refuse(socket, MAX_CLIENTS_REACHED);
             continue;
         }
         // Replies are flushed whole, once per batch: Nagle's delay would only add latency.
@@ -274,13 +271,27 @@ async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mps
         let drained = drained.clone();
         tokio::spawn(async move {
             let shared = Arc::clone(&client.shared);
-            serve_client(&shared, Connection::new(socket)).await;
+            let conn = Connection::new(socket).with_idle_timeout(idle_timeout);
+            serve_client(&shared, conn).await;
             // The server's state first, then the signal that this client is done.
             drop(shared);
             drop(client);
             drop(drained);
         });
     }
+}
+
+/// Answers `reply` to a client the server will not serve, and closes, in a task of its own
+/// (bounded, so that a client that never reads cannot keep it).
+fn refuse(socket: tokio::net::TcpStream, reply: &'static [u8]) {
+    tokio::spawn(async move {
+        let mut socket = socket;
+        let _ = tokio::time::timeout(Duration::from_secs(10), async {
+            let _ = socket.write_all(reply).await;
+            let _ = socket.shutdown().await;
+        })
+        .await;
+    });
 }
 
 /// Counts a connected client for as long as it lives, however its task ends.

@@ -329,6 +329,10 @@ Examples:
         /// replies (Redis's timeout); 0 for never
         #[arg(long, value_name = "SECONDS", default_value_t = 0)]
         timeout: u64,
+        /// Listening on a non-loopback address without a password, refuse clients from
+        /// other machines (yes), or serve them (no)
+        #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = ["yes", "no"])]
+        protected_mode: String,
         /// Worker threads serving clients (default: one per core). Commands on different
         /// keys run in parallel; on a machine shared with the clients, fewer can be faster
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -653,6 +657,7 @@ fn run(command: Command) -> Result<Status> {
             maxmemory,
             maxclients,
             timeout,
+            protected_mode,
             threads,
         } => commands::serve::run(
             bloomkit_server::config::Config {
@@ -669,6 +674,7 @@ fn run(command: Command) -> Result<Status> {
                 maxmemory,
                 maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
                 timeout_secs: timeout,
+                protected_mode: protected_mode == "yes",
             },
             threads.map(usize::from),
         )?,

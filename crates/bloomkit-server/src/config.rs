@@ -41,6 +41,9 @@ pub struct Config {
     /// Seconds a client may take to send a request, or to read what it was sent, before it
     /// is closed (`--timeout`, Redis's `timeout`); 0 for never.
     pub timeout_secs: u64,
+    /// Whether clients from other addresses than the loopback are refused while the server
+    /// listens on a non-loopback address without a password (`--protected-mode`).
+    pub protected_mode: bool,
 }
 
 impl Default for Config {
@@ -54,6 +57,7 @@ impl Default for Config {
             maxmemory: 0,
             maxclients: 10_000,
             timeout_secs: 0,
+            protected_mode: true,
         }
     }
 }
@@ -304,6 +308,11 @@ const HOST_PARAMETERS: &[HostParameter] = &[
     HostParameter {
         name: "timeout",
         get: |c, _| c.timeout_secs.to_string(),
+        set: Setter::Immutable,
+    },
+    HostParameter {
+        name: "protected-mode",
+        get: |c, _| if c.protected_mode { "yes" } else { "no" }.to_string(),
         set: Setter::Immutable,
     },
     HostParameter {

@@ -241,11 +241,16 @@ impl Server {
 /// (out of file descriptors, a client that reset before we got to it) are waited out.
 async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mpsc::Sender<()>) {
     let mut backoff = Duration::from_millis(1);
+    let protected = crate::protected::is_active(shared.config());
     let idle_timeout = shared.config().idle_timeout();
     loop {
         let socket = match listener.accept().await {
-            Ok((socket, _)) => {
+            Ok((socket, peer)) => {
                 backoff = Duration::from_millis(1);
+                if protected && crate::protected::refuses(peer.ip()) {
+                    refuse(socket, crate::protected::DENIED);
+                    continue;
+                }
                 socket
             }
             Err(e) => {

@@ -1,14 +1,17 @@
-//! How long a client may stay: `--timeout` closes idle clients, slowloris clients and
-//! clients that stop reading.
+//! Who may connect, and for how long: `--timeout` (idle clients, slowloris clients and
+//! clients that stop reading are closed) and protected mode (other machines refused
+//! without a password).
 
 mod common;
 
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bloomkit_server::config::Config;
+use bloomkit_server::server::Server;
 use common::{resp, TestServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 
 /// Reads until the server closes the connection (or `limit` passes), returning what came
 /// and how long it took.
@@ -85,6 +88,91 @@ async fn no_timeout_by_default() {
     let mut c = server.raw().await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     c.roundtrip(&resp(&["PING"]), b"+PONG\r\n").await;
+}
+
+/// A server listening on every address (`0.0.0.0`), on the port picked for it.
+async fn listening_everywhere(config: Config) -> (TestServer, SocketAddr) {
+    let server = Server::bind(Config {
+        bind: "0.0.0.0".into(),
+        port: 0,
+        ..config
+    })
+    .await
+    .unwrap();
+    let port = server.local_addr().unwrap().port();
+    (
+        TestServer::run(server),
+        SocketAddr::from(([127, 0, 0, 1], port)),
+    )
+}
+
+/// Connects to `to` from the address `from` (on the loopback interface: 127.0.0.2 is not
+/// 127.0.0.1 to protected mode, as to Redis's).
+async fn connect_from(from: [u8; 4], to: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from((from, 0))).unwrap();
+    socket.connect(to).await.unwrap()
+}
+
+#[tokio::test]
+async fn protected_mode_refuses_other_addresses_without_a_password() {
+    let (_server, addr) = listening_everywhere(Config::default()).await;
+    let mut outsider = connect_from([127, 0, 0, 2], addr).await;
+    let _ = outsider.write_all(&resp(&["PING"])).await;
+    let (got, _) = until_closed(&mut outsider, Duration::from_secs(5)).await;
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        text.starts_with("-DENIED ") && text.ends_with("\r\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("--protected-mode no") && text.contains("--requirepass-file"),
+        "{text}"
+    );
+    assert_eq!(text.matches("\r\n").count(), 1, "one line: {text}");
+    // The loopback address itself is served.
+    let mut local = connect_from([127, 0, 0, 1], addr).await;
+    local.write_all(&resp(&["PING"])).await.unwrap();
+    let mut pong = [0u8; 7];
+    local.read_exact(&mut pong).await.unwrap();
+    assert_eq!(&pong, b"+PONG\r\n");
+}
+
+#[tokio::test]
+async fn a_password_or_protected_mode_no_lets_other_addresses_in() {
+    for (config, reply) in [
+        (
+            Config {
+                protected_mode: false,
+                ..Config::default()
+            },
+            &b"+PONG\r\n"[..],
+        ),
+        (
+            Config {
+                requirepass: Some("pw".into()),
+                ..Config::default()
+            },
+            b"-NOAUTH Authentication required.\r\n",
+        ),
+    ] {
+        let (_server, addr) = listening_everywhere(config).await;
+        let mut outsider = connect_from([127, 0, 0, 2], addr).await;
+        outsider.write_all(&resp(&["PING"])).await.unwrap();
+        let mut got = vec![0u8; reply.len()];
+        outsider.read_exact(&mut got).await.unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(reply)
+        );
+    }
+    // Bound to the loopback, protected mode has nothing to protect: 127.0.0.2 gets in.
+    let server = TestServer::start().await;
+    let mut outsider = connect_from([127, 0, 0, 2], server.addr).await;
+    outsider.write_all(&resp(&["PING"])).await.unwrap();
+    let mut pong = [0u8; 7];
+    outsider.read_exact(&mut pong).await.unwrap();
+    assert_eq!(&pong, b"+PONG\r\n");
 }
 
 #[tokio::test]

@@ -315,9 +315,18 @@ Examples:
         #[arg(long, value_name = "POLICY", default_value = "everysec",
               value_parser = ["always", "everysec", "no"])]
         appendfsync: String,
-        /// Require clients to AUTH with this password
-        #[arg(long, value_name = "SECRET")]
+        /// Require clients to AUTH with this password (visible in `ps`: prefer
+        /// --requirepass-file or the BLOOMKIT_REQUIREPASS environment variable)
+        #[arg(
+            long,
+            value_name = "SECRET",
+            env = "BLOOMKIT_REQUIREPASS",
+            hide_env_values = true
+        )]
         requirepass: Option<String>,
+        /// Require clients to AUTH with the password in this file (its first line)
+        #[arg(long, value_name = "PATH", conflicts_with = "requirepass")]
+        requirepass_file: Option<PathBuf>,
         /// Most memory the filters may use (bytes, or 100mb, 2gb...); 0 for no limit
         #[arg(long, value_name = "BYTES", default_value = "0", value_parser = parse_memory)]
         maxmemory: u64,
@@ -654,6 +663,7 @@ fn run(command: Command) -> Result<Status> {
             dir,
             appendfsync,
             requirepass,
+            requirepass_file,
             maxmemory,
             maxclients,
             timeout,
@@ -670,7 +680,10 @@ fn run(command: Command) -> Result<Status> {
                         error::Error::Message(e.to_string())
                     },
                 )?,
-                requirepass,
+                requirepass: match requirepass_file {
+                    Some(path) => Some(commands::serve::read_password(&path)?),
+                    None => requirepass,
+                },
                 maxmemory,
                 maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
                 timeout_secs: timeout,

@@ -1,5 +1,6 @@
 //! `bloomkit serve`'s connection options as a real process sees them: the password from a
-//! file or the environment (never on the command line).
+//! file or the environment (never on the command line), and the open-file limit fitted to
+//! `--maxclients` at start-up, so that no client is left hanging in the backlog.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -55,6 +56,13 @@ impl Served {
             .set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
         stream
+    }
+
+    /// Kills the process and returns its standard error.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.stderr.take().unwrap().join().unwrap()
     }
 }
 
@@ -159,4 +167,84 @@ fn a_bad_password_file_stops_start_up_with_one_line() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot be used with"));
+}
+
+/// `bloomkit serve --port 0 --dir DIR EXTRA...` under `sh -c 'ulimit LIMIT && exec ...'`.
+fn serve_with_ulimit(dir: &Path, limit: &str, extra: &[&str]) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(format!("ulimit {limit} && exec \"$0\" \"$@\""))
+        .arg(cargo_bin!("bloomkit"))
+        .args(["serve", "--port", "0", "--dir"])
+        .arg(dir)
+        .args(extra);
+    command
+}
+
+/// Opens `clients` connections at once, each sending `PING`, and counts the `PONG`s and
+/// the refusals; any other answer, or none within the read timeout, fails.
+fn served_and_refused(served: &Served, clients: usize) -> (usize, usize) {
+    let mut open = Vec::with_capacity(clients);
+    let (mut pongs, mut refused) = (0, 0);
+    for _ in 0..clients {
+        let mut stream = served.connect();
+        match call(&mut stream, &["PING"]).as_str() {
+            "+PONG\r\n" => pongs += 1,
+            "-ERR max number of clients reached\r\n" => refused += 1,
+            other => panic!("client {}: {other:?}", open.len()),
+        }
+        // Kept open, so that each holds its slot.
+        open.push(stream);
+    }
+    (pongs, refused)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_low_open_file_limit_lowers_maxclients_and_every_client_gets_an_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    // Soft and hard limit 256: nothing to raise, so maxclients comes down to 256 - 32.
+    let served = Served::start(serve_with_ulimit(dir.path(), "-n 256", &[]));
+    assert_eq!(served_and_refused(&served, 372), (224, 148));
+    let stderr = served.stop();
+    assert!(
+        stderr.contains("maxclients has been reduced to 224")
+            && stderr.contains("increase 'ulimit -n'"),
+        "{stderr}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_low_soft_open_file_limit_is_raised_to_fit_maxclients() {
+    let dir = tempfile::tempdir().unwrap();
+    let hard = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "ulimit -H -n"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    if hard.trim() != "unlimited" && hard.trim().parse::<u64>().unwrap() < 432 {
+        println!(
+            "skipped: the hard open-file limit ({}) is below 432",
+            hard.trim()
+        );
+        return;
+    }
+    let served = Served::start(serve_with_ulimit(
+        dir.path(),
+        "-S -n 256",
+        &["--maxclients", "400"],
+    ));
+    assert_eq!(served_and_refused(&served, 372), (372, 0));
+    let stderr = served.stop();
+    assert!(
+        stderr.contains(
+            "increased maximum number of open files to 432 (it was originally set to 256)"
+        ),
+        "{stderr}"
+    );
 }

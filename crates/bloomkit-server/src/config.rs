@@ -36,7 +36,8 @@ pub struct Config {
     pub requirepass: Option<String>,
     /// Most bytes the values may hold (`--maxmemory`); 0 for no limit.
     pub maxmemory: u64,
-    /// Most clients connected at once (`--maxclients`).
+    /// Most clients connected at once (`--maxclients`); lowered at start-up to what the
+    /// open-file limit allows (see [`crate::limits`]).
     pub maxclients: usize,
     /// Seconds a client may take to send a request, or to read what it was sent, before it
     /// is closed (`--timeout`, Redis's `timeout`); 0 for never.

@@ -24,6 +24,7 @@
 //! * [`persist`]: the append-only log, snapshots, and the manifest that lists them, behind
 //!   the journal; start-up recovery; what a failing disk does to writes.
 //! * [`config`]: `bloomkit serve`'s options, and what `CONFIG GET/SET` reaches.
+//! * [`limits`]: the open-file limit, fitted to `--maxclients` at start-up.
 //! * [`protected`]: protected mode, which refuses other machines without a password.
 //! * [`shared`]: the state every connection shares (the keyspace, the settings, counters,
 //!   snapshots, the shutdown switch), mini-redis's `db.rs`.
@@ -67,6 +68,7 @@ pub mod errors;
 pub mod frame;
 pub mod glob;
 pub mod keyspace;
+pub mod limits;
 pub mod persist;
 pub mod protected;
 pub mod server;

@@ -122,10 +122,18 @@ impl Server {
     ///
     /// When the address cannot be bound, or what `open` fails with (a corrupt snapshot,
     /// say): the server must not start on partial data.
-    pub async fn bind_with<F>(config: Config, open: F) -> io::Result<Server>
+    pub async fn bind_with<F>(mut config: Config, open: F) -> io::Result<Server>
     where
         F: FnOnce(&Arc<Shared>) -> io::Result<Arc<dyn Journal>> + Send + 'static,
     {
+        // Before anything takes a descriptor: clients past the limit must be refused, not
+        // left in the backlog.
+        let (maxclients, fitted) =
+            crate::limits::fit_open_files(config.maxclients).map_err(io::Error::other)?;
+        if let Some(message) = fitted.message() {
+            eprintln!("bloomkit serve: {message}");
+        }
+        config.maxclients = maxclients;
         let listener = TcpListener::bind((config.bind.as_str(), config.port))
             .await
             .map_err(|e| {

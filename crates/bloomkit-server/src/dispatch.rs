@@ -32,7 +32,8 @@ mod exec;
 
 /// Runs one request for a client.
 pub async fn execute(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]) -> Executed {
-    let mut executed = run(shared, session, args);
+    let long = crate::offload::is_long(args);
+    let mut executed = crate::offload::run(long, || run(shared, session, args));
     if let Some(Pending::Save) = executed.pending.take() {
         executed.reply = Some(server::save(shared).await);
     }

@@ -23,6 +23,7 @@
 //!   `EXEC` run alone; its watch registry tells a `WATCH`ing client that a key changed.
 //! * [`persist`]: the append-only log, snapshots, and the manifest that lists them, behind
 //!   the journal; start-up recovery; what a failing disk does to writes.
+//! * [`offload`]: long commands run off the worker thread that serves other clients.
 //! * [`config`]: `bloomkit serve`'s options, and what `CONFIG GET/SET` reaches.
 //! * [`limits`]: the open-file limit, fitted to `--maxclients` at start-up.
 //! * [`protected`]: protected mode, which refuses other machines without a password.
@@ -69,6 +70,7 @@ pub mod frame;
 pub mod glob;
 pub mod keyspace;
 pub mod limits;
+pub mod offload;
 pub mod persist;
 pub mod protected;
 pub mod server;

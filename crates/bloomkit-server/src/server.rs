@@ -363,7 +363,9 @@ where
             conn.set_protocol(session.protocol);
             if let Some(reply) = &executed.reply {
                 unsent.push((conn.pending_output(), executed.ticket));
-                conn.write_reply(reply);
+                // A long command's reply can be as long to encode as the command to run.
+                let long = crate::offload::is_long(&request);
+                crate::offload::run(long, || conn.write_reply(reply));
             }
             ticket = ticket.max(executed.ticket);
             if executed.close {

@@ -108,9 +108,11 @@ export BLOOMKIT_TEST_TOOLS="$TOOLS"
 echo "== cargo test --workspace --release"
 cargo test --workspace --release "$@"
 
-# The library's optional `bytes` feature (keys given as `bytes::Bytes`) is off in the
-# workspace build; its test runs here.
+# The library's optional `bytes` feature (keys given as `bytes::Bytes`) and `serde` feature
+# (filters inside serde types) are off in the workspace build; their tests run here.
 if [ $# -eq 0 ]; then
     echo "== cargo test -p bloomkit --features bytes --test keys"
     cargo test -p bloomkit --release --features bytes --test keys
+    echo "== cargo test -p bloomkit --features serde --test serde"
+    cargo test -p bloomkit --release --features serde --test serde
 fi

@@ -242,7 +242,9 @@ pub struct FuseFilter<const BITS: u32>(BinaryFuseFilter);
 
 impl<const BITS: u32> StaticFilter for FuseFilter<BITS> {
     fn build(hashes: &[u64], _p: f64) -> Result<Self, String> {
-        BinaryFuseFilter::build_from_hashes(hashes, BITS)
+        BinaryFuseFilter::builder(0.01)
+            .fingerprint_bits(BITS)
+            .build_from_hashes(hashes)
             .map(FuseFilter)
             .map_err(|e| e.to_string())
     }
@@ -432,7 +434,7 @@ fn counting_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
 
 /// Bytes of a cuckoo filter before it grows, as its options plan it.
 fn cuckoo_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
-    let options = bloomkit::CuckooOptions::new(n).fp_rate(p);
+    let options = bloomkit::CuckooFilter::builder(n, p);
     Ok(options.planned_memory_bytes()? as u64)
 }
 

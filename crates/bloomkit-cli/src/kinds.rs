@@ -4,8 +4,8 @@
 
 use bloomkit::sizing::{self, Plan};
 use bloomkit::{
-    AgingBloomFilter, AnyFilter, BinaryFuseFilter, CuckooFilter, CuckooOptions, FilterKind,
-    RibbonFilter, ScalableBloomFilter,
+    AgingBloomFilter, AnyFilter, BinaryFuseFilter, CuckooFilter, FilterKind, RibbonFilter,
+    ScalableBloomFilter,
 };
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
@@ -167,8 +167,7 @@ pub static KINDS: [Kind; 9] = [
         name: "fuse",
         about: "static, built from all keys at once: the fastest queries (9 bits/key for 0.39%)",
         build: Some(Build::Solve(|hashes, p| {
-            let bits = BinaryFuseFilter::fingerprint_bits_for(p)?;
-            BinaryFuseFilter::build_from_hashes(hashes, bits).map(AnyFilter::from)
+            BinaryFuseFilter::build_from_hashes(hashes, p).map(AnyFilter::from)
         })),
         size: |n, p| {
             let bits = BinaryFuseFilter::fingerprint_bits_for(p)?;
@@ -193,9 +192,7 @@ pub static KINDS: [Kind; 9] = [
 /// table, the most it can reach (1 − (1 − 1/(2^f − 1))^(2b), the model of
 /// [`CuckooFilter::estimated_fp_rate`]).
 fn cuckoo_size(items: u64, fp_rate: f64) -> bloomkit::Result<Size> {
-    let bytes = CuckooOptions::new(items)
-        .fp_rate(fp_rate)
-        .planned_memory_bytes()?;
+    let bytes = CuckooFilter::builder(items, fp_rate).planned_memory_bytes()?;
     // The fingerprint and bucket sizes depend on the rate alone: a one-key filter has them.
     let shape = CuckooFilter::new(1, fp_rate)?;
     let slot_match = 1.0 / ((1u64 << shape.fingerprint_bits()) - 1) as f64;
@@ -300,13 +297,13 @@ mod tests {
         let fuse = (Kind::named("fuse").unwrap().size)(n, p).unwrap();
         assert_eq!(
             fuse.num_bits,
-            BinaryFuseFilter::build_from_hashes(&hashes, 8)
+            BinaryFuseFilter::build_from_hashes(&hashes, 0.01)
                 .unwrap()
                 .num_slots()
                 * 8
         );
         let aging = (Kind::named("aging").unwrap().size)(n, p).unwrap();
-        let f = AgingBloomFilter::new(n / 2, p, 2).unwrap();
+        let f = AgingBloomFilter::new(n / 2, p).unwrap();
         assert_eq!(aging.num_bits, f.num_bits());
     }
 }

@@ -77,14 +77,14 @@ impl Progress {
         match self.mode {
             Mode::Off => {}
             Mode::Bytes { .. } => {
-                if keys % BAR_EVERY_KEYS == 0 {
+                if keys.is_multiple_of(BAR_EVERY_KEYS) {
                     if let Some(bar) = &self.bar {
                         bar.set_position(bytes);
                     }
                 }
             }
             Mode::Keys => {
-                if keys % SPINNER_EVERY_KEYS == 0 {
+                if keys.is_multiple_of(SPINNER_EVERY_KEYS) {
                     let bar = self.bar.get_or_insert_with(|| {
                         let style = ProgressStyle::with_template("{spinner} reading keys: {msg}")
                             .unwrap_or_else(|_| ProgressStyle::default_spinner());

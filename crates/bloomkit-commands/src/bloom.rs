@@ -538,7 +538,7 @@ fn create(
     let builder = ScalableBloomFilter::builder(capacity, error_rate).layout(layout);
     let (builder, mut growth_words) = match growth {
         Growth::Scaling(x) if x as i64 <= MAX_EXPANSION => {
-            (builder.growth(x), vec![word("EXPANSION"), num(x)])
+            (builder.expansion(x), vec![word("EXPANSION"), num(x)])
         }
         // Logged as `EXPANSION 0` with a layout, so that the record has 8 arguments (see
         // below); `NONSCALING` otherwise, as logs have always said.
@@ -620,7 +620,7 @@ fn info(value: Option<&Value>, field: Option<&[u8]>) -> Reply {
     let filters = Reply::Integer(f.num_layers() as i64);
     let items = Reply::Integer(f.len() as i64);
     let expansion = if f.is_scaling() {
-        Reply::Integer(f.growth() as i64)
+        Reply::Integer(f.expansion() as i64)
     } else {
         Reply::Null
     };

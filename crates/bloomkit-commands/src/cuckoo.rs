@@ -1,5 +1,5 @@
 //! `CF.*`: RedisBloom's cuckoo filter commands, served by [`CuckooFilter`] built with
-//! [`CuckooOptions::redisbloom`] (2-slot buckets, 8-bit fingerprints, a power-of-two bucket
+//! [`CuckooFilter::redisbloom_builder`] (2-slot buckets, 8-bit fingerprints, a power-of-two bucket
 //! count, growth by `EXPANSION`).
 //!
 //! Arguments are checked in RedisBloom's order (its `rebloom.c`, Redis 8), with its error
@@ -30,7 +30,7 @@
 //! shortest one, and plain RedisBloom. (Logs written before it still replay: they hold
 //! `CF.INSERT ... MAXEXPANSIONS n` records only.)
 
-use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooOptions, Error, FilterKind};
+use bloomkit::{hash_bytes_with_seed, CuckooFilter, Error, FilterKind};
 use bytes::Bytes;
 
 use crate::args::parse_i64;
@@ -371,7 +371,7 @@ pub(crate) mod parse {
 
     pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
         // Options come in pairs after the capacity.
-        if args.len() % 2 == 0 {
+        if args.len().is_multiple_of(2) {
             return Err(wrong_arity("cf.reserve"));
         }
         parse_reserve(args, origin).map(|op| cuckoo(args, op))
@@ -597,7 +597,7 @@ fn create(key: &Bytes, s: Shape, ctx: &Ctx<'_>) -> Result<(CuckooFilter, Vec<Byt
     if s.capacity < 2 * s.bucket_size as u64 || s.capacity > MAX_CAPACITY as u64 {
         return Err(could_not());
     }
-    let options = CuckooOptions::redisbloom(s.capacity)
+    let options = CuckooFilter::redisbloom_builder(s.capacity)
         .bucket_size(s.bucket_size)
         .max_kicks(s.max_iterations)
         .expansion(s.expansion)

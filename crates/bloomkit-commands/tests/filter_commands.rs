@@ -396,7 +396,7 @@ fn bf_insert_options_and_errors() {
         panic!()
     };
     // Repeated options: the last wins; 0.5 is capped at 0.25.
-    assert_eq!((f.capacity(), f.fp_rate(), f.growth()), (20, 0.25, 3));
+    assert_eq!((f.capacity(), f.fp_rate(), f.expansion()), (20, 0.25, 3));
     assert_eq!(
         s.log,
         vec![

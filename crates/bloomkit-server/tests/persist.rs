@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bloomkit::{CuckooFilter, ScalableBloomFilter};
 use bloomkit_commands::Value;
 use bloomkit_server::persist::{
     log_file_name, FsyncPolicy, PersistError, Persistence, Recovery, MANIFEST_FILE, SNAPSHOT_FILE,
@@ -80,14 +80,14 @@ impl Model {
             "T.BRESERVE" => {
                 let cap: u64 = word(2)?.parse().map_err(|_| "bad capacity")?;
                 let f = ScalableBloomFilter::builder(cap, 0.01)
-                    .growth(2)
+                    .expansion(2)
                     .build()
                     .map_err(|e| e.to_string())?;
                 self.keys.insert(key, (None, Value::Bloom(f)));
             }
             "T.CRESERVE" => {
                 let cap: u64 = word(2)?.parse().map_err(|_| "bad capacity")?;
-                let f = CuckooOptions::redisbloom(cap)
+                let f = CuckooFilter::redisbloom_builder(cap)
                     .build()
                     .map_err(|e| e.to_string())?;
                 self.keys.insert(key, (None, Value::Cuckoo(f)));
@@ -1269,13 +1269,13 @@ mod golden {
 
     fn snapshot_recipe() -> Vec<SnapshotEntry> {
         let mut bloom = ScalableBloomFilter::builder(50, 0.01)
-            .growth(2)
+            .expansion(2)
             .build()
             .unwrap();
         for i in 0..80 {
             bloom.insert(&format!("b{i}")[..]).unwrap();
         }
-        let mut cuckoo = CuckooOptions::redisbloom(64).build().unwrap();
+        let mut cuckoo = CuckooFilter::redisbloom_builder(64).build().unwrap();
         for i in 0..30 {
             cuckoo.insert(&format!("c{i}")[..]).unwrap();
         }

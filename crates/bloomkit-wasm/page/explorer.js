@@ -363,7 +363,7 @@ function showMeasurement(r, ms) {
   $("overfill-box").hidden = false;
   const note = $("overfill-note");
   if (kind && kind.static) {
-    note.textContent = "A ribbon filter is static: it is solved for exactly its keys, so it cannot be overfilled. Build one for more keys instead.";
+    note.textContent = `A ${r.kind} filter is static: it is built for exactly its keys, so it cannot be overfilled. Build one for more keys instead.`;
     $("overfill").disabled = true;
   } else if (r.full_at !== null) {
     note.textContent = `Full at ${count(r.full_at)} keys (${(r.full_at / r.planned).toFixed(2)}× planned): a cuckoo filter refuses keys it has no room for, so it holds no more.`;

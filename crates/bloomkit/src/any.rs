@@ -92,11 +92,7 @@ impl AnyFilter {
             FilterKind::Counting => AnyFilter::Counting(CountingBloomFilter::new(items, fp_rate)?),
             FilterKind::Scalable => AnyFilter::Scalable(ScalableBloomFilter::new(items, fp_rate)?),
             FilterKind::Cuckoo => AnyFilter::Cuckoo(CuckooFilter::new(items, fp_rate)?),
-            FilterKind::Aging => AnyFilter::Aging(AgingBloomFilter::new(
-                items,
-                fp_rate,
-                AgingBloomFilter::DEFAULT_GENERATIONS,
-            )?),
+            FilterKind::Aging => AnyFilter::Aging(AgingBloomFilter::new(items, fp_rate)?),
             FilterKind::Ribbon | FilterKind::Fuse => {
                 return Err(Error::Unsupported {
                     kind,
@@ -242,16 +238,7 @@ impl AnyFilter {
     /// filter, keys held by a scalable, cuckoo or counting filter, keys a ribbon or binary
     /// fuse filter was built from, keys inserted into an aging filter's live generations.
     pub fn len(&self) -> u64 {
-        match self {
-            AnyFilter::Classic(f) => f.item_count(),
-            AnyFilter::Blocked(f) => f.item_count(),
-            AnyFilter::Counting(f) => f.item_count(),
-            AnyFilter::Scalable(f) => f.len(),
-            AnyFilter::Cuckoo(f) => f.len(),
-            AnyFilter::Ribbon(f) => f.len(),
-            AnyFilter::Aging(f) => f.item_count(),
-            AnyFilter::Fuse(f) => f.len(),
-        }
+        each!(self, f => f.len())
     }
 
     /// Whether [`len`](Self::len) is zero.
@@ -263,16 +250,7 @@ impl AnyFilter {
     /// filter's contents (its fill or load; exactly 2^−r for a ribbon filter, 2^−bits for a
     /// binary fuse filter).
     pub fn estimated_fp_rate(&self) -> f64 {
-        match self {
-            AnyFilter::Classic(f) => f.estimated_fp_rate(),
-            AnyFilter::Blocked(f) => f.estimated_fp_rate(),
-            AnyFilter::Counting(f) => f.estimated_fp_rate(),
-            AnyFilter::Scalable(f) => f.estimated_fp_rate(),
-            AnyFilter::Cuckoo(f) => f.estimated_fp_rate(),
-            AnyFilter::Ribbon(f) => f.fp_rate(),
-            AnyFilter::Aging(f) => f.estimated_fp_rate(),
-            AnyFilter::Fuse(f) => f.fp_rate(),
-        }
+        each!(self, f => f.estimated_fp_rate())
     }
 
     /// The false-positive rate the sizing math predicts for the filter's shape holding its
@@ -283,14 +261,10 @@ impl AnyFilter {
             1.0 - rates.fold(1.0, |none, rate| none * (1.0 - rate))
         };
         match self {
-            AnyFilter::Classic(f) => {
-                sizing::classic_fp_rate(f.item_count(), f.num_bits(), f.num_hashes())
-            }
-            AnyFilter::Blocked(f) => {
-                sizing::blocked_fp_rate(f.item_count(), f.num_bits(), f.num_hashes())
-            }
+            AnyFilter::Classic(f) => sizing::classic_fp_rate(f.len(), f.num_bits(), f.num_hashes()),
+            AnyFilter::Blocked(f) => sizing::blocked_fp_rate(f.len(), f.num_bits(), f.num_hashes()),
             AnyFilter::Counting(f) => {
-                sizing::classic_fp_rate(f.item_count(), f.num_counters(), f.num_hashes())
+                sizing::classic_fp_rate(f.len(), f.num_counters(), f.num_hashes())
             }
             AnyFilter::Scalable(f) => {
                 // Each layer is a filter of its layout, and the two layouts' rates differ.
@@ -311,7 +285,7 @@ impl AnyFilter {
             AnyFilter::Aging(f) => any_of(
                 &mut (0..f.num_generations() as usize)
                     .filter_map(|age| f.generation(age))
-                    .map(|g| sizing::blocked_fp_rate(g.item_count(), g.num_bits(), g.num_hashes())),
+                    .map(|g| sizing::blocked_fp_rate(g.len(), g.num_bits(), g.num_hashes())),
             ),
             AnyFilter::Fuse(f) => f.fp_rate(),
         }
@@ -355,9 +329,9 @@ impl AnyFilter {
                     ("initial capacity", f.initial_capacity().to_string()),
                     ("target rate", percent(f.fp_rate())),
                     (
-                        "growth",
+                        "expansion",
                         if f.is_scaling() {
-                            format!("×{} (tightening {})", f.growth(), f.tightening())
+                            format!("×{} (tightening {})", f.expansion(), f.tightening())
                         } else {
                             "none (non-scaling)".to_string()
                         },
@@ -421,7 +395,7 @@ impl AnyFilter {
                             "generation",
                             format!(
                                 "age {age}: {} keys, fill {}",
-                                g.item_count(),
+                                g.len(),
                                 percent(g.fill_ratio())
                             ),
                         ));
@@ -535,6 +509,12 @@ impl Filter for AnyFilter {
     fn memory_bytes(&self) -> usize {
         AnyFilter::memory_bytes(self)
     }
+    fn len(&self) -> u64 {
+        AnyFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        AnyFilter::estimated_fp_rate(self)
+    }
 }
 
 #[cfg(test)]
@@ -560,7 +540,7 @@ mod tests {
             }
         }
         filters.push(RibbonFilter::build(0..300u32, 0.01).unwrap().into());
-        filters.push(BinaryFuseFilter::build(0..300u32, 8).unwrap().into());
+        filters.push(BinaryFuseFilter::build(0..300u32, 0.01).unwrap().into());
         filters
     }
 

@@ -81,6 +81,11 @@ impl BitArray {
         self.words.iter().map(|w| w.count_ones() as u64).sum()
     }
 
+    /// Sets every bit to zero, keeping the memory.
+    pub(crate) fn clear(&mut self) {
+        self.words.fill(0);
+    }
+
     pub(crate) fn union_with(&mut self, other: &Self) {
         for (a, b) in self.words.iter_mut().zip(&other.words) {
             *a |= b;
@@ -249,6 +254,15 @@ impl AtomicLineArray {
 
     pub(crate) fn count_ones(&self) -> u64 {
         self.words().map(|w| w.count_ones() as u64).sum()
+    }
+
+    /// Sets every bit to zero; `&mut self`, so no insert can be racing it.
+    pub(crate) fn clear(&mut self) {
+        for line in &mut self.lines {
+            for word in &mut line.0 {
+                *word.get_mut() = 0;
+            }
+        }
     }
 
     /// Applies `op` word by word against `other`'s current bits, atomically per word.

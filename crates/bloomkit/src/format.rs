@@ -220,7 +220,9 @@ pub(crate) trait Persist: Sized {
 }
 
 /// The file-format methods every filter type has (`to_bytes`, `encoded_len`, `write_to`,
-/// `from_bytes`, `read_from`), written once for any type that implements [`Persist`].
+/// `from_bytes`, `read_from`), and with the `serde` feature its `Serialize` and
+/// `Deserialize` (the same bytes, as one byte string), written once for any type that
+/// implements [`Persist`].
 ///
 /// `$what` names the type in the docs ("classic filter"). Each bracket adds documentation
 /// of the kind's own (examples, errors only it has) after the shared text of its method.
@@ -294,6 +296,29 @@ macro_rules! format_methods {
             $(#[$read_from])*
             pub fn read_from<R: std::io::Read>(reader: R) -> $crate::Result<Self> {
                 $crate::format::read_from(reader)
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl ::serde::Serialize for $ty {
+            /// The filter's file format as one byte string: the bytes of
+            /// [`to_bytes`](Self::to_bytes).
+            fn serialize<S: ::serde::Serializer>(
+                &self,
+                serializer: S,
+            ) -> ::core::result::Result<S::Ok, S::Error> {
+                serializer.serialize_bytes(&self.to_bytes())
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            /// Reads the byte string with [`from_bytes`](Self::from_bytes), so every check of
+            /// the format applies; its error is the deserializer's custom error.
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> ::core::result::Result<Self, D::Error> {
+                $crate::serde_format::deserialize(deserializer, Self::from_bytes)
             }
         }
     };
@@ -685,6 +710,65 @@ pub(crate) fn decode_bits_and_hashes(header: &Header, granularity: u64) -> Resul
     Ok((num_bits, num_hashes))
 }
 
+/// The bits of a classic or blocked filter's encoding, borrowed where they lie: what the
+/// views (`BloomFilterRef`, `BlockedBloomFilterRef`) read in place.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BorrowedBits<'a> {
+    pub(crate) hasher: KeyHasher,
+    pub(crate) item_count: u64,
+    pub(crate) num_bits: u64,
+    pub(crate) num_hashes: u32,
+    /// The payload: `num_bits / 8` bytes, the words little-endian.
+    pub(crate) payload: &'a [u8],
+}
+
+/// Checks that `bytes` hold exactly one filter of `kind` with [`encode_bits_and_hashes`]'s
+/// parameters (bits a multiple of `granularity`), and borrows its payload; with `verify`,
+/// also that its checksum matches. Every header check the owned readers make is made here,
+/// in the same order, so a view refuses exactly what `from_bytes` refuses, with the same
+/// error, and nothing is read or allocated beyond the header.
+pub(crate) fn borrow_bits(
+    bytes: &[u8],
+    kind: FilterKind,
+    granularity: u64,
+    verify: bool,
+) -> Result<BorrowedBits<'_>> {
+    let mut r = FormatReader::new(bytes, Some(bytes.len() as u64));
+    let header = r.header()?;
+    if header.kind != kind.code() {
+        return Err(Error::WrongKind {
+            expected: kind,
+            found: header.kind,
+        });
+    }
+    let (num_bits, num_hashes) = decode_bits_and_hashes(&header, granularity)?;
+    // The header has checked that the payload and the checksum fit in what is left.
+    let start = 44 + header.params.len();
+    let end = start as u64 + header.payload_len;
+    let total = end + 8;
+    if (bytes.len() as u64) < total {
+        return Err(Error::Truncated);
+    }
+    let end = end as usize;
+    if verify {
+        let mut stored = [0u8; 8];
+        stored.copy_from_slice(&bytes[end..end + 8]);
+        let stored = u64::from_le_bytes(stored);
+        let computed = xxhash_rust::xxh3::xxh3_64(&bytes[..end]);
+        if stored != computed {
+            return Err(Error::ChecksumMismatch { stored, computed });
+        }
+    }
+    expect_end(Some(bytes.len() as u64 - total))?;
+    Ok(BorrowedBits {
+        hasher: header.hasher,
+        item_count: header.item_count,
+        num_bits,
+        num_hashes,
+        payload: &bytes[start..end],
+    })
+}
+
 /// Grows `v` so that `additional` more elements fit, toward an expected final length of
 /// `total`: doubling (so reading is linear), but never past `total` (so the final capacity is
 /// exact and `memory_bytes` tells the truth), and only as data actually arrives.
@@ -729,7 +813,9 @@ mod tests {
 
     #[test]
     fn peek_header_reads_every_prefix_without_panicking() {
-        let f = crate::CuckooOptions::redisbloom(1000).build().unwrap();
+        let f = crate::CuckooFilter::redisbloom_builder(1000)
+            .build()
+            .unwrap();
         let bytes = f.to_bytes();
         let info = peek_header(&bytes).unwrap().unwrap();
         assert_eq!(info.kind, FilterKind::Cuckoo);

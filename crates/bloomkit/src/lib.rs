@@ -59,25 +59,89 @@
 //!
 //! # Overview of types and modules
 //!
-//! * The filters, one per file or folder: [`BloomFilter`] (`classic.rs`),
-//!   [`BlockedBloomFilter`] (`blocked.rs`), [`AtomicBloomFilter`] (`atomic.rs`),
-//!   [`CountingBloomFilter`] (`counting.rs`, `counting/`), [`ScalableBloomFilter`]
-//!   (`scalable/`), [`CuckooFilter`] (`cuckoo/`), [`RibbonFilter`] (`ribbon/`),
-//!   [`AgingBloomFilter`] (`aging.rs`, `aging/`), [`BinaryFuseFilter`] (`fuse/`).
-//! * [`Filter`]: the small trait they share, for code generic over the kind.
-//! * [`AnyFilter`]: a filter of whatever kind a file holds.
-//! * [`hash`], [`hash_bytes`], [`StableHasher`]: the stable 64-bit key hash. Hash a key once and
-//!   probe many filters with it (`contains_hash`), as a storage engine checking one key
-//!   against many files does. Pinned by golden vectors: it never changes.
+//! * The filters, one folder each, the type in `mod.rs`, its file format in `persist.rs` and
+//!   its configuration in `builder.rs`: [`BloomFilter`] (`classic/`), [`BlockedBloomFilter`]
+//!   (`blocked/`), [`AtomicBloomFilter`] (`atomic/`), [`CountingBloomFilter`] (`counting/`),
+//!   [`ScalableBloomFilter`] (`scalable/`), [`CuckooFilter`] (`cuckoo/`),
+//!   [`RibbonFilter`] (`ribbon/`), [`BinaryFuseFilter`] (`fuse/`),
+//!   [`AgingBloomFilter`] (`aging/`). The blocked layout, which the atomic, scalable and
+//!   aging filters also use, keeps its pieces apart: `blocked/probe.rs` (which line, which
+//!   bits; the portable query and insert), `blocked/kernel.rs` (the dispatch to the portable
+//!   or the AVX2 kernel, `blocked/avx2.rs`), `blocked/batch.rs` (the prefetching walk of the
+//!   batched calls), `blocked/unaligned.rs` (the query kernel over a line at any address,
+//!   for the view). Calls go one way: filter → kernel → probe.
+//! * Configuration, the same for every kind: `Kind::new(items, fp_rate)` builds the planned
+//!   filter; `Kind::builder(items, fp_rate)` starts from that plan and changes any setting
+//!   (the seed, the exact bits and probes, the kind's own options) before `build()`; the
+//!   static kinds take their keys last (`RibbonFilter::build(keys, fp_rate)`,
+//!   `RibbonFilter::builder(fp_rate).seed(7).build(keys)`). The builders: [`BloomBuilder`],
+//!   [`BlockedBuilder`], [`AtomicBuilder`], [`CountingBuilder`], [`ScalableBuilder`],
+//!   [`CuckooBuilder`], [`AgingBuilder`], [`RibbonBuilder`], [`FuseBuilder`]; what the
+//!   bit-array kinds' builders share is in `builder.rs`.
+//! * Views: [`BlockedBloomFilterRef`] and [`BloomFilterRef`] (`blocked/view.rs`,
+//!   `classic/view.rs`) query a filter in place, in the bytes of its file (an mmap'd file, a
+//!   block of a storage engine's own file), without copying it.
+//! * [`Filter`]: the small object-safe trait they share; [`FilterExt`] asks any of them, or a
+//!   `&dyn Filter`, by key.
+//! * [`AnyFilter`] (`any.rs`): a filter of whatever kind a file holds.
+//! * [`key`]: what a key is. [`Key`] (a type's stable byte feed), [`KeySink`] (where a
+//!   composite key writes its fields), [`KeyHasher`] (a filter's seed and feed), [`KeyFeed`]
+//!   (today's, or bloomkit 0.1's for its files), [`StdHash`] (a key hashed by its `Hash`).
+//! * [`hash`], [`hash_bytes`], [`hash_std`], [`StableHasher`] (`hash.rs`): the stable 64-bit
+//!   key hash. Hash a key once and probe many filters with it (`contains_hash`), as a storage
+//!   engine checking one key against many files does. Pinned by golden vectors: it never
+//!   changes.
 //! * [`sizing`]: the math, as public functions: bits and probes for a target rate, the
 //!   predicted rate of a given size, estimates from the fill.
 //! * [`format`](mod@format): the versioned, checksummed file format every filter is stored in
-//!   (`docs/FORMAT.md` has it byte by byte). Reading never panics and never allocates more than
-//!   the input can justify.
-//! * [`Error`]: the one error type; its messages say how to fix the problem.
+//!   (`docs/FORMAT.md` has it byte by byte), and `format_methods!`, which writes every kind's
+//!   `to_bytes`/`write_to`/`from_bytes`/`read_from` once. Reading never panics and never
+//!   allocates more than the input can justify.
+//! * [`Error`] (`error.rs`): the one error type; its messages say how to fix the problem.
+//! * Private: the bit arrays (`bits.rs`), the in-place XXH3 (`xxh3.rs`), the CPU feature
+//!   check that picks kernels (`cpu.rs`), the prefetch intrinsic (`prefetch.rs`, the one
+//!   audited `unsafe` block outside the kernels), the static filters' integer mixer
+//!   (`mix.rs`), and, with the default `parallel` feature, the rayon build
+//!   (`parallel.rs`, [`BlockedBloomFilter::par_insert_many`]).
 //!
-//! The raw bit arrays (`bits.rs`), the in-place XXH3 (`xxh3.rs`) and the static filters'
-//! integer mixer (`mix.rs`) are private: the filters own their bits.
+//! Features: `parallel` (on by default) builds a blocked filter on all cores
+//! (`BlockedBloomFilter::par_insert_many`, `parallel.rs`); `bytes` makes `bytes::Bytes` and
+//! `BytesMut` keys; `serde` serializes every filter and view as the bytes of its file format
+//! (`serde_format.rs`), so a filter inside your own serde types round-trips and stays
+//! readable by `from_bytes`.
+//!
+//! # Adding a filter kind
+//!
+//! 1. `src/<kind>/mod.rs` (the type, with `insert`/`contains`/`contains_hash` over
+//!    [`Key`]s and a [`KeyHasher`]) and `src/<kind>/persist.rs` (its [`format::FilterKind`]
+//!    code, a `Persist` impl, and one `format_methods!` call, which also gives it the serde
+//!    impls); `new`/`builder` as every kind has them (`src/<kind>/builder.rs`); `mod` and
+//!    `pub use` here, a row in the tables above.
+//! 2. [`FilterKind`]: a variant, its code and name (`format.rs`); its bytes in
+//!    `docs/FORMAT.md`; golden files in `tests/data/` and a test that loads them.
+//! 3. [`AnyFilter`]: a variant and its arms (`any.rs`; the compiler lists them).
+//! 4. Tests in `tests/<kind>.rs`: the `HashSet` oracle, statistical rates, hostile input
+//!    (`tests/common`'s truncation and byte-flip checks).
+//! 5. Outside the library: the CLI's kinds table (`crates/bloomkit-cli/src/kinds.rs`) and
+//!    `info` fields, `demo`, the benchmark harness (`crates/bloomkit-bench/src/ours.rs`), the
+//!    explorer's kinds (`crates/bloomkit-wasm`), the fuzz target `fuzz_targets/from_bytes.rs`.
+//!
+//! # Names
+//!
+//! One word for each idea, on every kind:
+//!
+//! * `len()` / `is_empty()`: how many keys the filter holds by its own count (each kind's
+//!   `len` says what it counts: inserts that changed a Bloom filter, copies in a counting or
+//!   cuckoo filter, keys a static filter was built from).
+//! * `fp_rate()`: the rate a filter was planned for and records: a scalable filter's target,
+//!   which it keeps however far it grows; a ribbon or binary fuse filter's exact rate (2^−r,
+//!   the target rounded to what the filter delivers). The bit-array kinds and the cuckoo
+//!   filter store their shape, not a target, so they have none.
+//! * `estimated_fp_rate()`: the rate a query risks now, from the filter's contents (on every
+//!   kind, and on [`Filter`]). The rate a shape *should* give for a number of keys is
+//!   [`sizing`]'s (`sizing::blocked_fp_rate`, [`AnyFilter::predicted_fp_rate`]).
+//! * `expansion`: the factor a growing filter grows by, scalable and cuckoo alike
+//!   (RedisBloom's `EXPANSION`); "grow" is what it does.
 //!
 //! # Examples
 //!
@@ -128,6 +192,7 @@ mod any;
 mod atomic;
 mod bits;
 mod blocked;
+mod builder;
 mod classic;
 mod counting;
 mod cpu;
@@ -143,25 +208,27 @@ mod parallel;
 mod prefetch;
 mod ribbon;
 mod scalable;
+#[cfg(feature = "serde")]
+mod serde_format;
 pub mod sizing;
 mod xxh3;
 
-pub use crate::aging::AgingBloomFilter;
+pub use crate::aging::{AgingBloomFilter, AgingBuilder};
 pub use crate::any::AnyFilter;
-pub use crate::atomic::AtomicBloomFilter;
-pub use crate::blocked::BlockedBloomFilter;
-pub use crate::classic::BloomFilter;
-pub use crate::counting::CountingBloomFilter;
-pub use crate::cuckoo::{CuckooFilter, CuckooOptions};
+pub use crate::atomic::{AtomicBloomFilter, AtomicBuilder};
+pub use crate::blocked::{BlockedBloomFilter, BlockedBloomFilterRef, BlockedBuilder};
+pub use crate::classic::{BloomBuilder, BloomFilter, BloomFilterRef};
+pub use crate::counting::{CountingBloomFilter, CountingBuilder};
+pub use crate::cuckoo::{CuckooBuilder, CuckooFilter};
 pub use crate::error::{Error, Result};
 pub use crate::format::FilterKind;
-pub use crate::fuse::BinaryFuseFilter;
+pub use crate::fuse::{BinaryFuseFilter, FuseBuilder};
 pub use crate::hash::{
     hash, hash_bytes, hash_bytes_with_seed, hash_std, hash_std_with_seed, hash_with_seed,
     StableHasher, DEFAULT_SEED,
 };
 pub use crate::key::{Key, KeyFeed, KeyHasher, KeySink, StdHash};
-pub use crate::ribbon::RibbonFilter;
+pub use crate::ribbon::{RibbonBuilder, RibbonFilter};
 pub use crate::scalable::{LayerInfo, LayerLayout, ScalableBloomFilter, ScalableBuilder};
 
 /// The query kernel the blocked filters use on this machine: `"avx2"` where the CPU has AVX2
@@ -186,7 +253,7 @@ pub fn use_portable_kernel(portable: bool) {
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
-/// What every filter answers: the query side, shared by all kinds.
+/// What every filter answers: the query side, its count and its rate, shared by all kinds.
 ///
 /// Inserting differs by kind (`&mut self` for most, `&self` for [`AtomicBloomFilter`], a
 /// `Result` where a filter can fill up, nothing for the static ones), so it stays on the
@@ -207,6 +274,12 @@ struct ReadmeDoctests;
 /// a.insert("k");
 /// assert!(!in_all(&[&a, &b], "k"));
 /// assert!(in_all(&[&a], "k"));
+///
+/// // What generic code reports about any filter: its count and its rate now.
+/// let filters: [&dyn Filter; 2] = [&a, &b];
+/// assert_eq!(filters.map(|f| f.len()), [1, 0]);
+/// assert!(filters[0].estimated_fp_rate() > 0.0 && filters[1].is_empty());
+/// assert_eq!(filters[1].estimated_fp_rate(), 0.0);
 /// # Ok::<(), bloomkit::Error>(())
 /// ```
 pub trait Filter {
@@ -227,6 +300,20 @@ pub trait Filter {
 
     /// Bytes of memory the filter holds.
     fn memory_bytes(&self) -> usize;
+
+    /// How many keys the filter holds, by its own count: each kind's `len` (what it counts
+    /// differs by kind, and each kind's `len` says how).
+    fn len(&self) -> u64;
+
+    /// Whether [`len`](Filter::len) is zero.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The false-positive rate a query for an absent key risks now, estimated from the
+    /// filter's contents: each kind's `estimated_fp_rate` (from its fill or load; the exact
+    /// rate of a static filter, 0 for one built from no keys).
+    fn estimated_fp_rate(&self) -> f64;
 }
 
 /// Asking a [`Filter`] by key: for generic code (`F: Filter`) and trait objects

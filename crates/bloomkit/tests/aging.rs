@@ -58,7 +58,7 @@ proptest! {
         generations in 1u32..=5,
         ops in ops(),
     ) {
-        let mut f = AgingBloomFilter::new(n, p, generations).unwrap();
+        let mut f = AgingBloomFilter::builder(n, p).generations(generations).build().unwrap();
         let mut oracle = Oracle {
             last_insert: HashMap::new(),
             rotations: 0,
@@ -96,12 +96,12 @@ proptest! {
             // Every generation has been recycled since its last insert: all empty, so
             // nothing at all is present, not even a false positive.
             prop_assert!((0..2 * POOL).all(|k| !f.contains(&k)));
-            prop_assert_eq!(f.item_count(), 0);
+            prop_assert_eq!(f.len(), 0);
         }
         let per_generation: u64 = (0..generations as usize)
-            .map(|age| f.generation(age).unwrap().item_count())
+            .map(|age| f.generation(age).unwrap().len())
             .sum();
-        prop_assert_eq!(f.item_count(), per_generation);
+        prop_assert_eq!(f.len(), per_generation);
 
         // Both round trips keep the filter, and it keeps aging the same way afterwards.
         let g = AgingBloomFilter::from_bytes(&f.to_bytes()).unwrap();
@@ -110,7 +110,7 @@ proptest! {
         let h = AgingBloomFilter::read_from(&streamed[..]).unwrap();
         for mut loaded in [g, h] {
             prop_assert_eq!(&loaded, &f);
-            prop_assert_eq!(loaded.item_count(), f.item_count());
+            prop_assert_eq!(loaded.len(), f.len());
             for k in 0..POOL {
                 if oracle.age(k).is_some() {
                     prop_assert!(loaded.contains(&k));
@@ -120,7 +120,7 @@ proptest! {
             loaded.rotate();
             original.rotate();
             prop_assert_eq!(&loaded, &original);
-            prop_assert_eq!(loaded.item_count(), original.item_count());
+            prop_assert_eq!(loaded.len(), original.len());
         }
     }
 }
@@ -156,7 +156,10 @@ fn present_fraction(f: &AgingBloomFilter, keys: std::ops::Range<u64>) -> f64 {
 fn keys_expire_after_exactly_g_rotations_into_an_empty_filter() {
     let g = 3;
     let n = 100_000u64;
-    let mut f = AgingBloomFilter::new(n, 0.01, g).unwrap();
+    let mut f = AgingBloomFilter::builder(n, 0.01)
+        .generations(g)
+        .build()
+        .unwrap();
     for i in 0..n {
         f.insert(&i);
     }
@@ -167,15 +170,24 @@ fn keys_expire_after_exactly_g_rotations_into_an_empty_filter() {
     f.rotate();
     // Every generation is fresh: not one key, not even a false positive.
     assert_eq!(present_fraction(&f, 0..n), 0.0);
-    assert_eq!(f.item_count(), 0);
-    assert_eq!(f, AgingBloomFilter::new(n, 0.01, g).unwrap());
+    assert_eq!(f.len(), 0);
+    assert_eq!(
+        f,
+        AgingBloomFilter::builder(n, 0.01)
+            .generations(g)
+            .build()
+            .unwrap()
+    );
 }
 
 #[test]
 fn expired_keys_answer_at_the_false_positive_rate_of_the_full_generations() {
     let g = 3;
     let n = 100_000u64;
-    let mut f = AgingBloomFilter::new(n, 0.01, g).unwrap();
+    let mut f = AgingBloomFilter::builder(n, 0.01)
+        .generations(g)
+        .build()
+        .unwrap();
     // The old keys, then a full generation of other keys after each rotation.
     for i in 0..n {
         f.insert(&i);
@@ -210,7 +222,10 @@ fn rate_with_all_generations_full_meets_the_target() {
         (4, 250_000, 0.001, 2_000_000),
         (1, 500_000, 0.01, 1_000_000),
     ] {
-        let mut f = AgingBloomFilter::new(n, p, g).unwrap();
+        let mut f = AgingBloomFilter::builder(n, p)
+            .generations(g)
+            .build()
+            .unwrap();
         let mut next = 0;
         for generation in 0..g {
             if generation > 0 {
@@ -243,7 +258,7 @@ fn rate_with_all_generations_full_meets_the_target() {
 
 #[test]
 fn check_and_insert_admits_on_the_second_request_within_the_window() {
-    let mut f = AgingBloomFilter::new(10_000, 0.001, 2).unwrap();
+    let mut f = AgingBloomFilter::new(10_000, 0.001).unwrap();
     let mut admitted = 0;
     // Objects 0..5000 are requested once, objects 5000..10000 twice, one rotation apart.
     for i in 0..10_000u64 {
@@ -265,7 +280,10 @@ fn check_and_insert_admits_on_the_second_request_within_the_window() {
 
 #[test]
 fn one_generation_is_a_filter_that_clears_on_rotate() {
-    let mut f = AgingBloomFilter::new(1000, 0.01, 1).unwrap();
+    let mut f = AgingBloomFilter::builder(1000, 0.01)
+        .generations(1)
+        .build()
+        .unwrap();
     assert_eq!(
         f.generation(0).unwrap(),
         &BlockedBloomFilter::new(1000, 0.01).unwrap()
@@ -286,7 +304,10 @@ fn golden_key(i: u64) -> String {
 /// The recipe: three generations, keys `0..400`, `400..700` and `700..1000` inserted one
 /// rotation apart, so each generation holds different keys.
 fn golden_build() -> AgingBloomFilter {
-    let mut f = AgingBloomFilter::new(400, 0.01, 3).unwrap();
+    let mut f = AgingBloomFilter::builder(400, 0.01)
+        .generations(3)
+        .build()
+        .unwrap();
     for (from, to) in [(0, 400), (400, 700), (700, 1000)] {
         if from > 0 {
             f.rotate();
@@ -352,7 +373,10 @@ fn golden_file_loads_and_answers_as_written() {
 // Hostile input
 
 fn sample_file() -> Vec<u8> {
-    let mut f = AgingBloomFilter::new(60, 0.01, 3).unwrap();
+    let mut f = AgingBloomFilter::builder(60, 0.01)
+        .generations(3)
+        .build()
+        .unwrap();
     for i in 0..150u32 {
         if i % 50 == 0 && i > 0 {
             f.rotate();
@@ -407,7 +431,13 @@ fn other_kinds_are_refused_both_ways() {
 #[test]
 fn huge_claims_in_small_files_fail_before_allocating() {
     for (generations, bits) in [(64u32, 1u64 << 40), (2, 1 << 50), (64, 1 << 57)] {
-        let mut f = AgingBloomFilter::with_params(512, 3, 1).unwrap().to_bytes();
+        let mut f = AgingBloomFilter::builder(0, 0.01)
+            .num_bits_per_generation(512)
+            .num_hashes(3)
+            .generations(1)
+            .build()
+            .unwrap()
+            .to_bytes();
         put(&mut f, GENERATIONS, generations.to_le_bytes());
         put(&mut f, BITS, bits.to_le_bytes());
         let len = (bits / 64 + 1) * generations as u64 * 8;
@@ -520,7 +550,10 @@ proptest! {
 #[test]
 fn bad_parameters_are_errors_not_panics() {
     for g in [0u32, 65, 1000, u32::MAX] {
-        let err = AgingBloomFilter::new(1000, 0.01, g).unwrap_err();
+        let err = AgingBloomFilter::builder(1000, 0.01)
+            .generations(g)
+            .build()
+            .unwrap_err();
         assert!(matches!(
             err,
             Error::InvalidParameter {
@@ -532,30 +565,40 @@ fn bad_parameters_are_errors_not_panics() {
     }
     for p in [0.0, 1.0, 2.0, -0.1, f64::NAN, f64::NEG_INFINITY] {
         assert!(matches!(
-            AgingBloomFilter::new(1000, p, 2),
+            AgingBloomFilter::new(1000, p),
             Err(Error::InvalidFpRate { .. })
         ));
         assert!(AgingBloomFilter::generation_fp_rate(p, 2).is_err());
     }
     assert!(matches!(
-        AgingBloomFilter::new(u64::MAX, 0.01, 2),
+        AgingBloomFilter::new(u64::MAX, 0.01),
         Err(Error::TooLarge { .. })
     ));
     assert!(matches!(
-        AgingBloomFilter::new(1 << 58, 0.01, 64),
+        AgingBloomFilter::builder(1 << 58, 0.01)
+            .generations(64)
+            .build(),
         Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
     ));
     assert!(matches!(
-        AgingBloomFilter::with_params(0, 6, 2),
+        AgingBloomFilter::builder(0, 0.01)
+            .num_bits_per_generation(0)
+            .num_hashes(6)
+            .generations(2)
+            .build(),
         Err(Error::ZeroBits)
     ));
     assert!(matches!(
-        AgingBloomFilter::with_params(512, 65, 2),
+        AgingBloomFilter::builder(0, 0.01)
+            .num_bits_per_generation(512)
+            .num_hashes(65)
+            .generations(2)
+            .build(),
         Err(Error::InvalidNumHashes { .. })
     ));
     // Zero items per generation is one.
     assert_eq!(
-        AgingBloomFilter::new(0, 0.01, 2).unwrap(),
-        AgingBloomFilter::new(1, 0.01, 2).unwrap()
+        AgingBloomFilter::new(0, 0.01).unwrap(),
+        AgingBloomFilter::new(1, 0.01).unwrap()
     );
 }

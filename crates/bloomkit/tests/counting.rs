@@ -80,7 +80,7 @@ proptest! {
             prop_assert!(f.contains(k), "false negative for {k}");
             prop_assert!(f.contains_hash(bloomkit::hash(k)));
         }
-        prop_assert_eq!(f.item_count(), copies.values().map(|&c| c as u64).sum::<u64>());
+        prop_assert_eq!(f.len(), copies.values().map(|&c| c as u64).sum::<u64>());
 
         // The projection answers every key alike, present or not.
         let b = f.to_bloom().unwrap();
@@ -96,7 +96,7 @@ proptest! {
         let h = CountingBloomFilter::read_from(&streamed[..]).unwrap();
         for loaded in [&g, &h] {
             prop_assert_eq!(loaded, &f);
-            prop_assert_eq!(loaded.item_count(), f.item_count());
+            prop_assert_eq!(loaded.len(), f.len());
             for k in &present {
                 prop_assert!(loaded.contains(k));
             }
@@ -120,7 +120,7 @@ proptest! {
         let mut u2 = b.clone();
         u2.union(&a).unwrap();
         prop_assert_eq!(&u, &u2);
-        prop_assert_eq!(u.item_count(), (a_keys.len() + b_keys.len()) as u64);
+        prop_assert_eq!(u.len(), (a_keys.len() + b_keys.len()) as u64);
         for k in a_keys.iter().chain(&b_keys) {
             prop_assert!(u.contains(k));
         }
@@ -140,13 +140,20 @@ fn union_refuses_other_shapes_and_changes_nothing() {
     let before = a.clone();
     for other in [
         CountingBloomFilter::new(1000, 0.01).unwrap(),
-        CountingBloomFilter::new_with_seed(100, 0.01, 1).unwrap(),
-        CountingBloomFilter::with_params(a.num_counters(), a.num_hashes() + 1).unwrap(),
+        CountingBloomFilter::builder(100, 0.01)
+            .seed(1)
+            .build()
+            .unwrap(),
+        CountingBloomFilter::builder(0, 0.01)
+            .num_counters(a.num_counters())
+            .num_hashes(a.num_hashes() + 1)
+            .build()
+            .unwrap(),
     ] {
         assert!(matches!(a.union(&other), Err(Error::Incompatible { .. })));
     }
     assert_eq!(a, before);
-    assert_eq!(a.item_count(), 1);
+    assert_eq!(a.len(), 1);
 }
 
 /// The projection is the classic filter of the surviving keys, bit for bit: the sizing and the
@@ -172,14 +179,17 @@ fn projection_is_the_classic_filter_of_the_surviving_keys() {
     assert_eq!(b.num_bits(), c.num_counters());
     assert_eq!(b.num_hashes(), c.num_hashes());
     assert_eq!(b.seed(), c.seed());
-    assert_eq!(b.item_count(), n / 2);
+    assert_eq!(b.len(), n / 2);
     let mut differ = 0;
     for i in 0..1_000_000u64 {
         differ += (b.contains(&i) != c.contains(&i)) as u32;
     }
     assert_eq!(differ, 0);
     // A seeded filter projects to a seeded classic filter.
-    let mut s = CountingBloomFilter::new_with_seed(1000, 0.01, 99).unwrap();
+    let mut s = CountingBloomFilter::builder(1000, 0.01)
+        .seed(99)
+        .build()
+        .unwrap();
     s.insert("k");
     let sb = s.to_bloom().unwrap();
     assert!(sb.contains("k") && sb.seed() == 99);
@@ -189,7 +199,11 @@ fn projection_is_the_classic_filter_of_the_surviving_keys() {
 fn saturated_counters_never_forget() {
     // Far past capacity: most counters saturate, and removing every inserted copy leaves the
     // keys that were inserted more often still present.
-    let mut f = CountingBloomFilter::with_params(256, 4).unwrap();
+    let mut f = CountingBloomFilter::builder(0, 0.01)
+        .num_counters(256)
+        .num_hashes(4)
+        .build()
+        .unwrap();
     for round in 0..20u32 {
         for k in 0..200u32 {
             if k % 2 == 0 || round == 0 {
@@ -329,7 +343,7 @@ fn golden_file_loads_and_answers_as_written() {
 
     let loaded = CountingBloomFilter::from_bytes(&stored).unwrap();
     assert_eq!(loaded.kind(), FilterKind::Counting);
-    assert_eq!(loaded.item_count(), 1000);
+    assert_eq!(loaded.len(), 1000);
     assert_eq!(
         golden_answers(&loaded, golden_key),
         answers,
@@ -401,7 +415,12 @@ fn other_kinds_are_refused_both_ways() {
 /// A small file whose header claims `num_counters` counters, with the matching payload length.
 fn claims(num_counters: u64, payload_len: u64) -> Vec<u8> {
     // Header (36) + parameters: counters at 36..44, hashes at 44..48; payload length 48..56.
-    let mut f = CountingBloomFilter::with_params(64, 3).unwrap().to_bytes();
+    let mut f = CountingBloomFilter::builder(0, 0.01)
+        .num_counters(64)
+        .num_hashes(3)
+        .build()
+        .unwrap()
+        .to_bytes();
     f[36..44].copy_from_slice(&num_counters.to_le_bytes());
     f[48..56].copy_from_slice(&payload_len.to_le_bytes());
     reseal(&mut f);
@@ -448,7 +467,12 @@ fn inconsistent_headers_are_corrupt() {
     ));
     // Zero hashes, and too many.
     for k in [0u32, 65, u32::MAX] {
-        let mut bad = CountingBloomFilter::with_params(64, 3).unwrap().to_bytes();
+        let mut bad = CountingBloomFilter::builder(0, 0.01)
+            .num_counters(64)
+            .num_hashes(3)
+            .build()
+            .unwrap()
+            .to_bytes();
         bad[44..48].copy_from_slice(&k.to_le_bytes());
         reseal(&mut bad);
         assert!(matches!(
@@ -503,14 +527,23 @@ fn bad_parameters_are_errors_not_panics() {
         Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
     ));
     assert!(matches!(
-        CountingBloomFilter::with_params(0, 7),
+        CountingBloomFilter::builder(0, 0.01)
+            .num_counters(0)
+            .num_hashes(7)
+            .build(),
         Err(Error::InvalidParameter { .. })
     ));
     assert!(matches!(
-        CountingBloomFilter::with_params(64, 0),
+        CountingBloomFilter::builder(0, 0.01)
+            .num_counters(64)
+            .num_hashes(0)
+            .build(),
         Err(Error::InvalidNumHashes { .. })
     ));
-    let msg = CountingBloomFilter::with_params(0, 7)
+    let msg = CountingBloomFilter::builder(0, 0.01)
+        .num_counters(0)
+        .num_hashes(7)
+        .build()
         .unwrap_err()
         .to_string();
     assert!(

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use bloomkit::{CuckooFilter, CuckooOptions, Error, Filter, FilterExt, FilterKind};
+use bloomkit::{CuckooBuilder, CuckooFilter, Error, Filter, FilterExt, FilterKind};
 use proptest::prelude::*;
 
 fn is_full(e: &Error) -> bool {
@@ -44,7 +44,7 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
 
 /// Filter shapes from tiny (so they fill, kick, fail and grow) to roomy, library and
 /// RedisBloom style.
-fn options() -> impl Strategy<Value = CuckooOptions> {
+fn options() -> impl Strategy<Value = CuckooBuilder> {
     (
         1u64..600,
         prop::sample::select(vec![1u32, 2, 3, 4, 8]),
@@ -55,9 +55,9 @@ fn options() -> impl Strategy<Value = CuckooOptions> {
     )
         .prop_map(|(cap, b, f, expansion, kicks, rb)| {
             let base = if rb {
-                CuckooOptions::redisbloom(cap)
+                CuckooFilter::redisbloom_builder(cap)
             } else {
-                CuckooOptions::new(cap)
+                CuckooFilter::builder(cap, 0.01)
             };
             base.bucket_size(b)
                 .fingerprint_bits(f)
@@ -142,7 +142,7 @@ proptest! {
     #[test]
     fn hashes_and_keys_agree(keys in prop::collection::hash_set(".{0,40}", 0..200), seed in any::<u64>()) {
         let mut plain = CuckooFilter::new(300, 0.01).unwrap();
-        let mut seeded = CuckooFilter::new_with_seed(300, 0.01, seed).unwrap();
+        let mut seeded = CuckooFilter::builder(300, 0.01).seed(seed).build().unwrap();
         for k in &keys {
             plain.insert_hash(bloomkit::hash(k)).unwrap();
             seeded.insert_hash(bloomkit::hash_with_seed(k, seed)).unwrap();
@@ -217,7 +217,7 @@ fn rate_at_a_tenth_of_a_percent_at_capacity() {
 /// prediction summed over sub-filters still matches.
 #[test]
 fn rate_of_a_grown_redisbloom_filter() {
-    let mut f = CuckooOptions::redisbloom(100_000).build().unwrap();
+    let mut f = CuckooFilter::redisbloom_builder(100_000).build().unwrap();
     for i in 0..400_000u64 {
         f.insert(&i).unwrap();
     }
@@ -247,14 +247,16 @@ fn rate_of_a_grown_redisbloom_filter() {
 #[test]
 fn a_full_filter_loses_nothing() {
     let configs = [
-        CuckooOptions::new(5_000),
-        CuckooOptions::new(5_000).bucket_size(2).max_kicks(10),
-        CuckooOptions::redisbloom(4_096).expansion(0),
-        CuckooOptions::new(3_000)
+        CuckooFilter::builder(5_000, 0.01),
+        CuckooFilter::builder(5_000, 0.01)
+            .bucket_size(2)
+            .max_kicks(10),
+        CuckooFilter::redisbloom_builder(4_096).expansion(0),
+        CuckooFilter::builder(3_000, 0.01)
             .bucket_size(8)
             .fingerprint_bits(32),
-        CuckooOptions::new(2_000).bucket_size(1),
-        CuckooOptions::new(1_000)
+        CuckooFilter::builder(2_000, 0.01).bucket_size(1),
+        CuckooFilter::builder(1_000, 0.01)
             .bucket_size(20)
             .fingerprint_bits(7),
     ];
@@ -300,7 +302,7 @@ fn a_full_filter_loses_nothing() {
 #[test]
 fn growth_stops_at_the_sub_filter_cap() {
     for (expansion, cap) in [(1u32, 32u32), (2, 6), (4, 4)] {
-        let mut f = CuckooOptions::redisbloom(64)
+        let mut f = CuckooFilter::redisbloom_builder(64)
             .expansion(expansion)
             .max_filters(cap)
             .build()
@@ -350,7 +352,10 @@ fn growth_stops_at_the_sub_filter_cap() {
 fn planned_capacity_always_fits() {
     for capacity in (1..=300u64).chain((400..=3000).step_by(100)) {
         for seed in 0..8 {
-            let mut f = CuckooFilter::new_with_seed(capacity, 0.01, seed).unwrap();
+            let mut f = CuckooFilter::builder(capacity, 0.01)
+                .seed(seed)
+                .build()
+                .unwrap();
             for i in 0..capacity {
                 f.insert(&(i, seed))
                     .unwrap_or_else(|e| panic!("capacity {capacity} seed {seed} key {i}: {e}"));
@@ -366,7 +371,7 @@ fn planned_capacity_always_fits() {
 fn redisbloom_reserve_and_info_fields() {
     // CF.RESERVE cf 1000 → CF.INFO: Size 1080, Number of buckets 512, filters 1, items 0,
     // deleted 0, bucket size 2, expansion 1, max iterations 20.
-    let f = CuckooOptions::redisbloom(1000).build().unwrap();
+    let f = CuckooFilter::redisbloom_builder(1000).build().unwrap();
     let redis_size = 40 + 16 * f.num_filters() as u64 + f.num_slots();
     assert_eq!(redis_size, 1080);
     assert_eq!(
@@ -383,7 +388,7 @@ fn redisbloom_reserve_and_info_fields() {
     );
     // Expansion is stored rounded up to a power of two; 0 stays 0.
     for (given, stored) in [(0u32, 0u32), (1, 1), (2, 2), (3, 4), (5, 8), (32768, 32768)] {
-        let f = CuckooOptions::redisbloom(1000)
+        let f = CuckooFilter::redisbloom_builder(1000)
             .expansion(given)
             .build()
             .unwrap();
@@ -393,7 +398,7 @@ fn redisbloom_reserve_and_info_fields() {
 
 #[test]
 fn add_allows_duplicates_addnx_does_not_del_removes_one() {
-    let mut f = CuckooOptions::redisbloom(1024).build().unwrap();
+    let mut f = CuckooFilter::redisbloom_builder(1024).build().unwrap();
     for _ in 0..3 {
         f.insert("item").unwrap(); // CF.ADD → 1 each time
     }
@@ -416,16 +421,20 @@ fn add_allows_duplicates_addnx_does_not_del_removes_one() {
 #[test]
 fn growth_matches_redisbloom_test_suite_within_one_sub_filter() {
     let cases = [
-        (CuckooOptions::redisbloom(64).bucket_size(1), 64, 18),
-        (CuckooOptions::redisbloom(64).bucket_size(2), 32, 17),
+        (CuckooFilter::redisbloom_builder(64).bucket_size(1), 64, 18),
+        (CuckooFilter::redisbloom_builder(64).bucket_size(2), 32, 17),
         (
-            CuckooOptions::redisbloom(256).bucket_size(4).max_kicks(500),
+            CuckooFilter::redisbloom_builder(256)
+                .bucket_size(4)
+                .max_kicks(500),
             64,
             4,
         ),
-        (CuckooOptions::redisbloom(64).expansion(2), 32, 5),
+        (CuckooFilter::redisbloom_builder(64).expansion(2), 32, 5),
         (
-            CuckooOptions::redisbloom(64).expansion(4).max_kicks(500),
+            CuckooFilter::redisbloom_builder(64)
+                .expansion(4)
+                .max_kicks(500),
             32,
             3,
         ),
@@ -441,7 +450,7 @@ fn growth_matches_redisbloom_test_suite_within_one_sub_filter() {
         assert!((got - filters).abs() <= 1, "{opts:?}: {got} vs {filters}");
     }
     // CF.RESERVE cf 4: RedisBloom takes 124 adds before its 32 sub-filters are all in use.
-    let mut f = CuckooOptions::redisbloom(4).build().unwrap();
+    let mut f = CuckooFilter::redisbloom_builder(4).build().unwrap();
     let mut adds = 0;
     while f.num_filters() < 32 {
         f.insert(adds.to_string().as_str()).unwrap();
@@ -454,7 +463,7 @@ fn growth_matches_redisbloom_test_suite_within_one_sub_filter() {
 /// move into older sub-filters, emptied newest ones are freed, the delete count restarts.
 #[test]
 fn deletes_compact_a_grown_filter() {
-    let mut f = CuckooOptions::redisbloom(1000).build().unwrap();
+    let mut f = CuckooFilter::redisbloom_builder(1000).build().unwrap();
     for i in 0..3000u32 {
         f.insert(&i).unwrap();
     }
@@ -474,7 +483,10 @@ fn deletes_compact_a_grown_filter() {
 #[test]
 fn same_inserts_same_bytes() {
     let build = || {
-        let mut f = CuckooOptions::new(2000).max_kicks(100).build().unwrap();
+        let mut f = CuckooFilter::builder(2000, 0.01)
+            .max_kicks(100)
+            .build()
+            .unwrap();
         let mut i = 0u32;
         while f.insert(&i).is_ok() {
             i += 1;
@@ -506,7 +518,10 @@ fn golden_key(i: u64) -> String {
 /// The recipe: a library filter for 600 keys that may double, holding keys 0..1000 (so it
 /// grew), keys 0..50 a second time, and keys 0..25 removed once.
 fn golden_build() -> CuckooFilter {
-    let mut f = CuckooOptions::new(600).expansion(2).build().unwrap();
+    let mut f = CuckooFilter::builder(600, 0.01)
+        .expansion(2)
+        .build()
+        .unwrap();
     for i in 0..1000 {
         f.insert(golden_key(i).as_str()).unwrap();
     }
@@ -602,7 +617,10 @@ fn put_u64(bytes: &mut [u8], at: usize, v: u64) {
 
 /// A small filter with three sub-filters, duplicates and deletions.
 fn sample() -> Vec<u8> {
-    let mut f = CuckooOptions::redisbloom(8).max_kicks(5).build().unwrap();
+    let mut f = CuckooFilter::redisbloom_builder(8)
+        .max_kicks(5)
+        .build()
+        .unwrap();
     for i in 0..20u32 {
         f.insert(&i).unwrap();
     }
@@ -679,7 +697,7 @@ fn resealed_field_changes_are_caught_by_the_field_checks() {
     corrupt(&|b| put_u64(b, PAYLOAD, 17));
     // Padding past the last slot: 5 buckets of 4 ten-bit slots leave 56 bits of the last
     // word unused.
-    let mut padded = CuckooOptions::new(10).build().unwrap();
+    let mut padded = CuckooFilter::builder(10, 0.01).build().unwrap();
     padded.insert("k").unwrap();
     assert_eq!(padded.num_slots() * 10 % 64, 8);
     let mut bad = padded.to_bytes();
@@ -703,7 +721,10 @@ fn resealed_field_changes_are_caught_by_the_field_checks() {
 /// length, a stream by running out of data.
 #[test]
 fn huge_claims_in_small_files_fail_before_allocating() {
-    let small = CuckooOptions::redisbloom(8).build().unwrap().to_bytes();
+    let small = CuckooFilter::redisbloom_builder(8)
+        .build()
+        .unwrap()
+        .to_bytes();
     let claims: [(u64, u32, u32, u32); 3] = [
         // base buckets, expansion, max filters, sub-filters
         (1 << 40, 1, 32, 1),
@@ -773,31 +794,46 @@ fn bad_parameters_are_errors() {
             Err(Error::InvalidFpRate { .. })
         ));
     }
-    let invalid = |opts: CuckooOptions, param: &str| match opts.build() {
+    let invalid = |opts: CuckooBuilder, param: &str| match opts.build() {
         Err(Error::InvalidParameter { name, .. }) => assert_eq!(name, param),
         other => panic!("{param}: {other:?}"),
     };
-    invalid(CuckooOptions::new(100).fp_rate(1e-12), "fp_rate");
-    invalid(CuckooOptions::new(100).bucket_size(0), "bucket_size");
-    invalid(CuckooOptions::new(100).bucket_size(256), "bucket_size");
+    invalid(CuckooFilter::builder(100, 1e-12), "fp_rate");
     invalid(
-        CuckooOptions::new(100).fingerprint_bits(3),
+        CuckooFilter::builder(100, 0.01).bucket_size(0),
+        "bucket_size",
+    );
+    invalid(
+        CuckooFilter::builder(100, 0.01).bucket_size(256),
+        "bucket_size",
+    );
+    invalid(
+        CuckooFilter::builder(100, 0.01).fingerprint_bits(3),
         "fingerprint_bits",
     );
     invalid(
-        CuckooOptions::new(100).fingerprint_bits(33),
+        CuckooFilter::builder(100, 0.01).fingerprint_bits(33),
         "fingerprint_bits",
     );
-    invalid(CuckooOptions::new(100).max_kicks(0), "max_kicks");
-    invalid(CuckooOptions::new(100).max_kicks(65_536), "max_kicks");
-    invalid(CuckooOptions::new(100).expansion(32_769), "expansion");
-    invalid(CuckooOptions::new(100).max_filters(0), "max_filters");
+    invalid(CuckooFilter::builder(100, 0.01).max_kicks(0), "max_kicks");
     invalid(
-        CuckooOptions::redisbloom(100).bucket_size(300),
+        CuckooFilter::builder(100, 0.01).max_kicks(65_536),
+        "max_kicks",
+    );
+    invalid(
+        CuckooFilter::builder(100, 0.01).expansion(32_769),
+        "expansion",
+    );
+    invalid(
+        CuckooFilter::builder(100, 0.01).max_filters(0),
+        "max_filters",
+    );
+    invalid(
+        CuckooFilter::redisbloom_builder(100).bucket_size(300),
         "bucket_size",
     );
     // The message says what is accepted.
-    let msg = CuckooOptions::new(1)
+    let msg = CuckooFilter::builder(1, 0.01)
         .bucket_size(0)
         .build()
         .unwrap_err()
@@ -805,9 +841,9 @@ fn bad_parameters_are_errors() {
     assert!(msg.contains("1 to 255"), "{msg}");
     // Absurd sizes are errors, not aborts.
     for opts in [
-        CuckooOptions::new(u64::MAX),
-        CuckooOptions::new(1 << 52),
-        CuckooOptions::redisbloom(u64::MAX).bucket_size(1),
+        CuckooFilter::builder(u64::MAX, 0.01),
+        CuckooFilter::builder(1 << 52, 0.01),
+        CuckooFilter::redisbloom_builder(u64::MAX).bucket_size(1),
     ] {
         assert!(matches!(
             opts.build(),
@@ -816,7 +852,7 @@ fn bad_parameters_are_errors() {
     }
     // Capacity 0 is 1; extremes that are valid work.
     assert_eq!(CuckooFilter::new(0, 0.5).unwrap().capacity(), 1);
-    let mut f = CuckooOptions::new(10)
+    let mut f = CuckooFilter::builder(10, 0.01)
         .bucket_size(255)
         .fingerprint_bits(32)
         .max_kicks(65_535)
@@ -835,9 +871,9 @@ fn quick_speed() {
     use std::time::Instant;
     let n = 1_000_000u64;
     for (name, opts) in [
-        ("library 1%", CuckooOptions::new(n).fp_rate(0.01)),
-        ("library 0.1%", CuckooOptions::new(n).fp_rate(0.001)),
-        ("redisbloom", CuckooOptions::redisbloom(n)),
+        ("library 1%", CuckooFilter::builder(n, 0.01)),
+        ("library 0.1%", CuckooFilter::builder(n, 0.001)),
+        ("redisbloom", CuckooFilter::redisbloom_builder(n)),
     ] {
         let mut f = opts.build().unwrap();
         let hashes: Vec<u64> = (0..n).map(|i| bloomkit::hash(&i)).collect();

@@ -42,7 +42,7 @@ proptest! {
 
     #[test]
     fn no_false_negatives_and_round_trips(keys in keys(), bits in bits()) {
-        let f = BinaryFuseFilter::build(&keys, bits).unwrap();
+        let f = BinaryFuseFilter::builder(0.01).fingerprint_bits(bits).build(&keys).unwrap();
         let oracle: HashSet<&String> = keys.iter().collect();
         prop_assert_eq!(f.len(), keys.len() as u64);
         prop_assert_eq!(f.fingerprint_bits(), bits);
@@ -80,7 +80,7 @@ proptest! {
         if !distinct.is_empty() {
             hashes.extend(repeats.iter().map(|i| distinct[i.index(distinct.len())]));
         }
-        let f = BinaryFuseFilter::build_from_hashes(&hashes, bits).unwrap();
+        let f = BinaryFuseFilter::builder(0.01).fingerprint_bits(bits).build_from_hashes(&hashes).unwrap();
         prop_assert_eq!(f.len(), hashes.len() as u64);
         for &h in &hashes {
             prop_assert!(f.contains_hash(h));
@@ -93,14 +93,14 @@ proptest! {
         bits in bits(),
     ) {
         let hashes: Vec<u64> = keys.iter().map(bloomkit::hash).collect();
-        let from_keys = BinaryFuseFilter::build(keys.iter(), bits).unwrap();
-        let from_hashes = BinaryFuseFilter::build_from_hashes(&hashes, bits).unwrap();
+        let from_keys = BinaryFuseFilter::builder(0.01).fingerprint_bits(bits).build(keys.iter()).unwrap();
+        let from_hashes = BinaryFuseFilter::builder(0.01).fingerprint_bits(bits).build_from_hashes(&hashes).unwrap();
         prop_assert_eq!(&from_keys, &from_hashes);
         for k in &keys {
             prop_assert!(from_keys.contains(k));
         }
         // By value and by reference alike.
-        prop_assert_eq!(&BinaryFuseFilter::build(keys.clone(), bits).unwrap(), &from_keys);
+        prop_assert_eq!(&BinaryFuseFilter::builder(0.01).fingerprint_bits(bits).build(keys.clone()).unwrap(), &from_keys);
     }
 }
 
@@ -111,7 +111,10 @@ proptest! {
 fn structured_hashes_still_build() {
     for bits in [8, 16] {
         let hashes: Vec<u64> = (0..100_000).collect();
-        let f = BinaryFuseFilter::build_from_hashes(&hashes, bits).unwrap();
+        let f = BinaryFuseFilter::builder(0.01)
+            .fingerprint_bits(bits)
+            .build_from_hashes(&hashes)
+            .unwrap();
         assert!(f.fuse_seed() >= 1);
         assert!(hashes.iter().all(|&h| f.contains_hash(h)));
     }
@@ -119,7 +122,7 @@ fn structured_hashes_still_build() {
 
 #[test]
 fn one_key_many_times() {
-    let f = BinaryFuseFilter::build(std::iter::repeat_n("same", 10_000), 8).unwrap();
+    let f = BinaryFuseFilter::build(std::iter::repeat_n("same", 10_000), 0.01).unwrap();
     assert_eq!(f.len(), 10_000);
     assert!(f.contains("same"));
     // Sized for the 10,000 keys it was given (duplicates are not looked for when sizing).
@@ -131,7 +134,11 @@ fn seeded_builds_hash_with_their_seed() {
     let hashes: Vec<u64> = (0..1000u32)
         .map(|k| bloomkit::hash_with_seed(&k, 77))
         .collect();
-    let f = BinaryFuseFilter::build_from_hashes_with_seed(&hashes, 8, 77).unwrap();
+    let f = BinaryFuseFilter::builder(0.01)
+        .fingerprint_bits(8)
+        .seed(77)
+        .build_from_hashes(&hashes)
+        .unwrap();
     assert_eq!(f.seed(), 77);
     assert!((0..1000u32).all(|k| f.contains(&k)));
     let g = BinaryFuseFilter::from_bytes(&f.to_bytes()).unwrap();
@@ -141,7 +148,10 @@ fn seeded_builds_hash_with_their_seed() {
 
 #[test]
 fn works_through_the_filter_trait() {
-    let f = BinaryFuseFilter::build(["a", "b"], 16).unwrap();
+    let f = BinaryFuseFilter::builder(0.01)
+        .fingerprint_bits(16)
+        .build(["a", "b"])
+        .unwrap();
     let dynamic: &dyn Filter = &f;
     assert_eq!(dynamic.kind(), FilterKind::Fuse);
     assert_eq!(dynamic.seed(), bloomkit::DEFAULT_SEED);
@@ -152,7 +162,7 @@ fn works_through_the_filter_trait() {
 
 #[test]
 fn any_filter_refuses_inserts_and_empty_builds() {
-    let mut any: AnyFilter = BinaryFuseFilter::build(0..100u32, 8).unwrap().into();
+    let mut any: AnyFilter = BinaryFuseFilter::build(0..100u32, 0.01).unwrap().into();
     assert!(matches!(
         any.insert("x"),
         Err(Error::Unsupported {
@@ -182,7 +192,10 @@ fn any_filter_refuses_inserts_and_empty_builds() {
 /// Builds from `0..n`, checks no key is forgotten, and returns the filter and the fraction of
 /// the `probes` absent keys `n..n + probes` it calls present.
 fn measure(n: u64, probes: u64, bits: u32) -> (BinaryFuseFilter, f64) {
-    let f = BinaryFuseFilter::build(0..n, bits).unwrap();
+    let f = BinaryFuseFilter::builder(0.01)
+        .fingerprint_bits(bits)
+        .build(0..n)
+        .unwrap();
     assert!((0..n).all(|k| f.contains(&k)), "a false negative");
     let hits = (n..n + probes).filter(|k| f.contains(k)).count();
     (f, hits as f64 / probes as f64)
@@ -249,7 +262,10 @@ fn golden_key(i: u64) -> String {
 
 /// The recipe: keys 0..1000 built in, with `bits`-bit fingerprints; 1000..3000 are not.
 fn golden_build(bits: u32) -> BinaryFuseFilter {
-    BinaryFuseFilter::build((0..1000).map(golden_key), bits).unwrap()
+    BinaryFuseFilter::builder(0.01)
+        .fingerprint_bits(bits)
+        .build((0..1000).map(golden_key))
+        .unwrap()
 }
 
 #[test]
@@ -308,12 +324,16 @@ const PAYLOAD: usize = 60;
 /// 240 keys: segments of 64 slots, 4 + 2 of them (384 slots: 48 words at 8 bits, 96 at 16),
 /// built at fuse seed 0.
 fn small_file(bits: u32) -> Vec<u8> {
-    BinaryFuseFilter::build(0..240u32, bits).unwrap().to_bytes()
+    BinaryFuseFilter::builder(0.01)
+        .fingerprint_bits(bits)
+        .build(0..240u32)
+        .unwrap()
+        .to_bytes()
 }
 
 /// A filter whose slots do not fill its last word: 1 key, 12 slots, 1.5 words at 8 bits.
 fn padded_file() -> Vec<u8> {
-    BinaryFuseFilter::build([7u32], 8).unwrap().to_bytes()
+    BinaryFuseFilter::build([7u32], 0.01).unwrap().to_bytes()
 }
 
 fn with(file: &[u8], at: usize, value: &[u8]) -> Vec<u8> {
@@ -570,7 +590,10 @@ fn speed_at_one_million_keys() {
     let hashes: Vec<u64> = keys.iter().map(bloomkit::hash).collect();
     for bits in [8, 16] {
         let t = Instant::now();
-        let f = BinaryFuseFilter::build_from_hashes(&hashes, bits).unwrap();
+        let f = BinaryFuseFilter::builder(0.01)
+            .fingerprint_bits(bits)
+            .build_from_hashes(&hashes)
+            .unwrap();
         let build = t.elapsed().as_nanos() as f64 / n as f64;
         let t = Instant::now();
         let present = keys.iter().filter(|k| f.contains(*k)).count();

@@ -34,7 +34,7 @@ fn number_key(i: u64) -> String {
 /// The recipes. Keys `0..1000` are inserted; `1000..3000` are not.
 ///
 /// Each names its parameters explicitly (they are what `new(1000, 0.01)` and
-/// `new_with_seed(1000, 0.05, 0x5eed)` planned when the files were written): the files pin
+/// `builder(1000, 0.05).seed(0x5eed)` planned when the files were written): the files pin
 /// what stored data depends on (the hash, the probes, the format), not the sizing policy for
 /// new filters, which `sizing`'s own tests pin.
 fn fixtures() -> Vec<Fixture> {
@@ -42,14 +42,28 @@ fn fixtures() -> Vec<Fixture> {
         Fixture {
             name: "classic-v1",
             kind: FilterKind::Classic,
-            build: || fill(BloomFilter::with_params(9600, 7).unwrap().into(), text_key),
+            build: || {
+                fill(
+                    BloomFilter::builder(0, 0.01)
+                        .num_bits(9600)
+                        .num_hashes(7)
+                        .build()
+                        .unwrap()
+                        .into(),
+                    text_key,
+                )
+            },
             key: text_key,
         },
         Fixture {
             name: "blocked-v1",
             kind: FilterKind::Blocked,
             build: || {
-                let f = BlockedBloomFilter::with_params(10240, 6).unwrap();
+                let f = BlockedBloomFilter::builder(0, 0.01)
+                    .num_bits(10240)
+                    .num_hashes(6)
+                    .build()
+                    .unwrap();
                 fill(f.into(), text_key)
             },
             key: text_key,
@@ -58,7 +72,12 @@ fn fixtures() -> Vec<Fixture> {
             name: "classic-seeded-v1",
             kind: FilterKind::Classic,
             build: || {
-                let f = BloomFilter::with_params_and_seed(6272, 4, 0x5eed).unwrap();
+                let f = BloomFilter::builder(0, 0.01)
+                    .num_bits(6272)
+                    .num_hashes(4)
+                    .seed(0x5eed)
+                    .build()
+                    .unwrap();
                 fill(f.into(), number_key)
             },
             key: number_key,

@@ -109,7 +109,12 @@ fn wrong_kind_foreign_and_future_files_say_so() {
 
 /// A 100-byte file whose header claims 2^60 bits must fail before allocating.
 fn claims_huge(num_bits: u64) -> Vec<u8> {
-    let mut f = BloomFilter::with_params(64, 3).unwrap().to_bytes();
+    let mut f = BloomFilter::builder(0, 0.01)
+        .num_bits(64)
+        .num_hashes(3)
+        .build()
+        .unwrap()
+        .to_bytes();
     f[36..44].copy_from_slice(&num_bits.to_le_bytes());
     f[48..56].copy_from_slice(&(num_bits / 8).to_le_bytes());
     reseal(&mut f);
@@ -139,7 +144,12 @@ fn huge_claims_in_small_files_fail_before_allocating() {
 
 #[test]
 fn inconsistent_headers_are_corrupt() {
-    let good = BloomFilter::with_params(128, 3).unwrap().to_bytes();
+    let good = BloomFilter::builder(0, 0.01)
+        .num_bits(128)
+        .num_hashes(3)
+        .build()
+        .unwrap()
+        .to_bytes();
     // Payload length that disagrees with the bits (shorter than needed, so the bytes are
     // there and the disagreement itself is what fails).
     let mut bad = good.clone();

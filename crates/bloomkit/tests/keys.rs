@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use bloomkit::{
     AgingBloomFilter, AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter,
-    CountingBloomFilter, CuckooFilter, CuckooOptions, FilterKind, KeyFeed, LayerLayout,
-    RibbonFilter, ScalableBloomFilter,
+    CountingBloomFilter, CuckooFilter, FilterKind, KeyFeed, LayerLayout, RibbonFilter,
+    ScalableBloomFilter,
 };
 use common::typed::{typed_key, TypedKey};
 use common::{data_dir, reseal};
@@ -126,7 +126,7 @@ fn a_key_is_its_bytes_or_its_value_in_every_kind() {
         .unwrap());
     reproduction!(
         "aging",
-        AgingBloomFilter::new(1000, 0.01, 2).unwrap(),
+        AgingBloomFilter::new(1000, 0.01).unwrap(),
         |f, k| f.insert(k)
     );
     reproduction!(
@@ -184,7 +184,10 @@ fn hash_functions_follow_the_key_model() {
         bloomkit::hash_bytes(b"alice")
     );
     assert_eq!(bloomkit::hash(&42u8), bloomkit::hash(&42i64));
-    let f = BlockedBloomFilter::new_with_seed(10, 0.01, 99).unwrap();
+    let f = BlockedBloomFilter::builder(10, 0.01)
+        .seed(99)
+        .build()
+        .unwrap();
     assert_eq!(
         f.key_hasher().hash("x"),
         bloomkit::hash_bytes_with_seed(b"x", 99)
@@ -379,7 +382,11 @@ fn a_0_1_filter_keeps_its_feed() {
     let reloaded = BlockedBloomFilter::from_bytes(&saved).unwrap();
     assert!(reloaded.contains(&b"new key"[..]) && reloaded.contains(&-99i32));
 
-    let mut today = BlockedBloomFilter::with_params(10240, 6).unwrap();
+    let mut today = BlockedBloomFilter::builder(0, 0.01)
+        .num_bits(10240)
+        .num_hashes(6)
+        .build()
+        .unwrap();
     let err = today.union(&old).unwrap_err().to_string();
     assert!(err.contains("key feed"), "{err}");
     // Text and `hash_bytes` hash alike under both feeds, so a 0.1 file of text keys (every
@@ -414,14 +421,22 @@ fn golden_files_pin_the_key_feed() {
     type Recipe = (&'static str, fn() -> AnyFilter);
     let recipes: Vec<Recipe> = vec![
         ("classic-keys-v1", || {
-            let mut f = BloomFilter::with_params(9600, 7).unwrap();
+            let mut f = BloomFilter::builder(0, 0.01)
+                .num_bits(9600)
+                .num_hashes(7)
+                .build()
+                .unwrap();
             for i in 0..1000 {
                 with_key!(&typed_key(i), |v| f.insert(v));
             }
             f.into()
         }),
         ("blocked-keys-v1", || {
-            let mut f = BlockedBloomFilter::with_params(10240, 6).unwrap();
+            let mut f = BlockedBloomFilter::builder(0, 0.01)
+                .num_bits(10240)
+                .num_hashes(6)
+                .build()
+                .unwrap();
             for i in 0..1000 {
                 with_key!(&typed_key(i), |v| f.insert(v));
             }
@@ -445,7 +460,10 @@ fn golden_files_pin_the_key_feed() {
             f.into()
         }),
         ("cuckoo-keys-v1", || {
-            let mut f = CuckooOptions::new(600).expansion(2).build().unwrap();
+            let mut f = CuckooFilter::builder(600, 0.01)
+                .expansion(2)
+                .build()
+                .unwrap();
             for i in (0..1000).chain(0..50) {
                 with_key!(&typed_key(i), |v| f.insert(v).unwrap());
             }
@@ -463,7 +481,10 @@ fn golden_files_pin_the_key_feed() {
                 .into()
         }),
         ("aging-keys-v1", || {
-            let mut f = AgingBloomFilter::new(400, 0.01, 3).unwrap();
+            let mut f = AgingBloomFilter::builder(400, 0.01)
+                .generations(3)
+                .build()
+                .unwrap();
             for (from, to) in [(0, 400), (400, 700), (700, 1000)] {
                 if from > 0 {
                     f.rotate();

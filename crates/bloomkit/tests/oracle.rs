@@ -37,7 +37,7 @@ proptest! {
         }
         let g = BloomFilter::from_bytes(&f.to_bytes()).unwrap();
         prop_assert_eq!(&g, &f);
-        prop_assert_eq!(g.item_count(), f.item_count());
+        prop_assert_eq!(g.len(), f.len());
         for k in &oracle {
             prop_assert!(g.contains(*k));
         }
@@ -121,7 +121,7 @@ proptest! {
     fn precomputed_hashes_probe_many_filters(keys in keys(), seed in any::<u64>()) {
         let mut plain = BloomFilter::new(300, 0.01).unwrap();
         let mut blocked = BlockedBloomFilter::new(300, 0.01).unwrap();
-        let mut seeded = BloomFilter::new_with_seed(300, 0.01, seed).unwrap();
+        let mut seeded = BloomFilter::builder(300, 0.01).seed(seed).build().unwrap();
         for k in &keys {
             let h = bloomkit::hash(k);
             plain.insert_hash(h);
@@ -152,7 +152,7 @@ proptest! {
         let changed: u64 = keys.iter().map(|k| one.insert(k) as u64).sum();
         prop_assert_eq!(many.insert_many(&keys), changed);
         prop_assert_eq!(&many, &one);
-        prop_assert_eq!(many.item_count(), one.item_count());
+        prop_assert_eq!(many.len(), one.len());
 
         let atomic = AtomicBloomFilter::new(n, p).unwrap();
         prop_assert_eq!(atomic.insert_many(&keys), changed);
@@ -191,6 +191,6 @@ proptest! {
         let want = seq.insert_many(&keys);
         prop_assert_eq!(pool.install(|| par.par_insert_many(&keys)), want);
         prop_assert_eq!(&par, &seq);
-        prop_assert_eq!(par.item_count(), seq.item_count());
+        prop_assert_eq!(par.len(), seq.len());
     }
 }

@@ -74,15 +74,15 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let hashes: Vec<u64> = keys.iter().map(|k| bloomkit::hash_with_seed(k, seed)).collect();
-        let from_keys = RibbonFilter::build_with_seed(keys.iter(), 0.01, seed).unwrap();
-        let from_hashes = RibbonFilter::build_from_hashes_with_seed(&hashes, 0.01, seed).unwrap();
+        let from_keys = RibbonFilter::builder(0.01).seed(seed).build(keys.iter()).unwrap();
+        let from_hashes = RibbonFilter::builder(0.01).seed(seed).build_from_hashes(&hashes).unwrap();
         prop_assert_eq!(&from_keys, &from_hashes);
         prop_assert_eq!(from_keys.seed(), seed);
         for k in &keys {
             prop_assert!(from_keys.contains(k));
         }
         // By value and by reference hash alike.
-        prop_assert_eq!(&RibbonFilter::build_with_seed(keys.clone(), 0.01, seed).unwrap(), &from_keys);
+        prop_assert_eq!(&RibbonFilter::builder(0.01).seed(seed).build(keys.clone()).unwrap(), &from_keys);
     }
 }
 

@@ -45,7 +45,7 @@ fn redisbloom_reserve_10_then_100_items() {
     assert_eq!(f.capacity(), 150); // BF.INFO Capacity
     assert_eq!(f.num_layers(), 4); // BF.INFO Number of filters
     assert_eq!(f.len(), added); // BF.INFO Number of items inserted, BF.CARD
-    assert_eq!(f.growth(), 2); // BF.INFO Expansion rate
+    assert_eq!(f.expansion(), 2); // BF.INFO Expansion rate
     assert!(f.is_scaling());
     let infos: Vec<_> = f.layers().collect();
     assert_eq!(
@@ -60,9 +60,9 @@ fn redisbloom_reserve_10_then_100_items() {
 #[test]
 fn redisbloom_layer_counts_for_expansions_1_2_4() {
     let mut counts = Vec::new();
-    for growth in [1u32, 2, 4] {
+    for expansion in [1u32, 2, 4] {
         let mut f = ScalableBloomFilter::builder(4, 0.01)
-            .growth(growth)
+            .expansion(expansion)
             .build()
             .unwrap();
         let added = add_numbers(&mut f, 100);
@@ -70,8 +70,12 @@ fn redisbloom_layer_counts_for_expansions_1_2_4() {
         let mut cap = 4u64;
         let mut rate = 0.005;
         for l in f.layers() {
-            assert_eq!((l.capacity, l.fp_rate), (cap, rate), "growth {growth}");
-            cap *= growth as u64;
+            assert_eq!(
+                (l.capacity, l.fp_rate),
+                (cap, rate),
+                "expansion {expansion}"
+            );
+            cap *= expansion as u64;
             rate *= 0.5;
         }
         let infos: Vec<_> = f.layers().collect();
@@ -79,7 +83,7 @@ fn redisbloom_layer_counts_for_expansions_1_2_4() {
             .iter()
             .all(|l| l.items == l.capacity));
         eprintln!(
-            "capacity 4, expansion {growth}: {} layers, {added} of 100 items added \
+            "capacity 4, expansion {expansion}: {} layers, {added} of 100 items added \
              (RedisBloom: {})",
             f.num_layers(),
             [23, 5, 4][counts.len()]
@@ -104,7 +108,7 @@ fn redisbloom_layer_counts_for_expansions_1_2_4() {
 fn redisbloom_default_filter() {
     let f = ScalableBloomFilter::new(100, 0.01).unwrap();
     assert_eq!(shape(&f), [(100, 0.005)]);
-    assert_eq!((f.growth(), f.tightening()), (2, 0.5));
+    assert_eq!((f.expansion(), f.tightening()), (2, 0.5));
     assert_eq!(f.len(), 0);
     assert!(f.is_empty());
 }
@@ -176,14 +180,20 @@ fn bad_parameters_are_errors_not_panics() {
         Err(Error::InvalidFpRate { .. })
     ));
     assert!(matches!(
-        ScalableBloomFilter::builder(10, 0.01).growth(0).build(),
-        Err(Error::InvalidParameter { name: "growth", .. })
+        ScalableBloomFilter::builder(10, 0.01).expansion(0).build(),
+        Err(Error::InvalidParameter {
+            name: "expansion",
+            ..
+        })
     ));
     assert!(matches!(
         ScalableBloomFilter::builder(10, 0.01)
-            .growth(32_769)
+            .expansion(32_769)
             .build(),
-        Err(Error::InvalidParameter { name: "growth", .. })
+        Err(Error::InvalidParameter {
+            name: "expansion",
+            ..
+        })
     ));
     for t in [0.0, 1.0, f64::NAN, -1.0] {
         assert!(matches!(
@@ -211,7 +221,10 @@ fn bad_parameters_are_errors_not_panics() {
 fn is_a_filter_and_thread_safe() {
     fn assert_send_sync<T: Send + Sync + Clone + std::fmt::Debug + PartialEq>() {}
     assert_send_sync::<ScalableBloomFilter>();
-    let mut f = ScalableBloomFilter::new_with_seed(10, 0.01, 99).unwrap();
+    let mut f = ScalableBloomFilter::builder(10, 0.01)
+        .seed(99)
+        .build()
+        .unwrap();
     f.insert("a").unwrap();
     let dynf: &dyn Filter = &f;
     assert_eq!(dynf.kind(), FilterKind::Scalable);
@@ -364,11 +377,11 @@ proptest! {
 
     #[test]
     fn no_false_negatives_through_growth_and_storage(
-        (cap, p, growth, t, non_scaling, seed, layout) in options(),
+        (cap, p, expansion, t, non_scaling, seed, layout) in options(),
         keys in keys(),
     ) {
         let mut f = ScalableBloomFilter::builder(cap, p)
-            .growth(growth)
+            .expansion(expansion)
             .tightening(t)
             .non_scaling(non_scaling)
             .seed(seed)
@@ -408,7 +421,7 @@ proptest! {
         prop_assert!(!non_scaling || infos.len() == 1);
         for w in infos.windows(2) {
             prop_assert_eq!(w[0].items, w[0].capacity);
-            prop_assert_eq!(w[1].capacity, w[0].capacity * growth as u64);
+            prop_assert_eq!(w[1].capacity, w[0].capacity * expansion as u64);
             prop_assert_eq!(w[1].fp_rate, w[0].fp_rate * t);
         }
         prop_assert_eq!(infos.iter().map(|l| l.capacity).sum::<u64>(), f.capacity());

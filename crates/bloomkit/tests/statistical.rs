@@ -135,7 +135,11 @@ fn classic_reaches_the_top_of_a_filter_past_2_pow_32_bits() {
     }
 
     let num_bits = 1u64 << 33;
-    let mut f = BloomFilter::with_params(num_bits, 1).expect("1 GiB for the test filter");
+    let mut f = BloomFilter::builder(0, 0.01)
+        .num_bits(num_bits)
+        .num_hashes(1)
+        .build()
+        .expect("1 GiB for the test filter");
     let keys = 200_000u64;
     for i in 0..keys {
         f.insert(&i);

@@ -22,7 +22,10 @@ use xorf::{BinaryFuse16, BinaryFuse8, Filter as _};
 
 #[inline(never)]
 fn build_ours(hashes: &[u64], bits: u32) -> BinaryFuseFilter {
-    BinaryFuseFilter::build_from_hashes(hashes, bits).expect("build")
+    BinaryFuseFilter::builder(0.01)
+        .fingerprint_bits(bits)
+        .build_from_hashes(hashes)
+        .expect("build")
 }
 
 #[inline(never)]

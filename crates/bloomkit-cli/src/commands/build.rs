@@ -134,11 +134,12 @@ fn new_filter(options: &Options, build: &Build, items: u64) -> Result<AnyFilter>
             .build()
             .map(AnyFilter::Scalable),
         (Build::Insert { new, .. }, None) => new(items, options.fp_rate),
-        (&Build::Generations(generations), None) => AgingBloomFilter::new(
+        (&Build::Generations(generations), None) => AgingBloomFilter::builder(
             kinds::aging_generation_items(items, generations),
             options.fp_rate,
-            generations,
         )
+        .generations(generations)
+        .build()
         .map(AnyFilter::Aging),
         (Build::Solve(solve), None) => solve(&[], options.fp_rate),
     };

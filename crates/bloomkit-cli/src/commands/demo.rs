@@ -176,7 +176,9 @@ fn measure_ribbon(keys: &Keys, fp_rate: f64) -> Result<Measured> {
 fn measure_fuse(keys: &Keys, fp_rate: f64) -> Result<Measured> {
     let bits = BinaryFuseFilter::fingerprint_bits_for(fp_rate).unwrap_or(16);
     let start = Instant::now();
-    let filter = BinaryFuseFilter::build(keys.present.iter().map(|k| k.as_str()), bits)?;
+    let filter = BinaryFuseFilter::builder(fp_rate)
+        .fingerprint_bits(bits)
+        .build(keys.present.iter().map(|k| k.as_str()))?;
     let insert_time = start.elapsed();
     finish("fuse", keys, filter.into(), insert_time)
 }
@@ -185,7 +187,7 @@ fn measure_fuse(keys: &Keys, fp_rate: f64) -> Result<Measured> {
 /// window of two generations, as a CDN's filter is in its steady state.
 fn measure_aging(keys: &Keys, fp_rate: f64) -> Result<Measured> {
     let half = keys.present.len() / 2;
-    let mut filter = AgingBloomFilter::new((half as u64).max(1), fp_rate, 2)?;
+    let mut filter = AgingBloomFilter::new((half as u64).max(1), fp_rate)?;
     let start = Instant::now();
     for (i, key) in keys.present.iter().enumerate() {
         if i == half {

@@ -177,10 +177,10 @@ fn kind_fields(filter: &AnyFilter) -> Vec<Field> {
                 ),
                 field("target rate", "target_fp_rate", Fraction(f.fp_rate())),
                 if f.is_scaling() {
-                    field("growth", "growth", Count(f.growth().into()))
+                    field("expansion", "expansion", Count(f.expansion().into()))
                         .note("each layer's capacity over the last's")
                 } else {
-                    field("growth", "growth", Value::Missing("non-scaling"))
+                    field("expansion", "expansion", Value::Missing("non-scaling"))
                 },
                 field("tightening", "tightening", Number(f.tightening()))
                     .note("each layer's rate over the last's"),
@@ -248,7 +248,7 @@ fn kind_fields(filter: &AnyFilter) -> Vec<Field> {
                 .map(|(age, g)| {
                     vec![
                         field("age", "age", Count(age as u64)),
-                        field("keys", "keys", Count(g.item_count())),
+                        field("keys", "keys", Count(g.len())),
                         field("fill", "fill", Fraction(g.fill_ratio())),
                     ]
                 })

@@ -28,7 +28,7 @@ pub fn run(path: &Path) -> Result<()> {
             )));
         };
         let oldest = aging.num_generations() as usize - 1;
-        let forgotten = aging.generation(oldest).map_or(0, |g| g.item_count());
+        let forgotten = aging.generation(oldest).map_or(0, |g| g.len());
         aging.rotate();
         Ok(forgotten)
     })?;

@@ -1,6 +1,6 @@
 //! The dispatcher without a network: requests in, exact replies out.
 
-use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bloomkit::{CuckooFilter, ScalableBloomFilter};
 use bloomkit_commands::{Protocol, Value};
 
 use super::*;
@@ -45,7 +45,7 @@ fn simple(text: &str) -> Reply {
 
 fn seed(shared: &Shared, name: &str, cuckoo: bool) {
     let value = if cuckoo {
-        Value::Cuckoo(CuckooOptions::redisbloom(1024).build().unwrap())
+        Value::Cuckoo(CuckooFilter::redisbloom_builder(1024).build().unwrap())
     } else {
         Value::Bloom(ScalableBloomFilter::new(100, 0.01).unwrap())
     };

@@ -1,7 +1,7 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bloomkit::{CuckooFilter, ScalableBloomFilter};
 
 use super::*;
 
@@ -53,7 +53,7 @@ fn bloom() -> Value {
 }
 
 fn cuckoo() -> Value {
-    Value::Cuckoo(CuckooOptions::redisbloom(1024).build().unwrap())
+    Value::Cuckoo(CuckooFilter::redisbloom_builder(1024).build().unwrap())
 }
 
 fn key(name: &str) -> Bytes {

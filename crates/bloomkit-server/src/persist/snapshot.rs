@@ -458,17 +458,17 @@ fn show_key(key: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bloomkit::{CuckooOptions, ScalableBloomFilter};
+    use bloomkit::{CuckooFilter, ScalableBloomFilter};
 
     fn sample() -> Vec<SnapshotEntry> {
         let mut bloom = ScalableBloomFilter::builder(50, 0.01)
-            .growth(2)
+            .expansion(2)
             .build()
             .unwrap();
         for i in 0..120 {
             bloom.insert(&format!("b{i}")[..]).unwrap();
         }
-        let mut cuckoo = CuckooOptions::redisbloom(64).build().unwrap();
+        let mut cuckoo = CuckooFilter::redisbloom_builder(64).build().unwrap();
         for i in 0..40 {
             cuckoo.insert(&format!("c{i}")[..]).unwrap();
         }

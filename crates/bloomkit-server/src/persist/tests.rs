@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bloomkit::{CuckooFilter, ScalableBloomFilter};
 use bloomkit_commands::Value;
 use bytes::Bytes;
 
@@ -33,7 +33,7 @@ impl Model {
                 self.0.insert(key.clone(), Value::Bloom(f));
             }
             b"NEWC" => {
-                let f = CuckooOptions::redisbloom(32)
+                let f = CuckooFilter::redisbloom_builder(32)
                     .build()
                     .map_err(|e| e.to_string())?;
                 self.0.insert(key.clone(), Value::Cuckoo(f));

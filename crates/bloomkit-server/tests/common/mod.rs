@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bloomkit::{CuckooOptions, ScalableBloomFilter};
+use bloomkit::{CuckooFilter, ScalableBloomFilter};
 use bloomkit_commands::Value;
 use bloomkit_server::config::Config;
 use bloomkit_server::server::Server;
@@ -98,7 +98,7 @@ impl TestServer {
 
     /// Puts an empty cuckoo filter (capacity 1024) at `key`.
     pub fn seed_cuckoo(&self, key: &str) {
-        let filter = CuckooOptions::redisbloom(1024).build().unwrap();
+        let filter = CuckooFilter::redisbloom_builder(1024).build().unwrap();
         self.shared
             .keyspace()
             .restore(Bytes::from(key.to_string()), None, Value::Cuckoo(filter));

@@ -21,13 +21,15 @@ pub enum Kind {
     Cuckoo,
     /// [`bloomkit::RibbonFilter`].
     Ribbon,
+    /// [`bloomkit::BinaryFuseFilter`].
+    Fuse,
     /// [`bloomkit::AgingBloomFilter`].
     Aging,
 }
 
 impl Kind {
     /// Every kind, in the order the page and the CLI list them.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Blocked,
         Kind::Classic,
         Kind::Atomic,
@@ -35,6 +37,7 @@ impl Kind {
         Kind::Scalable,
         Kind::Cuckoo,
         Kind::Ribbon,
+        Kind::Fuse,
         Kind::Aging,
     ];
 
@@ -48,6 +51,7 @@ impl Kind {
             Kind::Scalable => "scalable",
             Kind::Cuckoo => "cuckoo",
             Kind::Ribbon => "ribbon",
+            Kind::Fuse => "fuse",
             Kind::Aging => "aging",
         }
     }
@@ -67,6 +71,7 @@ impl Kind {
             Kind::Scalable => "a chain of layers that grows past the planned keys",
             Kind::Cuckoo => "fingerprints in buckets: removable; refuses keys once full",
             Kind::Ribbon => "static, solved from all its keys at once: the smallest",
+            Kind::Fuse => "static, built from all its keys at once: the fastest queries",
             Kind::Aging => "two generations of blocked filters; the older rotates out",
         }
     }
@@ -80,13 +85,15 @@ impl Kind {
             Kind::Scalable => FilterKind::Scalable,
             Kind::Cuckoo => FilterKind::Cuckoo,
             Kind::Ribbon => FilterKind::Ribbon,
+            Kind::Fuse => FilterKind::Fuse,
             Kind::Aging => FilterKind::Aging,
         }
     }
 
-    /// `true` for a kind built once from all its keys (ribbon), which cannot be overfilled.
+    /// `true` for a kind built once from all its keys (ribbon, fuse), which cannot be
+    /// overfilled.
     pub fn is_static(self) -> bool {
-        self == Kind::Ribbon
+        matches!(self, Kind::Ribbon | Kind::Fuse)
     }
 
     /// What [`Measurement::fill`](super::Measurement::fill) measures for this kind.
@@ -96,7 +103,7 @@ impl Kind {
             Kind::Counting => "counters not zero",
             Kind::Scalable => "keys held / capacity of its layers",
             Kind::Cuckoo => "slots in use",
-            Kind::Ribbon => "keys / slots",
+            Kind::Ribbon | Kind::Fuse => "keys / slots",
             Kind::Aging => "bits set in the newest generation",
         }
     }

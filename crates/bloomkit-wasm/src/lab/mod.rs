@@ -42,7 +42,8 @@ pub fn absent_hash(id: u64) -> u64 {
 pub enum LabError {
     /// The library refused (a bad rate, an impossible size, a scalable filter out of memory).
     Filter(bloomkit::Error),
-    /// A ribbon filter holds exactly the keys it was built from; it cannot be overfilled.
+    /// A static filter (ribbon, fuse) holds exactly the keys it was built from; it cannot be
+    /// overfilled.
     Static {
         /// The keys it was built from.
         planned: u64,
@@ -57,7 +58,7 @@ impl fmt::Display for LabError {
             LabError::Filter(e) => write!(f, "{e}"),
             LabError::Static { planned, requested } => write!(
                 f,
-                "a ribbon filter is static: it holds exactly the {planned} keys it was built \
+                "a static filter (ribbon, fuse) holds exactly the {planned} keys it was built \
                  from and cannot take {requested}; build a new one for more keys"
             ),
         }

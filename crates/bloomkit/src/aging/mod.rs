@@ -31,14 +31,16 @@
 
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::{BlockedBloomFilter, Filter};
 use std::fmt;
 
+mod builder;
 mod persist;
 #[cfg(test)]
 mod tests;
+
+pub use self::builder::AgingBuilder;
 
 /// The most generations a filter may have: a query checks every one, so past a few dozen a
 /// finer window costs more in query time than it is worth.
@@ -70,7 +72,7 @@ const MAX_GENERATIONS: u32 = 64;
 /// use bloomkit::AgingBloomFilter;
 ///
 /// // Two generations of up to 100,000 keys each; 1% for the whole filter.
-/// let mut recent = AgingBloomFilter::new(100_000, 0.01, 2)?;
+/// let mut recent = AgingBloomFilter::new(100_000, 0.01)?;
 /// recent.insert("a");
 /// recent.rotate();
 /// assert!(recent.contains("a")); // one rotation ago: still remembered
@@ -98,123 +100,68 @@ impl AgingBloomFilter {
     /// remembered for between one and two rotation periods.
     pub const DEFAULT_GENERATIONS: u32 = 2;
 
-    /// A filter of `generations` generations, each a [`BlockedBloomFilter`] sized for
-    /// `items_per_generation` keys (the most one rotation period brings) at the rate
-    /// [`generation_fp_rate`](Self::generation_fp_rate)`(fp_rate, generations)`, so that a
-    /// query, which checks every generation, meets `fp_rate` while each holds its planned
-    /// keys. `items_per_generation = 0` is treated as 1.
+    /// A filter of [`DEFAULT_GENERATIONS`](Self::DEFAULT_GENERATIONS) (2) generations, each
+    /// a [`BlockedBloomFilter`] sized for `items_per_generation` keys (the most one rotation
+    /// period brings) at the rate
+    /// [`generation_fp_rate`](Self::generation_fp_rate)`(fp_rate, 2)`, so that a query,
+    /// which checks every generation, meets `fp_rate` while each holds its planned keys.
+    /// `items_per_generation = 0` is treated as 1. Another number of generations:
+    /// [`builder`](Self::builder)`(items, fp_rate).generations(g)`.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidParameter`] unless `generations` is 1 to 64; [`Error::InvalidFpRate`]
-    /// unless `0 < fp_rate < 1`; [`Error::FpRateTooSmall`]; [`Error::TooLarge`] or
-    /// [`Error::OutOfMemory`] if the generations do not fit.
+    /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::FpRateTooSmall`];
+    /// [`Error::TooLarge`] or [`Error::OutOfMemory`] if the generations do not fit.
     ///
     /// # Examples
     ///
     /// ```
     /// use bloomkit::{AgingBloomFilter, BlockedBloomFilter};
     ///
-    /// let f = AgingBloomFilter::new(1_000_000, 0.01, 4)?;
-    /// assert_eq!(f.num_generations(), 4);
+    /// let f = AgingBloomFilter::new(1_000_000, 0.01)?;
+    /// assert_eq!(f.num_generations(), 2);
     /// // Each generation is the blocked filter for the tighter per-generation rate.
+    /// let q = AgingBloomFilter::generation_fp_rate(0.01, 2)?;
+    /// assert_eq!(f.generation(0), Some(&BlockedBloomFilter::new(1_000_000, q)?));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn new(items_per_generation: u64, fp_rate: f64) -> Result<Self> {
+        Self::builder(items_per_generation, fp_rate).build()
+    }
+
+    /// Starts from [`new`](Self::new)'s plan for `items_per_generation` keys a generation at
+    /// `fp_rate` for the whole filter, to change any of it before
+    /// [`build`](AgingBuilder::build): the number of generations, the seed, the exact bits of
+    /// each generation, the number of probes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{AgingBloomFilter, BlockedBloomFilter};
+    ///
+    /// let f = AgingBloomFilter::builder(1_000_000, 0.01).generations(4).build()?;
+    /// assert_eq!(f.num_generations(), 4);
     /// let q = AgingBloomFilter::generation_fp_rate(0.01, 4)?;
     /// assert!((q - 0.002510).abs() < 1e-6, "{q}");
     /// assert_eq!(f.generation(0), Some(&BlockedBloomFilter::new(1_000_000, q)?));
-    /// assert!(AgingBloomFilter::new(1000, 0.01, 0).is_err());
-    /// assert!(AgingBloomFilter::new(1000, 0.01, 65).is_err());
+    ///
+    /// // An exact shape: bits per generation (whole 512-bit lines) and probes.
+    /// let f = AgingBloomFilter::builder(1000, 0.01)
+    ///     .num_bits_per_generation(1000)
+    ///     .num_hashes(6)
+    ///     .generations(3)
+    ///     .build()?;
+    /// assert_eq!((f.num_bits_per_generation(), f.num_bits()), (1024, 3 * 1024));
+    /// assert!(AgingBloomFilter::builder(1000, 0.01).generations(0).build().is_err());
+    /// assert!(AgingBloomFilter::builder(1000, 0.01).generations(65).build().is_err());
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn new(items_per_generation: u64, fp_rate: f64, generations: u32) -> Result<Self> {
-        Self::new_with_seed(items_per_generation, fp_rate, generations, DEFAULT_SEED)
-    }
-
-    /// [`AgingBloomFilter::new`] with a hash seed other than the default.
-    ///
-    /// # Errors
-    ///
-    /// As [`new`](Self::new).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new_with_seed(100, 0.01, 2, 42)?;
-    /// f.insert_hash(bloomkit::hash_with_seed("k", 42));
-    /// assert!(f.contains("k") && f.seed() == 42);
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn new_with_seed(
-        items_per_generation: u64,
-        fp_rate: f64,
-        generations: u32,
-        seed: u64,
-    ) -> Result<Self> {
-        let generation_rate = Self::generation_fp_rate(fp_rate, generations)?;
-        // Zero is one here, as for every filter (the blocked sizing would pick its probes for
-        // an empty filter otherwise).
-        let items = items_per_generation.max(1);
-        let first = BlockedBloomFilter::new_with_seed(items, generation_rate, seed)?;
-        Self::from_first(first, generations)
-    }
-
-    /// A filter of `generations` generations of `num_bits_per_generation` bits each (rounded
-    /// up to whole 512-bit lines) and `num_hashes` probes.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidParameter`] unless `generations` is 1 to 64; [`Error::ZeroBits`];
-    /// [`Error::InvalidNumHashes`] outside `1..=`[`crate::sizing::MAX_NUM_HASHES`];
-    /// [`Error::TooLarge`] or [`Error::OutOfMemory`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::AgingBloomFilter::with_params(1000, 6, 3)?;
-    /// assert_eq!(f.num_bits_per_generation(), 1024);
-    /// assert_eq!(f.num_bits(), 3 * 1024);
-    /// assert!(bloomkit::AgingBloomFilter::with_params(0, 6, 3).is_err());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn with_params(
-        num_bits_per_generation: u64,
-        num_hashes: u32,
-        generations: u32,
-    ) -> Result<Self> {
-        Self::with_params_and_seed(
-            num_bits_per_generation,
-            num_hashes,
-            generations,
-            DEFAULT_SEED,
-        )
-    }
-
-    /// [`AgingBloomFilter::with_params`] with a hash seed other than the default.
-    ///
-    /// # Errors
-    ///
-    /// As [`with_params`](Self::with_params).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::AgingBloomFilter::with_params_and_seed(512, 4, 2, 9)?;
-    /// assert_eq!((f.num_hashes(), f.seed()), (4, 9));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn with_params_and_seed(
-        num_bits_per_generation: u64,
-        num_hashes: u32,
-        generations: u32,
-        seed: u64,
-    ) -> Result<Self> {
-        check_generations(generations)?;
-        let first =
-            BlockedBloomFilter::with_params_and_seed(num_bits_per_generation, num_hashes, seed)?;
-        Self::from_first(first, generations)
+    pub fn builder(items_per_generation: u64, fp_rate: f64) -> AgingBuilder {
+        AgingBuilder::new(items_per_generation, fp_rate)
     }
 
     /// The filter of `generations` generations shaped like `first`.
-    fn from_first(first: BlockedBloomFilter, generations: u32) -> Result<Self> {
+    pub(crate) fn from_first(first: BlockedBloomFilter, generations: u32) -> Result<Self> {
         check_generations(generations)?;
         let mut all = Vec::new();
         all.try_reserve_exact(generations as usize)
@@ -271,7 +218,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01)?;
     /// assert!(f.insert("a"));
     /// assert!(!f.insert("a"));
     /// f.rotate();
@@ -289,7 +236,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01)?;
     /// f.insert_hash(bloomkit::hash("a"));
     /// assert!(f.contains("a"));
     /// # Ok::<(), bloomkit::Error>(())
@@ -305,7 +252,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 3)?;
+    /// let mut f = bloomkit::AgingBloomFilter::builder(100, 0.01).generations(3).build()?;
     /// f.insert(&1u8);
     /// f.rotate();
     /// f.rotate();
@@ -323,7 +270,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01)?;
     /// f.insert("a");
     /// assert!(f.contains_hash(bloomkit::hash("a")));
     /// # Ok::<(), bloomkit::Error>(())
@@ -345,7 +292,7 @@ impl AgingBloomFilter {
     /// ```
     /// use bloomkit::AgingBloomFilter;
     ///
-    /// let mut requested = AgingBloomFilter::new(10_000, 0.001, 2)?;
+    /// let mut requested = AgingBloomFilter::new(10_000, 0.001)?;
     /// let mut cache = std::collections::HashSet::new();
     /// let mut serve = |url: &str, requested: &mut AgingBloomFilter| {
     ///     if requested.check_and_insert(url) {
@@ -372,7 +319,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01)?;
     /// let h = bloomkit::hash("a");
     /// assert!(!f.check_and_insert_hash(h));
     /// assert!(f.check_and_insert_hash(h));
@@ -398,7 +345,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(1000, 0.01, 3)?;
+    /// let mut f = bloomkit::AgingBloomFilter::builder(1000, 0.01).generations(3).build()?;
     /// f.insert("a");
     /// let memory = f.memory_bytes();
     /// f.rotate();
@@ -420,10 +367,10 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(1000, 0.01, 3)?;
+    /// let mut f = bloomkit::AgingBloomFilter::builder(1000, 0.01).generations(3).build()?;
     /// f.insert("a");
     /// f.clear();
-    /// assert!(!f.contains("a") && f.item_count() == 0);
+    /// assert!(!f.contains("a") && f.len() == 0);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn clear(&mut self) {
@@ -437,7 +384,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::AgingBloomFilter::new(100, 0.01, bloomkit::AgingBloomFilter::DEFAULT_GENERATIONS)?;
+    /// let f = bloomkit::AgingBloomFilter::new(100, 0.01)?;
     /// assert_eq!(f.num_generations(), 2);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -451,7 +398,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01)?;
     /// f.insert("a");
     /// f.rotate();
     /// assert!(f.generation(1).unwrap().contains("a"));
@@ -468,7 +415,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::AgingBloomFilter::new(1_000_000, 0.01, 2)?;
+    /// let f = bloomkit::AgingBloomFilter::new(1_000_000, 0.01)?;
     /// // At 0.5% per generation: about 11.6 bits per key each.
     /// let bits_per_key = f.num_bits_per_generation() as f64 / 1e6;
     /// assert!((11.0..12.0).contains(&bits_per_key), "{bits_per_key}");
@@ -483,7 +430,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::AgingBloomFilter::with_params(512, 6, 5)?;
+    /// let f = bloomkit::AgingBloomFilter::builder(0, 0.01).num_bits_per_generation(512).num_hashes(6).generations(5).build()?;
     /// assert_eq!(f.num_bits(), 2560);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -496,7 +443,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::AgingBloomFilter::new(1_000_000, 0.01, 2)?;
+    /// let f = bloomkit::AgingBloomFilter::new(1_000_000, 0.01)?;
     /// assert_eq!(f.num_hashes(), 7);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -509,7 +456,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::AgingBloomFilter::new(10, 0.01, 2)?;
+    /// let f = bloomkit::AgingBloomFilter::new(10, 0.01)?;
     /// assert_eq!(f.seed(), bloomkit::DEFAULT_SEED);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -526,24 +473,42 @@ impl AgingBloomFilter {
     /// The inserts within the window that changed the generation they went to, summed over
     /// the generations: about the number of distinct keys seen per generation, so a key
     /// seen in two generations counts twice. Each generation's own count is
-    /// [`generation`](Self::generation)`(age).item_count()`.
+    /// [`generation`](Self::generation)`(age).len()`.
     ///
     /// # Examples
     ///
     /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01)?;
     /// f.insert("a");
     /// f.insert("a");
     /// f.rotate();
     /// f.insert("a");
     /// f.insert("b");
-    /// assert_eq!(f.item_count(), 3);
+    /// assert_eq!(f.len(), 3);
     /// f.rotate();
-    /// assert_eq!(f.item_count(), 2);
+    /// assert_eq!(f.len(), 2);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn item_count(&self) -> u64 {
+    pub fn len(&self) -> u64 {
         total_item_count(&self.generations)
+    }
+
+    /// Whether [`len`](Self::len) is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01)?;
+    /// assert!(f.is_empty());
+    /// f.insert("a");
+    /// f.rotate();
+    /// assert!(!f.is_empty()); // still remembered
+    /// f.rotate();
+    /// assert!(f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The false-positive rate a query for an absent key risks now: 1 − Π(1 − qᵢ) over the
@@ -552,7 +517,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let mut f = bloomkit::AgingBloomFilter::new(10_000, 0.01, 2)?;
+    /// let mut f = bloomkit::AgingBloomFilter::new(10_000, 0.01)?;
     /// assert_eq!(f.estimated_fp_rate(), 0.0);
     /// for i in 0..10_000u32 { f.insert(&i); }
     /// f.rotate();
@@ -575,7 +540,7 @@ impl AgingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::AgingBloomFilter::with_params(1 << 20, 6, 4)?;
+    /// let f = bloomkit::AgingBloomFilter::builder(0, 0.01).num_bits_per_generation(1 << 20).num_hashes(6).generations(4).build()?;
     /// assert_eq!(f.memory_bytes() / 1000, 4 * (1 << 17) / 1000);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -607,7 +572,25 @@ fn check_generations(generations: u32) -> Result<()> {
 fn total_item_count(generations: &[BlockedBloomFilter]) -> u64 {
     generations
         .iter()
-        .fold(0u64, |sum, g| sum.saturating_add(g.item_count()))
+        .fold(0u64, |sum, g| sum.saturating_add(g.len()))
+}
+
+/// Inserts every key into the newest generation, as [`insert`](AgingBloomFilter::insert)
+/// one by one.
+///
+/// ```
+/// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01)?;
+/// f.extend(["a", "b"]);
+/// f.rotate();
+/// assert!(f.contains("a") && f.generation(1).unwrap().contains("b"));
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+impl<K: Key> Extend<K> for AgingBloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        for key in keys {
+            self.insert(&key);
+        }
+    }
 }
 
 impl PartialEq for AgingBloomFilter {
@@ -628,7 +611,7 @@ impl fmt::Debug for AgingBloomFilter {
             .field("num_bits_per_generation", &self.num_bits_per_generation())
             .field("num_hashes", &self.num_hashes())
             .field("hasher", &self.key_hasher())
-            .field("item_count", &self.item_count())
+            .field("item_count", &self.len())
             .finish_non_exhaustive()
     }
 }
@@ -645,5 +628,11 @@ impl Filter for AgingBloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         AgingBloomFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        AgingBloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        AgingBloomFilter::estimated_fp_rate(self)
     }
 }

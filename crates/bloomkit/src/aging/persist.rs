@@ -28,7 +28,7 @@ format::format_methods!(
         /// ```
         /// use bloomkit::AgingBloomFilter;
         ///
-        /// let mut f = AgingBloomFilter::new(1000, 0.01, 3)?;
+        /// let mut f = AgingBloomFilter::builder(1000, 0.01).generations(3).build()?;
         /// f.insert("a");
         /// f.rotate();
         /// let bytes = f.to_bytes();
@@ -44,7 +44,7 @@ format::format_methods!(
         /// # Examples
         ///
         /// ```
-        /// let f = bloomkit::AgingBloomFilter::new(1000, 0.01, 2)?;
+        /// let f = bloomkit::AgingBloomFilter::new(1000, 0.01)?;
         /// let mut out = Vec::new();
         /// f.write_to(&mut out)?;
         /// assert_eq!(out, f.to_bytes());
@@ -68,11 +68,11 @@ format::format_methods!(
         /// # Examples
         ///
         /// ```
-        /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01, 2)?;
+        /// let mut f = bloomkit::AgingBloomFilter::new(100, 0.01)?;
         /// f.insert("a");
         /// let bytes = f.to_bytes();
         /// let g = bloomkit::AgingBloomFilter::read_from(&bytes[..])?;
-        /// assert!(g.contains("a") && g.item_count() == 1);
+        /// assert!(g.contains("a") && g.len() == 1);
         /// # Ok::<(), bloomkit::Error>(())
         /// ```
     ],
@@ -86,7 +86,7 @@ impl Persist for AgingBloomFilter {
     }
 
     fn item_count(&self) -> u64 {
-        AgingBloomFilter::item_count(self)
+        AgingBloomFilter::len(self)
     }
 
     fn params(&self) -> Vec<u8> {
@@ -98,7 +98,7 @@ impl Persist for AgingBloomFilter {
     }
 
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
-        let counts = self.generations.iter().map(|g| g.item_count());
+        let counts = self.generations.iter().map(|g| g.len());
         counts.chain(self.generations.iter().flat_map(|g| g.lines().words()))
     }
 

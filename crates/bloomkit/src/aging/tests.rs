@@ -18,7 +18,12 @@ fn generation_rate_composes_to_the_target() {
 
 #[test]
 fn rotation_recycles_the_oldest_generation_in_place() {
-    let mut f = AgingBloomFilter::with_params(4096, 6, 3).unwrap();
+    let mut f = AgingBloomFilter::builder(0, 0.01)
+        .num_bits_per_generation(4096)
+        .num_hashes(6)
+        .generations(3)
+        .build()
+        .unwrap();
     let oldest = f.generations[2].lines().lines().as_ptr();
     f.insert("a");
     f.rotate();
@@ -32,7 +37,7 @@ fn rotation_recycles_the_oldest_generation_in_place() {
 fn is_send_sync_and_debug_shows_the_shape_only() {
     fn send_sync<T: Send + Sync + Clone + fmt::Debug + PartialEq>() {}
     send_sync::<AgingBloomFilter>();
-    let f = AgingBloomFilter::new(1_000_000, 0.01, 2).unwrap();
+    let f = AgingBloomFilter::new(1_000_000, 0.01).unwrap();
     assert!(format!("{f:?}").len() < 200);
 }
 
@@ -40,45 +45,61 @@ fn is_send_sync_and_debug_shows_the_shape_only() {
 fn bad_params_are_errors() {
     for g in [0u32, 65, u32::MAX] {
         assert!(matches!(
-            AgingBloomFilter::new(100, 0.01, g),
+            AgingBloomFilter::builder(100, 0.01).generations(g).build(),
             Err(Error::InvalidParameter {
                 name: "generations",
                 ..
             })
         ));
         assert!(matches!(
-            AgingBloomFilter::with_params(512, 6, g),
+            AgingBloomFilter::builder(0, 0.01)
+                .num_bits_per_generation(512)
+                .num_hashes(6)
+                .generations(g)
+                .build(),
             Err(Error::InvalidParameter { .. })
         ));
     }
     for p in [0.0, 1.0, -1.0, f64::NAN, f64::INFINITY] {
         assert!(matches!(
-            AgingBloomFilter::new(10, p, 2),
+            AgingBloomFilter::new(10, p),
             Err(Error::InvalidFpRate { .. })
         ));
     }
     assert!(matches!(
-        AgingBloomFilter::new(10, 1e-30, 2),
+        AgingBloomFilter::new(10, 1e-30),
         Err(Error::FpRateTooSmall { .. })
     ));
     assert!(matches!(
-        AgingBloomFilter::with_params(0, 6, 2),
+        AgingBloomFilter::builder(0, 0.01)
+            .num_bits_per_generation(0)
+            .num_hashes(6)
+            .generations(2)
+            .build(),
         Err(Error::ZeroBits)
     ));
     assert!(matches!(
-        AgingBloomFilter::with_params(512, 0, 2),
+        AgingBloomFilter::builder(0, 0.01)
+            .num_bits_per_generation(512)
+            .num_hashes(0)
+            .generations(2)
+            .build(),
         Err(Error::InvalidNumHashes { .. })
     ));
     assert!(matches!(
-        AgingBloomFilter::with_params(u64::MAX, 6, 2),
+        AgingBloomFilter::builder(0, 0.01)
+            .num_bits_per_generation(u64::MAX)
+            .num_hashes(6)
+            .generations(2)
+            .build(),
         Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
     ));
     assert!(matches!(
-        AgingBloomFilter::new(u64::MAX / 4, 0.01, 2),
+        AgingBloomFilter::new(u64::MAX / 4, 0.01),
         Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
     ));
     assert_eq!(
-        AgingBloomFilter::new(0, 0.01, 2).unwrap(),
-        AgingBloomFilter::new(1, 0.01, 2).unwrap()
+        AgingBloomFilter::new(0, 0.01).unwrap(),
+        AgingBloomFilter::new(1, 0.01).unwrap()
     );
 }

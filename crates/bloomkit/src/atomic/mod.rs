@@ -3,7 +3,10 @@
 //! This file has the type and its operations; `persist.rs` its file format (a blocked
 //! filter's).
 
+mod builder;
 mod persist;
+
+pub use self::builder::AtomicBuilder;
 
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -16,7 +19,6 @@ use crate::blocked::{
 };
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing::LINE_BITS;
 use crate::{BlockedBloomFilter, Filter};
@@ -32,7 +34,7 @@ use crate::{BlockedBloomFilter, Filter};
 /// wait.
 ///
 /// Unlike the others, it keeps no insert counter: one shared counter would be written by
-/// every insert on every core, and serialise them. [`item_count`](Self::item_count) is the
+/// every insert on every core, and serialise them. [`len`](Self::len) is the
 /// fill-based estimate instead.
 ///
 /// # Examples
@@ -67,32 +69,69 @@ impl AtomicBloomFilter {
     ///
     /// As [`BlockedBloomFilter::new`].
     pub fn new(items: u64, fp_rate: f64) -> Result<Self> {
-        Self::new_with_seed(items, fp_rate, DEFAULT_SEED)
+        Self::builder(items, fp_rate).build()
     }
 
-    /// [`AtomicBloomFilter::new`] with a hash seed other than the default.
-    pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        let plan = crate::sizing::blocked_plan(items, fp_rate)?;
-        Self::with_params_and_seed(plan.num_bits, plan.num_hashes, seed)
+    /// Starts from [`new`](Self::new)'s plan for `items` keys at `fp_rate` (a blocked
+    /// filter's), to change any of it before [`build`](AtomicBuilder::build): the seed, the
+    /// exact number of bits, the number of probes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{AtomicBloomFilter, BlockedBloomFilter};
+    ///
+    /// let f = AtomicBloomFilter::builder(1000, 0.01).seed(7).build()?;
+    /// let b = BlockedBloomFilter::builder(1000, 0.01).seed(7).build()?;
+    /// assert_eq!((f.num_bits(), f.num_hashes(), f.seed()), (b.num_bits(), b.num_hashes(), 7));
+    /// let f = AtomicBloomFilter::builder(1000, 0.01).num_bits(512).num_hashes(3).build()?;
+    /// assert_eq!((f.num_bits(), f.num_hashes()), (512, 3));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn builder(items: u64, fp_rate: f64) -> AtomicBuilder {
+        AtomicBuilder::new(items, fp_rate)
     }
 
-    /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`
-    /// probes.
+    /// A filter sized for the keys of `keys` at `fp_rate` ([`new`](Self::new) for as many
+    /// keys as it yields, duplicates included) holding all of them. The keys are hashed first,
+    /// eight bytes each, and only then is the filter made: for when the keys are at hand and
+    /// their number is not.
     ///
     /// # Errors
     ///
-    /// As [`BlockedBloomFilter::with_params`].
-    pub fn with_params(num_bits: u64, num_hashes: u32) -> Result<Self> {
-        Self::with_params_and_seed(num_bits, num_hashes, DEFAULT_SEED)
+    /// As [`new`](Self::new), and [`Error::OutOfMemory`] if the hashes do not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AtomicBloomFilter::from_keys(0..1000u32, 0.01)?;
+    /// assert!((0..1000u32).all(|i| f.contains(&i)));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_keys<I>(keys: I, fp_rate: f64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        let hashes = KeyHasher::default().hash_all(keys)?;
+        let f = Self::new(hashes.len() as u64, fp_rate)?;
+        f.insert_many_hashes(&hashes);
+        Ok(f)
     }
 
-    /// [`AtomicBloomFilter::with_params`] with a hash seed other than the default.
-    pub fn with_params_and_seed(num_bits: u64, num_hashes: u32, seed: u64) -> Result<Self> {
+    /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`
+    /// probes, hashing keys with `hasher`. Errors as [`crate::BlockedBuilder::build`]'s for the
+    /// shape.
+    pub(crate) fn with_params_and_hasher(
+        num_bits: u64,
+        num_hashes: u32,
+        hasher: KeyHasher,
+    ) -> Result<Self> {
         let num_lines = blocked_params(num_bits, num_hashes)?;
         Ok(AtomicBloomFilter {
             lines: AtomicLineArray::zeroed(num_lines)?,
             num_hashes,
-            hasher: KeyHasher::new(seed),
+            hasher,
         })
     }
 
@@ -186,6 +225,22 @@ impl AtomicBloomFilter {
         changed
     }
 
+    /// Forgets every key, keeping the memory: every bit zero, the filter [`new`](Self::new)
+    /// made. It takes `&mut self`, so no insert runs while it clears.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::AtomicBloomFilter::new(100, 0.01)?;
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a") && f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.lines.clear();
+    }
+
     /// Bits in the filter (a multiple of 512).
     pub fn num_bits(&self) -> u64 {
         self.lines.len() as u64 * LINE_BITS
@@ -209,8 +264,23 @@ impl AtomicBloomFilter {
 
     /// The fill-based [`estimated_count`](Self::estimated_count) (see the type's docs for why
     /// there is no exact counter).
-    pub fn item_count(&self) -> u64 {
+    pub fn len(&self) -> u64 {
         self.estimated_count()
+    }
+
+    /// Whether [`len`](Self::len) is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::AtomicBloomFilter::new(100, 0.01)?;
+    /// assert!(f.is_empty());
+    /// f.insert("a");
+    /// assert!(!f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Bits set to one (a snapshot while inserts run).
@@ -302,6 +372,23 @@ impl AtomicBloomFilter {
     }
 }
 
+/// Inserts every key, as [`insert`](AtomicBloomFilter::insert) one by one (for many
+/// threads at once, share the filter and call `insert` or `insert_many` from each).
+///
+/// ```
+/// let mut f = bloomkit::AtomicBloomFilter::new(100, 0.01)?;
+/// f.extend(["a", "b"]);
+/// assert!(f.contains("a") && f.contains("b"));
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+impl<K: Key> Extend<K> for AtomicBloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        for key in keys {
+            self.insert(&key);
+        }
+    }
+}
+
 impl Clone for AtomicBloomFilter {
     /// A snapshot of the bits (taken word by word while inserts may run).
     fn clone(&self) -> Self {
@@ -346,6 +433,12 @@ impl Filter for AtomicBloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         AtomicBloomFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        AtomicBloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        AtomicBloomFilter::estimated_fp_rate(self)
     }
 }
 

@@ -20,6 +20,7 @@
 
 use super::probe;
 use crate::bits::Line;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 use crate::cpu::avx2_in_use;
 
 /// Whether every probe of `hash` is set in `line`: the AVX2 kernel where the CPU has it, the

@@ -3,24 +3,30 @@
 //! This file has the type and its operations. The layout itself is in `probe.rs` (which
 //! line, which bits), its query and insert kernels in `kernel.rs` (portable, or `avx2.rs`
 //! where the CPU has it), the batched operations' walk in `batch.rs`, and the file format in
-//! `persist.rs`. Calls go one way: this file → `kernel` → `probe`/`avx2`.
+//! `persist.rs`; the view of a file's bytes is `view.rs`, whose query kernel over a line
+//! at any address is `unaligned.rs`. Calls go one way: this file (and `view.rs`) → `kernel`
+//! (`unaligned`) → `probe`/`avx2`.
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod avx2;
 mod batch;
+mod builder;
 pub(crate) mod kernel;
 mod persist;
 pub(crate) mod probe;
+mod unaligned;
+mod view;
 
-pub(crate) use self::batch::{for_each_hash_batch, for_each_prefetched, Step};
+pub(crate) use self::batch::{for_each_hash_batch, for_each_prefetched, Step, BATCH};
+pub use self::builder::BlockedBuilder;
 pub(crate) use self::probe::line_index;
+pub use self::view::BlockedBloomFilterRef;
 
 use std::fmt;
 
 use crate::bits::{Line, LineArray};
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing::{self, LINE_BITS};
 use crate::Filter;
@@ -105,12 +111,59 @@ impl BlockedBloomFilter {
     /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::FpRateTooSmall`];
     /// [`Error::TooLarge`] or [`Error::OutOfMemory`] if the filter does not fit.
     pub fn new(items: u64, fp_rate: f64) -> Result<Self> {
-        Self::new_with_seed(items, fp_rate, DEFAULT_SEED)
+        Self::builder(items, fp_rate).build()
     }
 
-    /// [`BlockedBloomFilter::new`] with a hash seed other than the default.
-    pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        Self::new_with_hasher(items, fp_rate, KeyHasher::new(seed))
+    /// Starts from [`new`](Self::new)'s plan for `items` keys at `fp_rate`, to change any of
+    /// it before [`build`](BlockedBuilder::build): the seed, the exact number of bits, the
+    /// number of probes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::BlockedBloomFilter;
+    ///
+    /// let f = BlockedBloomFilter::builder(1000, 0.01).seed(7).build()?;
+    /// assert_eq!(f.seed(), 7);
+    /// assert_eq!(f.num_bits(), BlockedBloomFilter::new(1000, 0.01)?.num_bits());
+    ///
+    /// // An exact shape: bits (rounded up to whole 512-bit lines) and probes.
+    /// let f = BlockedBloomFilter::builder(1000, 0.01).num_bits(1000).num_hashes(6).build()?;
+    /// assert_eq!((f.num_bits(), f.num_hashes()), (1024, 6));
+    /// assert!(BlockedBloomFilter::builder(1000, 0.01).num_hashes(0).build().is_err());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn builder(items: u64, fp_rate: f64) -> BlockedBuilder {
+        BlockedBuilder::new(items, fp_rate)
+    }
+
+    /// A filter sized for the keys of `keys` at `fp_rate` ([`new`](Self::new) for as many
+    /// keys as it yields, duplicates included) holding all of them. The keys are hashed first,
+    /// eight bytes each, and only then is the filter made: for when the keys are at hand and
+    /// their number is not.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new), and [`Error::OutOfMemory`] if the hashes do not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let keys: Vec<String> = (0..1000).map(|i| format!("user:{i}")).collect();
+    /// let f = bloomkit::BlockedBloomFilter::from_keys(&keys, 0.01)?;
+    /// assert!(keys.iter().all(|k| f.contains(k)));
+    /// assert_eq!(f.num_bits(), bloomkit::BlockedBloomFilter::new(1000, 0.01)?.num_bits());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_keys<I>(keys: I, fp_rate: f64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        let hashes = KeyHasher::default().hash_all(keys)?;
+        let mut f = Self::new(hashes.len() as u64, fp_rate)?;
+        f.insert_many_hashes(&hashes);
+        Ok(f)
     }
 
     /// [`new`](Self::new) with a given key hasher, for the kinds built of these filters.
@@ -120,23 +173,11 @@ impl BlockedBloomFilter {
     }
 
     /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`
-    /// probes.
+    /// probes, hashing keys with `hasher`: what the builder builds, and what the kinds built
+    /// of blocked filters make, with their own (perhaps bloomkit 0.1's) feed.
     ///
-    /// # Errors
-    ///
-    /// [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
+    /// Errors: [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
     /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or [`Error::OutOfMemory`].
-    pub fn with_params(num_bits: u64, num_hashes: u32) -> Result<Self> {
-        Self::with_params_and_seed(num_bits, num_hashes, DEFAULT_SEED)
-    }
-
-    /// [`BlockedBloomFilter::with_params`] with a hash seed other than the default.
-    pub fn with_params_and_seed(num_bits: u64, num_hashes: u32, seed: u64) -> Result<Self> {
-        Self::with_params_and_hasher(num_bits, num_hashes, KeyHasher::new(seed))
-    }
-
-    /// [`BlockedBloomFilter::with_params`] with a given key hasher: for the kinds built of
-    /// blocked filters, which pass on their own (perhaps bloomkit 0.1's) feed.
     pub(crate) fn with_params_and_hasher(
         num_bits: u64,
         num_hashes: u32,
@@ -175,9 +216,21 @@ impl BlockedBloomFilter {
         (self.lines.lines_mut(), &mut self.item_count)
     }
 
-    /// Zeroes every bit and the item count, keeping the memory: an aging filter recycles its
-    /// oldest generation this way, so a rotation never allocates.
-    pub(crate) fn clear(&mut self) {
+    /// Forgets every key, keeping the memory: every bit zero and [`len`](Self::len) 0, the
+    /// filter [`new`](Self::new) made. (An aging filter recycles its oldest generation this
+    /// way, so a rotation never allocates.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::BlockedBloomFilter::new(100, 0.01)?;
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a") && f.is_empty());
+    /// assert_eq!(f, bloomkit::BlockedBloomFilter::new(100, 0.01)?);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
         for index in 0..self.lines.len() {
             *self.lines.line_mut(index) = Line::default();
         }
@@ -303,8 +356,23 @@ impl BlockedBloomFilter {
     /// How many inserts changed the filter: keys seen for the first time, less the few that
     /// were already false positives. After [`union`](Self::union) or
     /// [`intersect`](Self::intersect), the fill-based [`estimated_count`](Self::estimated_count).
-    pub fn item_count(&self) -> u64 {
+    pub fn len(&self) -> u64 {
         self.item_count
+    }
+
+    /// Whether [`len`](Self::len) is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::BlockedBloomFilter::new(100, 0.01)?;
+    /// assert!(f.is_empty());
+    /// f.insert("a");
+    /// assert!(!f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Bits set to one.
@@ -375,6 +443,32 @@ impl BlockedBloomFilter {
     }
 }
 
+/// Inserts every key, as [`insert`](BlockedBloomFilter::insert) one by one would (the same
+/// bits and count), hashing a batch at a time and inserting it as
+/// [`insert_many`](BlockedBloomFilter::insert_many) does, with its lines prefetched.
+///
+/// ```
+/// let mut f = bloomkit::BlockedBloomFilter::new(1000, 0.01)?;
+/// f.extend((0..500u32).map(|i| i * 2));
+/// assert!(f.contains(&998u32) && f.len() > 490);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+impl<K: Key> Extend<K> for BlockedBloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        let mut hashes = [0u64; BATCH];
+        let mut n = 0;
+        for key in keys {
+            hashes[n] = self.hasher.hash(&key);
+            n += 1;
+            if n == BATCH {
+                self.insert_many_hashes(&hashes);
+                n = 0;
+            }
+        }
+        self.insert_many_hashes(&hashes[..n]);
+    }
+}
+
 impl PartialEq for BlockedBloomFilter {
     /// Equal when they have the same parameters and the same bits; the item count, a
     /// statistic, is not compared.
@@ -411,6 +505,12 @@ impl Filter for BlockedBloomFilter {
     fn memory_bytes(&self) -> usize {
         BlockedBloomFilter::memory_bytes(self)
     }
+    fn len(&self) -> u64 {
+        BlockedBloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        BlockedBloomFilter::estimated_fp_rate(self)
+    }
 }
 
 #[cfg(test)]
@@ -428,16 +528,42 @@ mod tests {
     #[test]
     fn bad_params_are_errors() {
         assert!(matches!(
-            BlockedBloomFilter::with_params(0, 3),
+            BlockedBloomFilter::builder(0, 0.01)
+                .num_bits(0)
+                .num_hashes(3)
+                .build(),
             Err(Error::ZeroBits)
         ));
         assert!(matches!(
-            BlockedBloomFilter::with_params(512, 0),
+            BlockedBloomFilter::builder(0, 0.01)
+                .num_bits(512)
+                .num_hashes(0)
+                .build(),
             Err(Error::InvalidNumHashes { .. })
         ));
         assert!(BlockedBloomFilter::new(10, f64::NAN).is_err());
-        let f = BlockedBloomFilter::with_params(1, 3).unwrap();
+        let f = BlockedBloomFilter::builder(0, 0.01)
+            .num_bits(1)
+            .num_hashes(3)
+            .build()
+            .unwrap();
         assert_eq!(f.num_bits(), 512);
+    }
+
+    /// `extend` hashes and inserts a batch at a time; the filter and its count are those of
+    /// inserting one by one, for lengths on both sides of a batch.
+    #[test]
+    fn extend_is_insert_one_by_one() {
+        for n in [0u64, 1, 31, 32, 33, 1000] {
+            let mut one_by_one = BlockedBloomFilter::new(500, 0.01).unwrap();
+            let mut extended = one_by_one.clone();
+            for i in 0..n {
+                one_by_one.insert(&i);
+            }
+            extended.extend(0..n);
+            assert_eq!(extended, one_by_one, "{n}");
+            assert_eq!(extended.len(), one_by_one.len(), "{n}");
+        }
     }
 
     #[test]

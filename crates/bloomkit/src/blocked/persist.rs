@@ -18,7 +18,7 @@ format::format_methods!(
         /// # Examples
         ///
         /// ```
-        /// let mut f = bloomkit::BlockedBloomFilter::with_params(1024, 6)?;
+        /// let mut f = bloomkit::BlockedBloomFilter::builder(0, 0.01).num_bits(1024).num_hashes(6).build()?;
         /// f.insert("a");
         /// let bytes = f.to_bytes();
         /// assert_eq!(bytes.len(), 44 + 12 + 1024 / 8 + 8);

@@ -1,15 +1,20 @@
 //! [`BloomFilter`]: the classic layout, k probes anywhere in one bit array.
 //!
-//! This file has the type and its operations; `persist.rs` its file format.
+//! This file has the type and its operations; `builder.rs` its configuration, `persist.rs` its
+//! file format, `view.rs` the view of a file's bytes ([`BloomFilterRef`]).
 
+mod builder;
 mod persist;
+mod view;
+
+pub use self::builder::BloomBuilder;
+pub use self::view::BloomFilterRef;
 
 use std::fmt;
 
 use crate::bits::BitArray;
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::Filter;
@@ -76,8 +81,8 @@ pub(crate) fn probes(hash: u64, num_bits: u64, num_hashes: u32) -> impl Iterator
 
 impl BloomFilter {
     /// A filter sized to hold `items` keys at a false-positive rate of `fp_rate`: the textbook
-    /// ⌈−n·ln p / (ln 2)²⌉ bits (rounded up to whole 64-bit words) and (m/n)·ln 2 probes.
-    /// `items = 0` is treated as 1.
+    /// ⌈−n·ln p / (ln 2)²⌉ bits (rounded up to whole 64-bit words) and (m/n)·ln 2 probes
+    /// ([`sizing::classic_plan`]). `items = 0` is treated as 1.
     ///
     /// # Errors
     ///
@@ -85,13 +90,64 @@ impl BloomFilter {
     /// rate needs more than [`sizing::MAX_NUM_HASHES`] probes; [`Error::TooLarge`] or
     /// [`Error::OutOfMemory`] if the filter does not fit.
     pub fn new(items: u64, fp_rate: f64) -> Result<Self> {
-        Self::new_with_seed(items, fp_rate, DEFAULT_SEED)
+        Self::builder(items, fp_rate).build()
     }
 
-    /// [`BloomFilter::new`] with a hash seed other than the default. Probe it with hashes
-    /// from [`crate::hash_with_seed`] and the same seed.
-    pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        Self::new_with_hasher(items, fp_rate, KeyHasher::new(seed))
+    /// Starts from [`new`](Self::new)'s plan for `items` keys at `fp_rate`, to change any of
+    /// it before [`build`](BloomBuilder::build): the seed, the exact number of bits, the
+    /// number of probes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::BloomFilter;
+    ///
+    /// // The plan, with another seed.
+    /// let f = BloomFilter::builder(1000, 0.01).seed(7).build()?;
+    /// assert_eq!((f.num_bits(), f.seed()), (BloomFilter::new(1000, 0.01)?.num_bits(), 7));
+    /// assert!(f.contains_hash(bloomkit::hash_with_seed("k", 7)) == f.contains("k"));
+    ///
+    /// // An exact shape: bits (rounded up to whole words) and probes.
+    /// let f = BloomFilter::builder(1000, 0.01).num_bits(1000).num_hashes(5).build()?;
+    /// assert_eq!((f.num_bits(), f.num_hashes()), (1024, 5));
+    /// // Bits alone: the probes best for 1000 keys in them.
+    /// assert_eq!(BloomFilter::builder(1000, 0.01).num_bits(20_000).build()?.num_hashes(), 14);
+    /// assert!(BloomFilter::builder(1000, 0.01).num_bits(0).build().is_err());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn builder(items: u64, fp_rate: f64) -> BloomBuilder {
+        BloomBuilder::new(items, fp_rate)
+    }
+
+    /// A filter sized for the keys of `keys` at `fp_rate` ([`new`](Self::new) for as many
+    /// keys as it yields, duplicates included) holding all of them. The keys are hashed first,
+    /// eight bytes each, and only then is the filter made: for when the keys are at hand and
+    /// their number is not.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new), and [`Error::OutOfMemory`] if the hashes do not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let words = ["apple", "pear", "plum"];
+    /// let f = bloomkit::BloomFilter::from_keys(words, 0.01)?;
+    /// assert!(words.iter().all(|w| f.contains(w)));
+    /// assert_eq!(f.num_bits(), bloomkit::BloomFilter::new(3, 0.01)?.num_bits());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_keys<I>(keys: I, fp_rate: f64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        let hashes = KeyHasher::default().hash_all(keys)?;
+        let mut f = Self::new(hashes.len() as u64, fp_rate)?;
+        for &hash in &hashes {
+            f.insert_hash(hash);
+        }
+        Ok(f)
     }
 
     /// [`new`](Self::new) with a given key hasher, for the kinds built of these filters.
@@ -100,33 +156,12 @@ impl BloomFilter {
         Self::with_params_and_hasher(plan.num_bits, plan.num_hashes, hasher)
     }
 
-    /// A filter of `num_bits` bits (rounded up to whole 64-bit words) and `num_hashes`
-    /// probes.
+    /// A filter of `num_bits` bits (rounded up to whole 64-bit words) and `num_hashes` probes,
+    /// hashing keys with `hasher`: what the builder builds, and what the kinds built of
+    /// classic filters make, with their own (perhaps bloomkit 0.1's) feed.
     ///
-    /// # Errors
-    ///
-    /// [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
+    /// Errors: [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
     /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or [`Error::OutOfMemory`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::BloomFilter::with_params(1000, 5)?;
-    /// assert_eq!(f.num_bits(), 1024);
-    /// assert!(bloomkit::BloomFilter::with_params(0, 5).is_err());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn with_params(num_bits: u64, num_hashes: u32) -> Result<Self> {
-        Self::with_params_and_seed(num_bits, num_hashes, DEFAULT_SEED)
-    }
-
-    /// [`BloomFilter::with_params`] with a hash seed other than the default.
-    pub fn with_params_and_seed(num_bits: u64, num_hashes: u32, seed: u64) -> Result<Self> {
-        Self::with_params_and_hasher(num_bits, num_hashes, KeyHasher::new(seed))
-    }
-
-    /// [`BloomFilter::with_params`] with a given key hasher: for the kinds built of classic
-    /// filters, which pass on their own (perhaps bloomkit 0.1's) feed.
     pub(crate) fn with_params_and_hasher(
         num_bits: u64,
         num_hashes: u32,
@@ -199,6 +234,24 @@ impl BloomFilter {
         probes(hash, self.num_bits, self.num_hashes).all(|bit| self.bits.get(bit))
     }
 
+    /// Forgets every key, keeping the memory: every bit zero and [`len`](Self::len) 0, the
+    /// filter [`new`](Self::new) made.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::BloomFilter::new(100, 0.01)?;
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a") && f.is_empty());
+    /// assert_eq!(f, bloomkit::BloomFilter::new(100, 0.01)?);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.bits.clear();
+        self.item_count = 0;
+    }
+
     /// Bits in the filter (a multiple of 64).
     pub fn num_bits(&self) -> u64 {
         self.num_bits
@@ -223,8 +276,23 @@ impl BloomFilter {
     /// How many inserts changed the filter: keys seen for the first time, less the few that
     /// were already false positives. After [`union`](Self::union) or
     /// [`intersect`](Self::intersect), the fill-based [`estimated_count`](Self::estimated_count).
-    pub fn item_count(&self) -> u64 {
+    pub fn len(&self) -> u64 {
         self.item_count
+    }
+
+    /// Whether [`len`](Self::len) is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::BloomFilter::new(100, 0.01)?;
+    /// assert!(f.is_empty());
+    /// f.insert("a");
+    /// assert!(!f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Bits set to one.
@@ -307,6 +375,23 @@ impl BloomFilter {
     }
 }
 
+/// Inserts every key, as [`insert`](BloomFilter::insert) one by one.
+///
+/// ```
+/// let mut f = bloomkit::BloomFilter::new(100, 0.01)?;
+/// f.extend(["a", "b"]);
+/// f.extend(&[1u64, 2]);
+/// assert!(f.contains("b") && f.contains(&2u8) && f.len() == 4);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+impl<K: Key> Extend<K> for BloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        for key in keys {
+            self.insert(&key);
+        }
+    }
+}
+
 impl PartialEq for BloomFilter {
     /// Equal when they have the same parameters and the same bits, so answer every query
     /// alike; the item count, a statistic, is not compared.
@@ -344,6 +429,12 @@ impl Filter for BloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         BloomFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        BloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        BloomFilter::estimated_fp_rate(self)
     }
 }
 
@@ -402,19 +493,31 @@ mod tests {
     #[test]
     fn bad_params_are_errors() {
         assert!(matches!(
-            BloomFilter::with_params(0, 3),
+            BloomFilter::builder(0, 0.01)
+                .num_bits(0)
+                .num_hashes(3)
+                .build(),
             Err(Error::ZeroBits)
         ));
         assert!(matches!(
-            BloomFilter::with_params(64, 0),
+            BloomFilter::builder(0, 0.01)
+                .num_bits(64)
+                .num_hashes(0)
+                .build(),
             Err(Error::InvalidNumHashes { .. })
         ));
         assert!(matches!(
-            BloomFilter::with_params(64, 65),
+            BloomFilter::builder(0, 0.01)
+                .num_bits(64)
+                .num_hashes(65)
+                .build(),
             Err(Error::InvalidNumHashes { .. })
         ));
         assert!(matches!(
-            BloomFilter::with_params(u64::MAX, 3),
+            BloomFilter::builder(0, 0.01)
+                .num_bits(u64::MAX)
+                .num_hashes(3)
+                .build(),
             Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
         ));
     }
@@ -424,7 +527,7 @@ mod tests {
         let mut f = BloomFilter::new(100, 0.01).unwrap();
         assert!(f.insert("a"));
         assert!(!f.insert("a"));
-        assert_eq!(f.item_count(), 1);
+        assert_eq!(f.len(), 1);
         assert!(f.count_ones() > 0 && f.count_ones() <= 7);
     }
 
@@ -432,7 +535,7 @@ mod tests {
     fn union_and_intersect_check_parameters() {
         let mut a = BloomFilter::new(100, 0.01).unwrap();
         let b = BloomFilter::new(1000, 0.01).unwrap();
-        let c = BloomFilter::new_with_seed(100, 0.01, 7).unwrap();
+        let c = BloomFilter::builder(100, 0.01).seed(7).build().unwrap();
         a.insert("x");
         let before = a.clone();
         assert!(matches!(

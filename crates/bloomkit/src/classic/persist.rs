@@ -16,7 +16,7 @@ format::format_methods!(
         /// # Examples
         ///
         /// ```
-        /// let mut f = bloomkit::BloomFilter::with_params(1024, 7)?;
+        /// let mut f = bloomkit::BloomFilter::builder(0, 0.01).num_bits(1024).num_hashes(7).build()?;
         /// f.insert("a");
         /// let bytes = f.to_bytes();
         /// assert_eq!(bytes.len(), 44 + 12 + 1024 / 8 + 8);

@@ -37,16 +37,17 @@ use crate::bits::try_vec;
 use crate::classic::probes;
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::{BloomFilter, Filter};
 
+mod builder;
 mod counters;
 mod persist;
 #[cfg(test)]
 mod tests;
 
+pub use self::builder::CountingBuilder;
 use self::counters::{
     gather_counter_bits, nonzero_counters, saturated_counters, saturating_add_counters, slot,
     COUNTERS_PER_WORD, COUNTER_MAX,
@@ -88,7 +89,7 @@ use self::counters::{
 /// assert!((0..100_000u64).step_by(2).all(|i| f.contains(&i)));
 /// let left = (1..100_000u64).step_by(2).filter(|i| f.contains(i)).count();
 /// assert!(left < 50, "{left}"); // half the planned load: far below 1%
-/// assert_eq!(f.item_count(), 50_000);
+/// assert_eq!(f.len(), 50_000);
 /// # Ok::<(), bloomkit::Error>(())
 /// ```
 #[derive(Clone)]
@@ -130,68 +131,77 @@ impl CountingBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn new(items: u64, fp_rate: f64) -> Result<Self> {
-        Self::new_with_seed(items, fp_rate, DEFAULT_SEED)
+        Self::builder(items, fp_rate).build()
     }
 
-    /// [`CountingBloomFilter::new`] with a hash seed other than the default. Probe it with
-    /// hashes from [`crate::hash_with_seed`] and the same seed.
-    ///
-    /// # Errors
-    ///
-    /// As [`new`](Self::new).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut f = bloomkit::CountingBloomFilter::new_with_seed(100, 0.01, 42)?;
-    /// f.insert_hash(bloomkit::hash_with_seed("k", 42));
-    /// assert!(f.contains("k") && f.seed() == 42);
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn new_with_seed(items: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        let num_bits = sizing::optimal_num_bits(items, fp_rate)?;
-        sizing::check_reachable(items, fp_rate)?;
-        let num_hashes = sizing::optimal_num_hashes(items, num_bits);
-        Self::with_params_and_seed(num_bits, num_hashes, seed)
-    }
-
-    /// A filter of `num_counters` counters (rounded up to a multiple of 64) and `num_hashes`
-    /// probes.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidParameter`] for zero counters; [`Error::InvalidNumHashes`] outside
-    /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or [`Error::OutOfMemory`].
+    /// Starts from [`new`](Self::new)'s plan for `items` keys at `fp_rate` (a classic
+    /// filter's, counter for bit), to change any of it before
+    /// [`build`](CountingBuilder::build): the seed, the exact number of counters, the
+    /// number of probes.
     ///
     /// # Examples
     ///
     /// ```
     /// use bloomkit::CountingBloomFilter;
     ///
-    /// let f = CountingBloomFilter::with_params(1000, 5)?;
-    /// assert_eq!(f.num_counters(), 1024);
-    /// assert!(CountingBloomFilter::with_params(0, 5).is_err());
-    /// assert!(CountingBloomFilter::with_params(1000, 0).is_err());
+    /// let mut f = CountingBloomFilter::builder(100, 0.01).seed(42).build()?;
+    /// f.insert_hash(bloomkit::hash_with_seed("k", 42));
+    /// assert!(f.contains("k") && f.seed() == 42);
+    ///
+    /// let f = CountingBloomFilter::builder(100, 0.01).num_counters(1000).num_hashes(5).build()?;
+    /// assert_eq!((f.num_counters(), f.num_hashes()), (1024, 5));
+    /// assert!(CountingBloomFilter::builder(100, 0.01).num_counters(0).build().is_err());
+    /// assert!(CountingBloomFilter::builder(100, 0.01).num_hashes(0).build().is_err());
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn with_params(num_counters: u64, num_hashes: u32) -> Result<Self> {
-        Self::with_params_and_seed(num_counters, num_hashes, DEFAULT_SEED)
+    pub fn builder(items: u64, fp_rate: f64) -> CountingBuilder {
+        CountingBuilder::new(items, fp_rate)
     }
 
-    /// [`CountingBloomFilter::with_params`] with a hash seed other than the default.
+    /// A filter sized for the keys of `keys` at `fp_rate` ([`new`](Self::new) for as many
+    /// keys as it yields, duplicates included) holding all of them. The keys are hashed first,
+    /// eight bytes each, and only then is the filter made: for when the keys are at hand and
+    /// their number is not.
     ///
     /// # Errors
     ///
-    /// As [`with_params`](Self::with_params).
+    /// As [`new`](Self::new), and [`Error::OutOfMemory`] if the hashes do not fit.
+    ///
+    /// Each key is inserted once for each time `keys` yields it, as
+    /// [`insert`](Self::insert) counts copies.
     ///
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::CountingBloomFilter::with_params_and_seed(64, 3, 7)?;
-    /// assert_eq!((f.num_counters(), f.num_hashes(), f.seed()), (64, 3, 7));
+    /// let mut f = bloomkit::CountingBloomFilter::from_keys(["a", "b", "a"], 0.01)?;
+    /// assert_eq!(f.len(), 3);
+    /// assert!(f.remove("a") && f.contains("a")); // one copy of two left
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn with_params_and_seed(num_counters: u64, num_hashes: u32, seed: u64) -> Result<Self> {
+    pub fn from_keys<I>(keys: I, fp_rate: f64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        let hashes = KeyHasher::default().hash_all(keys)?;
+        let mut f = Self::new(hashes.len() as u64, fp_rate)?;
+        for &hash in &hashes {
+            f.insert_hash(hash);
+        }
+        Ok(f)
+    }
+
+    /// A filter of `num_counters` counters (rounded up to a multiple of 64) and `num_hashes`
+    /// probes, hashing keys with `hasher`: what the builder builds.
+    ///
+    /// Errors: [`Error::InvalidParameter`] for zero counters; [`Error::InvalidNumHashes`]
+    /// outside `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or
+    /// [`Error::OutOfMemory`].
+    pub(crate) fn with_params_and_hasher(
+        num_counters: u64,
+        num_hashes: u32,
+        hasher: KeyHasher,
+    ) -> Result<Self> {
         if num_counters == 0 {
             return Err(Error::InvalidParameter {
                 name: "num_counters",
@@ -209,7 +219,7 @@ impl CountingBloomFilter {
             counters,
             num_counters,
             num_hashes,
-            hasher: KeyHasher::new(seed),
+            hasher,
             item_count: 0,
         })
     }
@@ -310,7 +320,7 @@ impl CountingBloomFilter {
     /// assert!(!f.remove("plum")); // never added, definitely absent: nothing changes
     /// assert!(f.remove("apple"));
     /// assert!(!f.contains("apple") && f.contains("pear"));
-    /// assert_eq!(f.item_count(), 1);
+    /// assert_eq!(f.len(), 1);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     #[inline]
@@ -354,6 +364,24 @@ impl CountingBloomFilter {
     fn counter(&self, index: u64) -> u64 {
         let (w, shift) = slot(index);
         (self.counters[w] >> shift) & COUNTER_MAX
+    }
+
+    /// Forgets every key, keeping the memory: every counter zero and [`len`](Self::len) 0,
+    /// the filter [`new`](Self::new) made.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CountingBloomFilter::new(100, 0.01)?;
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a") && f.is_empty());
+    /// assert_eq!(f, bloomkit::CountingBloomFilter::new(100, 0.01)?);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.counters.fill(0);
+        self.item_count = 0;
     }
 
     /// Counters in the filter (a multiple of 64): the classic filter's number of bits.
@@ -413,11 +441,28 @@ impl CountingBloomFilter {
     /// f.insert("b");
     /// f.remove("b");
     /// f.remove("zzz"); // definitely absent: refused, not counted
-    /// assert_eq!(f.item_count(), 2);
+    /// assert_eq!(f.len(), 2);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn item_count(&self) -> u64 {
+    pub fn len(&self) -> u64 {
         self.item_count
+    }
+
+    /// Whether [`len`](Self::len) is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CountingBloomFilter::new(100, 0.01)?;
+    /// assert!(f.is_empty());
+    /// f.insert("a");
+    /// assert!(!f.is_empty());
+    /// f.remove("a");
+    /// assert!(f.is_empty());
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Counters above zero: the bits a classic filter of the same keys would set.
@@ -481,7 +526,7 @@ impl CountingBloomFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::CountingBloomFilter::with_params(1 << 20, 7)?;
+    /// let f = bloomkit::CountingBloomFilter::builder(0, 0.01).num_counters(1 << 20).num_hashes(7).build()?;
     /// assert_eq!(f.memory_bytes(), (1 << 19) + std::mem::size_of_val(&f));
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -491,7 +536,7 @@ impl CountingBloomFilter {
 
     /// The classic [`BloomFilter`] with a bit set wherever this filter has a nonzero counter:
     /// it answers every query exactly as this filter does, in a quarter of the memory, but
-    /// cannot remove. Its item count is this filter's [`item_count`](Self::item_count).
+    /// cannot remove. Its item count is this filter's [`len`](Self::len).
     ///
     /// # Errors
     ///
@@ -555,7 +600,7 @@ impl CountingBloomFilter {
     /// b.insert("x");
     /// b.insert("y");
     /// a.union(&b)?;
-    /// assert_eq!(a.item_count(), 3);
+    /// assert_eq!(a.len(), 3);
     /// assert!(a.remove("x") && a.contains("x")); // "x" was in both
     /// assert!(a.union(&CountingBloomFilter::new(10, 0.01)?).is_err());
     /// # Ok::<(), bloomkit::Error>(())
@@ -567,6 +612,22 @@ impl CountingBloomFilter {
         }
         self.item_count = self.item_count.saturating_add(other.item_count);
         Ok(())
+    }
+}
+
+/// Inserts one copy of every key, as [`insert`](CountingBloomFilter::insert) one by one.
+///
+/// ```
+/// let mut f = bloomkit::CountingBloomFilter::new(100, 0.01)?;
+/// f.extend(["a", "a", "b"]);
+/// assert_eq!(f.len(), 3);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+impl<K: Key> Extend<K> for CountingBloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        for key in keys {
+            self.insert(&key);
+        }
     }
 }
 
@@ -606,5 +667,11 @@ impl Filter for CountingBloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         CountingBloomFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        CountingBloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        CountingBloomFilter::estimated_fp_rate(self)
     }
 }

@@ -19,7 +19,7 @@ format::format_methods!(
         /// then of hashes `k` (u32, 1 to 64). Payload (`m / 2` bytes): `m / 16` little-endian u64
         /// words; counter `i` is bits `4·(i mod 16)` to `4·(i mod 16) + 3` of word `i / 16`.
         /// Probes are the classic filter's (kind 1) with `m` counters for its `m` bits. The
-        /// header's item count is [`item_count`](Self::item_count).
+        /// header's item count is [`len`](Self::len).
         ///
         /// # Examples
         ///
@@ -71,7 +71,7 @@ format::format_methods!(
         /// f.insert("a");
         /// let bytes = f.to_bytes();
         /// let g = bloomkit::CountingBloomFilter::read_from(&bytes[..])?;
-        /// assert!(g.contains("a") && g.item_count() == 1);
+        /// assert!(g.contains("a") && g.len() == 1);
         /// # Ok::<(), bloomkit::Error>(())
         /// ```
     ],

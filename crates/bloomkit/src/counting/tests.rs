@@ -6,7 +6,11 @@ use crate::classic::probes;
 
 /// A filter of one word of counters, for poking at single counters.
 fn one_word() -> CountingBloomFilter {
-    let mut f = CountingBloomFilter::with_params(64, 1).unwrap();
+    let mut f = CountingBloomFilter::builder(0, 0.01)
+        .num_counters(64)
+        .num_hashes(1)
+        .build()
+        .unwrap();
     f.counters.truncate(1);
     f.num_counters = 16;
     f
@@ -73,7 +77,11 @@ fn repeated_probes_of_one_key_count_twice_and_never_underflow() {
         .map(|i| crate::hash(&i))
         .find(|&h| probe_counts(h).values().any(|&n| n > 1))
         .expect("a key with a repeated probe");
-    let mut f = CountingBloomFilter::with_params(64, 16).unwrap();
+    let mut f = CountingBloomFilter::builder(0, 0.01)
+        .num_counters(64)
+        .num_hashes(16)
+        .build()
+        .unwrap();
     f.insert_hash(h);
     for (&index, &n) in &probe_counts(h) {
         assert_eq!(f.counter(index), n);
@@ -82,7 +90,11 @@ fn repeated_probes_of_one_key_count_twice_and_never_underflow() {
     assert_eq!(f.count_nonzero(), 0);
     // A key never inserted, whose repeated counter is 1 (set by another key): the second
     // decrement finds zero and must not borrow from the neighbour.
-    let mut g = CountingBloomFilter::with_params(64, 16).unwrap();
+    let mut g = CountingBloomFilter::builder(0, 0.01)
+        .num_counters(64)
+        .num_hashes(16)
+        .build()
+        .unwrap();
     for &index in probe_counts(h).keys() {
         let (w, shift) = slot(index);
         g.counters[w] += 1 << shift;
@@ -115,23 +127,35 @@ fn is_send_sync_and_debug_shows_the_shape_only() {
 #[test]
 fn bad_params_are_errors() {
     assert!(matches!(
-        CountingBloomFilter::with_params(0, 3),
+        CountingBloomFilter::builder(0, 0.01)
+            .num_counters(0)
+            .num_hashes(3)
+            .build(),
         Err(Error::InvalidParameter {
             name: "num_counters",
             ..
         })
     ));
     assert!(matches!(
-        CountingBloomFilter::with_params(64, 0),
+        CountingBloomFilter::builder(0, 0.01)
+            .num_counters(64)
+            .num_hashes(0)
+            .build(),
         Err(Error::InvalidNumHashes { .. })
     ));
     assert!(matches!(
-        CountingBloomFilter::with_params(64, 65),
+        CountingBloomFilter::builder(0, 0.01)
+            .num_counters(64)
+            .num_hashes(65)
+            .build(),
         Err(Error::InvalidNumHashes { .. })
     ));
     for n in [u64::MAX, u64::MAX - 70, 1 << 62] {
         assert!(matches!(
-            CountingBloomFilter::with_params(n, 3),
+            CountingBloomFilter::builder(0, 0.01)
+                .num_counters(n)
+                .num_hashes(3)
+                .build(),
             Err(Error::TooLarge { .. }) | Err(Error::OutOfMemory { .. })
         ));
     }

@@ -3,10 +3,10 @@
 //! two sets of defaults and the stored form are documented on the type.
 //!
 //! * `table.rs`: one sub-filter's packed slots, the bucket arithmetic, the kick chain.
-//! * `options.rs`: [`CuckooOptions`], the library's defaults and RedisBloom's.
+//! * `builder.rs`: [`CuckooBuilder`], the library's defaults and RedisBloom's.
 //! * `persist.rs`: the file format (kind 5).
 
-mod options;
+mod builder;
 mod persist;
 mod table;
 
@@ -17,7 +17,7 @@ use crate::format::FilterKind;
 use crate::key::{Key, KeyHasher};
 use crate::Filter;
 
-pub use self::options::CuckooOptions;
+pub use self::builder::CuckooBuilder;
 use self::table::{KeyParts, Layout, SubFilter};
 
 /// Everything that fixes a filter's shape, checked by the caller.
@@ -89,7 +89,7 @@ impl Shape {
 ///
 /// [`CuckooFilter::new`] uses 4-slot buckets sized for ≈94% load, fingerprints for the
 /// requested rate, 500 kicks and no growth. A RedisBloom-compatible server builds filters
-/// with [`CuckooOptions::redisbloom`]: 2-slot buckets, a power-of-two bucket count, 8-bit
+/// with [`CuckooFilter::redisbloom_builder`]: 2-slot buckets, a power-of-two bucket count, 8-bit
 /// fingerprints, 20 kicks, expansion 1, at most 32 sub-filters. `CF.INFO`'s fields are
 /// [`memory_bytes`](CuckooFilter::memory_bytes) (or RedisBloom's own formula, see
 /// [`num_slots`](CuckooFilter::num_slots)), [`num_buckets`](CuckooFilter::num_buckets),
@@ -148,7 +148,7 @@ pub struct CuckooFilter {
 
 impl CuckooFilter {
     /// A filter for `capacity` keys (0 is treated as 1) at a false-positive rate of about
-    /// `fp_rate` when full, with the library's defaults ([`CuckooOptions::new`]): 4-slot
+    /// `fp_rate` when full, with the library's defaults ([`CuckooFilter::builder`]): 4-slot
     /// buckets sized for ≈94% load, f = ⌈log2(8/p)⌉-bit fingerprints, 500 kicks, no growth.
     ///
     /// # Errors
@@ -168,20 +168,47 @@ impl CuckooFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn new(capacity: u64, fp_rate: f64) -> Result<Self> {
-        CuckooOptions::new(capacity).fp_rate(fp_rate).build()
+        Self::builder(capacity, fp_rate).build()
     }
 
-    /// [`CuckooFilter::new`] with a hash seed other than the default. Probe it with hashes
-    /// from [`crate::hash_with_seed`] and the same seed.
+    /// Starts from [`new`](Self::new)'s defaults for `capacity` keys at `fp_rate`, to change
+    /// any of them before [`build`](CuckooBuilder::build): fingerprint bits, bucket size,
+    /// kicks, expansion, sub-filters, seed.
     ///
-    /// # Errors
+    /// # Examples
     ///
-    /// As [`CuckooFilter::new`].
-    pub fn new_with_seed(capacity: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        CuckooOptions::new(capacity)
-            .fp_rate(fp_rate)
-            .seed(seed)
-            .build()
+    /// ```
+    /// use bloomkit::CuckooFilter;
+    ///
+    /// let f = CuckooFilter::builder(1000, 0.01).seed(7).build()?;
+    /// assert!(f.seed() == 7 && f.fingerprint_bits() == 10);
+    /// let f = CuckooFilter::builder(1000, 0.01).bucket_size(2).fingerprint_bits(12).build()?;
+    /// assert_eq!((f.bucket_size(), f.fingerprint_bits()), (2, 12));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn builder(capacity: u64, fp_rate: f64) -> CuckooBuilder {
+        CuckooBuilder::new(capacity, fp_rate)
+    }
+
+    /// Starts from RedisBloom's `CF.RESERVE key capacity` defaults instead of the library's:
+    /// 2-slot buckets, 8-bit fingerprints, 20 kicks, expansion 1, at most 32 sub-filters,
+    /// and the bucket count RedisBloom picks (the next power of two ≥ ⌊capacity / bucket
+    /// size⌋, at least 1). Setting [`bucket_size`](CuckooBuilder::bucket_size) later changes
+    /// that count as it does in RedisBloom, and [`expansion`](CuckooBuilder::expansion) is
+    /// rounded up to a power of two (0 stays 0), as RedisBloom stores and reports it.
+    ///
+    /// The bucket layout is RedisBloom's; the key hash is bloomkit's (XXH3), so which keys
+    /// collide differs, and a server answers like RedisBloom up to false positives.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cf = bloomkit::CuckooFilter::redisbloom_builder(1000).build()?;
+    /// assert_eq!((cf.num_buckets(), cf.bucket_size(), cf.fingerprint_bits()), (512, 2, 8));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn redisbloom_builder(capacity: u64) -> CuckooBuilder {
+        CuckooBuilder::redisbloom(capacity)
     }
 
     pub(crate) fn from_shape(shape: Shape) -> Result<Self> {
@@ -212,10 +239,10 @@ impl CuckooFilter {
     /// # Examples
     ///
     /// ```
-    /// use bloomkit::{CuckooOptions, Error, FilterKind};
+    /// use bloomkit::{CuckooFilter, Error, FilterKind};
     ///
     /// // A fixed-size filter: fill it until it refuses.
-    /// let mut f = CuckooOptions::new(1000).build()?;
+    /// let mut f = CuckooFilter::builder(1000, 0.01).build()?;
     /// let mut stored = 0u32;
     /// while f.insert(&stored).is_ok() { stored += 1; }
     /// assert!(matches!(f.insert(&stored), Err(Error::Full { kind: FilterKind::Cuckoo })));
@@ -251,8 +278,8 @@ impl CuckooFilter {
     /// # Examples
     ///
     /// ```
-    /// use bloomkit::{hash_bytes, CuckooOptions, Error};
-    /// let mut f = CuckooOptions::redisbloom(64).build()?;
+    /// use bloomkit::{hash_bytes, CuckooFilter, Error};
+    /// let mut f = CuckooFilter::redisbloom_builder(64).build()?;
     /// let mut i = 0u32;
     /// // Fill the first sub-filter while refusing any growth.
     /// loop {
@@ -480,6 +507,63 @@ impl CuckooFilter {
             .fold(0u32, u32::saturating_add)
     }
 
+    /// Forgets every key: back to the filter [`build`](CuckooBuilder::build) made, one empty
+    /// sub-filter (its memory kept, every later one's freed), with
+    /// [`len`](Self::len) and [`num_deletes`](Self::num_deletes) 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::CuckooFilter::builder(100, 0.01).expansion(2).build()?;
+    /// for i in 0..1000u32 { f.insert(&i)?; }
+    /// f.clear();
+    /// assert_eq!((f.num_filters(), f.len()), (1, 0));
+    /// assert!(!f.contains(&7u32));
+    /// assert_eq!(f, bloomkit::CuckooFilter::builder(100, 0.01).expansion(2).build()?);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.filters.truncate(1);
+        self.filters.shrink_to_fit();
+        if let Some(first) = self.filters.first_mut() {
+            first.clear();
+        }
+        self.len = 0;
+        self.num_deletes = 0;
+    }
+
+    /// A filter sized for the keys of `keys` at `fp_rate` ([`new`](Self::new) for as many
+    /// keys as it yields, duplicates included) holding all of them, each as often as `keys`
+    /// yields it (as [`insert`](Self::insert) stores copies). The keys are hashed first, eight
+    /// bytes each, and only then is the filter made.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new); [`Error::OutOfMemory`] if the hashes do not fit;
+    /// [`Error::Full`] if a key comes more often than its two buckets hold
+    /// (2·[`bucket_size`](Self::bucket_size) copies).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::CuckooFilter::from_keys(0..10_000u32, 0.01)?;
+    /// assert!((0..10_000u32).all(|i| f.contains(&i)));
+    /// assert_eq!(f.len(), 10_000);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn from_keys<I>(keys: I, fp_rate: f64) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        let hashes = KeyHasher::default().hash_all(keys)?;
+        let mut f = Self::new(hashes.len() as u64, fp_rate)?;
+        for &hash in &hashes {
+            f.insert_hash(hash)?;
+        }
+        Ok(f)
+    }
+
     /// Moves fingerprints from newer sub-filters into older ones where they fit, and frees
     /// the newest sub-filters that end up empty (RedisBloom's `CF.COMPACT`). Answers do not
     /// change; [`num_filters`](Self::num_filters) and memory may shrink, and
@@ -488,8 +572,8 @@ impl CuckooFilter {
     /// # Examples
     ///
     /// ```
-    /// use bloomkit::CuckooOptions;
-    /// let mut f = CuckooOptions::new(100).expansion(1).build()?;
+    /// use bloomkit::CuckooFilter;
+    /// let mut f = CuckooFilter::builder(100, 0.01).expansion(1).build()?;
     /// for i in 0..300u32 { f.insert(&i)?; }
     /// assert!(f.num_filters() >= 3);
     /// // Remove most keys one by one; compaction keeps up with them.
@@ -699,6 +783,12 @@ impl Filter for CuckooFilter {
     fn memory_bytes(&self) -> usize {
         CuckooFilter::memory_bytes(self)
     }
+    fn len(&self) -> u64 {
+        CuckooFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        CuckooFilter::estimated_fp_rate(self)
+    }
 }
 
 #[cfg(test)]
@@ -720,7 +810,10 @@ mod tests {
 
     #[test]
     fn a_failed_kick_chain_restores_every_slot() {
-        let mut f = CuckooOptions::new(200).max_kicks(50).build().unwrap();
+        let mut f = CuckooFilter::builder(200, 0.01)
+            .max_kicks(50)
+            .build()
+            .unwrap();
         let mut i = 0u32;
         while f.insert(&i).is_ok() {
             i += 1;

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
 use crate::key::KeyHasher;
 
-use super::options::{MAX_BUCKET_SIZE, MAX_EXPANSION, MAX_MAX_FILTERS, MAX_MAX_KICKS};
+use super::builder::{MAX_BUCKET_SIZE, MAX_EXPANSION, MAX_MAX_FILTERS, MAX_MAX_KICKS};
 use super::table::{Layout, SubFilter, MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS};
 use super::{CuckooFilter, Shape};
 

@@ -281,6 +281,12 @@ impl SubFilter {
         &self.words[..self.words.len() - 1]
     }
 
+    /// Empties every slot, keeping the memory.
+    pub(crate) fn clear(&mut self) {
+        self.words.fill(0);
+        self.occupied = 0;
+    }
+
     pub(crate) fn memory_bytes(&self) -> usize {
         self.words.capacity() * std::mem::size_of::<u64>()
     }

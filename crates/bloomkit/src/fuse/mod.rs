@@ -6,14 +6,16 @@
 //! re-seeds; `persist.rs` stores and loads it. The type's documentation explains the design.
 
 mod build;
+mod builder;
 mod persist;
 mod slots;
+
+pub use self::builder::FuseBuilder;
 
 use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::Filter;
@@ -86,7 +88,7 @@ use self::slots::{probe, Shape};
 /// use bloomkit::BinaryFuseFilter;
 ///
 /// let keys: Vec<u64> = (0..1_000_000).collect();
-/// let f = BinaryFuseFilter::build(&keys, 8)?;
+/// let f = BinaryFuseFilter::build(&keys, 0.01)?;
 /// assert!(keys.iter().all(|k| f.contains(k)));
 /// assert!((f.bits_per_key() - 9.04).abs() < 0.01, "{}", f.bits_per_key());
 ///
@@ -144,7 +146,7 @@ impl Fingerprints {
 }
 
 /// Fails unless `bits` is 8 or 16.
-fn check_fingerprint_bits(bits: u32) -> Result<()> {
+pub(crate) fn check_fingerprint_bits(bits: u32) -> Result<()> {
     if bits == 8 || bits == 16 {
         Ok(())
     } else {
@@ -157,8 +159,9 @@ fn check_fingerprint_bits(bits: u32) -> Result<()> {
 }
 
 impl BinaryFuseFilter {
-    /// Builds a filter holding every key of `items`, with `fingerprint_bits`-bit fingerprints
-    /// (8 or 16): a false-positive rate of 2^−8 or 2^−16.
+    /// Builds a filter holding every key of `items`, at a false-positive rate of at most
+    /// `fp_rate`: 8-bit fingerprints (a rate of 2^−8, 0.39%) for rates from 2^−8, 16-bit ones
+    /// (2^−16, 0.0015%) for rates from 2^−16 ([`fingerprint_bits_for`](Self::fingerprint_bits_for)).
     ///
     /// Keys are anything hashable, by value or by reference: a reference hashes like the
     /// value it points to, so `&[String]`, `Vec<u64>`, `keys.iter()` and `["a", "b"]` all
@@ -167,10 +170,11 @@ impl BinaryFuseFilter {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidParameter`] unless `fingerprint_bits` is 8 or 16, or past about
-    /// 3.8·10^9 keys (2^32 slots); [`Error::OutOfMemory`] if the filter or its
-    /// scratch space does not fit; [`Error::ConstructionFailed`] if 64 fuse seeds all fail,
-    /// which does not happen with real hashes (an attempt fails a few percent of the time).
+    /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::InvalidParameter`] for a
+    /// rate below 2^−16, or past about 3.8·10^9 keys (2^32 slots); [`Error::OutOfMemory`] if
+    /// the filter or its scratch space does not fit; [`Error::ConstructionFailed`] if 64 fuse
+    /// seeds all fail, which does not happen with real hashes (an attempt fails a few percent
+    /// of the time).
     ///
     /// # Examples
     ///
@@ -178,31 +182,29 @@ impl BinaryFuseFilter {
     /// use bloomkit::BinaryFuseFilter;
     ///
     /// let words = vec!["apple".to_string(), "pear".to_string(), "apple".to_string()];
-    /// let f = BinaryFuseFilter::build(&words, 16)?;
+    /// let f = BinaryFuseFilter::build(&words, 0.0001)?;
     /// assert_eq!(f.len(), 3); // the duplicate counts
     /// assert!(f.contains("apple") && f.contains("pear"));
     /// assert_eq!(f.fp_rate(), 1.0 / 65536.0);
+    /// assert_eq!(BinaryFuseFilter::build(&words, 0.01)?.fingerprint_bits(), 8);
     ///
     /// // No keys: a filter that answers "no" to everything.
-    /// let empty = BinaryFuseFilter::build(Vec::<u64>::new(), 8)?;
+    /// let empty = BinaryFuseFilter::build(Vec::<u64>::new(), 0.01)?;
     /// assert!(!empty.contains(&7u64));
-    /// assert!(BinaryFuseFilter::build([1, 2], 12).is_err());
+    /// assert!(BinaryFuseFilter::build([1, 2], 1e-6).is_err());
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn build<I>(items: I, fingerprint_bits: u32) -> Result<Self>
+    pub fn build<I>(items: I, fp_rate: f64) -> Result<Self>
     where
         I: IntoIterator,
         I::Item: Key,
     {
-        check_fingerprint_bits(fingerprint_bits)?;
-        let hasher = KeyHasher::default();
-        let hashes = hasher.hash_all(items)?;
-        Self::build_planned(&hashes, fingerprint_bits, hasher, None)
+        Self::builder(fp_rate).build(items)
     }
 
     /// Builds a filter from the keys' precomputed hashes ([`crate::hash`], the hash under
-    /// [`DEFAULT_SEED`]), with `fingerprint_bits`-bit fingerprints (8 or 16). Equal hashes
-    /// are fine (they are the same key as far as the filter can tell).
+    /// [`DEFAULT_SEED`](crate::DEFAULT_SEED)), at a false-positive rate of at most `fp_rate`.
+    /// Equal hashes are fine (they are the same key as far as the filter can tell).
     ///
     /// # Errors
     ///
@@ -214,39 +216,38 @@ impl BinaryFuseFilter {
     /// use bloomkit::BinaryFuseFilter;
     ///
     /// let hashes: Vec<u64> = ["a", "b", "c"].iter().map(bloomkit::hash).collect();
-    /// let f = BinaryFuseFilter::build_from_hashes(&hashes, 8)?;
+    /// let f = BinaryFuseFilter::build_from_hashes(&hashes, 0.01)?;
     /// assert!(f.contains("b") && f.contains_hash(hashes[2]));
-    /// assert_eq!(f, BinaryFuseFilter::build(["a", "b", "c"], 8)?);
+    /// assert_eq!(f, BinaryFuseFilter::build(["a", "b", "c"], 0.01)?);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn build_from_hashes(hashes: &[u64], fingerprint_bits: u32) -> Result<Self> {
-        Self::build_from_hashes_with_seed(hashes, fingerprint_bits, DEFAULT_SEED)
+    pub fn build_from_hashes(hashes: &[u64], fp_rate: f64) -> Result<Self> {
+        Self::builder(fp_rate).build_from_hashes(hashes)
     }
 
-    /// [`build_from_hashes`](Self::build_from_hashes) for hashes made with
-    /// [`crate::hash_with_seed`] and `seed`; the filter records the seed so that
-    /// [`contains`](Self::contains) hashes keys the same way.
-    ///
-    /// # Errors
-    ///
-    /// As [`build`](Self::build).
+    /// Starts from [`build`](Self::build)'s plan for a rate of at most `fp_rate`, to change
+    /// the seed or the exact fingerprint bits (8 or 16) before
+    /// [`build`](FuseBuilder::build) takes the keys (or
+    /// [`build_from_hashes`](FuseBuilder::build_from_hashes) their hashes).
     ///
     /// # Examples
     ///
     /// ```
-    /// let hashes: Vec<u64> = (0..10u8).map(|k| bloomkit::hash_with_seed(&k, 9)).collect();
-    /// let f = bloomkit::BinaryFuseFilter::build_from_hashes_with_seed(&hashes, 16, 9)?;
-    /// assert_eq!(f.seed(), 9);
+    /// use bloomkit::BinaryFuseFilter;
+    ///
+    /// let f = BinaryFuseFilter::builder(0.01).fingerprint_bits(16).seed(9).build(0..10u8)?;
+    /// assert_eq!((f.fingerprint_bits(), f.seed()), (16, 9));
     /// assert!((0..10u8).all(|k| f.contains(&k)));
+    ///
+    /// // Hashes made with a seed build a filter that records it.
+    /// let hashes: Vec<u64> = (0..10u8).map(|k| bloomkit::hash_with_seed(&k, 9)).collect();
+    /// let g = BinaryFuseFilter::builder(0.01).seed(9).build_from_hashes(&hashes)?;
+    /// assert!((0..10u8).all(|k| g.contains(&k)));
+    /// assert!(BinaryFuseFilter::builder(0.01).fingerprint_bits(12).build([1, 2]).is_err());
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn build_from_hashes_with_seed(
-        hashes: &[u64],
-        fingerprint_bits: u32,
-        seed: u64,
-    ) -> Result<Self> {
-        check_fingerprint_bits(fingerprint_bits)?;
-        Self::build_planned(hashes, fingerprint_bits, KeyHasher::new(seed), None)
+    pub fn builder(fp_rate: f64) -> FuseBuilder {
+        FuseBuilder::new(fp_rate)
     }
 
     /// The build behind every constructor; `plan` overrides the layout and the number of
@@ -339,7 +340,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build(["alice", "bob"], 16)?;
+    /// let f = bloomkit::BinaryFuseFilter::builder(0.01).fingerprint_bits(16).build(["alice", "bob"])?;
     /// assert!(f.contains("alice"));
     /// assert!(f.contains(&"bob".to_string()));
     /// assert!(!f.contains("carol"));
@@ -356,7 +357,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build(["alice"], 8)?;
+    /// let f = bloomkit::BinaryFuseFilter::build(["alice"], 0.01)?;
     /// assert!(f.contains_hash(bloomkit::hash("alice")));
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -373,7 +374,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build([1, 2, 2, 3], 8)?;
+    /// let f = bloomkit::BinaryFuseFilter::build([1, 2, 2, 3], 0.01)?;
     /// assert_eq!(f.len(), 4);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -386,7 +387,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build(Vec::<String>::new(), 8)?;
+    /// let f = bloomkit::BinaryFuseFilter::build(Vec::<String>::new(), 0.01)?;
     /// assert!(f.is_empty() && f.num_slots() == 0);
     /// assert!(!f.contains("anything"));
     /// # Ok::<(), bloomkit::Error>(())
@@ -408,7 +409,7 @@ impl BinaryFuseFilter {
     /// ```
     /// use bloomkit::BinaryFuseFilter;
     /// let keys: Vec<u64> = (0..10_000).collect();
-    /// let f = BinaryFuseFilter::build(&keys, 16)?;
+    /// let f = BinaryFuseFilter::builder(0.01).fingerprint_bits(16).build(&keys)?;
     /// assert_eq!(BinaryFuseFilter::planned_bits(10_000, 16)?, f.num_bits());
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -423,7 +424,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build(0..1_000_000u32, 8)?;
+    /// let f = bloomkit::BinaryFuseFilter::build(0..1_000_000u32, 0.01)?;
     /// assert_eq!(f.num_slots(), 1_125_000u64.next_multiple_of(f.segment_length() as u64));
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -437,7 +438,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build(0..100_000u32, 8)?;
+    /// let f = bloomkit::BinaryFuseFilter::build(0..100_000u32, 0.01)?;
     /// assert!(f.segment_length().is_power_of_two());
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -451,7 +452,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build(0..100_000u32, 8)?;
+    /// let f = bloomkit::BinaryFuseFilter::build(0..100_000u32, 0.01)?;
     /// let segments = f.segment_count() as u64 + 2;
     /// assert_eq!(segments * f.segment_length() as u64, f.num_slots());
     /// # Ok::<(), bloomkit::Error>(())
@@ -465,7 +466,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(bloomkit::BinaryFuseFilter::build([1], 16)?.fingerprint_bits(), 16);
+    /// assert_eq!(bloomkit::BinaryFuseFilter::builder(0.01).fingerprint_bits(16).build([1])?.fingerprint_bits(), 16);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn fingerprint_bits(&self) -> u32 {
@@ -478,12 +479,34 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build([1u8], 8)?;
+    /// let f = bloomkit::BinaryFuseFilter::build([1u8], 0.01)?;
     /// assert_eq!(f.fp_rate(), 0.00390625);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn fp_rate(&self) -> f64 {
         (-f64::from(self.fingerprint_bits())).exp2()
+    }
+
+    /// The false-positive rate a query for an absent key risks: [`fp_rate`](Self::fp_rate),
+    /// which a static filter delivers from the start, or 0 for a filter built from no keys
+    /// (it answers "no" to everything). For code that asks every kind the same question
+    /// ([`Filter::estimated_fp_rate`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::BinaryFuseFilter;
+    /// let f = BinaryFuseFilter::build(0..100u32, 0.01)?;
+    /// assert_eq!(f.estimated_fp_rate(), f.fp_rate());
+    /// assert_eq!(BinaryFuseFilter::build(Vec::<u32>::new(), 0.01)?.estimated_fp_rate(), 0.0);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn estimated_fp_rate(&self) -> f64 {
+        if self.is_empty() {
+            0.0
+        } else {
+            self.fp_rate()
+        }
     }
 
     /// Bits of fingerprints: [`num_slots`](Self::num_slots) ×
@@ -492,7 +515,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build([1, 2, 3], 8)?;
+    /// let f = bloomkit::BinaryFuseFilter::build([1, 2, 3], 0.01)?;
     /// assert_eq!(f.num_bits(), f.num_slots() * 8);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -506,7 +529,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build(0..100_000u32, 16)?;
+    /// let f = bloomkit::BinaryFuseFilter::builder(0.01).fingerprint_bits(16).build(0..100_000u32)?;
     /// assert!(f.bits_per_key() < 19.5, "{}", f.bits_per_key());
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -520,7 +543,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build(0..1000u32, 8)?;
+    /// let f = bloomkit::BinaryFuseFilter::build(0..1000u32, 0.01)?;
     /// assert!(f.fuse_seed() < 64);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
@@ -528,12 +551,13 @@ impl BinaryFuseFilter {
         self.fuse_seed
     }
 
-    /// The hash seed keys are hashed with ([`DEFAULT_SEED`] unless built with another).
+    /// The hash seed keys are hashed with ([`DEFAULT_SEED`](crate::DEFAULT_SEED) unless built
+    /// with another).
     ///
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build(["k"], 8)?;
+    /// let f = bloomkit::BinaryFuseFilter::build(["k"], 0.01)?;
     /// assert_eq!(f.seed(), bloomkit::DEFAULT_SEED);
     /// assert!(f.contains_hash(bloomkit::hash_with_seed("k", f.seed())));
     /// # Ok::<(), bloomkit::Error>(())
@@ -554,7 +578,7 @@ impl BinaryFuseFilter {
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::BinaryFuseFilter::build(0..1_000_000u32, 8)?;
+    /// let f = bloomkit::BinaryFuseFilter::build(0..1_000_000u32, 0.01)?;
     /// let per_key = f.memory_bytes() as f64 / 1e6;
     /// assert!(per_key < 1.131, "{per_key}"); // 9.04 bits
     /// # Ok::<(), bloomkit::Error>(())
@@ -590,6 +614,12 @@ impl Filter for BinaryFuseFilter {
     fn memory_bytes(&self) -> usize {
         BinaryFuseFilter::memory_bytes(self)
     }
+    fn len(&self) -> u64 {
+        BinaryFuseFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        BinaryFuseFilter::estimated_fp_rate(self)
+    }
 }
 
 #[cfg(test)]
@@ -606,12 +636,18 @@ mod tests {
             let mut hs = hashes(5000);
             hs.extend_from_within(..);
             hs.extend_from_within(..700);
-            let f = BinaryFuseFilter::build_from_hashes(&hs, bits).unwrap();
+            let f = BinaryFuseFilter::builder(0.01)
+                .fingerprint_bits(bits)
+                .build_from_hashes(&hs)
+                .unwrap();
             assert_eq!(f.len(), 10_700);
             assert!(hs.iter().all(|&h| f.contains_hash(h)));
             // One key, a thousand times.
             let same = vec![crate::hash("k"); 1000];
-            let f = BinaryFuseFilter::build_from_hashes(&same, bits).unwrap();
+            let f = BinaryFuseFilter::builder(0.01)
+                .fingerprint_bits(bits)
+                .build_from_hashes(&same)
+                .unwrap();
             assert!(f.contains("k"));
             assert_eq!(f.len(), 1000);
         }
@@ -628,7 +664,7 @@ mod tests {
                 hs.extend(std::iter::repeat_n(h, 100));
             }
         }
-        let f = BinaryFuseFilter::build_from_hashes(&hs, 8).unwrap();
+        let f = BinaryFuseFilter::build_from_hashes(&hs, 0.01).unwrap();
         assert!(f.fuse_seed() >= 1, "a slot should have overflowed");
         assert!(hs.iter().all(|&h| f.contains_hash(h)));
     }
@@ -678,7 +714,7 @@ mod tests {
         assert!(reseeded >= 3, "{reseeded}");
         // With the alternation, the halved layout at the second seed builds these at once.
         let hs: Vec<u64> = (0..37_400u64).map(|i| crate::hash(&(99u64, i))).collect();
-        let f = BinaryFuseFilter::build_from_hashes(&hs, 8).unwrap();
+        let f = BinaryFuseFilter::build_from_hashes(&hs, 0.01).unwrap();
         assert!(f.fuse_seed() < 4, "{}", f.fuse_seed());
         assert!(hs.iter().all(|&h| f.contains_hash(h)));
     }
@@ -686,7 +722,10 @@ mod tests {
     #[test]
     fn empty_says_no_and_is_small() {
         for bits in [8, 16] {
-            let f = BinaryFuseFilter::build_from_hashes(&[], bits).unwrap();
+            let f = BinaryFuseFilter::builder(0.01)
+                .fingerprint_bits(bits)
+                .build_from_hashes(&[])
+                .unwrap();
             assert_eq!((f.len(), f.num_slots(), f.num_bits()), (0, 0, 0));
             assert_eq!(f.bits_per_key(), 0.0);
             assert!((0..10_000u64).all(|h| !f.contains_hash(h)));
@@ -700,7 +739,10 @@ mod tests {
     #[test]
     fn memory_is_the_fingerprints() {
         for bits in [8u32, 16] {
-            let f = BinaryFuseFilter::build_from_hashes(&hashes(10_000), bits).unwrap();
+            let f = BinaryFuseFilter::builder(0.01)
+                .fingerprint_bits(bits)
+                .build_from_hashes(&hashes(10_000))
+                .unwrap();
             assert_eq!(
                 f.memory_bytes() as u64,
                 std::mem::size_of::<BinaryFuseFilter>() as u64
@@ -712,7 +754,10 @@ mod tests {
     #[test]
     fn bad_fingerprint_bits_are_errors() {
         for bits in [0, 1, 7, 9, 15, 17, 32, u32::MAX] {
-            let err = BinaryFuseFilter::build_from_hashes(&hashes(10), bits).unwrap_err();
+            let err = BinaryFuseFilter::builder(0.01)
+                .fingerprint_bits(bits)
+                .build_from_hashes(&hashes(10))
+                .unwrap_err();
             assert!(
                 matches!(
                     err,
@@ -724,7 +769,10 @@ mod tests {
                 "{bits}: {err}"
             );
             assert!(BinaryFuseFilter::planned_bits(10, bits).is_err());
-            assert!(BinaryFuseFilter::build(["a"], bits).is_err());
+            assert!(BinaryFuseFilter::builder(0.01)
+                .fingerprint_bits(bits)
+                .build(["a"])
+                .is_err());
         }
     }
 
@@ -736,7 +784,10 @@ mod tests {
 
     #[test]
     fn debug_shows_the_shape() {
-        let f = BinaryFuseFilter::build_from_hashes(&hashes(1000), 16).unwrap();
+        let f = BinaryFuseFilter::builder(0.01)
+            .fingerprint_bits(16)
+            .build_from_hashes(&hashes(1000))
+            .unwrap();
         let s = format!("{f:?}");
         assert!(
             s.starts_with("BinaryFuseFilter { len: 1000, fingerprint_bits: 16, num_slots: "),

@@ -24,7 +24,7 @@ format::format_methods!(
         ///
         /// ```
         /// use bloomkit::BinaryFuseFilter;
-        /// let f = BinaryFuseFilter::build(0..1000u32, 8)?;
+        /// let f = BinaryFuseFilter::build(0..1000u32, 0.01)?;
         /// let bytes = f.to_bytes();
         /// // 60 bytes of header and parameters, the fingerprints in whole words, a checksum.
         /// assert_eq!(bytes.len() as u64, 60 + f.num_slots().div_ceil(8) * 8 + 8);
@@ -37,7 +37,7 @@ format::format_methods!(
         /// # Examples
         ///
         /// ```
-        /// let f = bloomkit::BinaryFuseFilter::build(["a", "b"], 16)?;
+        /// let f = bloomkit::BinaryFuseFilter::builder(0.01).fingerprint_bits(16).build(["a", "b"])?;
         /// let mut file = Vec::new();
         /// f.write_to(&mut file)?;
         /// assert_eq!(file, f.to_bytes());
@@ -50,7 +50,7 @@ format::format_methods!(
         ///
         /// ```
         /// use bloomkit::{BinaryFuseFilter, Error};
-        /// let mut bytes = BinaryFuseFilter::build(["a"], 8)?.to_bytes();
+        /// let mut bytes = BinaryFuseFilter::build(["a"], 0.01)?.to_bytes();
         /// assert!(BinaryFuseFilter::from_bytes(&bytes)?.contains("a"));
         /// bytes[62] ^= 1;
         /// assert!(matches!(
@@ -68,8 +68,8 @@ format::format_methods!(
         /// ```
         /// use bloomkit::BinaryFuseFilter;
         /// // Two filters, one after the other, in one stream.
-        /// let a = BinaryFuseFilter::build(["a"], 8)?;
-        /// let b = BinaryFuseFilter::build(["b"], 16)?;
+        /// let a = BinaryFuseFilter::build(["a"], 0.01)?;
+        /// let b = BinaryFuseFilter::builder(0.01).fingerprint_bits(16).build(["b"])?;
         /// let mut stream = a.to_bytes();
         /// stream.extend(b.to_bytes());
         /// let mut reader = &stream[..];

@@ -67,7 +67,7 @@ impl Shape {
     /// The shape of a filter of `num_slots` slots (a positive multiple of 64) with `result_bits`
     /// result bits (1 to 32) and ribbon seed `ribbon_seed`.
     pub(super) fn new(num_slots: u64, result_bits: u32, ribbon_seed: u32) -> Self {
-        debug_assert!(num_slots > 0 && num_slots % BLOCK_SLOTS == 0);
+        debug_assert!(num_slots > 0 && num_slots.is_multiple_of(BLOCK_SLOTS));
         debug_assert!((1..=MAX_RESULT_BITS).contains(&result_bits));
         let width = num_slots.min(WIDTH);
         let coeff_mask = if width == WIDTH {

@@ -7,14 +7,16 @@
 //! loads it. The type's documentation explains the design.
 
 mod build;
+mod builder;
 mod equation;
 mod persist;
+
+pub use self::builder::RibbonBuilder;
 
 use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
-use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::Filter;
@@ -128,7 +130,7 @@ pub struct RibbonFilter {
 }
 
 /// The result bits for a target rate: ⌈log2(1/p)⌉, at least 1.
-fn result_bits_for(fp_rate: f64) -> Result<u32> {
+pub(crate) fn result_bits_for(fp_rate: f64) -> Result<u32> {
     sizing::check_fp_rate(fp_rate)?;
     let bits = (-fp_rate.log2()).ceil().max(1.0);
     if bits > f64::from(MAX_RESULT_BITS) {
@@ -183,38 +185,39 @@ impl RibbonFilter {
         I: IntoIterator,
         I::Item: Key,
     {
-        Self::build_with_seed(items, fp_rate, DEFAULT_SEED)
+        Self::builder(fp_rate).build(items)
     }
 
-    /// [`build`](Self::build) with a hash seed other than the default. Probe it with
-    /// hashes from [`crate::hash_with_seed`] and the same seed.
-    ///
-    /// # Errors
-    ///
-    /// As [`build`](Self::build).
+    /// Starts from [`build`](Self::build)'s plan for a rate of at most `fp_rate`, to change
+    /// the seed or the exact result bits before [`build`](RibbonBuilder::build) takes the
+    /// keys (or [`build_from_hashes`](RibbonBuilder::build_from_hashes) their hashes).
     ///
     /// # Examples
     ///
     /// ```
-    /// let f = bloomkit::RibbonFilter::build_with_seed(0..100u32, 0.01, 42)?;
+    /// use bloomkit::RibbonFilter;
+    ///
+    /// let f = RibbonFilter::builder(0.01).seed(42).build(0..100u32)?;
     /// assert_eq!(f.seed(), 42);
     /// assert!((0..100u32).all(|k| f.contains(&k)));
     /// assert!(f.contains_hash(bloomkit::hash_with_seed(&5u32, 42)));
+    ///
+    /// // Hashes made with a seed build a filter that records it.
+    /// let hashes: Vec<u64> = (0..10u8).map(|k| bloomkit::hash_with_seed(&k, 9)).collect();
+    /// let f = RibbonFilter::builder(0.01).seed(9).build_from_hashes(&hashes)?;
+    /// assert!((0..10u8).all(|k| f.contains(&k)));
+    ///
+    /// // Exactly 12 result bits: a rate of 2^-12.
+    /// let f = RibbonFilter::builder(0.01).result_bits(12).build(0..100u32)?;
+    /// assert_eq!(f.fp_rate(), 1.0 / 4096.0);
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    pub fn build_with_seed<I>(items: I, fp_rate: f64, seed: u64) -> Result<Self>
-    where
-        I: IntoIterator,
-        I::Item: Key,
-    {
-        let hasher = KeyHasher::new(seed);
-        let result_bits = result_bits_for(fp_rate)?;
-        let hashes = hasher.hash_all(items)?;
-        Self::build_planned(&hashes, result_bits, hasher, None)
+    pub fn builder(fp_rate: f64) -> RibbonBuilder {
+        RibbonBuilder::new(fp_rate)
     }
 
     /// Builds a filter from the keys' precomputed hashes ([`crate::hash`], the hash under
-    /// [`DEFAULT_SEED`]), at a false-positive rate of at most `fp_rate`. Equal hashes are
+    /// [`DEFAULT_SEED`](crate::DEFAULT_SEED)), at a false-positive rate of at most `fp_rate`. Equal hashes are
     /// fine (they are the same key as far as the filter can tell).
     ///
     /// # Errors
@@ -233,32 +236,7 @@ impl RibbonFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn build_from_hashes(hashes: &[u64], fp_rate: f64) -> Result<Self> {
-        Self::build_from_hashes_with_seed(hashes, fp_rate, DEFAULT_SEED)
-    }
-
-    /// [`build_from_hashes`](Self::build_from_hashes) for hashes made with
-    /// [`crate::hash_with_seed`] and `seed`; the filter records the seed so that
-    /// [`contains`](Self::contains) hashes keys the same way.
-    ///
-    /// # Errors
-    ///
-    /// As [`build`](Self::build).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let hashes: Vec<u64> = (0..10u8).map(|k| bloomkit::hash_with_seed(&k, 9)).collect();
-    /// let f = bloomkit::RibbonFilter::build_from_hashes_with_seed(&hashes, 0.01, 9)?;
-    /// assert!((0..10u8).all(|k| f.contains(&k)));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn build_from_hashes_with_seed(hashes: &[u64], fp_rate: f64, seed: u64) -> Result<Self> {
-        Self::build_planned(
-            hashes,
-            result_bits_for(fp_rate)?,
-            KeyHasher::new(seed),
-            None,
-        )
+        Self::builder(fp_rate).build_from_hashes(hashes)
     }
 
     /// The build behind every constructor; `plan` overrides the sizing and the number of
@@ -447,6 +425,28 @@ impl RibbonFilter {
         (-f64::from(self.result_bits)).exp2()
     }
 
+    /// The false-positive rate a query for an absent key risks: [`fp_rate`](Self::fp_rate),
+    /// which a static filter delivers from the start, or 0 for a filter built from no keys
+    /// (it answers "no" to everything). For code that asks every kind the same question
+    /// ([`Filter::estimated_fp_rate`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::RibbonFilter;
+    /// let f = RibbonFilter::build(0..100u32, 0.01)?;
+    /// assert_eq!(f.estimated_fp_rate(), f.fp_rate());
+    /// assert_eq!(RibbonFilter::build(Vec::<u32>::new(), 0.01)?.estimated_fp_rate(), 0.0);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn estimated_fp_rate(&self) -> f64 {
+        if self.is_empty() {
+            0.0
+        } else {
+            self.fp_rate()
+        }
+    }
+
     /// Bits of solution: [`num_slots`](Self::num_slots) × [`result_bits`](Self::result_bits).
     ///
     /// # Examples
@@ -489,7 +489,7 @@ impl RibbonFilter {
         self.ribbon_seed
     }
 
-    /// The hash seed keys are hashed with ([`DEFAULT_SEED`] unless built with another).
+    /// The hash seed keys are hashed with ([`DEFAULT_SEED`](crate::DEFAULT_SEED) unless built with another).
     ///
     /// # Examples
     ///
@@ -564,6 +564,12 @@ impl Filter for RibbonFilter {
     }
     fn memory_bytes(&self) -> usize {
         RibbonFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        RibbonFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        RibbonFilter::estimated_fp_rate(self)
     }
 }
 

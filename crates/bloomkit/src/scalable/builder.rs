@@ -14,7 +14,7 @@ pub(super) struct Params {
     pub(super) initial_capacity: u64,
     /// The target rate of the whole chain.
     pub(super) fp_rate: f64,
-    pub(super) growth: u32,
+    pub(super) expansion: u32,
     pub(super) tightening: f64,
     pub(super) non_scaling: bool,
     pub(super) layout: LayerLayout,
@@ -22,13 +22,13 @@ pub(super) struct Params {
 
 impl Params {
     /// Checks every parameter, in the order the errors are most useful: the rate, then the
-    /// growth, then the tightening.
+    /// expansion, then the tightening.
     pub(super) fn validate(&self) -> Result<()> {
         sizing::check_fp_rate(self.fp_rate)?;
-        if !(1..=ScalableBloomFilter::MAX_GROWTH).contains(&self.growth) {
+        if !(1..=ScalableBloomFilter::MAX_EXPANSION).contains(&self.expansion) {
             return Err(Error::InvalidParameter {
-                name: "growth",
-                value: self.growth.to_string(),
+                name: "expansion",
+                value: self.expansion.to_string(),
                 expected: "an integer from 1 to 32768, as RedisBloom's EXPANSION (for \
                            EXPANSION 0, build a non-scaling filter)",
             });
@@ -63,7 +63,9 @@ impl Params {
     }
 }
 
-/// Options for a [`ScalableBloomFilter`], checked by [`build`](Self::build).
+/// How to build a [`ScalableBloomFilter`]: [`ScalableBloomFilter::new`]'s plan, with any of
+/// its settings changed, checked by [`build`](Self::build). Made by
+/// [`ScalableBloomFilter::builder`].
 ///
 /// # Examples
 ///
@@ -71,10 +73,10 @@ impl Params {
 /// use bloomkit::ScalableBloomFilter;
 ///
 /// // RedisBloom's `BF.RESERVE k 0.001 500 EXPANSION 4`.
-/// let f = ScalableBloomFilter::builder(500, 0.001).growth(4).build()?;
-/// assert_eq!(f.growth(), 4);
+/// let f = ScalableBloomFilter::builder(500, 0.001).expansion(4).build()?;
+/// assert_eq!(f.expansion(), 4);
 /// // Bad options are errors, not panics.
-/// assert!(ScalableBloomFilter::builder(500, 0.001).growth(0).build().is_err());
+/// assert!(ScalableBloomFilter::builder(500, 0.001).expansion(0).build().is_err());
 /// assert!(ScalableBloomFilter::builder(500, 0.001).tightening(1.0).build().is_err());
 /// # Ok::<(), bloomkit::Error>(())
 /// ```
@@ -93,7 +95,7 @@ impl ScalableBuilder {
             params: Params {
                 initial_capacity: initial_capacity.max(1),
                 fp_rate,
-                growth: ScalableBloomFilter::DEFAULT_GROWTH,
+                expansion: ScalableBloomFilter::DEFAULT_EXPANSION,
                 tightening: ScalableBloomFilter::DEFAULT_TIGHTENING,
                 non_scaling: false,
                 layout: LayerLayout::Blocked,
@@ -102,11 +104,11 @@ impl ScalableBuilder {
         }
     }
 
-    /// Each new layer's capacity is the previous one's times `growth` (RedisBloom's
+    /// Each new layer's capacity is the previous one's times `expansion` (RedisBloom's
     /// `EXPANSION`; default 2). 1 adds layers of equal size; larger values add fewer, bigger
-    /// layers. Checked by [`build`](Self::build): 1 to [`ScalableBloomFilter::MAX_GROWTH`].
-    pub fn growth(mut self, growth: u32) -> Self {
-        self.params.growth = growth;
+    /// layers. Checked by [`build`](Self::build): 1 to [`ScalableBloomFilter::MAX_EXPANSION`].
+    pub fn expansion(mut self, expansion: u32) -> Self {
+        self.params.expansion = expansion;
         self
     }
 
@@ -154,8 +156,8 @@ impl ScalableBuilder {
     ///
     /// ```
     /// use bloomkit::ScalableBloomFilter;
-    /// let builder = ScalableBloomFilter::builder(100_000, 0.001).growth(4);
-    /// assert_eq!(builder.planned_memory_bytes()?, builder.clone().build()?.memory_bytes());
+    /// let builder = ScalableBloomFilter::builder(100_000, 0.001).expansion(4);
+    /// assert_eq!(builder.planned_memory_bytes()?, builder.build()?.memory_bytes());
     /// // RedisBloom's `BF.RESERVE k 0.0000001 1073741824`: planned, not allocated.
     /// let huge = ScalableBloomFilter::builder(1 << 30, 1e-7).planned_memory_bytes()?;
     /// assert!(huge > 4_000_000_000, "{huge}");
@@ -176,10 +178,10 @@ impl ScalableBuilder {
     /// # Errors
     ///
     /// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::InvalidParameter`] for a
-    /// growth outside 1 to [`ScalableBloomFilter::MAX_GROWTH`] or a tightening outside (0, 1);
+    /// expansion outside 1 to [`ScalableBloomFilter::MAX_EXPANSION`] or a tightening outside (0, 1);
     /// [`Error::FpRateTooSmall`] if the first layer's rate needs more than 64 probes;
     /// [`Error::TooLarge`] or [`Error::OutOfMemory`] if the first layer does not fit.
-    pub fn build(self) -> Result<ScalableBloomFilter> {
+    pub fn build(&self) -> Result<ScalableBloomFilter> {
         let params = self.params;
         params.validate()?;
         let first = Layer::new(

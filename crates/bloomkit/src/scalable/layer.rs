@@ -89,10 +89,17 @@ impl LayerBits {
         }
     }
 
-    pub(super) fn item_count(&self) -> u64 {
+    pub(super) fn len(&self) -> u64 {
         match self {
-            LayerBits::Blocked(f) => f.item_count(),
-            LayerBits::Classic(f) => f.item_count(),
+            LayerBits::Blocked(f) => f.len(),
+            LayerBits::Classic(f) => f.len(),
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        match self {
+            LayerBits::Blocked(f) => f.clear(),
+            LayerBits::Classic(f) => f.clear(),
         }
     }
 
@@ -196,7 +203,7 @@ impl Layer {
     }
 
     pub(super) fn items(&self) -> u64 {
-        self.filter.item_count()
+        self.filter.len()
     }
 
     /// RedisBloom's test: a layer is full once its count reaches its capacity.

@@ -4,7 +4,7 @@
 //! A plain Bloom filter is sized once: past its planned capacity its rate climbs fast (twice
 //! the keys, fifteen times the false positives). A scalable filter (Almeida, Baquero, Preguiça
 //! & Hutchison, 2007) is a chain of layers instead. Keys go into the newest layer; when it holds
-//! its capacity, a new layer is added with `growth` times the capacity and `tightening` times
+//! its capacity, a new layer is added with `expansion` times the capacity and `tightening` times
 //! the rate. The rates form a geometric series, so the chain's total rate stays below the
 //! target however far it grows: with a first layer at p·(1 − t) the sum is at most p.
 //!
@@ -16,7 +16,7 @@
 //! * an insert first asks every layer, newest first; a key that may be present is neither
 //!   inserted nor counted (so a false positive is not counted either);
 //! * a new layer is added only when an absent key arrives and the newest layer's item count has
-//!   reached its capacity: capacity × growth, rate × tightening;
+//!   reached its capacity: capacity × expansion, rate × tightening;
 //! * the capacity reported is the sum of the layers' capacities.
 //!
 //! By default each layer is a [`BlockedBloomFilter`](crate::BlockedBloomFilter): one cache
@@ -91,17 +91,17 @@ impl ScalableBloomFilter {
     /// matters for tightenings near 1, and keeps a query at no more than 64 cache lines.
     pub const MAX_LAYERS: usize = 64;
 
-    /// The largest growth accepted: RedisBloom's limit on `EXPANSION`.
-    pub const MAX_GROWTH: u32 = 32_768;
+    /// The largest expansion accepted: RedisBloom's limit on `EXPANSION`.
+    pub const MAX_EXPANSION: u32 = 32_768;
 
-    /// The growth of [`new`](Self::new): RedisBloom's default `EXPANSION`.
-    pub const DEFAULT_GROWTH: u32 = 2;
+    /// The expansion of [`new`](Self::new): RedisBloom's default `EXPANSION`.
+    pub const DEFAULT_EXPANSION: u32 = 2;
 
     /// The tightening of [`new`](Self::new): RedisBloom's (fixed) ratio.
     pub const DEFAULT_TIGHTENING: f64 = 0.5;
 
     /// A filter whose first layer holds `initial_capacity` keys, that grows by
-    /// [`DEFAULT_GROWTH`](Self::DEFAULT_GROWTH) and [`DEFAULT_TIGHTENING`](Self::DEFAULT_TIGHTENING),
+    /// [`DEFAULT_EXPANSION`](Self::DEFAULT_EXPANSION) and [`DEFAULT_TIGHTENING`](Self::DEFAULT_TIGHTENING),
     /// and whose false-positive rate stays below `fp_rate` however many keys it takes.
     /// `initial_capacity = 0` is treated as 1.
     ///
@@ -121,31 +121,19 @@ impl ScalableBloomFilter {
         Self::builder(initial_capacity, fp_rate).build()
     }
 
-    /// [`new`](Self::new) with a hash seed other than the default.
-    ///
-    /// # Errors
-    ///
-    /// As [`ScalableBuilder::build`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut f = bloomkit::ScalableBloomFilter::new_with_seed(100, 0.01, 7)?;
-    /// f.insert("k")?;
-    /// assert!(f.contains_hash(bloomkit::hash_with_seed("k", 7)));
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn new_with_seed(initial_capacity: u64, fp_rate: f64, seed: u64) -> Result<Self> {
-        Self::builder(initial_capacity, fp_rate).seed(seed).build()
-    }
-
-    /// Options beyond [`new`](Self::new): growth, tightening, non-scaling, seed. See
-    /// [`ScalableBuilder`]. `initial_capacity = 0` is treated as 1.
+    /// Starts from [`new`](Self::new)'s plan for a first layer of `initial_capacity` keys
+    /// and a target of `fp_rate`, to change any of it before
+    /// [`build`](ScalableBuilder::build): expansion, tightening, non-scaling, layer layout,
+    /// seed. `initial_capacity = 0` is treated as 1.
     ///
     /// # Examples
     ///
     /// ```
     /// use bloomkit::{Error, FilterKind, ScalableBloomFilter};
+    ///
+    /// let mut f = ScalableBloomFilter::builder(100, 0.01).seed(7).build()?;
+    /// f.insert("k")?;
+    /// assert!(f.contains_hash(bloomkit::hash_with_seed("k", 7)));
     ///
     /// // RedisBloom's `BF.RESERVE k 0.01 2 NONSCALING`.
     /// let mut f = ScalableBloomFilter::builder(2, 0.01).non_scaling(true).build()?;
@@ -223,7 +211,7 @@ impl ScalableBloomFilter {
         let newest = self.newest();
         let capacity = newest
             .capacity
-            .checked_mul(self.params.growth as u64)
+            .checked_mul(self.params.expansion as u64)
             .ok_or(Error::TooLarge { num_bits: u64::MAX })?;
         Ok((capacity, newest.fp_rate * self.params.tightening))
     }
@@ -286,7 +274,8 @@ impl ScalableBloomFilter {
         Ok(bits.saturating_add(list))
     }
 
-    /// Adds a layer with capacity × growth and rate × tightening, or fails changing nothing.
+    /// Adds a layer with capacity × expansion and rate × tightening, or fails changing
+    /// nothing.
     fn grow(&mut self) -> Result<()> {
         let (capacity, fp_rate) = self.next_layer()?;
         let layer = Layer::new(self.params.layout, capacity, fp_rate, self.hasher)
@@ -295,7 +284,7 @@ impl ScalableBloomFilter {
         // Exactly one entry, not Vec's doubling: then `memory_bytes` depends only on the
         // layers, and a filter reports the same size after `from_bytes` or `clone` (which
         // allocate exactly) as before: a server's `BF.INFO` must not change on restart.
-        // Layers are added rarely (each holds `growth` times the last), so the extra
+        // Layers are added rarely (each holds `expansion` times the last), so the extra
         // reallocations cost nothing measurable.
         self.layers
             .try_reserve_exact(1)
@@ -380,6 +369,30 @@ impl ScalableBloomFilter {
             .fold(0u64, |sum, layer| sum.saturating_add(layer.capacity))
     }
 
+    /// Forgets every key: back to the filter [`build`](ScalableBuilder::build) made, one
+    /// empty layer of the initial capacity (its memory kept, every later layer's freed),
+    /// with the same options and seed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut f = bloomkit::ScalableBloomFilter::new(10, 0.01)?;
+    /// for i in 0..100u32 { f.insert(&i)?; }
+    /// assert!(f.num_layers() > 1);
+    /// f.clear();
+    /// assert_eq!((f.num_layers(), f.len(), f.capacity()), (1, 0, 10));
+    /// assert_eq!(f, bloomkit::ScalableBloomFilter::new(10, 0.01)?);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.layers.truncate(1);
+        // Exactly one entry's room, as a new filter has: `memory_bytes` counts the list.
+        self.layers.shrink_to_fit();
+        if let Some(first) = self.layers.first_mut() {
+            first.filter.clear();
+        }
+    }
+
     /// The number of layers (`BF.INFO`'s "Number of filters").
     pub fn num_layers(&self) -> usize {
         self.layers.len()
@@ -412,8 +425,8 @@ impl ScalableBloomFilter {
 
     /// Capacity multiplier between layers (`BF.INFO`'s "Expansion rate", which it reports as
     /// nil for a non-scaling filter).
-    pub fn growth(&self) -> u32 {
-        self.params.growth
+    pub fn expansion(&self) -> u32 {
+        self.params.expansion
     }
 
     /// Rate multiplier between layers.
@@ -500,7 +513,7 @@ impl fmt::Debug for ScalableBloomFilter {
         f.debug_struct("ScalableBloomFilter")
             .field("initial_capacity", &self.params.initial_capacity)
             .field("fp_rate", &self.params.fp_rate)
-            .field("growth", &self.params.growth)
+            .field("expansion", &self.params.expansion)
             .field("tightening", &self.params.tightening)
             .field("non_scaling", &self.params.non_scaling)
             .field("layout", &self.params.layout)
@@ -524,6 +537,12 @@ impl Filter for ScalableBloomFilter {
     }
     fn memory_bytes(&self) -> usize {
         ScalableBloomFilter::memory_bytes(self)
+    }
+    fn len(&self) -> u64 {
+        ScalableBloomFilter::len(self)
+    }
+    fn estimated_fp_rate(&self) -> f64 {
+        ScalableBloomFilter::estimated_fp_rate(self)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The scalable filter in the shared file format.
 //!
 //! Parameters (32 bytes, little-endian): initial capacity (u64), target rate (f64 bits),
-//! growth (u32), tightening (f64 bits), flags (u32: bit 0 = non-scaling, bit 1 = classic
+//! expansion (u32), tightening (f64 bits), flags (u32: bit 0 = non-scaling, bit 1 = classic
 //! layers; the rest zero). The seed and the item count are the header's.
 //!
 //! Payload, in 64-bit words: the layer count; then for each layer, oldest first, five words
@@ -44,11 +44,11 @@ format::format_methods!(
         ///
         /// ```
         /// use bloomkit::ScalableBloomFilter;
-        /// let mut f = ScalableBloomFilter::builder(10, 0.01).growth(3).seed(9).build()?;
+        /// let mut f = ScalableBloomFilter::builder(10, 0.01).expansion(3).seed(9).build()?;
         /// for i in 0..100u32 { f.insert(&i)?; }
         /// let g = ScalableBloomFilter::from_bytes(&f.to_bytes())?;
         /// assert_eq!(g, f);
-        /// assert_eq!((g.num_layers(), g.len(), g.growth(), g.seed()), (f.num_layers(), f.len(), 3, 9));
+        /// assert_eq!((g.num_layers(), g.len(), g.expansion(), g.seed()), (f.num_layers(), f.len(), 3, 9));
         /// # Ok::<(), bloomkit::Error>(())
         /// ```
     ],
@@ -112,7 +112,7 @@ fn encode_params(p: &Params) -> Vec<u8> {
     let mut out = Vec::with_capacity(32);
     out.extend_from_slice(&p.initial_capacity.to_le_bytes());
     out.extend_from_slice(&p.fp_rate.to_bits().to_le_bytes());
-    out.extend_from_slice(&p.growth.to_le_bytes());
+    out.extend_from_slice(&p.expansion.to_le_bytes());
     out.extend_from_slice(&p.tightening.to_bits().to_le_bytes());
     let mut flags = 0;
     if p.non_scaling {
@@ -129,7 +129,7 @@ fn decode_params(header: &Header) -> Result<Params> {
     let mut r = header.params();
     let initial_capacity = r.u64()?;
     let fp_rate = r.f64()?;
-    let growth = r.u32()?;
+    let expansion = r.u32()?;
     let tightening = r.f64()?;
     let flags = r.u32()?;
     r.finish()?;
@@ -142,7 +142,7 @@ fn decode_params(header: &Header) -> Result<Params> {
     let params = Params {
         initial_capacity,
         fp_rate,
-        growth,
+        expansion,
         tightening,
         non_scaling: flags & FLAG_NON_SCALING != 0,
         layout: if flags & FLAG_CLASSIC_LAYERS != 0 {
@@ -251,7 +251,7 @@ impl Persist for ScalableBloomFilter {
     fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
         let params = decode_params(header)?;
         let declared_words = header.payload_len / 8;
-        if header.payload_len % 8 != 0 || declared_words == 0 {
+        if !header.payload_len.is_multiple_of(8) || declared_words == 0 {
             return Err(Error::corrupt(format!(
                 "a payload of {} bytes is not a layer count and whole words",
                 header.payload_len
@@ -310,7 +310,7 @@ impl Persist for ScalableBloomFilter {
             total_items = total_items
                 .checked_add(d.items)
                 .ok_or_else(|| Error::corrupt("the layers' item counts overflow"))?;
-            expected_capacity = d.capacity.checked_mul(params.growth as u64);
+            expected_capacity = d.capacity.checked_mul(params.expansion as u64);
             expected_rate = d.fp_rate * params.tightening;
             descriptors.push(d);
         }
@@ -378,7 +378,7 @@ mod tests {
     #[test]
     fn params_are_32_bytes_in_documented_order() {
         let f = ScalableBloomFilter::builder(7, 0.01)
-            .growth(3)
+            .expansion(3)
             .tightening(0.75)
             .non_scaling(true)
             .build()

@@ -24,9 +24,9 @@ fn first_layer_is_redisbloom_s() {
 }
 
 #[test]
-fn layers_grow_by_growth_and_tighten() {
+fn layers_grow_by_expansion_and_tighten() {
     let mut f = ScalableBloomFilter::builder(3, 0.02)
-        .growth(3)
+        .expansion(3)
         .tightening(0.75)
         .build()
         .unwrap();
@@ -54,7 +54,7 @@ fn the_chain_stops_before_an_unreachable_rate() {
     // Growth 1 keeps layers small; the rate halves per layer until no 64-bit hash can
     // deliver it. The chain then refuses, changing nothing.
     let mut f = ScalableBloomFilter::builder(1, 0.01)
-        .growth(1)
+        .expansion(1)
         .build()
         .unwrap();
     let mut refused = None;
@@ -81,7 +81,7 @@ fn the_chain_stops_before_an_unreachable_rate() {
 #[test]
 fn max_layers_bounds_a_slow_tightening() {
     let mut f = ScalableBloomFilter::builder(1, 0.01)
-        .growth(1)
+        .expansion(1)
         .tightening(0.99)
         .build()
         .unwrap();
@@ -148,13 +148,19 @@ fn growth_that_cannot_allocate_changes_nothing() {
 #[test]
 fn bad_options_are_errors() {
     let b = || ScalableBloomFilter::builder(10, 0.01);
-    for g in [0, ScalableBloomFilter::MAX_GROWTH + 1, u32::MAX] {
+    for g in [0, ScalableBloomFilter::MAX_EXPANSION + 1, u32::MAX] {
         assert!(matches!(
-            b().growth(g).build(),
-            Err(Error::InvalidParameter { name: "growth", .. })
+            b().expansion(g).build(),
+            Err(Error::InvalidParameter {
+                name: "expansion",
+                ..
+            })
         ));
     }
-    assert!(b().growth(ScalableBloomFilter::MAX_GROWTH).build().is_ok());
+    assert!(b()
+        .expansion(ScalableBloomFilter::MAX_EXPANSION)
+        .build()
+        .is_ok());
     for t in [0.0, 1.0, -0.5, 2.0, f64::NAN, f64::INFINITY] {
         assert!(matches!(
             b().tightening(t).build(),
@@ -178,7 +184,7 @@ fn bad_options_are_errors() {
         ScalableBloomFilter::new(u64::MAX, 0.01),
         Err(Error::TooLarge { .. })
     ));
-    let msg = b().growth(0).build().unwrap_err().to_string();
+    let msg = b().expansion(0).build().unwrap_err().to_string();
     assert!(msg.contains("1 to 32768"), "{msg}");
 }
 
@@ -241,7 +247,7 @@ fn debug_shows_the_shape() {
 
 #[test]
 fn planned_memory_is_what_build_allocates() {
-    for (cap, rate, growth, non_scaling) in [
+    for (cap, rate, expansion, non_scaling) in [
         (1, 0.01, 2, false),
         (100, 0.01, 2, true),
         (1000, 0.001, 4, false),
@@ -250,7 +256,7 @@ fn planned_memory_is_what_build_allocates() {
     ] {
         for layout in LAYOUTS {
             let b = ScalableBloomFilter::builder(cap, rate)
-                .growth(growth)
+                .expansion(expansion)
                 .non_scaling(non_scaling)
                 .layout(layout);
             let planned = b.planned_memory_bytes().unwrap();
@@ -262,7 +268,7 @@ fn planned_memory_is_what_build_allocates() {
         .planned_memory_bytes()
         .is_err());
     assert!(ScalableBloomFilter::builder(10, 0.01)
-        .growth(0)
+        .expansion(0)
         .planned_memory_bytes()
         .is_err());
 }
@@ -271,7 +277,7 @@ fn planned_memory_is_what_build_allocates() {
 fn growth_memory_is_the_next_layers_bits() {
     for layout in LAYOUTS {
         let mut f = ScalableBloomFilter::builder(10, 0.01)
-            .growth(3)
+            .expansion(3)
             .layout(layout)
             .build()
             .unwrap();
@@ -307,7 +313,7 @@ fn memory_is_the_same_after_a_round_trip_or_a_clone() {
     // reloaded from a snapshot or copied on write.
     for layout in LAYOUTS {
         let mut f = ScalableBloomFilter::builder(10, 0.01)
-            .growth(2)
+            .expansion(2)
             .layout(layout)
             .build()
             .unwrap();

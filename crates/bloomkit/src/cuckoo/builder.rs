@@ -1,4 +1,4 @@
-//! [`CuckooOptions`]: every knob of a [`CuckooFilter`], with the library's defaults and
+//! [`CuckooBuilder`]: every setting of a [`CuckooFilter`], from the library's defaults or
 //! RedisBloom's.
 
 use crate::error::{Error, Result};
@@ -36,7 +36,7 @@ pub(crate) const MAX_BUCKET_SIZE: u32 = 255;
 /// The most kicks an insert may make (RedisBloom's `MAXITERATIONS` range).
 pub(crate) const MAX_MAX_KICKS: u32 = 65_535;
 
-/// The most sub-filters any filter may be allowed ([`CuckooOptions::max_filters`]).
+/// The most sub-filters any filter may be allowed ([`CuckooBuilder::max_filters`]).
 pub(crate) const MAX_MAX_FILTERS: u32 = 65_535;
 
 /// The load a table of `bucket_size`-slot buckets is sized for, so that `capacity` keys fit
@@ -69,51 +69,58 @@ enum Sizing {
     RedisBloom,
 }
 
-/// How to build a [`CuckooFilter`]: capacity, fingerprint size (from a target rate or given),
-/// bucket size, kick limit, growth, seed.
+/// How to build a [`CuckooFilter`]: capacity, fingerprint size (from the target rate, or
+/// given), bucket size, kick limit, expansion, seed.
 ///
 /// Two starting points, because the library and the RedisBloom-compatible server want
 /// different defaults:
 ///
-/// | | [`new`](Self::new) (and [`CuckooFilter::new`]) | [`redisbloom`](Self::redisbloom) |
+/// | | [`CuckooFilter::builder`] (and [`CuckooFilter::new`]) | [`CuckooFilter::redisbloom_builder`] |
 /// |---|---|---|
 /// | slots per bucket | 4 (≈95% load) | 2 (`BUCKETSIZE`) |
-/// | fingerprint | ⌈log2(2·b/p)⌉ bits, p = 1% unless set: 10 bits | 8 bits |
+/// | fingerprint | ⌈log2(2·b/p)⌉ bits for the rate p: 10 bits at 1% | 8 bits |
 /// | buckets | ⌈(capacity / target load + 2·√capacity) / b⌉ | next power of two ≥ ⌊capacity / b⌋ |
 /// | max kicks | 500 | 20 (`MAXITERATIONS`) |
 /// | expansion | 0: a full filter refuses inserts | 1 (`EXPANSION`, rounded up to a power of two) |
 /// | sub-filters | at most 32 | at most 32 (`cf-max-expansions`) |
 ///
-/// Every setter can be applied to either; the last of [`fp_rate`](Self::fp_rate) and
-/// [`fingerprint_bits`](Self::fingerprint_bits) wins.
+/// Every setter can be applied to either; [`fingerprint_bits`](Self::fingerprint_bits)
+/// replaces the size the rate would give.
 ///
 /// # Examples
 ///
 /// ```
-/// use bloomkit::{CuckooFilter, CuckooOptions};
+/// use bloomkit::CuckooFilter;
 ///
 /// // What `CF.RESERVE k 1000` builds.
-/// let cf = CuckooOptions::redisbloom(1000).build()?;
+/// let cf = CuckooFilter::redisbloom_builder(1000).build()?;
 /// assert_eq!((cf.bucket_size(), cf.max_kicks(), cf.expansion()), (2, 20, 1));
 /// assert_eq!(cf.num_buckets(), 512);
 /// assert_eq!(cf.fingerprint_bits(), 8);
 ///
 /// // `CF.RESERVE k 1000 BUCKETSIZE 4 MAXITERATIONS 50 EXPANSION 3`: RedisBloom stores
 /// // expansion 4.
-/// let cf = CuckooOptions::redisbloom(1000).bucket_size(4).max_kicks(50).expansion(3).build()?;
+/// let cf = CuckooFilter::redisbloom_builder(1000)
+///     .bucket_size(4)
+///     .max_kicks(50)
+///     .expansion(3)
+///     .build()?;
 /// assert_eq!((cf.num_buckets(), cf.expansion()), (256, 4));
 ///
 /// // A library filter that grows instead of refusing inserts.
-/// let mut f = CuckooOptions::new(1000).fp_rate(0.001).expansion(2).build()?;
+/// let mut f = CuckooFilter::builder(1000, 0.001).expansion(2).build()?;
 /// for i in 0..5000u32 { f.insert(&i)?; }
 /// assert!(f.num_filters() > 1);
 /// assert!((0..5000u32).all(|i| f.contains(&i)));
 /// # Ok::<(), bloomkit::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
-pub struct CuckooOptions {
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct CuckooBuilder {
     capacity: u64,
-    fp_rate: f64,
+    /// The target rate, which sizes the fingerprints unless they are given; RedisBloom's
+    /// starting point has none (its fingerprints are 8 bits).
+    fp_rate: Option<f64>,
     fingerprint_bits: Option<u32>,
     bucket_size: u32,
     max_kicks: u32,
@@ -123,13 +130,13 @@ pub struct CuckooOptions {
     sizing: Sizing,
 }
 
-impl CuckooOptions {
-    /// The library's defaults for `capacity` keys (0 is treated as 1): 4-slot buckets,
-    /// fingerprints for a 1% rate, 500 kicks, no expansion, the default seed.
-    pub fn new(capacity: u64) -> Self {
-        CuckooOptions {
+impl CuckooBuilder {
+    /// The library's defaults for `capacity` keys (0 is treated as 1) at `fp_rate`: 4-slot
+    /// buckets, fingerprints for the rate, 500 kicks, no expansion, the default seed.
+    pub(crate) fn new(capacity: u64, fp_rate: f64) -> Self {
+        CuckooBuilder {
             capacity: capacity.max(1),
-            fp_rate: 0.01,
+            fp_rate: Some(fp_rate),
             fingerprint_bits: None,
             bucket_size: DEFAULT_BUCKET_SIZE,
             max_kicks: DEFAULT_MAX_KICKS,
@@ -140,33 +147,18 @@ impl CuckooOptions {
         }
     }
 
-    /// RedisBloom's `CF.RESERVE key capacity` defaults: 2-slot buckets, 8-bit fingerprints,
-    /// 20 kicks, expansion 1, at most 32 sub-filters, and the bucket count RedisBloom picks
-    /// (the next power of two ≥ ⌊capacity / bucket size⌋, at least 1). Setting
-    /// [`bucket_size`](Self::bucket_size) later changes that count as it does in RedisBloom,
-    /// and [`expansion`](Self::expansion) is rounded up to a power of two (0 stays 0), as
-    /// RedisBloom stores and reports it.
-    ///
-    /// The bucket layout is RedisBloom's; the key hash is bloomkit's (XXH3), so which keys
-    /// collide differs, and a server answers like RedisBloom up to false positives.
-    pub fn redisbloom(capacity: u64) -> Self {
-        CuckooOptions {
+    /// RedisBloom's `CF.RESERVE key capacity` defaults (see
+    /// [`CuckooFilter::redisbloom_builder`]).
+    pub(crate) fn redisbloom(capacity: u64) -> Self {
+        CuckooBuilder {
+            fp_rate: None,
             fingerprint_bits: Some(REDISBLOOM_FINGERPRINT_BITS),
             bucket_size: REDISBLOOM_BUCKET_SIZE,
             max_kicks: REDISBLOOM_MAX_KICKS,
             expansion: REDISBLOOM_EXPANSION,
             sizing: Sizing::RedisBloom,
-            ..CuckooOptions::new(capacity)
+            ..CuckooBuilder::new(capacity, 0.01)
         }
-    }
-
-    /// Sizes fingerprints for a false-positive rate of `fp_rate` at capacity, per
-    /// sub-filter: f = ⌈log2(2·b/p)⌉ bits (the bound ε ≈ 2b/2^f of Fan et al.), at least 4.
-    /// Checked by [`build`](Self::build).
-    pub fn fp_rate(mut self, fp_rate: f64) -> Self {
-        self.fp_rate = fp_rate;
-        self.fingerprint_bits = None;
-        self
     }
 
     /// Fingerprints of exactly `bits` bits, 4 to 32 (checked by [`build`](Self::build)).
@@ -189,7 +181,7 @@ impl CuckooOptions {
         self
     }
 
-    /// Growth, 0 to 32,768: when an insert finds no room, a new sub-filter of `expansion^k`
+    /// The expansion, 0 to 32,768: when an insert finds no room, a new sub-filter of `expansion^k`
     /// times the first one's buckets is added (k sub-filters already exist), as RedisBloom's
     /// `EXPANSION` does. 0 means a full filter refuses inserts ([`Error::Full`]).
     ///
@@ -213,7 +205,7 @@ impl CuckooOptions {
         self
     }
 
-    /// The filter these options describe.
+    /// The filter: the settings as set, the starting point's defaults for the rest.
     ///
     /// # Errors
     ///
@@ -225,12 +217,14 @@ impl CuckooOptions {
     /// # Examples
     ///
     /// ```
-    /// use bloomkit::{CuckooOptions, Error};
+    /// use bloomkit::{CuckooFilter, Error};
     /// assert!(matches!(
-    ///     CuckooOptions::new(10).bucket_size(0).build(),
+    ///     CuckooFilter::builder(10, 0.01).bucket_size(0).build(),
     ///     Err(Error::InvalidParameter { name: "bucket_size", .. })
     /// ));
-    /// assert!(matches!(CuckooOptions::new(10).fp_rate(1.5).build(), Err(Error::InvalidFpRate { .. })));
+    /// assert!(matches!(CuckooFilter::builder(10, 1.5).build(), Err(Error::InvalidFpRate { .. })));
+    /// // The rate is checked even where fingerprint bits are given.
+    /// assert!(CuckooFilter::builder(10, 1.5).fingerprint_bits(8).build().is_err());
     /// ```
     pub fn build(&self) -> Result<CuckooFilter> {
         CuckooFilter::from_shape(self.shape()?)
@@ -247,9 +241,9 @@ impl CuckooOptions {
     /// # Examples
     ///
     /// ```
-    /// use bloomkit::CuckooOptions;
-    /// let options = CuckooOptions::new(100_000).fp_rate(0.01);
-    /// assert_eq!(options.planned_memory_bytes()?, options.build()?.memory_bytes());
+    /// use bloomkit::CuckooFilter;
+    /// let builder = CuckooFilter::builder(100_000, 0.01);
+    /// assert_eq!(builder.planned_memory_bytes()?, builder.build()?.memory_bytes());
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn planned_memory_bytes(&self) -> Result<usize> {
@@ -267,8 +261,11 @@ impl CuckooOptions {
             + words)
     }
 
-    /// Checks the options and computes the filter's shape, allocating nothing.
+    /// Checks the settings and computes the filter's shape, allocating nothing.
     fn shape(&self) -> Result<super::Shape> {
+        if let Some(fp_rate) = self.fp_rate {
+            check_fp_rate(fp_rate)?;
+        }
         let b = self.bucket_size;
         check_range(
             "bucket_size",
@@ -309,7 +306,8 @@ impl CuckooOptions {
                 )?;
                 bits
             }
-            None => fingerprint_bits_for(b, self.fp_rate)?,
+            // Only RedisBloom's starting point has no rate, and it gives the bits.
+            None => fingerprint_bits_for(b, self.fp_rate.unwrap_or(0.01))?,
         };
         let (num_buckets, expansion) = match self.sizing {
             Sizing::Load => {
@@ -344,13 +342,6 @@ impl CuckooOptions {
             max_filters: self.max_filters,
             hasher: KeyHasher::new(self.seed),
         })
-    }
-}
-
-impl Default for CuckooOptions {
-    /// [`CuckooOptions::new`] for 1024 keys (RedisBloom's `cf-initial-size`).
-    fn default() -> Self {
-        CuckooOptions::new(1024)
     }
 }
 
@@ -402,7 +393,7 @@ mod tests {
     #[test]
     fn redisbloom_bucket_counts() {
         let b = |cap: u64, size: u32| {
-            CuckooOptions::redisbloom(cap)
+            CuckooBuilder::redisbloom(cap)
                 .bucket_size(size)
                 .build()
                 .unwrap()

@@ -1,0 +1,34 @@
+//! [`BloomBuilder`]: a [`BloomFilter`]'s plan, and the settings that change it.
+
+use super::BloomFilter;
+use crate::builder::bits_builder;
+use crate::error::Result;
+use crate::key::KeyHasher;
+use crate::sizing;
+
+bits_builder!(
+    /// How to build a [`BloomFilter`]: [`BloomFilter::new`]'s plan for a number of keys and a
+    /// rate, with any of its settings changed. Made by [`BloomFilter::builder`]; see there for
+    /// examples.
+    BloomBuilder for BloomFilter,
+    num_bits: "bits",
+);
+
+impl BloomBuilder {
+    /// The filter: bits and probes as set, the plan ([`sizing::classic_plan`]) for the rest.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidFpRate`](crate::Error::InvalidFpRate) unless `0 < fp_rate < 1`;
+    /// [`Error::FpRateTooSmall`](crate::Error::FpRateTooSmall) if the planned rate needs more
+    /// than 64 probes; [`Error::ZeroBits`](crate::Error::ZeroBits);
+    /// [`Error::InvalidNumHashes`](crate::Error::InvalidNumHashes) outside
+    /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`](crate::Error::TooLarge) or
+    /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) if the filter does not fit.
+    pub fn build(&self) -> Result<BloomFilter> {
+        let (num_bits, num_hashes) = self
+            .plan
+            .resolve(sizing::classic_plan, sizing::optimal_num_hashes)?;
+        BloomFilter::with_params_and_hasher(num_bits, num_hashes, KeyHasher::new(self.plan.seed))
+    }
+}

@@ -10,7 +10,6 @@
 mod common;
 
 #[path = "../../bloomkit-wasm/tests/support/mod.rs"]
-#[allow(dead_code)]
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -80,6 +80,12 @@ async fn timeout_closes_idle_and_slowloris_clients_but_not_busy_ones() {
         b"*2\r\n$7\r\ntimeout\r\n$1\r\n1\r\n",
     )
     .await;
+    busy.roundtrip(
+        &resp(&["CONFIG", "SET", "timeout", "5"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'timeout') - can't set immutable \
+          config\r\n",
+    )
+    .await;
 }
 
 #[tokio::test]

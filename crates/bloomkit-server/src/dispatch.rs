@@ -10,8 +10,9 @@
 //!
 //! Inside `MULTI`, a command that passes those checks is queued (`+QUEUED`) instead of run,
 //! and one that fails them spoils the transaction, as Redis's `rejectCommand` does; `EXEC`
-//! runs the queue in [`exec`], alone. Every command a client runs holds the keyspace's
-//! [`Gate`](crate::keyspace::Gate) shared while it runs, which `EXEC` holds exclusively.
+//! runs the queue alone (in the `exec` submodule). Every command a client runs holds the
+//! keyspace's [`Gate`](crate::keyspace::Gate) shared while it runs, which `EXEC` holds
+//! exclusively.
 
 use std::sync::Arc;
 

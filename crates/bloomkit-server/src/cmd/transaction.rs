@@ -4,7 +4,7 @@
 //! These only change the client's [`Transaction`](crate::transaction::Transaction). What
 //! is queued after `MULTI` is the dispatcher's decision (every command but those
 //! [`runs_inside_multi`] names), and so is running the queue: `EXEC`'s handler hands it back
-//! ([`Pending::Exec`]), since running commands is the dispatcher's job, not a command's.
+//! (a pending `Exec`), since running commands is the dispatcher's job, not a command's.
 
 use bloomkit_commands::Reply;
 

@@ -32,7 +32,7 @@
 //! Every client command runs inside the keyspace's [`Gate`], shared; `EXEC` takes it
 //! exclusively, so its queued commands run with nothing else in between, and so do the
 //! sweep and a snapshot's cut, which take it shared themselves. Every change to a key goes
-//! through [`ShardWriter`] (or, for a filter changed in place, touches the key itself), which
+//! through the shard writer (or, for a filter changed in place, touches the key itself), which
 //! raises the [`WatchFlag`] of each client that `WATCH`es it.
 
 mod gate;

@@ -30,6 +30,14 @@ pub fn ns_per_op(elapsed: Duration, ops: u64) -> f64 {
     elapsed.as_nanos() as f64 / ops as f64
 }
 
+/// The machine's load averages over 1, 5 and 15 minutes (`/proc/loadavg`), for the header
+/// of a report: figures from a loaded machine are ratios of one run, not absolute speeds.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 /// The median of `values` (the mean of the middle two for an even count); 0 for none.
 ///
 /// # Examples

@@ -32,7 +32,8 @@ use crate::params::Defaults;
 use crate::reply::Reply;
 use crate::run::{Access, Ctx, Outcome};
 use crate::shared::{
-    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
+    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Items,
+    Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -204,15 +205,14 @@ impl BloomCommand {
         let Some(Value::Bloom(filter)) = slot.as_mut() else {
             return Outcome::unchanged(Lookup::Missing.error(LOADCHUNK));
         };
+        let (answers, failure) = add_many(filter, items, ctx);
         // One reply without an array (BF.ADD) needs no vector.
         let mut replies = Vec::with_capacity(if multi { items.len() } else { 0 });
         let mut last = None;
         // The `BF.MADD` record, built as items are added: one allocation.
         let mut record: Vec<Bytes> = Vec::new();
-        for item in items {
-            let reply = add_one(filter, item, ctx);
-            let failed = reply.is_error();
-            if reply == Reply::Bool(true) {
+        for (item, &added) in items.iter().zip(&answers) {
+            if added {
                 if record.is_empty() {
                     record.reserve_exact(2 + items.len());
                     record.push(word("BF.MADD"));
@@ -221,12 +221,17 @@ impl BloomCommand {
                 record.push(item.clone());
             }
             if multi {
-                replies.push(reply);
+                replies.push(Reply::Bool(added));
             } else {
-                last = Some(reply);
+                last = Some(Reply::Bool(added));
             }
-            if failed {
-                break;
+        }
+        // The first item that failed ends the command, its error the last reply.
+        if let Some(error) = failure {
+            if multi {
+                replies.push(error);
+            } else {
+                last = Some(error);
             }
         }
         if !record.is_empty() {
@@ -567,29 +572,32 @@ fn create(
     Ok((filter, command("BF.RESERVE", key, rest)))
 }
 
-/// Adds one item, asking the budget before the filter grows a layer.
-fn add_one(filter: &mut ScalableBloomFilter, item: &[u8], ctx: &Ctx<'_>) -> Reply {
-    let hash = hash_bytes_with_seed(item, filter.seed());
-    if filter.contains_hash(hash) {
-        return Reply::Bool(false);
-    }
-    let full = |filter: &ScalableBloomFilter| {
-        Reply::error(if filter.is_scaling() {
+/// Adds the items in order, as many as can be, through the filter's batched insert (which
+/// asks the budget before each layer it grows): whether each was added, and the error reply
+/// of the item that stopped the batch, if one did.
+fn add_many(
+    filter: &mut ScalableBloomFilter,
+    items: &[Bytes],
+    ctx: &Ctx<'_>,
+) -> (Vec<bool>, Option<Reply>) {
+    let hashes = item_hashes(items, filter.seed());
+    let mut added = Vec::with_capacity(items.len());
+    let mut refused = false;
+    let may_grow = |bytes: usize| {
+        refused = !ctx.budget.within_maxmemory(bytes);
+        !refused
+    };
+    let result = filter.insert_many_hashes_within(&hashes, may_grow, &mut added);
+    let failure = result.err().map(|_| {
+        Reply::error(if refused {
+            OOM
+        } else if filter.is_scaling() {
             "ERR problem inserting into filter"
         } else {
             "ERR non scaling filter is full"
         })
-    };
-    match filter.growth_memory_bytes() {
-        Ok(0) => {}
-        Ok(bytes) if !ctx.budget.within_maxmemory(bytes) => return Reply::error(OOM),
-        Ok(_) => {}
-        Err(_) => return full(filter),
-    }
-    match filter.insert_hash(hash) {
-        Ok(added) => Reply::Bool(added),
-        Err(_) => full(filter),
-    }
+    });
+    (added, failure)
 }
 
 fn exists(value: Option<&Value>, items: &[Bytes], multi: bool) -> Reply {
@@ -603,7 +611,13 @@ fn exists(value: Option<&Value>, items: &[Bytes], multi: bool) -> Reply {
         return Lookup::Loading.error(LOADCHUNK);
     }
     if multi {
-        Reply::Array(items.iter().map(answer).collect())
+        let Some(Value::Bloom(f)) = value else {
+            return Reply::Array(vec![Reply::Bool(false); items.len()]);
+        };
+        let hashes = item_hashes(items, f.seed());
+        let mut answers = Vec::with_capacity(items.len());
+        f.contains_many_hashes(&hashes, &mut answers);
+        Reply::Array(answers.into_iter().map(Reply::Bool).collect())
     } else {
         items.first().map(answer).unwrap_or(Reply::Bool(false))
     }

@@ -44,7 +44,8 @@ use crate::limits::{
 use crate::reply::Reply;
 use crate::run::{Access, Ctx, Outcome};
 use crate::shared::{
-    admit_new_filter, arg_index, command, long_long, num, verbatim, word, Items, Lookup, Origin,
+    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Items,
+    Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -127,6 +128,12 @@ impl CuckooCommand {
                 };
                 match lookup(value) {
                     Err(Lookup::Loading) => Lookup::Loading.error(LOADCHUNK),
+                    Ok(f) if *multi => {
+                        let hashes = item_hashes(items, f.seed());
+                        let mut answers = Vec::with_capacity(items.len());
+                        f.contains_many_hashes(&hashes, &mut answers);
+                        Reply::Array(answers.into_iter().map(Reply::Bool).collect())
+                    }
                     _ if *multi => Reply::Array(items.iter().map(answer).collect()),
                     _ => items.first().map(answer).unwrap_or(Reply::Bool(false)),
                 }
@@ -276,66 +283,70 @@ impl CuckooCommand {
         // The log record, built as items are stored: `CF.ADD key item` until a second item
         // makes it a `CF.INSERT` (below). One allocation for the common single item.
         let mut record: Vec<Bytes> = Vec::new();
-        for item in items {
-            let h = hash(filter, item);
+        // CF.INSERTNX answers integers; the others booleans (RESP3), as RedisBloom does.
+        let integers = nx && multi;
+        let hashes = item_hashes(items, filter.seed());
+        let mut answers = Vec::with_capacity(items.len());
+        // The batch stops at an item that finds no room; the command answers for it and
+        // goes on with the next (or ends, for a single item).
+        let mut start = 0;
+        while start < items.len() {
             let mut refused = false;
             let may_grow = |bytes: usize| {
                 refused = !ctx.budget.within_maxmemory(bytes);
                 !refused
             };
+            answers.clear();
             let result = if nx {
-                filter.insert_unique_hash_within(h, may_grow)
+                filter.insert_unique_many_hashes_within(&hashes[start..], may_grow, &mut answers)
             } else {
-                filter.insert_hash_within(h, may_grow).map(|()| true)
+                filter.insert_many_hashes_within(&hashes[start..], may_grow, &mut answers)
             };
-            // CF.INSERTNX answers integers; the others booleans (RESP3), as RedisBloom does.
-            let integers = nx && multi;
-            let reply = match result {
-                Ok(inserted) => {
-                    if inserted {
-                        if record.is_empty() {
-                            record.reserve_exact(if multi { 5 + items.len() } else { 3 });
-                            record.push(word("CF.ADD"));
-                            record.push(self.key.clone());
-                        }
-                        record.push(item.clone());
+            for (item, &inserted) in items[start..].iter().zip(&answers) {
+                if inserted {
+                    if record.is_empty() {
+                        record.reserve_exact(if multi { 5 + items.len() } else { 3 });
+                        record.push(word("CF.ADD"));
+                        record.push(self.key.clone());
                     }
-                    if integers {
-                        Reply::Integer(inserted as i64)
-                    } else {
-                        Reply::Bool(inserted)
-                    }
+                    record.push(item.clone());
                 }
-                Err(e) => {
-                    let error = if refused {
-                        OOM
-                    } else {
-                        match e {
-                            Error::Full { .. } if filter.expansion() == 0 => "Filter is full",
-                            _ => "ERR Insufficient memory",
-                        }
-                    };
-                    if !multi {
-                        last = Some(Reply::error(error));
-                        break;
-                    }
-                    // RedisBloom answers −1 for an item that found no room (in RESP3, false
-                    // for CF.INSERT and -1 for CF.INSERTNX), and goes on with the next.
-                    if integers {
-                        Reply::Integer(-1)
-                    } else {
-                        Reply::PerProtocol {
-                            resp2: Box::new(Reply::Integer(-1)),
-                            resp3: Box::new(Reply::Bool(false)),
-                        }
-                    }
+                let reply = if integers {
+                    Reply::Integer(inserted as i64)
+                } else {
+                    Reply::Bool(inserted)
+                };
+                if multi {
+                    replies.push(reply);
+                } else {
+                    last = Some(reply);
                 }
-            };
-            if multi {
-                replies.push(reply);
-            } else {
-                last = Some(reply);
             }
+            start += answers.len();
+            let Err(e) = result else { break };
+            let error = if refused {
+                OOM
+            } else {
+                match e {
+                    Error::Full { .. } if filter.expansion() == 0 => "Filter is full",
+                    _ => "ERR Insufficient memory",
+                }
+            };
+            if !multi {
+                last = Some(Reply::error(error));
+                break;
+            }
+            // RedisBloom answers −1 for an item that found no room (in RESP3, false for
+            // CF.INSERT and -1 for CF.INSERTNX), and goes on with the next.
+            replies.push(if integers {
+                Reply::Integer(-1)
+            } else {
+                Reply::PerProtocol {
+                    resp2: Box::new(Reply::Integer(-1)),
+                    resp3: Box::new(Reply::Bool(false)),
+                }
+            });
+            start += 1;
         }
         if record.len() > 3 {
             // Several items: `CF.ADD` takes one, so the record names the limit it ran under.

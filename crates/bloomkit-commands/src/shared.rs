@@ -136,3 +136,12 @@ pub(crate) fn num(n: impl ToString) -> Bytes {
 pub(crate) fn word(w: &'static str) -> Bytes {
     Bytes::from_static(w.as_bytes())
 }
+
+/// The hashes of `items` for a filter of hash seed `seed`, for its batched calls: items are
+/// hashed as their raw bytes, as the one-key commands hash them.
+pub(crate) fn item_hashes(items: &[Bytes], seed: u64) -> Vec<u64> {
+    items
+        .iter()
+        .map(|item| bloomkit::hash_bytes_with_seed(item, seed))
+        .collect()
+}

@@ -1420,3 +1420,117 @@ fn bf_scandump_at_the_lowest_iterator_answers_the_end() {
         );
     }
 }
+
+/// The batched commands go through the filters' batched calls; they must answer item for
+/// item as the one-key commands do: `BF.MADD`/`BF.INSERT` as `BF.ADD` (up to and including
+/// the item that stops them), `CF.INSERT`/`CF.INSERTNX` as `CF.ADD`/`CF.ADDNX` (an item
+/// that finds no room answers -1 and the batch goes on), `BF.MEXISTS`/`CF.MEXISTS` as
+/// `BF.EXISTS`/`CF.EXISTS`; and leave the same filter.
+#[test]
+fn batches_answer_item_for_item_as_one_key_commands() {
+    // Repeats, so some items are already there when they come again.
+    let items: Vec<String> = (0..400).map(|i| format!("item-{}", i % 300)).collect();
+    let asked: Vec<String> = (0..600).map(|i| format!("item-{i}")).collect();
+    let line = |command: &str, items: &[String]| format!("{command} k {}", items.join(" "));
+    let full_item = Reply::PerProtocol {
+        resp2: Box::new(Reply::Integer(-1)),
+        resp3: Box::new(Reply::Bool(false)),
+    };
+    let none = TestBudget::new(0, None);
+
+    // Each case, and whether an item of the batch fails in it.
+    let bf_cases: [(&str, &dyn Budget, bool); 3] = [
+        // Grows the chain several layers within the batch.
+        ("BF.RESERVE k 0.01 10", &Unlimited, false),
+        // Full after 50: the batch ends at the first new item after that.
+        ("BF.RESERVE k 0.01 50 NONSCALING", &Unlimited, true),
+        // Growth refused by the memory limit.
+        ("BF.RESERVE k 0.01 20", &none, true),
+    ];
+    for (reserve, budget, fails) in bf_cases {
+        for batch in ["BF.MADD k", "BF.INSERT k ITEMS"] {
+            let (mut one, mut many) = (Slot::new(), Slot::new());
+            one.run(reserve);
+            many.run(reserve);
+            let want: Vec<Reply> = items
+                .iter()
+                .map(|i| one.run_with(words(&format!("BF.ADD k {i}")), budget))
+                .collect();
+            let stop = want
+                .iter()
+                .position(Reply::is_error)
+                .map_or(want.len(), |i| i + 1);
+            assert_eq!(stop < want.len(), fails, "{reserve}");
+            let got = many.run_with(words(&format!("{batch} {}", items.join(" "))), budget);
+            assert_eq!(
+                got,
+                Reply::Array(want[..stop].to_vec()),
+                "{reserve}: {batch}"
+            );
+            assert_eq!(many.value, one.value, "{reserve}: {batch}");
+            assert_eq!(replay(&many.log, Defaults::default()), many.value);
+
+            let want: Vec<Reply> = asked
+                .iter()
+                .map(|i| one.run(&format!("BF.EXISTS k {i}")))
+                .collect();
+            assert_eq!(many.run(&line("BF.MEXISTS", &asked)), Reply::Array(want));
+        }
+    }
+    // The cases must reach what they are for: growth, a full filter, a refusal.
+    let mut s = Slot::new();
+    s.run("BF.RESERVE k 0.01 10");
+    s.run(&line("BF.MADD", &items));
+    let Some(Value::Bloom(f)) = &s.value else {
+        panic!()
+    };
+    assert!(f.num_layers() >= 4, "{}", f.num_layers());
+
+    let cf_cases: [(&str, &dyn Budget, bool); 3] = [
+        // Grows by sub-filters within the batch.
+        ("CF.RESERVE k 16", &Unlimited, false),
+        // Fixed size: items past its room answer -1 (CF.ADD: an error).
+        ("CF.RESERVE k 64 BUCKETSIZE 2 EXPANSION 0", &Unlimited, true),
+        // Growth refused by the memory limit.
+        ("CF.RESERVE k 32", &none, true),
+    ];
+    for (reserve, budget, fails) in cf_cases {
+        for (batch, single, integers) in [
+            ("CF.INSERT k ITEMS", "CF.ADD", false),
+            ("CF.INSERTNX k ITEMS", "CF.ADDNX", true),
+        ] {
+            let (mut one, mut many) = (Slot::new(), Slot::new());
+            one.run(reserve);
+            many.run(reserve);
+            let want: Vec<Reply> = items
+                .iter()
+                .map(
+                    |i| match one.run_with(words(&format!("{single} k {i}")), budget) {
+                        reply if reply.is_error() && integers => Reply::Integer(-1),
+                        reply if reply.is_error() => full_item.clone(),
+                        Reply::Bool(b) if integers => Reply::Integer(b as i64),
+                        reply => reply,
+                    },
+                )
+                .collect();
+            let failed = want
+                .iter()
+                .any(|r| *r == full_item || *r == Reply::Integer(-1));
+            assert_eq!(failed, fails, "{reserve}");
+            let got = many.run_with(words(&format!("{batch} {}", items.join(" "))), budget);
+            assert_eq!(got, Reply::Array(want), "{reserve}: {batch}");
+            assert_eq!(many.value, one.value, "{reserve}: {batch}");
+            assert_eq!(replay(&many.log, Defaults::default()), many.value);
+            let Some(Value::Cuckoo(f)) = &many.value else {
+                panic!()
+            };
+            assert_eq!(f.num_filters() > 1, !fails, "{reserve}");
+
+            let want: Vec<Reply> = asked
+                .iter()
+                .map(|i| one.run(&format!("CF.EXISTS k {i}")))
+                .collect();
+            assert_eq!(many.run(&line("CF.MEXISTS", &asked)), Reply::Array(want));
+        }
+    }
+}

@@ -81,6 +81,15 @@
 //! * Views: [`BlockedBloomFilterRef`] and [`BloomFilterRef`] (`blocked/view.rs`,
 //!   `classic/view.rs`) query a filter in place, in the bytes of its file (an mmap'd file, a
 //!   block of a storage engine's own file), without copying it.
+//! * Batched calls, the same for every kind that has them: `contains_many(keys, &mut
+//!   answers)` and `contains_many_hashes` (blocked, atomic, scalable, counting, cuckoo,
+//!   ribbon, fuse, and the blocked view) give `contains`'s answers in order, with each key's
+//!   memory prefetched a few keys ahead, so that the cache misses of a filter larger than
+//!   the cache overlap; `insert_many` likewise (blocked, atomic and counting return how many
+//!   changed the filter; scalable and cuckoo, whose inserts can fail, append each key's
+//!   answer and stop at the first error, and take a `may_grow` limit in
+//!   `insert_many_hashes_within`). The shared walk is `batch.rs`; each kind's part is its
+//!   `batch.rs` (the blocked filter's, specialised to its one line, `blocked/batch.rs`).
 //! * [`Filter`]: the small object-safe trait they share; [`FilterExt`] asks any of them, or a
 //!   `&dyn Filter`, by key.
 //! * [`AnyFilter`] (`any.rs`): a filter of whatever kind a file holds.
@@ -190,6 +199,7 @@
 mod aging;
 mod any;
 mod atomic;
+mod batch;
 mod bits;
 mod blocked;
 mod builder;
@@ -228,7 +238,7 @@ pub use crate::hash::{
     StableHasher, DEFAULT_SEED,
 };
 pub use crate::key::{Key, KeyFeed, KeyHasher, KeySink, StdHash};
-pub use crate::ribbon::{RibbonBuilder, RibbonFilter};
+pub use crate::ribbon::{RibbonBuilder, RibbonFilter, RibbonLayout};
 pub use crate::scalable::{LayerInfo, LayerLayout, ScalableBloomFilter, ScalableBuilder};
 
 /// The query kernel the blocked filters use on this machine: `"avx2"` where the CPU has AVX2

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use bloomkit::{
     AgingBloomFilter, AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter,
     CountingBloomFilter, CuckooFilter, FilterKind, KeyFeed, LayerLayout, RibbonFilter,
-    ScalableBloomFilter,
+    RibbonLayout, ScalableBloomFilter,
 };
 use common::typed::{typed_key, TypedKey};
 use common::{data_dir, reseal};
@@ -472,11 +472,14 @@ fn golden_files_pin_the_key_feed() {
             }
             f.into()
         }),
+        // Layout 1, which every ribbon build made when the file was written.
         ("ribbon-keys-v1", || {
             let hashes: Vec<u64> = (0..1000)
                 .map(|i| with_key!(&typed_key(i), |v| bloomkit::hash(v)))
                 .collect();
-            RibbonFilter::build_from_hashes(&hashes, 0.01)
+            RibbonFilter::builder(0.01)
+                .layout(RibbonLayout::Standard)
+                .build_from_hashes(&hashes)
                 .unwrap()
                 .into()
         }),

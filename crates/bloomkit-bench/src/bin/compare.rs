@@ -169,7 +169,7 @@ fn main() -> ExitCode {
             println!("{}", report::figures_table(outcomes));
             println!("Ratios: the peer's time over bloomkit's (above 1×: bloomkit is faster).\n");
             println!("{}", report::ratios_table(outcomes));
-            checks.extend(targets::check(&title, outcomes));
+            checks.extend(targets::check(&title, outcomes, config.fp_rate));
         }
     }
 

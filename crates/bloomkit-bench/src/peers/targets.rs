@@ -9,6 +9,10 @@
 //!   and `BinaryFuse16` given the same hash (`bloomkit::hash`): queries no slower, a build at
 //!   most 1.2× xorf's time per key, the same bits per key, and the rate 2^-bits.
 //!
+//! * Ribbon: bloomkit's `RibbonFilter` beside xorf's `BinaryFuse8` given the same hash:
+//!   queries at most 1.5× its time, fewer bits per key, within 8% of the lower bound
+//!   log2(1/2^-r) = r, and a measured rate of 2^-r (plus at most 1% of it).
+//!
 //! "Fastest configuration" is taken strictly: for each figure, the fastest of the fastbloom
 //! `BloomFilter` rows (foldhash, its default SipHash, and bloomkit's hash through
 //! `insert_hash`/`contains_hash`), so a target is never met against a slow configuration.
@@ -43,6 +47,14 @@ pub struct Check {
 /// The most time per key a bloomkit binary fuse build may take, relative to xorf's.
 pub const FUSE_MAX_BUILD_RATIO: f64 = 1.2;
 
+/// The most time a ribbon query may take, relative to xorf's `BinaryFuse8`.
+pub const RIBBON_MAX_QUERY_RATIO: f64 = 1.5;
+/// The most bits per key a ribbon filter may take, relative to the lower bound.
+pub const RIBBON_MAX_SPACE_RATIO: f64 = 1.08;
+/// The most a ribbon filter's rate may exceed 2^-r by, relative to it (layout 2: absent
+/// rows that are combinations of built ones).
+pub const RIBBON_MAX_EXCESS: f64 = 0.01;
+
 /// One of a row's times.
 type Figure = fn(&Row) -> f64;
 
@@ -65,10 +77,12 @@ fn fastest_fastbloom(outcomes: &[Outcome], figure: Figure) -> Option<&Row> {
         .min_by(|a, b| figure(a).total_cmp(&figure(b)))
 }
 
-/// Checks the targets against one table's outcomes (`table` names it).
-pub fn check(table: &str, outcomes: &[Outcome]) -> Vec<Check> {
+/// Checks the targets against one table's outcomes (`table` names it), whose filters were
+/// built for the rate `fp_rate`.
+pub fn check(table: &str, outcomes: &[Outcome], fp_rate: f64) -> Vec<Check> {
     let mut checks = blocked_checks(table, outcomes);
     checks.extend(fuse_checks(table, outcomes));
+    checks.extend(ribbon_checks(table, outcomes, fp_rate));
     checks
 }
 
@@ -127,6 +141,13 @@ fn row_named<'a>(outcomes: &'a [Outcome], name: &str) -> Option<&'a Row> {
         .find(|r| r.info.name == name && r.info.hashing == crate::subject::Hashing::Bloomkit)
 }
 
+/// The query times a static filter's targets compare, by name.
+const QUERY_FIGURES: [(&str, MaybeFigure); 3] = [
+    ("query present", |r| Some(r.present_ns)),
+    ("query absent", |r| Some(r.absent_ns)),
+    ("query absent, pre-hashed", |r| r.absent_hash_ns),
+];
+
 /// The binary fuse targets, for each fingerprint width whose two rows are in the table.
 fn fuse_checks(table: &str, outcomes: &[Outcome]) -> Vec<Check> {
     let mut checks = Vec::new();
@@ -147,12 +168,7 @@ fn fuse_checks(table: &str, outcomes: &[Outcome]) -> Vec<Check> {
                 met,
             })
         };
-        let queries: [(&str, MaybeFigure); 3] = [
-            ("query present", |r| Some(r.present_ns)),
-            ("query absent", |r| Some(r.absent_ns)),
-            ("query absent, pre-hashed", |r| r.absent_hash_ns),
-        ];
-        for (what, figure) in queries {
+        for (what, figure) in QUERY_FIGURES {
             if let (Some(o), Some(t)) = (figure(ours), figure(theirs)) {
                 push(
                     format!("fuse{bits} {what} no slower than xorf"),
@@ -195,6 +211,69 @@ fn fuse_checks(table: &str, outcomes: &[Outcome]) -> Vec<Check> {
     checks
 }
 
+/// The ribbon targets against xorf's `BinaryFuse8` given the same hash.
+fn ribbon_checks(table: &str, outcomes: &[Outcome], fp_rate: f64) -> Vec<Check> {
+    let (Some(ours), Some(theirs)) = (
+        row_named(outcomes, "RibbonFilter"),
+        row_named(outcomes, "xorf BinaryFuse8"),
+    ) else {
+        return Vec::new();
+    };
+    let mut checks = Vec::new();
+    let mut push = |target: String, ours: String, theirs: String, ratio, met| {
+        checks.push(Check {
+            table: table.to_string(),
+            target,
+            ours,
+            theirs,
+            ratio,
+            met,
+        })
+    };
+    for (what, figure) in QUERY_FIGURES {
+        if let (Some(o), Some(t)) = (figure(ours), figure(theirs)) {
+            push(
+                format!("ribbon {what} ≤ {RIBBON_MAX_QUERY_RATIO}× BinaryFuse8's time"),
+                format!("{o:.1} ns"),
+                format!("{t:.1} ns (BinaryFuse8, bloomkit::hash)"),
+                format!("{} of its time", times(o / t)),
+                o / t <= RIBBON_MAX_QUERY_RATIO,
+            );
+        }
+    }
+    // The ribbon's rate is 2^-r, r = ⌈log2(1/p)⌉, and its lower bound r bits per key.
+    let r = (-fp_rate.log2()).ceil().max(1.0);
+    let promised = (-r).exp2();
+    push(
+        "ribbon smaller than BinaryFuse8 (bits/key)".to_string(),
+        format!("{:.3} bits/key", ours.bits_per_key()),
+        format!("{:.3} bits/key (BinaryFuse8)", theirs.bits_per_key()),
+        times(ours.bits_per_key() / theirs.bits_per_key()),
+        ours.bits_per_key() < theirs.bits_per_key(),
+    );
+    push(
+        format!("ribbon bits/key ≤ {RIBBON_MAX_SPACE_RATIO}× the bound (r = {r})"),
+        format!("{:.3} bits/key", ours.bits_per_key()),
+        format!("bound {r} bits/key"),
+        times(ours.bits_per_key() / r),
+        ours.bits_per_key() <= RIBBON_MAX_SPACE_RATIO * r,
+    );
+    // Five standard deviations of the measured count allow for the sampling.
+    let sd = (promised / ours.absent_queries.max(1) as f64).sqrt();
+    push(
+        format!(
+            "ribbon rate 2^-{r} (+ at most {})",
+            percent(RIBBON_MAX_EXCESS)
+        ),
+        percent(ours.fp_rate()),
+        percent(theirs.fp_rate()),
+        format!("promised {}", percent(promised)),
+        ours.fp_rate() >= promised - 5.0 * sd
+            && ours.fp_rate() <= promised * (1.0 + RIBBON_MAX_EXCESS) + 5.0 * sd,
+    );
+    checks
+}
+
 /// The checks as a markdown table.
 pub fn table(checks: &[Check]) -> String {
     let rows: Vec<Vec<String>> = checks
@@ -221,4 +300,90 @@ pub fn table(checks: &[Check]) -> String {
         ],
         &rows,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Regime;
+    use crate::subject::{Family, Hashing, Info};
+
+    /// A measured row of `n` keys in `bits` bits a key, with these query times and false
+    /// positives out of a million absent keys.
+    fn row(name: &str, family: Family, bits: f64, query_ns: f64, false_positives: u64) -> Outcome {
+        let n = 100_000;
+        Outcome::Measured(Row {
+            info: Info {
+                name: name.to_string(),
+                crate_name: "test",
+                family,
+                hashing: Hashing::Bloomkit,
+                note: None,
+            },
+            regime: Regime::Cache,
+            key_type: "int",
+            n,
+            memory_bytes: (bits * n as f64 / 8.0) as u64,
+            insert_ns: 50.0,
+            present_ns: query_ns,
+            absent_ns: query_ns,
+            absent_hash_ns: Some(query_ns),
+            false_positives,
+            absent_queries: 1_000_000,
+            missed_present: 0,
+            present_queries: n,
+            refused: 0,
+        })
+    }
+
+    fn ribbon_verdicts(query_ns: f64, bits: f64, false_positives: u64) -> Vec<(String, bool)> {
+        let outcomes = [
+            row(
+                "RibbonFilter",
+                Family::Ribbon,
+                bits,
+                query_ns,
+                false_positives,
+            ),
+            row("xorf BinaryFuse8", Family::Fuse8, 9.02, 10.0, 3900),
+        ];
+        ribbon_checks("t", &outcomes, 0.01)
+            .into_iter()
+            .map(|c| (c.target, c.met))
+            .collect()
+    }
+
+    #[test]
+    fn ribbon_targets_follow_the_figures() {
+        // 2^-7 of a million is 7,812.5 false positives.
+        let good = ribbon_verdicts(14.0, 7.33, 7_890);
+        assert_eq!(good.len(), 6);
+        assert!(good.iter().all(|(_, met)| *met), "{good:?}");
+
+        let slow = ribbon_verdicts(16.0, 7.33, 7_890);
+        let missed: Vec<_> = slow.iter().filter(|(_, met)| !met).collect();
+        assert_eq!(missed.len(), 3, "{slow:?}");
+        assert!(missed.iter().all(|(t, _)| t.contains("query")));
+
+        // Too big for the bound, and a rate 9% over 2^-7 (five standard deviations of a
+        // million queries are 5.7% of it).
+        let loose = ribbon_verdicts(14.0, 7.7, 8_500);
+        let missed: Vec<_> = loose
+            .iter()
+            .filter(|(_, met)| !met)
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(missed.len(), 2, "{loose:?}");
+        assert!(missed[0].contains("bound") && missed[1].contains("rate"));
+        // And a rate well under 2^-7 is as wrong as one over it.
+        assert!(ribbon_verdicts(14.0, 7.33, 7_000)
+            .iter()
+            .any(|(_, met)| !met));
+    }
+
+    #[test]
+    fn no_ribbon_targets_without_both_rows() {
+        let outcomes = [row("RibbonFilter", Family::Ribbon, 7.33, 14.0, 7_890)];
+        assert!(ribbon_checks("t", &outcomes, 0.01).is_empty());
+    }
 }

@@ -2,13 +2,8 @@
 //! distance ahead of the key being probed.
 
 use super::probe::line_index;
-use crate::key::{Key, KeyHasher};
 
-/// Keys per batch when hashing keys for the batched operations, and how far ahead of the
-/// key being probed the batched operations prefetch: enough misses in flight to cover memory
-/// latency (a core tracks 10 to 20), near enough that a prefetched line is still in L1 when
-/// its key's turn comes.
-pub(crate) const BATCH: usize = 32;
+pub(crate) use crate::batch::{for_each_hash_batch, BATCH};
 
 /// One step of [`for_each_prefetched`].
 pub(crate) enum Step {
@@ -32,22 +27,5 @@ pub(crate) fn for_each_prefetched(hashes: &[u64], num_lines: usize, mut step: im
             step(Step::Prefetch(line_index(ahead, num_lines)));
         }
         step(Step::Visit(line_index(hash, num_lines), hash));
-    }
-}
-
-/// Hashes `keys` a batch at a time into a stack buffer and hands each batch's hashes on, so
-/// the batched operations need no heap memory for the hashes.
-#[inline]
-pub(crate) fn for_each_hash_batch<K: Key>(
-    keys: &[K],
-    hasher: KeyHasher,
-    mut batch: impl FnMut(&[u64]),
-) {
-    for chunk in keys.chunks(BATCH) {
-        let mut hashes = [0u64; BATCH];
-        for (h, key) in hashes.iter_mut().zip(chunk) {
-            *h = hasher.hash(key);
-        }
-        batch(&hashes[..chunk.len()]);
     }
 }

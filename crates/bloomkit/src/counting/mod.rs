@@ -41,6 +41,7 @@ use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::{BloomFilter, Filter};
 
+mod batch;
 mod builder;
 mod counters;
 mod persist;

@@ -6,6 +6,7 @@
 //! * `builder.rs`: [`CuckooBuilder`], the library's defaults and RedisBloom's.
 //! * `persist.rs`: the file format (kind 5).
 
+mod batch;
 mod builder;
 mod persist;
 mod table;

@@ -381,6 +381,18 @@ impl SubFilter {
         (i1, self.alt_bucket(i1, key.offset))
     }
 
+    /// Prefetches the words of both of the key's buckets here, for a query or insert soon.
+    #[inline]
+    pub(crate) fn prefetch(&self, layout: &Layout, key: &KeyParts) {
+        let (i1, i2) = self.buckets(key);
+        for i in [i1, i2] {
+            let w = (i * layout.bucket_bits as u64 / 64) as usize;
+            if let Some(word) = self.words.get(w) {
+                crate::prefetch::prefetch_read(word);
+            }
+        }
+    }
+
     #[inline]
     pub(crate) fn contains(&self, layout: &Layout, key: &KeyParts) -> bool {
         let (i1, i2) = self.buckets(key);

@@ -5,6 +5,7 @@
 //! slots and fingerprint (the query kernel); `build.rs` sizes the array, peels, assigns and
 //! re-seeds; `persist.rs` stores and loads it. The type's documentation explains the design.
 
+mod batch;
 mod build;
 mod builder;
 mod persist;

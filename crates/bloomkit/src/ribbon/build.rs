@@ -1,5 +1,7 @@
-//! Building: choosing the size, banding (on-the-fly Gaussian elimination), back-substitution,
-//! and re-seeding when a system happens to be unsolvable.
+//! Building a layout-1 filter (the standard ribbon): choosing the size, banding (on-the-fly
+//! Gaussian elimination), back-substitution, and re-seeding when a system happens to be
+//! unsolvable. The elimination and the back-substitution are shared with layout 2
+//! (`shard_build.rs`).
 
 use crate::bits::try_vec;
 use crate::error::{Error, Result};
@@ -39,64 +41,98 @@ impl Band {
     /// solution); a row that reduces to 0 = 0 (a duplicate) is simply dropped.
     #[inline]
     fn add(&mut self, eq: Equation) -> bool {
-        let Equation {
-            start,
-            mut coeff,
-            mut result,
-        } = eq;
-        let mut slot = start as usize;
-        loop {
-            let there = self.coeffs[slot];
-            if there == 0 {
-                self.coeffs[slot] = coeff;
-                self.results[slot] = result;
-                return true;
+        let Band { coeffs, results } = self;
+        let mut result = eq.result;
+        match reduce(coeffs, eq.start as usize, eq.coeff, |slot| {
+            result ^= results[slot]
+        }) {
+            Some((slot, coeff)) => {
+                coeffs[slot] = coeff;
+                results[slot] = result;
+                true
             }
-            coeff ^= there;
-            result ^= self.results[slot];
-            if coeff == 0 {
-                return result == 0;
-            }
-            // Both rows had their leading one at `slot`, so the XOR starts later; the shifted
-            // row still ends where the longer of the two ended, inside the filter.
-            let skip = coeff.trailing_zeros();
-            slot += skip as usize;
-            coeff >>= skip;
+            None => result == 0,
         }
     }
 
     /// The solution, by back-substitution from the last slot to the first, in the
     /// interleaved layout of [`super::equation::evaluate_with`]. Slots without a row are free:
     /// they get zero.
-    ///
-    /// Each of the r result bits keeps a 128-bit window of its solution column (bit `k` is
-    /// the value at slot `i + k`), so one slot costs r masked parities, and a whole word of
-    /// the column is ready every 64 slots.
     fn back_substitute(&self, result_bits: u32) -> Result<Vec<u64>> {
         let r = result_bits as usize;
-        let num_slots = self.coeffs.len();
-        let num_blocks = num_slots / BLOCK_SLOTS as usize;
+        let num_blocks = self.coeffs.len() / BLOCK_SLOTS as usize;
         let mut solution = try_vec((num_blocks * r) as u64, || 0u64)?;
-        let mut window = [0u128; super::equation::MAX_RESULT_BITS as usize];
-        let window = &mut window[..r];
-        for block in (0..num_blocks).rev() {
-            let base = block * BLOCK_SLOTS as usize;
-            for slot in (base..base + BLOCK_SLOTS as usize).rev() {
-                let coeff = self.coeffs[slot];
-                let result = self.results[slot];
-                for (j, w) in window.iter_mut().enumerate() {
-                    // After the shift, bit 0 (this slot) is zero, so the parity covers only
-                    // the later slots the row names.
-                    let shifted = *w << 1;
-                    let bit = ((shifted & coeff).count_ones() ^ (result >> j)) & 1;
-                    *w = shifted | bit as u128;
-                }
-            }
-            for (word, w) in solution[block * r..][..r].iter_mut().zip(window.iter()) {
-                *word = *w as u64;
+        back_substitute_into(&self.coeffs, r, |slot| self.results[slot], &mut solution);
+        Ok(solution)
+    }
+}
+
+/// Eliminates a row whose leading one is at `slot` against the band's rows (`coeffs[s]` is
+/// the row whose leading one is at `s`, or 0), until it reaches a slot that has none:
+/// `Some((slot, row))`, where the reduced row belongs, or `None` if it vanished (it was a
+/// combination of rows already there). `xored(s)` is told of each band row it was XORed
+/// with.
+///
+/// The band's rows never reach past its end, and neither does the reduced row: both rows had
+/// their leading one at the same slot, so the XOR starts later, and it ends where the longer
+/// of the two ended.
+#[inline]
+pub(super) fn reduce(
+    coeffs: &[u128],
+    mut slot: usize,
+    mut coeff: u128,
+    mut xored: impl FnMut(usize),
+) -> Option<(usize, u128)> {
+    loop {
+        let there = coeffs[slot];
+        if there == 0 {
+            return Some((slot, coeff));
+        }
+        coeff ^= there;
+        xored(slot);
+        if coeff == 0 {
+            return None;
+        }
+        let skip = coeff.trailing_zeros();
+        slot += skip as usize;
+        coeff >>= skip;
+    }
+}
+
+/// Back-substitutes a band (`coeffs[s]` the row whose leading one is at slot `s`, or 0) from
+/// its last slot to its first, into `out`: `coeffs.len() / 64` blocks of `r` words in the
+/// interleaved layout of [`super::equation::evaluate_with`]. Slot `s` gets the value that
+/// makes its row's selected values XOR to `value(s)`; a slot without a row simply gets
+/// `value(s)`. Rows must not reach past the band's end.
+///
+/// Each of the r result bits keeps a 128-bit window of its solution column (bit `k` is the
+/// value at slot `s + k`), so one slot costs r masked parities, and a whole word of the
+/// column is ready every 64 slots.
+pub(super) fn back_substitute_into(
+    coeffs: &[u128],
+    r: usize,
+    mut value: impl FnMut(usize) -> u32,
+    out: &mut [u64],
+) {
+    let num_blocks = coeffs.len() / BLOCK_SLOTS as usize;
+    let mut window = [0u128; super::equation::MAX_RESULT_BITS as usize];
+    let window = &mut window[..r];
+    for block in (0..num_blocks).rev() {
+        let base = block * BLOCK_SLOTS as usize;
+        for slot in (base..base + BLOCK_SLOTS as usize).rev() {
+            let coeff = coeffs[slot];
+            let wanted = value(slot);
+            for (j, w) in window.iter_mut().enumerate() {
+                // After the shift, bit 0 (this slot) is zero, so the parity covers only the
+                // later slots the row names.
+                let shifted = *w << 1;
+                let bit = ((shifted & coeff).count_ones() ^ (wanted >> j)) & 1;
+                *w = shifted | bit as u128;
             }
         }
-        Ok(solution)
+        for (word, w) in out[block * r..][..r].iter_mut().zip(window.iter()) {
+            *word = *w as u64;
+        }
     }
 }
 
@@ -113,10 +149,10 @@ fn band_all(band: &mut Band, remixed: &mut Vec<u64>, hashes: &[u64], shape: &Sha
         .all(|&x| band.add(shape.equation_of_remixed(x)))
 }
 
-/// How a build proceeds: the first size tried, how many ribbon seeds per size, and how many
+/// How a layout-1 build proceeds: the first size tried, how many ribbon seeds per size, and how many
 /// sizes (each about 3% larger than the one before) before giving up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct BuildPlan {
+pub(crate) struct StandardPlan {
     /// Slots of the first size tried: a multiple of 64.
     pub(crate) num_slots: u64,
     /// Ribbon seeds tried at each size.
@@ -125,13 +161,13 @@ pub(crate) struct BuildPlan {
     pub(crate) sizes: u32,
 }
 
-impl BuildPlan {
+impl StandardPlan {
     /// The plan for `items` keys: [`planned_num_slots`], then up to 4 seeds at each of 4
     /// sizes. At the planned size a first seed succeeds about 95% of the time or more, so
     /// four failures in a row (one build in about 10^5) is already rare, and the larger sizes
     /// are there so that no input can exhaust the seeds by bad luck alone.
     pub(crate) fn for_items(items: u64) -> Result<Self> {
-        Ok(BuildPlan {
+        Ok(StandardPlan {
             num_slots: planned_num_slots(items)?,
             seeds_per_size: 4,
             sizes: 4,
@@ -179,7 +215,7 @@ fn grow(num_slots: u64) -> Result<u64> {
 ///
 /// [`Error::ConstructionFailed`] after `seeds_per_size · sizes` failures;
 /// [`Error::TooLarge`] or [`Error::OutOfMemory`] if the scratch space does not fit.
-pub(super) fn solve(hashes: &[u64], result_bits: u32, plan: BuildPlan) -> Result<Solved> {
+pub(super) fn solve(hashes: &[u64], result_bits: u32, plan: StandardPlan) -> Result<Solved> {
     if hashes.is_empty() {
         return Ok(Solved {
             num_slots: 0,
@@ -235,7 +271,7 @@ mod tests {
             (5000, 5312),
         ] {
             let hs = hashes(n, 1);
-            let plan = BuildPlan {
+            let plan = StandardPlan {
                 num_slots: m,
                 seeds_per_size: 8,
                 sizes: 1,

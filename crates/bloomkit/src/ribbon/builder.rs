@@ -1,14 +1,14 @@
 //! [`RibbonBuilder`]: a [`RibbonFilter`]'s plan, and the settings that change it.
 
 use super::equation::MAX_RESULT_BITS;
-use super::{result_bits_for, RibbonFilter};
+use super::{result_bits_for, BuildPlan, RibbonFilter, RibbonLayout};
 use crate::error::{Error, Result};
 use crate::hash::DEFAULT_SEED;
 use crate::key::{Key, KeyHasher};
 use crate::sizing;
 
-/// How to build a [`RibbonFilter`]: [`RibbonFilter::build`]'s plan for a rate, with the seed
-/// or the exact result bits changed; the keys come last, in [`build`](Self::build). Made by
+/// How to build a [`RibbonFilter`]: [`RibbonFilter::build`]'s plan for a rate, with the seed,
+/// the exact result bits or the layout changed; the keys come last, in [`build`](Self::build). Made by
 /// [`RibbonFilter::builder`]; see there for examples.
 #[derive(Clone, Debug, PartialEq)]
 #[must_use = "a builder does nothing until `build` is called"]
@@ -16,6 +16,7 @@ pub struct RibbonBuilder {
     fp_rate: f64,
     result_bits: Option<u32>,
     seed: u64,
+    layout: RibbonLayout,
 }
 
 impl RibbonBuilder {
@@ -24,6 +25,7 @@ impl RibbonBuilder {
             fp_rate,
             result_bits: None,
             seed: DEFAULT_SEED,
+            layout: RibbonLayout::Homogeneous,
         }
     }
 
@@ -39,6 +41,14 @@ impl RibbonBuilder {
     /// instead of ⌈log2(1/fp_rate)⌉.
     pub fn result_bits(mut self, result_bits: u32) -> Self {
         self.result_bits = Some(result_bits);
+        self
+    }
+
+    /// Build in `layout` instead of [`RibbonLayout::Homogeneous`]: [`RibbonLayout::Standard`]
+    /// for a file that bloomkit 0.1, or 0.2 before layout 2, must read (it takes about 37
+    /// bytes of scratch a key to build, and may re-seed).
+    pub fn layout(mut self, layout: RibbonLayout) -> Self {
+        self.layout = layout;
         self
     }
 
@@ -67,10 +77,9 @@ impl RibbonBuilder {
         I: IntoIterator,
         I::Item: Key,
     {
-        let result_bits = self.planned_result_bits()?;
         let hasher = KeyHasher::new(self.seed);
         let hashes = hasher.hash_all(items)?;
-        RibbonFilter::build_planned(&hashes, result_bits, hasher, None)
+        self.build_hashed(&hashes, hasher)
     }
 
     /// Builds the filter from the keys' precomputed hashes, made with this builder's seed
@@ -80,7 +89,12 @@ impl RibbonBuilder {
     ///
     /// As [`build`](Self::build).
     pub fn build_from_hashes(&self, hashes: &[u64]) -> Result<RibbonFilter> {
+        self.build_hashed(hashes, KeyHasher::new(self.seed))
+    }
+
+    fn build_hashed(&self, hashes: &[u64], hasher: KeyHasher) -> Result<RibbonFilter> {
         let result_bits = self.planned_result_bits()?;
-        RibbonFilter::build_planned(hashes, result_bits, KeyHasher::new(self.seed), None)
+        let plan = BuildPlan::for_items(self.layout, hashes.len() as u64, result_bits)?;
+        RibbonFilter::build_planned(hashes, result_bits, hasher, Some(plan))
     }
 }

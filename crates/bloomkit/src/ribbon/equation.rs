@@ -133,6 +133,12 @@ impl Kernel {
     #[cfg(test)]
     pub(super) const PORTABLE: Kernel = Kernel { avx2: false };
 
+    /// Whether this is the AVX2 kernel: true only on a CPU that has AVX2 (or in a test that
+    /// checked). The layout-2 query's choice of code rests on it.
+    pub(super) fn avx2(self) -> bool {
+        self.avx2
+    }
+
     /// The AVX2 kernel, for tests that compare the two: only for a filter queried on a CPU
     /// that has AVX2, which such a test checks first (`cpu::avx2_for_test`).
     #[cfg(test)]
@@ -167,14 +173,39 @@ pub(super) fn evaluate_with(
     result_bits: u32,
     eq: &Equation,
 ) -> u32 {
+    with_kernel(
+        kernel,
+        solution,
+        result_bits,
+        eq,
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        avx2::evaluate_inside,
+        evaluate_inside,
+        |found| found,
+    )
+}
+
+/// Runs the kernel that fits: away from the end of the solution, one checked slice holds
+/// the row's three blocks, and the kernels read them without clamping block indices or
+/// dividing by r (`avx2` where `kernel` says so, `portable` elsewhere); only the last block
+/// or two of a filter take the clamped path, whose answer `clamped` converts.
+///
+/// The AVX2 kernels read each block's words in groups of eight, running up to seven words
+/// past the third block's r (into the next block, for result bits they mask off): the slice
+/// covers those too.
+#[inline(always)]
+fn with_kernel<T>(
+    kernel: Kernel,
+    solution: &[u64],
+    result_bits: u32,
+    eq: &Equation,
+    #[cfg(all(target_arch = "x86_64", not(miri)))] avx2: unsafe fn(&[u64], usize, &Shifted) -> T,
+    portable: fn(&[u64], usize, &Shifted) -> T,
+    clamped: impl FnOnce(u32) -> T,
+) -> T {
     let r = result_bits as usize;
     let block = (eq.start / BLOCK_SLOTS) as usize;
     let row = Shifted::new(eq);
-    // Away from the end of the solution, one checked slice holds the row's three blocks,
-    // and the kernels read them without clamping block indices or dividing by r. The AVX2
-    // kernel reads each block's words in groups of eight, running up to seven words past
-    // the third block's r (into the next block, for result bits it masks off): the slice
-    // covers those too. Only the last block or two of a filter take the clamped path.
     let span = 2 * r + group_words(r);
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let _ = kernel;
@@ -182,28 +213,28 @@ pub(super) fn evaluate_with(
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         {
             if kernel.avx2 {
-                // SAFETY: `avx2::evaluate_inside` is compiled for AVX2, which this CPU
-                // supports since `kernel.avx2` is set (only `Kernel::detect` sets it, after
-                // checking); its other requirement, `words` holding `2·r + group_words(r)`
-                // words, is what `get` has just checked.
+                // SAFETY: `avx2` is one of the `avx2` module's kernels, compiled for AVX2,
+                // which this CPU supports since `kernel.avx2` is set (only `Kernel::detect`
+                // sets it, after checking); their other requirement, `words` holding
+                // `2·r + group_words(r)` words, is what `get` has just checked.
                 #[allow(unsafe_code)]
-                return unsafe { avx2::evaluate_inside(words, r, &row) };
+                return unsafe { avx2(words, r, &row) };
             }
         }
-        return evaluate_inside(words, r, &row);
+        return portable(words, r, &row);
     }
-    evaluate_clamped(solution, r, block, &row)
+    clamped(evaluate_clamped(solution, r, block, &row))
 }
 
 /// Words the AVX2 kernel reads per block: `r` rounded up to a multiple of eight.
 #[inline]
-fn group_words(r: usize) -> usize {
+pub(super) fn group_words(r: usize) -> usize {
     (r + 7) & !7
 }
 
 /// A row shifted into place against the blocks it covers: three words, one per block.
 #[derive(Clone, Copy, Debug)]
-struct Shifted {
+pub(super) struct Shifted {
     c0: u64,
     c1: u64,
     c2: u64,
@@ -211,16 +242,18 @@ struct Shifted {
 
 impl Shifted {
     #[inline]
-    fn new(eq: &Equation) -> Self {
+    pub(super) fn new(eq: &Equation) -> Self {
         let shift = (eq.start % BLOCK_SLOTS) as u32;
         let lo = eq.coeff as u64;
         let hi = (eq.coeff >> 64) as u64;
-        // The third word is the part that spills past the second block; `(hi >> 1) >> (63 −
-        // shift)` is `hi >> (64 − shift)` without the undefined shift by 64 when `shift` is 0.
+        // The third word is the part that spills past the second block: `hi >> (64 −
+        // shift)`, written `(hi >> 1) >> (63 − shift)` so that a shift of 0 gives 0 rather
+        // than an overflowing shift; `63 − shift` is `!shift` in the six bits a 64-bit shift
+        // uses, which lets the compiler drop a mask.
         Shifted {
             c0: lo << shift,
             c1: ((eq.coeff << shift) >> 64) as u64,
-            c2: (hi >> 1) >> (63 - shift),
+            c2: (hi >> 1).wrapping_shr(!shift),
         }
     }
 }
@@ -244,10 +277,22 @@ fn evaluate_inside(words: &[u64], r: usize, row: &Shifted) -> u32 {
     found
 }
 
-/// The query kernel in AVX2 registers.
+/// [`evaluate_inside`] for layout 2: whether all `r` parities are even.
+#[inline]
+pub(super) fn vanishes_inside(words: &[u64], r: usize, row: &Shifted) -> bool {
+    let (b0, rest) = words.split_at(r.min(words.len()));
+    let (b1, b2) = rest.split_at(r.min(rest.len()));
+    let mut odd = 0u32;
+    for ((a, b), c) in b0.iter().zip(b1).zip(b2) {
+        odd |= ((a & row.c0) ^ (b & row.c1) ^ (c & row.c2)).count_ones();
+    }
+    odd & 1 == 0
+}
+
+/// The query kernels in AVX2 registers.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[allow(unsafe_code)]
-mod avx2 {
+pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
     use super::{group_words, Shifted};
@@ -268,10 +313,7 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn evaluate_inside(words: &[u64], r: usize, row: &Shifted) -> u32 {
         debug_assert!(words.len() >= 2 * r + group_words(r));
-        let c0 = _mm256_set1_epi64x(row.c0 as i64);
-        let c1 = _mm256_set1_epi64x(row.c1 as i64);
-        let c2 = _mm256_set1_epi64x(row.c2 as i64);
-        let c = [c0, c1, c2];
+        let c = broadcast(row);
         let p = words.as_ptr();
         let found = if r <= 8 {
             // The common case (rates down to 2^−8) without the loop.
@@ -293,6 +335,78 @@ mod avx2 {
         found & (u32::MAX >> (32 - r))
     }
 
+    /// [`super::vanishes_inside`] in AVX2 registers: whether every one of the `r` parities
+    /// is even. The same groups of eight as [`evaluate_inside`], but the parities are left
+    /// in the order the registers hold them (words 0, 1, 4, 5, 2, 3, 6, 7: no reordering
+    /// for a test that only asks whether all are zero), and only the words below r count.
+    ///
+    /// # Safety
+    ///
+    /// As [`evaluate_inside`].
+    #[target_feature(enable = "avx2")]
+    pub(in crate::ribbon) unsafe fn vanishes_inside(
+        words: &[u64],
+        r: usize,
+        row: &Shifted,
+    ) -> bool {
+        debug_assert!(words.len() >= 2 * r + group_words(r));
+        let c = broadcast(row);
+        let p = words.as_ptr();
+        let mut odd = 0u32;
+        let mut g = 0;
+        while g < r {
+            // SAFETY: as in `evaluate_inside`; `g` is a multiple of 8 below r.
+            odd |= unsafe { fold(packed(p, r, g, c)) } & UNORDERED_LANES[(r - g).min(8)];
+            g += 8;
+        }
+        odd == 0
+    }
+
+    /// [`vanishes_inside`] for r ≤ 8: one group, no loop.
+    ///
+    /// # Safety
+    ///
+    /// As [`vanishes_inside`], and r is at most 8.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(in crate::ribbon) unsafe fn vanishes_one_group(
+        words: &[u64],
+        r: usize,
+        row: &Shifted,
+    ) -> bool {
+        debug_assert!(r <= 8 && words.len() >= 2 * r + group_words(r));
+        // SAFETY: r ≤ 8 is our caller's promise; telling the compiler spares the table
+        // lookup below its bounds check.
+        unsafe { std::hint::assert_unchecked(r <= 8) };
+        // SAFETY: as in `evaluate_inside`, for the group at 0.
+        let odd = unsafe { fold(packed(words.as_ptr(), r, 0, broadcast(row))) };
+        odd & UNORDERED_LANES[r] == 0
+    }
+
+    /// The row's three words, each in every 64-bit lane of a register.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn broadcast(row: &Shifted) -> [__m256i; 3] {
+        [
+            _mm256_set1_epi64x(row.c0 as i64),
+            _mm256_set1_epi64x(row.c1 as i64),
+            _mm256_set1_epi64x(row.c2 as i64),
+        ]
+    }
+
+    /// Bit `k` set for each of the first `n` words of a group, where [`packed`] leaves word
+    /// `j`'s parity at bit `[0, 1, 4, 5, 2, 3, 6, 7][j]` of [`fold`]'s mask.
+    const UNORDERED_LANES: [u32; 9] = {
+        const BIT: [u32; 8] = [0, 1, 4, 5, 2, 3, 6, 7];
+        let mut lanes = [0u32; 9];
+        let mut n = 1;
+        while n <= 8 {
+            lanes[n] = lanes[n - 1] | 1 << BIT[n - 1];
+            n += 1;
+        }
+        lanes
+    };
+
     /// The parities of words `g .. g + 8` of the three blocks at `p` (each `r` words), ANDed
     /// with the row's three words `c` and XORed: bit `k` is result bit `g + k`.
     ///
@@ -303,6 +417,22 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     #[inline]
     unsafe fn group(p: *const u64, r: usize, g: usize, c: [__m256i; 3]) -> u32 {
+        // SAFETY: passed on from our caller.
+        let v = unsafe { packed(p, r, g, c) };
+        // Reorder the 64-bit lanes to words 0 .. 8.
+        fold(_mm256_permute4x64_epi64::<0b11_01_10_00>(v))
+    }
+
+    /// Words `g .. g + 8` of the three blocks at `p` (each `r` words), ANDed with the row's
+    /// three words `c` and XORed, each folded to 32 bits with its parity: word `j`'s in
+    /// 32-bit lane `[0, 1, 4, 5, 2, 3, 6, 7][j]`.
+    ///
+    /// # Safety
+    ///
+    /// As [`group`].
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn packed(p: *const u64, r: usize, g: usize, c: [__m256i; 3]) -> __m256i {
         // Words g + k .. g + k + 4 of each of the three blocks, ANDed with the row and
         // XORed. (A macro, not a closure: a closure would not be compiled for AVX2.)
         macro_rules! select {
@@ -328,12 +458,17 @@ mod avx2 {
         let hi = _mm256_castsi256_ps(select!(4));
         // A 64-bit word's parity is that of the XOR of its 32-bit halves: gather the low
         // halves and the high halves (per 128-bit lane: words 0, 1, 4, 5 | 2, 3, 6, 7) and
-        // XOR them; then reorder the 64-bit lanes to words 0 .. 8.
-        let packed = _mm256_xor_si256(
+        // XOR them.
+        _mm256_xor_si256(
             _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(lo, hi)),
             _mm256_castps_si256(_mm256_shuffle_ps::<0b11_01_11_01>(lo, hi)),
-        );
-        let mut v = _mm256_permute4x64_epi64::<0b11_01_10_00>(packed);
+        )
+    }
+
+    /// The parity of each 32-bit lane of `v`, lane `k` in bit `k`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn fold(mut v: __m256i) -> u32 {
         // Each 32-bit lane's parity into its top bit, which `movemask_ps` reads: after two
         // folds bit 4i holds the parity of nibble i; the multiply adds those eight bits
         // (kept alone by the mask) into bit 31 and up, and the columns below it sum to
@@ -349,7 +484,7 @@ mod avx2 {
 
 /// The kernel for the last blocks, where the words read would run past the end:
 /// word by word, clamping block indices into the solution.
-fn evaluate_clamped(solution: &[u64], r: usize, block: usize, row: &Shifted) -> u32 {
+pub(super) fn evaluate_clamped(solution: &[u64], r: usize, block: usize, row: &Shifted) -> u32 {
     let num_blocks = solution.len() / r;
     // A row never reaches past the last slot, so a block past the end is only ever paired
     // with zero coefficients: clamping the index keeps the reads in bounds.
@@ -444,7 +579,8 @@ mod tests {
     /// The kernels for blocks away from the end, portable and AVX2 (where the CPU has it),
     /// agree with the clamped one on random solutions and rows, for every result width; and
     /// `evaluate` agrees everywhere, including the ends of the filter, where it takes the
-    /// clamped path.
+    /// clamped path. The layout-2 kernels (`vanishes_*`), each called directly, say 0
+    /// exactly when the clamped one finds 0.
     #[test]
     fn kernels_agree() {
         let mut state = 0x5eed_0f72_6962_6f6eu64;
@@ -453,7 +589,7 @@ mod tests {
             fmix64(state)
         };
         let avx2 = crate::cpu::avx2_for_test("ribbon kernels_agree");
-        let mut checked = 0u64;
+        let (mut checked, mut zeros) = (0u64, 0u64);
         for r in 1..=MAX_RESULT_BITS as usize {
             let num_blocks = 8usize;
             let solution: Vec<u64> = (0..num_blocks * r).map(|_| next()).collect();
@@ -477,19 +613,37 @@ mod tests {
                 let span = 2 * r + group_words(r);
                 if let Some(words) = solution.get(block * r..).and_then(|w| w.get(..span)) {
                     assert_eq!(evaluate_inside(words, r, &row), want, "r={r} {eq:?}");
+                    assert_eq!(vanishes_inside(words, r, &row), want == 0, "r={r} {eq:?}");
                     #[cfg(all(target_arch = "x86_64", not(miri)))]
                     if avx2 {
                         // SAFETY: the CPU has AVX2 (checked above) and `words` holds `span`
                         // words.
                         #[allow(unsafe_code)]
-                        let got = unsafe { avx2::evaluate_inside(words, r, &row) };
+                        let (got, vanishes) = unsafe {
+                            (
+                                avx2::evaluate_inside(words, r, &row),
+                                avx2::vanishes_inside(words, r, &row),
+                            )
+                        };
                         assert_eq!(got, want, "r={r} {eq:?}");
+                        assert_eq!(vanishes, want == 0, "r={r} {eq:?}");
+                        if r <= 8 {
+                            // SAFETY: as above, and r is at most 8.
+                            #[allow(unsafe_code)]
+                            let one = unsafe { avx2::vanishes_one_group(words, r, &row) };
+                            assert_eq!(one, want == 0, "r={r} {eq:?}");
+                        }
                     }
+                    zeros += u64::from(want == 0);
                     checked += 1;
                 }
             }
         }
         assert!(checked > 5000, "{checked}");
+        // The layout-2 test sees both answers: rows that give 0 (about 2^−r of them, so
+        // mostly at small r; `kernels_answer_alike` checks many more, the rows of built keys)
+        // and rows that do not.
+        assert!(zeros > 50, "{zeros}");
         eprintln!("ribbon kernels agree on {checked} rows (AVX2 kernel checked: {avx2})");
     }
 }

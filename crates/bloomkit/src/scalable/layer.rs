@@ -1,10 +1,11 @@
 //! One layer of the chain, the two ways its bits can be laid out, and what
 //! [`crate::ScalableBloomFilter::layers`] reports of it.
 
-use crate::blocked::BlockedBloomFilter;
-use crate::classic::BloomFilter;
+use crate::blocked::{line_index, BlockedBloomFilter};
+use crate::classic::{probes, BloomFilter};
 use crate::error::{Error, Result};
 use crate::key::KeyHasher;
+use crate::prefetch::prefetch_read;
 use crate::sizing;
 
 /// How a [`crate::ScalableBloomFilter`] lays out the bits of its layers: the choice between
@@ -78,6 +79,34 @@ impl LayerBits {
         match self {
             LayerBits::Blocked(f) => f.contains_hash(hash),
             LayerBits::Classic(f) => f.contains_hash(hash),
+        }
+    }
+
+    /// Prefetches the memory a query of `hash` reads in this layer: its one line in the
+    /// blocked layout, the word of each probe in the classic one.
+    #[inline]
+    pub(super) fn prefetch(&self, hash: u64) {
+        match self {
+            LayerBits::Blocked(f) => {
+                let lines = f.lines();
+                prefetch_read(lines.line(line_index(hash, lines.len())));
+            }
+            LayerBits::Classic(f) => {
+                let words = f.words();
+                for bit in probes(hash, f.num_bits(), f.num_hashes()) {
+                    if let Some(word) = words.get((bit / 64) as usize) {
+                        prefetch_read(word);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The cache lines a query reads in this layer (at most), for the prefetch distance.
+    pub(super) fn lines_per_query(&self) -> usize {
+        match self {
+            LayerBits::Blocked(_) => 1,
+            LayerBits::Classic(f) => f.num_hashes() as usize,
         }
     }
 

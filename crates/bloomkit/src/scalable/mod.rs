@@ -30,6 +30,7 @@
 //! next layer's rate is one a 64-bit hash can deliver (about 2^−64; with the defaults that is
 //! about 57 layers). A chain that cannot grow refuses inserts with [`Error::Full`].
 
+mod batch;
 mod builder;
 mod layer;
 mod persist;
@@ -189,10 +190,50 @@ impl ScalableBloomFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn insert_hash(&mut self, hash: u64) -> Result<bool> {
+        self.insert_hash_within(hash, |_| true)
+    }
+
+    /// [`insert_hash`](Self::insert_hash), asking `may_grow` before a layer is added: it is
+    /// given the bytes the new layer would allocate (as
+    /// [`growth_memory_bytes`](Self::growth_memory_bytes) reports them) and answers whether they may be, so that a server can
+    /// hold a memory limit without guessing beforehand which key will grow the chain.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert), and [`Error::OutOfMemory`] with the bytes asked for when
+    /// `may_grow` refuses them. In every case the filter is unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::{hash_bytes, Error, ScalableBloomFilter};
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// for i in 0..10u8 {
+    ///     assert!(f.insert_hash_within(hash_bytes(&[i]), |_| false)?);
+    /// }
+    /// // The first layer is full: the next new key needs a second one.
+    /// let err = f.insert_hash_within(hash_bytes(b"new"), |_| false).unwrap_err();
+    /// assert!(matches!(err, Error::OutOfMemory { bytes } if bytes > 0));
+    /// assert_eq!((f.num_layers(), f.len()), (1, 10));
+    /// assert!(f.insert_hash_within(hash_bytes(b"new"), |_| true)?);
+    /// assert_eq!(f.num_layers(), 2);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn insert_hash_within(
+        &mut self,
+        hash: u64,
+        may_grow: impl FnOnce(usize) -> bool,
+    ) -> Result<bool> {
         if self.contains_hash(hash) {
             return Ok(false);
         }
         if self.newest().is_full() {
+            let bytes = self.growth_memory_bytes()?;
+            if !may_grow(bytes) {
+                return Err(Error::OutOfMemory {
+                    bytes: bytes as u64,
+                });
+            }
             self.grow()?;
         }
         // The key is absent from the newest layer, so this sets a bit and counts it.

@@ -56,11 +56,16 @@ impl Prefetch for RibbonFilter {
     /// Every cache line of the solution words the key's row may read.
     #[inline]
     fn prefetch(&self, hash: u64) {
+        // Layout 2's rows are found through its shards' probe: only layout 1's row is
+        // prefetched here (a prefetch is a hint; skipping it changes no answer).
+        let super::Query::Standard(shape) = &self.query else {
+            return;
+        };
         if self.solution.is_empty() {
             return;
         }
         let r = self.result_bits as usize;
-        let first = (self.shape.equation(hash).start / BLOCK_SLOTS) as usize * r;
+        let first = (shape.equation(hash).start / BLOCK_SLOTS) as usize * r;
         let last = (first + self.row_words()).min(self.solution.len()) - 1;
         for w in (first..=last).step_by(LINE_WORDS).chain([last]) {
             if let Some(word) = self.solution.get(w) {

@@ -5,7 +5,7 @@
 
 use bloomkit::{
     BinaryFuseFilter, CountingBloomFilter, CuckooFilter, LayerLayout, Result, RibbonFilter,
-    ScalableBloomFilter,
+    RibbonLayout, ScalableBloomFilter,
 };
 use proptest::prelude::*;
 
@@ -157,8 +157,9 @@ proptest! {
         keys in inserted(),
         queries in asked(),
         rate in prop::sample::select(vec![0.5, 0.01, 1e-4]),
+        layout in prop::sample::select(vec![RibbonLayout::Homogeneous, RibbonLayout::Standard]),
     ) {
-        let f = RibbonFilter::build(&keys, rate).unwrap();
+        let f = RibbonFilter::builder(rate).layout(layout).build(&keys).unwrap();
         let mut answers = Vec::new();
         f.contains_many(&queries, &mut answers);
         let want: Vec<bool> = queries.iter().map(|k| f.contains(k)).collect();
@@ -269,11 +270,21 @@ fn large_filters_prefetch_and_answer_alike() {
     check("cuckoo", many.memory_bytes(), got, want);
 
     let keys: Vec<u64> = (0..3 * n).collect();
-    let ribbon = RibbonFilter::build(&keys, 0.01).unwrap();
-    let mut got = Vec::new();
-    ribbon.contains_many(&asked, &mut got);
-    let want = asked.iter().map(|k| ribbon.contains(k)).collect();
-    check("ribbon", ribbon.memory_bytes(), got, want);
+    for layout in [RibbonLayout::Standard, RibbonLayout::Homogeneous] {
+        let ribbon = RibbonFilter::builder(0.01)
+            .layout(layout)
+            .build(&keys)
+            .unwrap();
+        let mut got = Vec::new();
+        ribbon.contains_many(&asked, &mut got);
+        let want = asked.iter().map(|k| ribbon.contains(k)).collect();
+        check(
+            &format!("ribbon {layout:?}"),
+            ribbon.memory_bytes(),
+            got,
+            want,
+        );
+    }
     let fuse = BinaryFuseFilter::build(&keys, 0.01).unwrap();
     let mut got = Vec::new();
     fuse.contains_many(&asked, &mut got);

@@ -2,7 +2,7 @@
 //! a few keys ahead, then the one-key query.
 
 use super::equation::BLOCK_SLOTS;
-use super::RibbonFilter;
+use super::{Query, RibbonFilter};
 use crate::batch::{self, distance_for, Prefetch};
 use crate::key::Key;
 use crate::prefetch::prefetch_read;
@@ -39,9 +39,20 @@ impl RibbonFilter {
 }
 
 impl RibbonFilter {
-    /// The solution words a row may read: three blocks of `result_bits` words.
+    /// The solution words a row may read, at most: three blocks of `result_bits` words.
     fn row_words(&self) -> usize {
         3 * self.result_bits as usize
+    }
+
+    /// The first slot of the row of a key with this hash, in the filter's layout (`None`
+    /// for a filter of no keys).
+    #[inline]
+    fn row_start(&self, hash: u64) -> Option<u64> {
+        match &self.query {
+            Query::Homogeneous(shards, _) => Some(shards.equation(hash).start),
+            Query::Standard(shape) => Some(shape.equation(hash).start),
+            Query::Empty => None,
+        }
     }
 }
 
@@ -56,16 +67,14 @@ impl Prefetch for RibbonFilter {
     /// Every cache line of the solution words the key's row may read.
     #[inline]
     fn prefetch(&self, hash: u64) {
-        // Layout 2's rows are found through its shards' probe: only layout 1's row is
-        // prefetched here (a prefetch is a hint; skipping it changes no answer).
-        let super::Query::Standard(shape) = &self.query else {
+        let Some(start) = self.row_start(hash) else {
             return;
         };
         if self.solution.is_empty() {
             return;
         }
         let r = self.result_bits as usize;
-        let first = (shape.equation(hash).start / BLOCK_SLOTS) as usize * r;
+        let first = (start / BLOCK_SLOTS) as usize * r;
         let last = (first + self.row_words()).min(self.solution.len()) - 1;
         for w in (first..=last).step_by(LINE_WORDS).chain([last]) {
             if let Some(word) = self.solution.get(w) {

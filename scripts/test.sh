@@ -66,6 +66,28 @@ need_npm() {
         --no-save --loglevel=error "${missing[@]}"
 }
 
+# Installs PyPI packages (name==version) into $TOOLS/python with `pip install --target`, never
+# into the system's Python, unless that version is there already.
+need_pip() {
+    local missing=()
+    for spec in "$@"; do
+        local name="${spec%==*}" version="${spec##*==}"
+        [ -d "$TOOLS/python/${name}-${version}.dist-info" ] || missing+=("$spec")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "== installing PyPI packages into $TOOLS/python: ${missing[*]}"
+    python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+        --root-user-action=ignore \
+        --upgrade --target "$TOOLS/python" "${missing[@]}"
+}
+
+# The server's redis-py test (crates/bloomkit-server/tests/redis_py.rs runs
+# scripts/redis_py_transactions.py): Python 3 and redis-py.
+command -v python3 >/dev/null 2>&1 || need_apt python3 python3-pip
+python3 -m pip --version >/dev/null 2>&1 || need_apt python3-pip
+need_pip redis==8.1.0 \
+    || { echo "cannot install redis-py from PyPI (the server's redis-py test)" >&2; exit 1; }
+
 # The explorer (`bloomkit explore`): its page's WebAssembly module, built by the CLI's
 # build.rs for this target; its Node.js test (crates/bloomkit-wasm/tests/node.rs); its browser
 # test (crates/bloomkit-cli/tests/explorer.rs: Debian's Chromium, driven by playwright-core);

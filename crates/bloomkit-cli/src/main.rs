@@ -315,9 +315,18 @@ Examples:
         #[arg(long, value_name = "POLICY", default_value = "everysec",
               value_parser = ["always", "everysec", "no"])]
         appendfsync: String,
-        /// Require clients to AUTH with this password
-        #[arg(long, value_name = "SECRET")]
+        /// Require clients to AUTH with this password (visible in `ps`: prefer
+        /// --requirepass-file or the BLOOMKIT_REQUIREPASS environment variable)
+        #[arg(
+            long,
+            value_name = "SECRET",
+            env = "BLOOMKIT_REQUIREPASS",
+            hide_env_values = true
+        )]
         requirepass: Option<String>,
+        /// Require clients to AUTH with the password in this file (its first line)
+        #[arg(long, value_name = "PATH", conflicts_with = "requirepass")]
+        requirepass_file: Option<PathBuf>,
         /// Most memory the filters may use (bytes, or 100mb, 2gb...); 0 for no limit
         #[arg(long, value_name = "BYTES", default_value = "0", value_parser = parse_memory)]
         maxmemory: u64,
@@ -325,6 +334,14 @@ Examples:
         #[arg(long, value_name = "N", default_value_t = 10_000,
               value_parser = clap::value_parser!(u64).range(1..))]
         maxclients: u64,
+        /// Close a client that takes longer than this to send a request, or to read its
+        /// replies (Redis's timeout); 0 for never
+        #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+        timeout: u64,
+        /// Listening on a non-loopback address without a password, refuse clients from
+        /// other machines (yes), or serve them (no)
+        #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = ["yes", "no"])]
+        protected_mode: String,
         /// Worker threads serving clients (default: one per core). Commands on different
         /// keys run in parallel; on a machine shared with the clients, fewer can be faster
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -646,8 +663,11 @@ fn run(command: Command) -> Result<Status> {
             dir,
             appendfsync,
             requirepass,
+            requirepass_file,
             maxmemory,
             maxclients,
+            timeout,
+            protected_mode,
             threads,
         } => commands::serve::run(
             bloomkit_server::config::Config {
@@ -660,9 +680,14 @@ fn run(command: Command) -> Result<Status> {
                         error::Error::Message(e.to_string())
                     },
                 )?,
-                requirepass,
+                requirepass: match requirepass_file {
+                    Some(path) => Some(commands::serve::read_password(&path)?),
+                    None => requirepass,
+                },
                 maxmemory,
                 maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
+                timeout_secs: timeout,
+                protected_mode: protected_mode == "yes",
             },
             threads.map(usize::from),
         )?,

@@ -45,6 +45,24 @@ pub fn run(config: Config, threads: Option<usize>) -> Result<()> {
     })
 }
 
+/// The password in `path` (`--requirepass-file`): its first line, without the line break.
+///
+/// # Errors
+///
+/// When the file cannot be read, or its first line is empty.
+pub fn read_password(path: &std::path::Path) -> Result<String> {
+    let text = std::fs::read_to_string(path)
+        .context(|| format!("reading the password file {}", path.display()))?;
+    let line = text.lines().next().unwrap_or_default();
+    if line.is_empty() {
+        return Err(Error::Message(format!(
+            "the password file {} is empty: write the password on its first line",
+            path.display()
+        )));
+    }
+    Ok(line.to_string())
+}
+
 /// Completes on SIGINT or SIGTERM (on Windows, Ctrl-C).
 async fn terminated() {
     #[cfg(unix)]

@@ -1,9 +1,10 @@
 //! The generic commands, one file per group: [`connection`] (`PING`, `HELLO`, `AUTH`,
 //! `CLIENT`...), [`keys`] (`DEL`, `EXPIRE`, `SCAN`...), [`server`] (`COMMAND`, `CONFIG`,
-//! `INFO`, `SAVE`, `SHUTDOWN`), [`object`] (`OBJECT`, `TOUCH`, `RANDOMKEY`), [`dump`]
-//! (`DUMP`, `RESTORE`, `COPY`), [`module`] (`MODULE LIST`, `INFO modules|cluster`) and
-//! [`debug`] (`DEBUG RELOAD`); and [`table`], every command the server answers, generic rows
-//! with their handlers beside the command layer's `BF.*`/`CF.*` rows.
+//! `INFO`, `SAVE`, `SHUTDOWN`), [`transaction`] (`MULTI`, `EXEC`, `WATCH`...), [`object`]
+//! (`OBJECT`, `TOUCH`, `RANDOMKEY`), [`dump`] (`DUMP`, `RESTORE`, `COPY`), [`module`]
+//! (`MODULE LIST`, `INFO modules|cluster`) and [`debug`] (`DEBUG RELOAD`); and [`table`],
+//! every command the server answers, generic rows with their handlers beside the command
+//! layer's `BF.*`/`CF.*` rows.
 //!
 //! A generic command sees the server's [`Shared`] state and the client's [`Session`]; the
 //! filter commands see one key's value and live in [`bloomkit_commands`].
@@ -17,6 +18,7 @@ pub mod debug;
 pub mod dump;
 pub mod module;
 pub mod object;
+pub mod transaction;
 
 use std::sync::Arc;
 
@@ -70,6 +72,8 @@ pub(crate) enum Pending {
         /// Whether to take the snapshot first (not `NOSAVE`).
         save: bool,
     },
+    /// `EXEC` inside `MULTI`: run the queue, alone.
+    Exec,
 }
 
 impl Executed {

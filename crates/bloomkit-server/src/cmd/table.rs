@@ -17,7 +17,9 @@ use bloomkit_commands::table::{
 };
 use bloomkit_commands::Reply;
 
-use super::{connection, debug, dump, keys, module, object, server, Call, Executed, Pending};
+use super::{
+    connection, debug, dump, keys, module, object, server, transaction, Call, Executed, Pending,
+};
 
 /// What runs a generic command.
 type Handler = fn(&mut Call<'_>) -> Executed;
@@ -168,7 +170,17 @@ pub static GENERIC: &[GenericSpec] = &[
         plain("module|help", 2, &[Loading, Stale], &["@slow"], SERVER, "Returns helpful text about the different subcommands.", "5.0.0"),
     ]), |c| Executed::reply(module::module(c.spec, c.args))),
     generic_row(plain("debug", -2, &[Admin, Noscript, Loading, Stale], ADMIN, SERVER, "A container for debugging commands.", "1.0.0"), |c| debug::debug(c.args)),
+    // Transactions (cmd/transaction.rs; EXEC's queue runs in dispatch/exec.rs).
+    generic_row(plain("multi", 1, TXN_FLAGS, FAST_TXN, TXN, "Starts a transaction.", "1.2.0"), transaction::multi),
+    generic_row(plain("exec", 1, &[Noscript, Loading, Stale], &["@slow", "@transaction"], TXN, "Executes all commands in a transaction.", "1.2.0"), transaction::exec),
+    generic_row(plain("discard", 1, TXN_FLAGS, FAST_TXN, TXN, "Discards a transaction.", "2.0.0"), transaction::discard),
+    generic_row(keyed("watch", -2, TXN_FLAGS, (1, -1), FAST_TXN, TXN, "Monitors changes to keys to determine the execution of a transaction.", "2.2.0"), transaction::watch),
+    generic_row(plain("unwatch", 1, TXN_FLAGS, FAST_TXN, TXN, "Forgets about watched keys of a transaction.", "2.2.0"), transaction::unwatch),
 ];
+
+const TXN: &str = "transactions";
+const TXN_FLAGS: &[Flag] = &[Noscript, Loading, Stale, Fast, AllowBusy];
+const FAST_TXN: &[&str] = &["@fast", "@transaction"];
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@ for proto in (2, 3):
     r.flushall()
     bf, cf = r.bf(), r.cf()
     print(proto, bf.create("b", 0.01, 1000), bf.add("b", "x"), bf.madd("b", "y", "z"), bf.exists("b", "x"), bf.mexists("b", "x", "q"), bf.card("b"))
-    info = bf.info("b"); print(" info", sorted((k, v if k not in (b"Size", "Size") else v > 0) for k, v in info.items()) if isinstance(info, dict) else (info.capacity, info.size > 0, info.filterNum, info.insertedNum, info.expansionRate))
+    info = bf.info("b"); print(" info", sorted(info.items()) if isinstance(info, dict) else (info.capacity, info.size, info.filterNum, info.insertedNum, info.expansionRate))
     print(" insert", bf.insert("b2", ["a", "b"], capacity=10, error=0.001))
     # scandump/loadchunk round trip
     it = 0; chunks = []
@@ -31,3 +31,9 @@ for proto in (2, 3):
     for it, data in chunks: cf.loadchunk("c3", it, data)
     print(" cfrestored", cf.mexists("c3", "a", "b", "n", "q"))
     print(" generic", r.type("b"), r.type("c"), r.dbsize(), sorted(r.keys("*")), r.expire("b", 100), r.ttl("b"), r.delete("b2"))
+    # What RedisBloom's clients and test suites send besides the filter commands (the
+    # module's version and path differ: only its name is printed).
+    print(" debug", r.execute_command("BF.DEBUG", "b"), r.execute_command("CF.DEBUG", "c"), r.execute_command("CF.COMPACT", "c"))
+    print(" keys", r.touch("b", "c", "nokey"), r.object("encoding", "b"), r.object("refcount", "c"), r.object("idletime", "b") < 5, r.randomkey() in r.keys("*"))
+    print(" server", r.info("cluster")["cluster_enabled"], [m[b"name"] if b"name" in m else m["name"] for m in r.module_list()], "bf" in str(r.info("modules")), r.execute_command("DEBUG", "RELOAD"), bf.exists("b", "x"), cf.count("c", "a"))
+    print(" dump", r.restore("b4", 0, r.dump("b")), bf.mexists("b4", "x", "q"), r.restore("c4", 0, r.dump("c")), cf.count("c4", "a"), r.type("c4"))

@@ -45,7 +45,7 @@ use std::marker::PhantomData;
 
 use bloomkit::{
     sizing, AtomicBloomFilter, BinaryFuseFilter, BlockedBloomFilter, BloomFilter,
-    CountingBloomFilter, CuckooFilter, RibbonFilter, ScalableBloomFilter,
+    CountingBloomFilter, CuckooFilter, RibbonFilter, ScalableBloomFilter, SectorBloomFilter,
 };
 
 use crate::keys::{Key, KeyPool};
@@ -96,6 +96,10 @@ bloomkit_subject!(BloomFilter, |f, key| {
 });
 bloomkit_subject!(BlockedBloomFilter, |f, key| {
     BlockedBloomFilter::insert(f, key);
+    true
+});
+bloomkit_subject!(SectorBloomFilter, |f, key| {
+    SectorBloomFilter::insert(f, key);
     true
 });
 // Through `&self`, the way many threads would share it; one thread here, so its times
@@ -428,6 +432,11 @@ fn blocked_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
     Ok(std::mem::size_of::<BlockedBloomFilter>() as u64 + sizing::blocked_plan(n, p)?.num_bits / 8)
 }
 
+/// Bytes of a sector filter: its struct and its planned lines.
+fn sector_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
+    Ok(std::mem::size_of::<SectorBloomFilter>() as u64 + sizing::sector_plan(n, p)?.num_bits / 8)
+}
+
 /// Bytes of an atomic filter: its struct and its planned lines (the blocked plan).
 fn atomic_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
     Ok(std::mem::size_of::<AtomicBloomFilter>() as u64 + sizing::blocked_plan(n, p)?.num_bits / 8)
@@ -463,6 +472,12 @@ pub fn contenders<K: Key + ?Sized>() -> Vec<Box<dyn Contender<K>>> {
             Family::Blocked,
             BlockedBloomFilter::new,
             Some(blocked_memory),
+        )),
+        Box::new(Ours::new(
+            "SectorBloomFilter",
+            Family::Blocked,
+            SectorBloomFilter::new,
+            Some(sector_memory),
         )),
         Box::new(Ours::new(
             "BloomFilter",

@@ -315,9 +315,18 @@ Examples:
         #[arg(long, value_name = "POLICY", default_value = "everysec",
               value_parser = ["always", "everysec", "no"])]
         appendfsync: String,
-        /// Require clients to AUTH with this password
-        #[arg(long, value_name = "SECRET")]
+        /// Require clients to AUTH with this password (visible in `ps`: prefer
+        /// --requirepass-file or the BLOOMKIT_REQUIREPASS environment variable)
+        #[arg(
+            long,
+            value_name = "SECRET",
+            env = "BLOOMKIT_REQUIREPASS",
+            hide_env_values = true
+        )]
         requirepass: Option<String>,
+        /// Require clients to AUTH with the password in this file (its first line)
+        #[arg(long, value_name = "PATH", conflicts_with = "requirepass")]
+        requirepass_file: Option<PathBuf>,
         /// Most memory the filters may use (bytes, or 100mb, 2gb...); 0 for no limit
         #[arg(long, value_name = "BYTES", default_value = "0", value_parser = parse_memory)]
         maxmemory: u64,
@@ -325,6 +334,14 @@ Examples:
         #[arg(long, value_name = "N", default_value_t = 10_000,
               value_parser = clap::value_parser!(u64).range(1..))]
         maxclients: u64,
+        /// Close a client that takes longer than this to send a request, or to read its
+        /// replies (Redis's timeout); 0 for never
+        #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+        timeout: u64,
+        /// Listening on a non-loopback address without a password, refuse clients from
+        /// other machines (yes), or serve them (no)
+        #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = ["yes", "no"])]
+        protected_mode: String,
         /// Worker threads serving clients (default: one per core). Commands on different
         /// keys run in parallel; on a machine shared with the clients, fewer can be faster
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -344,8 +361,8 @@ Examples:
 
     /// Measure every filter kind on this machine: size, accuracy and speed
     ///
-    /// Builds a filter of every kind (classic, blocked, atomic, counting, scalable grown
-    /// 100×, cuckoo, ribbon, aging) for N keys, inserts N present keys and queries N absent
+    /// Builds a filter of every kind (classic, blocked, sector, atomic, counting, scalable
+    /// grown 100×, cuckoo, ribbon, fuse, aging) for N keys, inserts N present keys and queries N absent
     /// ones, timing both, and prints the predicted and measured false-positive rates side by
     /// side. Holds all 2N keys in memory as strings, about 80 bytes a key.
     #[command(after_long_help = "\
@@ -660,17 +677,31 @@ fn run(command: Command, matches: &ArgMatches) -> Result<Status> {
             dir,
             appendfsync,
             requirepass,
+            requirepass_file,
             maxmemory,
             maxclients,
+            timeout,
+            protected_mode,
             threads,
             config,
             loglevel,
             logfile,
         } => {
             let flags = matches.subcommand_matches("serve");
-            let given = |id: &str| {
-                flags.and_then(|m| m.value_source(id))
-                    == Some(clap::parser::ValueSource::CommandLine)
+            // A flag (or its environment variable) wins over the file's option of that name;
+            // `--requirepass-file` counts as `requirepass`.
+            let from_flags = |id: &str| {
+                matches!(
+                    flags.and_then(|m| m.value_source(id)),
+                    Some(
+                        clap::parser::ValueSource::CommandLine
+                            | clap::parser::ValueSource::EnvVariable
+                    )
+                )
+            };
+            let given = |option: &str| {
+                let id = option.replace('-', "_");
+                from_flags(&id) || (id == "requirepass" && from_flags("requirepass_file"))
             };
             let server = bloomkit_server::config::Config {
                 bind,
@@ -682,9 +713,14 @@ fn run(command: Command, matches: &ArgMatches) -> Result<Status> {
                         error::Error::Message(e.to_string())
                     },
                 )?,
-                requirepass,
+                requirepass: match requirepass_file {
+                    Some(path) => Some(commands::serve::read_password(&path)?),
+                    None => requirepass,
+                },
                 maxmemory,
                 maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
+                timeout_secs: timeout,
+                protected_mode: protected_mode == "yes",
                 config_file: None,
             };
             let log = commands::serve::LogOptions {

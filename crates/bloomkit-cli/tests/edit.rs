@@ -19,7 +19,7 @@ fn insert_adds_keys_from_arguments_and_stdin_to_every_kind_that_takes_them() {
     let s = Scratch::new();
     let input = s.keys_file("keys.txt", &keys("k", 100));
     for kind in [
-        "classic", "blocked", "counting", "scalable", "cuckoo", "aging",
+        "classic", "blocked", "sector", "counting", "scalable", "cuckoo", "aging",
     ] {
         let filter = s.build(
             &format!("{kind}.bkf"),
@@ -72,7 +72,7 @@ fn insert_adds_keys_from_arguments_and_stdin_to_every_kind_that_takes_them() {
         .iter()
         .map(|k| format!("{k}.bkf"))
         .collect();
-    expected.extend(["keys.txt".to_string(), "scalable.bkf".to_string()]);
+    expected.extend(["keys.txt", "scalable.bkf", "sector.bkf"].map(String::from));
     assert_eq!(s.listing(), expected);
 }
 

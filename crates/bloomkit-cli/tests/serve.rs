@@ -425,6 +425,167 @@ fn sigkill_while_clients_write(policy: &[&str]) {
     server.shutdown(&["NOSAVE"]);
 }
 
+// ---- SIGKILL in the middle of transactions ----------------------------------------------
+
+/// How many keys each transaction of the crash test writes to.
+const TXN_KEYS: usize = 6;
+
+/// What one transactional writer did: how many of its transactions were acknowledged, and
+/// whether one more was sent and not answered.
+struct Transacted {
+    acked: usize,
+    in_flight: bool,
+}
+
+/// The item transaction `n` of `thread` adds to every one of its keys: `size` bytes, so
+/// that the big writer's transactions pass the log's 1 MiB buffer and reach the file in
+/// parts before their `EXEC` record.
+fn txn_item(cycle: usize, thread: usize, n: usize, size: usize) -> String {
+    let mut item = format!("txn:{cycle}:{thread}:{n}:");
+    while item.len() < size {
+        item.push((b'a' + (item.len() % 26) as u8) as char);
+    }
+    item
+}
+
+fn txn_key(cycle: usize, thread: usize, k: usize) -> String {
+    format!("t:{cycle}:{thread}:{k}")
+}
+
+/// Runs `MULTI`, a `BF.ADD` to each of the thread's keys, `EXEC`, pipelined in one write,
+/// until the server dies.
+fn transaction_writer(
+    addr: &str,
+    cycle: usize,
+    thread: usize,
+    size: usize,
+    acks: &AtomicUsize,
+) -> Transacted {
+    let mut client = Client::connect(addr);
+    for n in 0usize.. {
+        let item = txn_item(cycle, thread, n, size);
+        let mut out = Vec::new();
+        encode(&mut out, &["MULTI"]);
+        for k in 0..TXN_KEYS {
+            encode(&mut out, &["BF.ADD", &txn_key(cycle, thread, k), &item]);
+        }
+        encode(&mut out, &["EXEC"]);
+        let sent = client.writer.write_all(&out).is_ok();
+        let mut replies = Vec::new();
+        while sent && replies.len() < TXN_KEYS + 2 {
+            match read_reply(&mut client.reader) {
+                Ok(reply) => replies.push(reply),
+                Err(_) => break,
+            }
+        }
+        if replies.len() < TXN_KEYS + 2 {
+            return Transacted {
+                acked: n,
+                in_flight: true,
+            };
+        }
+        assert_eq!(replies[0], Resp::ok());
+        assert!(replies[1..=TXN_KEYS]
+            .iter()
+            .all(|r| *r == Resp::Simple("QUEUED".into())));
+        match &replies[TXN_KEYS + 1] {
+            Resp::Array(Some(added)) if added.len() == TXN_KEYS => {}
+            other => panic!("EXEC answered {other:?}"),
+        }
+        acks.fetch_add(1, Ordering::Relaxed);
+    }
+    unreachable!("the loop ends when the server dies")
+}
+
+/// `kill -9` while clients run transactions: after each restart every acknowledged
+/// transaction is there whole, and the one each client had in flight is there whole or
+/// not at all, never in part (its records may have reached the log up to the `EXEC`).
+#[test]
+fn sigkill_in_the_middle_of_transactions_replays_each_whole_or_not_at_all() {
+    const CYCLES: usize = 3;
+    // Small transactions from most writers, 1.2 MiB ones from the last.
+    const SIZES: [usize; 4] = [16, 16, 16, 200 * 1024];
+    let mut rng = 0x7a11_5eed_u64;
+    let dir = tempfile::tempdir().unwrap();
+    let policy = ["--appendfsync", "always"];
+    let mut history: Vec<(usize, Vec<Transacted>)> = Vec::new();
+    let mut dropped_warnings = 0;
+    for cycle in 0..=CYCLES {
+        let server = Served::start(dir.path(), &policy);
+        let mut client = server.client();
+        // Every earlier cycle's transactions: whole or absent, per item, across the keys.
+        for (past, writers) in &history {
+            for (thread, written) in writers.iter().enumerate() {
+                let size = SIZES[thread];
+                let sent = written.acked + usize::from(written.in_flight);
+                for n in 0..sent {
+                    let item = txn_item(*past, thread, n, size);
+                    let requests: Vec<Vec<String>> = (0..TXN_KEYS)
+                        .map(|k| vec!["BF.EXISTS".into(), txn_key(*past, thread, k), item.clone()])
+                        .collect();
+                    let present = client
+                        .pipeline(&requests)
+                        .iter()
+                        .filter(|r| **r == int(1))
+                        .count();
+                    if n < written.acked {
+                        assert_eq!(
+                            present, TXN_KEYS,
+                            "acknowledged transaction {past}:{thread}:{n} lost"
+                        );
+                    } else {
+                        assert!(
+                            present == 0 || present == TXN_KEYS,
+                            "unacknowledged transaction {past}:{thread}:{n} half there: {present} of {TXN_KEYS}"
+                        );
+                    }
+                }
+            }
+        }
+        if cycle == CYCLES {
+            server.shutdown(&["NOSAVE"]);
+            break;
+        }
+        for thread in 0..SIZES.len() {
+            for k in 0..TXN_KEYS {
+                let key = txn_key(cycle, thread, k);
+                assert_eq!(
+                    client.call(&["BF.RESERVE", &key, "0.000001", "10000"]),
+                    Resp::ok()
+                );
+            }
+        }
+        let acks = Arc::new(AtomicUsize::new(0));
+        let writers: Vec<JoinHandle<Transacted>> = SIZES
+            .iter()
+            .enumerate()
+            .map(|(thread, &size)| {
+                let (addr, acks) = (server.addr.clone(), Arc::clone(&acks));
+                std::thread::spawn(move || transaction_writer(&addr, cycle, thread, size, &acks))
+            })
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while acks.load(Ordering::Relaxed) < SIZES.len() * 4 {
+            assert!(Instant::now() < deadline, "writers made no progress");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(200 + splitmix(&mut rng) % 400));
+        let stderr = server.kill();
+        let written: Vec<Transacted> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+        eprintln!(
+            "cycle {cycle}: {} transactions acknowledged, {} in flight at the kill; stderr: {stderr:?}",
+            written.iter().map(|w| w.acked).sum::<usize>(),
+            written.iter().filter(|w| w.in_flight).count()
+        );
+        history.push((cycle, written));
+        // Read at the next start: what recovery said about the kill.
+        let probe = Served::start(dir.path(), &policy);
+        let said = probe.kill();
+        dropped_warnings += usize::from(said.contains("of a transaction that a crash interrupted"));
+    }
+    eprintln!("{dropped_warnings} of {CYCLES} restarts dropped an unfinished transaction");
+}
+
 /// Builds a keyspace with filters of every shape: grown layers, non-scaling, defaults from
 /// `CONFIG SET`, cuckoo deletions and duplicates, expiries, a rename and a deletion.
 fn build_varied_keyspace(client: &mut Client) {

@@ -105,7 +105,8 @@ fn help_documents_the_exit_statuses_and_every_kind() {
     let demo = bloomkit().args(["demo", "--help"]).output().unwrap();
     let build = bloomkit().args(["build", "--help"]).output().unwrap();
     for kind in [
-        "classic", "blocked", "atomic", "counting", "scalable", "cuckoo", "ribbon", "aging",
+        "classic", "blocked", "sector", "atomic", "counting", "scalable", "cuckoo", "ribbon",
+        "aging",
     ] {
         let text = String::from_utf8_lossy(&demo.stdout);
         assert!(text.contains(kind), "demo --help lacks {kind}:\n{text}");
@@ -259,7 +260,7 @@ fn info_json_is_one_object_with_the_texts_figures() {
     let s = Scratch::new();
     let input = s.keys_file("k.txt", &keys("k", 3000));
     for kind in [
-        "classic", "blocked", "counting", "scalable", "cuckoo", "ribbon", "aging",
+        "classic", "blocked", "sector", "counting", "scalable", "cuckoo", "ribbon", "aging",
     ] {
         let filter = s.build("f.bkf", &input, &["--kind", kind]);
         let output = bloomkit()

@@ -14,14 +14,20 @@
 //! A command that changes its key returns the commands that replay the change under any
 //! [`Defaults`]: a creation is logged as
 //! `BF.RESERVE key rate capacity EXPANSION x LAYOUT CLASSIC` with every parameter (`x` = 0
-//! for a non-scaling filter), then the items actually added as one `BF.MADD`. `LAYOUT` is a
-//! bloomkit extension read only from the log: a logged `BF.RESERVE` without it (written
-//! before `BF.*` used classic layers, as `... EXPANSION x` or `... NONSCALING`) replays into
+//! for a non-scaling filter), then the items actually added as one `BF.MADD`. A blocked
+//! filter's creation is logged without `LAYOUT` (`... EXPANSION x`, or `... NONSCALING`), as
+//! every creation was before `BF.*` had classic layers, and such a record replays into
 //! blocked layers, the bits it was acknowledged from. Items that were already present changed
 //! nothing and are left out; an item that failed (a full filter, `--maxmemory`) is left
 //! out with everything after it, so the replay stops where the command stopped.
+//!
+//! # Layouts
+//!
+//! A filter's layers are classic (RedisBloom's, the default) or blocked (one cache line per
+//! item and layer), as `bf-layout` says or, for one filter, bloomkit's extension
+//! `BF.RESERVE key rate capacity [...] LAYOUT CLASSIC|BLOCKED`.
 
-use bloomkit::{hash_bytes_with_seed, Error, LayerLayout, ScalableBloomFilter};
+use bloomkit::{hash_bytes_with_seed, Error, LayerInfo, LayerLayout, ScalableBloomFilter};
 use bytes::Bytes;
 
 use crate::args::{is_word, parse_f64, parse_i64};
@@ -36,13 +42,6 @@ use crate::shared::{
     Lookup, Origin,
 };
 use crate::value::Value;
-
-/// The layout of every filter `BF.*` creates: classic layers, as RedisBloom's, so that a
-/// filter takes no more memory here than there (blocked layers need 4.5% more bits at a
-/// 1% target). Over the network a query's few extra cache misses do not show: a request
-/// costs microseconds of system calls, a probe nanoseconds. Filters restored from dumps
-/// or snapshots keep the layout they were written with.
-const LAYOUT: LayerLayout = LayerLayout::Classic;
 
 /// RedisBloom caps error rates above this, silently.
 const MAX_ERROR_RATE: f64 = 0.25;
@@ -66,7 +65,8 @@ struct Params {
     error_rate: Option<f64>,
     capacity: Option<u64>,
     growth: Growth,
-    /// The layers' layout: named by a logged creation, [`LAYOUT`] for a client's.
+    /// The layers' layout: named by `LAYOUT` (a client's extension, or a logged creation),
+    /// else `bf-layout`'s.
     layout: Option<LayerLayout>,
 }
 
@@ -96,6 +96,8 @@ enum Op {
     /// The field as given: RedisBloom checks it only after finding the key.
     Info(Option<Bytes>),
     Card,
+    /// `BF.DEBUG`: the chain and each layer, as RedisBloom prints them.
+    Debug,
     /// The iterator, if numeric: RedisBloom checks it only after finding the key.
     ScanDump(Option<i64>),
     LoadChunk {
@@ -119,10 +121,12 @@ impl BloomCommand {
     }
 
     /// Whether the command only reads its key: `BF.EXISTS`, `BF.MEXISTS`, `BF.INFO`,
-    /// `BF.CARD`, `BF.SCANDUMP`.
+    /// `BF.CARD`, `BF.DEBUG`, `BF.SCANDUMP`.
     pub fn access(&self) -> Access {
         match self.op {
-            Op::Exists { .. } | Op::Info(_) | Op::Card | Op::ScanDump(_) => Access::Read,
+            Op::Exists { .. } | Op::Info(_) | Op::Card | Op::Debug | Op::ScanDump(_) => {
+                Access::Read
+            }
             _ => Access::Write,
         }
     }
@@ -136,6 +140,10 @@ impl BloomCommand {
             Op::Card => match lookup(value) {
                 Ok(f) => Reply::Integer(f.len() as i64),
                 Err(Lookup::Missing) => Reply::Integer(0),
+                Err(status) => status.error(LOADCHUNK),
+            },
+            Op::Debug => match lookup(value) {
+                Ok(f) => debug(f),
                 Err(status) => status.error(LOADCHUNK),
             },
             Op::ScanDump(iter) => scandump(value, *iter, ctx),
@@ -268,8 +276,13 @@ pub(crate) mod parse {
     };
 
     pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<BloomCommand, Reply> {
-        // A logged creation may add `LAYOUT CLASSIC` to the longest client form.
-        let most = if origin == Origin::Log { 9 } else { 7 };
+        // RedisBloom's longest form has 7 arguments; `LAYOUT word` (a client's extension,
+        // or what a logged creation names) may add two.
+        let most = if origin == Origin::Log || layout_at(args).is_some() {
+            9
+        } else {
+            7
+        };
         if args.len() > most {
             return Err(wrong_arity("bf.reserve"));
         }
@@ -329,6 +342,10 @@ pub(crate) mod parse {
 
     pub(crate) fn card(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
         Ok(bloom(args, Op::Card))
+    }
+
+    pub(crate) fn debug(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+        Ok(bloom(args, Op::Debug))
     }
 
     pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
@@ -409,28 +426,30 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
         error_rate: Some(error_rate.min(MAX_ERROR_RATE)),
         capacity: Some(capacity as u64),
         growth,
-        layout: logged_layout(args, origin)?,
+        layout: reserve_layout(args, origin)?,
     }))
 }
 
-/// The layout a logged `BF.RESERVE` names: `LAYOUT CLASSIC` (or `BLOCKED`), and blocked
-/// without it, since logs written before the server created classic layers hold blocked
-/// filters and must replay into the same bits (items that were false positives then were
-/// never logged; replayed into another layout, some would come back absent). `None` for a
-/// client's command: its filter gets [`LAYOUT`], and a client's `LAYOUT` is ignored like any
-/// unknown word, as RedisBloom ignores it.
-fn logged_layout(args: &[Bytes], origin: Origin) -> Result<Option<LayerLayout>, Reply> {
-    if origin != Origin::Log {
-        return Ok(None);
-    }
-    let Some(at) = arg_index(args, "LAYOUT", origin) else {
-        return Ok(Some(LayerLayout::Blocked));
+/// Where `LAYOUT` stands in a `BF.RESERVE`: after the rate and the capacity (so that a key
+/// named `layout` stays a key, for a client too: `LAYOUT` is bloomkit's, and RedisBloom's
+/// search from the command name on need not be kept for it).
+fn layout_at(args: &[Bytes]) -> Option<usize> {
+    (4..args.len()).find(|&at| is_word(&args[at], "LAYOUT"))
+}
+
+/// The layout a `BF.RESERVE` names with `LAYOUT CLASSIC|BLOCKED`, or `None` for
+/// `bf-layout`'s. A logged creation without it is blocked: logs written before the server
+/// created classic layers hold blocked filters and must replay into the same bits (items
+/// that were false positives then were never logged; replayed into another layout, some
+/// would come back absent).
+fn reserve_layout(args: &[Bytes], origin: Origin) -> Result<Option<LayerLayout>, Reply> {
+    let Some(at) = layout_at(args) else {
+        return Ok((origin == Origin::Log).then_some(LayerLayout::Blocked));
     };
-    match args.get(at + 1) {
-        Some(w) if is_word(w, "CLASSIC") => Ok(Some(LayerLayout::Classic)),
-        Some(w) if is_word(w, "BLOCKED") => Ok(Some(LayerLayout::Blocked)),
-        _ => Err(Reply::error("ERR bad layout")),
-    }
+    args.get(at + 1)
+        .and_then(|word| crate::params::layout_named(word))
+        .map(Some)
+        .ok_or_else(|| Reply::error("ERR bad layout: LAYOUT takes CLASSIC or BLOCKED"))
 }
 
 /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS ...`,
@@ -539,7 +558,7 @@ fn create(
         Growth::InsertExpansion(x) => Growth::Scaling(x),
         g => g,
     };
-    let layout = params.layout.unwrap_or(LAYOUT);
+    let layout = params.layout.unwrap_or(d.bf_layout);
     let builder = ScalableBloomFilter::builder(capacity, error_rate).layout(layout);
     let (builder, mut growth_words) = match growth {
         Growth::Scaling(x) if x as i64 <= MAX_EXPANSION => {
@@ -629,8 +648,7 @@ fn info(value: Option<&Value>, field: Option<&[u8]>) -> Reply {
         Err(status) => return status.error(LOADCHUNK),
     };
     let capacity = Reply::Integer(f.capacity().min(i64::MAX as u64) as i64);
-    // Our memory, not RedisBloom's formula: the layouts differ (see the README).
-    let size = Reply::Integer(f.memory_bytes() as i64);
+    let size = Reply::Integer(redisbloom_size(f).min(i64::MAX as u64) as i64);
     let filters = Reply::Integer(f.num_layers() as i64);
     let items = Reply::Integer(f.len() as i64);
     let expansion = if f.is_scaling() {
@@ -671,6 +689,82 @@ fn info(value: Option<&Value>, field: Option<&[u8]>) -> Reply {
     Reply::PerProtocol {
         resp2: Box::new(Reply::Array(vec![value.clone()])),
         resp3: Box::new(Reply::Map(vec![(Reply::Simple(name.to_string()), value)])),
+    }
+}
+
+/// RedisBloom's size of a chain's struct (`SBChain`), and what it adds per layer (its link
+/// and its `struct bloom`), in the `BF.INFO` "Size" of RedisBloom 2.8 on x86-64: 32 + 64·n
+/// + the layers' bytes (measured: 240 for one layer of 144 bytes, 536 for three of 312).
+const REDISBLOOM_CHAIN_BYTES: u64 = 32;
+const REDISBLOOM_LAYER_BYTES: u64 = 64;
+
+/// RedisBloom's `BF.INFO` "Size" for this filter: its structs and the bytes of the layers it
+/// would have built with the same capacities and rates (RedisBloom's sizing, which a classic
+/// layer's bits are to the word), so that the reply is RedisBloom's whatever this filter's
+/// layout. The memory this server holds is [`ScalableBloomFilter::memory_bytes`] (`MEMORY
+/// USAGE`, `INFO memory`).
+fn redisbloom_size(f: &ScalableBloomFilter) -> u64 {
+    f.layers()
+        .map(|layer| REDISBLOOM_LAYER_BYTES.saturating_add(redisbloom_layer_bytes(&layer)))
+        .fold(REDISBLOOM_CHAIN_BYTES, u64::saturating_add)
+}
+
+/// The bytes RedisBloom allocates for a layer of this capacity and rate: the layer's own
+/// bits when it is classic (the same plan), the classic plan's otherwise.
+fn redisbloom_layer_bytes(layer: &LayerInfo) -> u64 {
+    let bits = bloomkit::sizing::classic_plan(layer.capacity, layer.fp_rate)
+        .map_or(layer.num_bits, |plan| plan.num_bits);
+    bits / 8
+}
+
+/// `BF.DEBUG key`: RedisBloom's lines, filled with this filter's figures: `size:` the items,
+/// then per layer its bytes, bits, probes, the hash width (64), its capacity, its items and
+/// its planned rate (printed as C's `%g`).
+fn debug(f: &ScalableBloomFilter) -> Reply {
+    let mut lines = Vec::with_capacity(1 + f.num_layers());
+    lines.push(Reply::bulk(format!("size:{}", f.len())));
+    for layer in f.layers() {
+        lines.push(Reply::bulk(format!(
+            "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
+            layer.num_bits / 8,
+            layer.num_bits,
+            layer.num_hashes,
+            layer.capacity,
+            layer.items,
+            c_general(layer.fp_rate)
+        )));
+    }
+    Reply::Array(lines)
+}
+
+/// `x` as C's `printf("%g")` prints it: six significant digits, trailing zeros dropped, in
+/// exponent form (`6.25e-05`) below 10⁻⁴ or from 10⁶ on.
+fn c_general(x: f64) -> String {
+    const DIGITS: usize = 6;
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    // Rounded to six significant digits first: the exponent is that of the rounded value.
+    let scientific = format!("{:.*e}", DIGITS - 1, x);
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let trim = |s: String| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if (-4..DIGITS as i32).contains(&exponent) {
+        let decimals = (DIGITS as i32 - 1 - exponent).max(0) as usize;
+        trim(format!("{x:.decimals$}"))
+    } else {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!(
+            "{}e{sign}{:02}",
+            trim(mantissa.to_string()),
+            exponent.unsigned_abs()
+        )
     }
 }
 
@@ -726,5 +820,31 @@ fn loadchunk(
             ctx.budget,
             dump::LoadError::bloom_reply,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::c_general;
+
+    #[test]
+    fn ratios_print_as_c_prints_them() {
+        for (x, c) in [
+            (0.005, "0.005"),
+            (0.00025, "0.00025"),
+            (0.000125, "0.000125"),
+            (0.0000625, "6.25e-05"),
+            (0.01, "0.01"),
+            (0.25, "0.25"),
+            (1.0 / 3.0, "0.333333"),
+            (0.0001, "0.0001"),
+            (0.00009999999, "0.0001"),
+            (1e-10, "1e-10"),
+            (123456.0, "123456"),
+            (1234567.0, "1.23457e+06"),
+            (0.5, "0.5"),
+        ] {
+            assert_eq!(c_general(x), c, "{x}");
+        }
     }
 }

@@ -16,11 +16,14 @@
 //!
 //! # What is logged
 //!
-//! A creation is logged as `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION x`;
+//! A creation is logged as
+//! `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION x DISTINCT`
+//! (`DISTINCT` is read only from the log, see `logged_placement`: a logged `CF.RESERVE`
+//! without it, written before the distinct placement, replays into the original one);
 //! one fingerprint actually stored as `CF.ADD key item`, several as
 //! `CF.INSERT key MAXEXPANSIONS n ITEMS ...`, where `n` is the `cf-max-expansions` the
 //! command ran under (so the replay passes the same check whatever the configuration then);
-//! a removal as `CF.DEL key item`. `MAXEXPANSIONS` is a bloomkit extension of
+//! a removal as `CF.DEL key item`; `CF.COMPACT key` as itself. `MAXEXPANSIONS` is a bloomkit extension of
 //! `CF.INSERT`/`CF.INSERTNX` (RedisBloom answers `Unknown argument received` to it): a
 //! per-command `cf-max-expansions`.
 //!
@@ -30,7 +33,7 @@
 //! shortest one, and plain RedisBloom. (Logs written before it still replay: they hold
 //! `CF.INSERT ... MAXEXPANSIONS n` records only.)
 
-use bloomkit::{hash_bytes_with_seed, CuckooFilter, Error, FilterKind};
+use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooPlacement, Error, FilterKind};
 use bytes::Bytes;
 
 use crate::args::parse_i64;
@@ -56,6 +59,9 @@ struct Reserve {
     bucket_size: Option<u32>,
     max_iterations: Option<u32>,
     expansion: Option<u32>,
+    /// Named by a logged creation (see [`logged_placement`]); a client's filter gets
+    /// [`CuckooPlacement::Distinct`].
+    placement: CuckooPlacement,
 }
 
 /// A check `CF.INSERT` could not finish without the configuration: the smallest capacity
@@ -87,6 +93,10 @@ enum Op {
     Count(Bytes),
     Del(Bytes),
     Info,
+    /// `CF.DEBUG`: the filter's shape and counts on one line, as RedisBloom prints them.
+    Debug,
+    /// `CF.COMPACT`: move fingerprints into older sub-filters, free the emptied newest ones.
+    Compact,
     /// The position, if valid.
     ScanDump(i64),
     LoadChunk {
@@ -110,10 +120,13 @@ impl CuckooCommand {
     }
 
     /// Whether the command only reads its key: `CF.EXISTS`, `CF.MEXISTS`, `CF.COUNT`,
-    /// `CF.INFO`, `CF.SCANDUMP`.
+    /// `CF.INFO`, `CF.DEBUG`, `CF.SCANDUMP`. (`CF.COMPACT` writes: RedisBloom registers it
+    /// read-only, yet it moves fingerprints and resets the deletion count.)
     pub fn access(&self) -> Access {
         match self.op {
-            Op::Exists { .. } | Op::Count(_) | Op::Info | Op::ScanDump(_) => Access::Read,
+            Op::Exists { .. } | Op::Count(_) | Op::Info | Op::Debug | Op::ScanDump(_) => {
+                Access::Read
+            }
             _ => Access::Write,
         }
     }
@@ -145,6 +158,10 @@ impl CuckooCommand {
             },
             Op::Info => match lookup(value) {
                 Ok(f) => info(f),
+                Err(status) => status.error(LOADCHUNK),
+            },
+            Op::Debug => match lookup(value) {
+                Ok(f) => debug(f),
                 Err(status) => status.error(LOADCHUNK),
             },
             Op::ScanDump(pos) => scandump(value, *pos, ctx),
@@ -198,6 +215,21 @@ impl CuckooCommand {
                 }
             }
             Op::LoadChunk { pos, data, args } => loadchunk(slot, &self.key, *pos, data, args, ctx),
+            Op::Compact => match slot.as_mut() {
+                Some(Value::Cuckoo(f)) => {
+                    f.compact();
+                    // Logged even when nothing moved: the deletion count restarts at 0.
+                    Outcome {
+                        reply: Reply::Ok,
+                        log: vec![command("CF.COMPACT", &self.key, Vec::new())],
+                    }
+                }
+                Some(Value::Loading(d)) if d.kind() == FilterKind::Cuckoo => {
+                    Outcome::unchanged(Lookup::Loading.error(LOADCHUNK))
+                }
+                // RedisBloom's one answer for a missing key and one of another type.
+                _ => Outcome::unchanged(Reply::error("Cuckoo filter was not found")),
+            },
             _ => Outcome::unchanged(self.read(slot.as_ref(), ctx)),
         }
     }
@@ -221,6 +253,7 @@ impl CuckooCommand {
             bucket_size,
             max_iterations: r.max_iterations.unwrap_or(d.cf_max_iterations),
             expansion: r.expansion.unwrap_or(d.cf_expansion_factor),
+            placement: r.placement,
         };
         match create(&self.key, shape, ctx) {
             Ok((filter, log)) => {
@@ -255,6 +288,7 @@ impl CuckooCommand {
                     bucket_size: d.cf_bucket_size,
                     max_iterations: d.cf_max_iterations,
                     expansion: d.cf_expansion_factor,
+                    placement: CuckooPlacement::Distinct,
                 };
                 match create(&self.key, shape, ctx) {
                     Ok((filter, creation)) => {
@@ -381,8 +415,10 @@ pub(crate) mod parse {
     }
 
     pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
-        // Options come in pairs after the capacity.
-        if args.len().is_multiple_of(2) {
+        // Options come in pairs after the capacity; a logged creation may end in one word
+        // more (see `logged_placement`).
+        let paired = args.len() - usize::from(ends_distinct(args, origin));
+        if paired.is_multiple_of(2) {
             return Err(wrong_arity("cf.reserve"));
         }
         parse_reserve(args, origin).map(|op| cuckoo(args, op))
@@ -447,6 +483,14 @@ pub(crate) mod parse {
 
     pub(crate) fn info(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
         Ok(cuckoo(args, Op::Info))
+    }
+
+    pub(crate) fn debug(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        Ok(cuckoo(args, Op::Debug))
+    }
+
+    pub(crate) fn compact(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+        Ok(cuckoo(args, Op::Compact))
     }
 
     pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
@@ -517,7 +561,35 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
         bucket_size,
         max_iterations,
         expansion,
+        placement: logged_placement(args, origin),
     }))
+}
+
+/// The placement of a `CF.RESERVE`: a client's filter is always distinct; a logged creation
+/// is distinct when it ends in the word `DISTINCT`, and original without it, since logs
+/// written before the distinct placement hold filters built in the original one, and must
+/// replay into the same sub-filters (a `CF.INSERT` logged with `MAXEXPANSIONS n` passed its
+/// check with the sub-filters it had then).
+///
+/// One word, not a pair: it makes the argument count even, which a build from before the
+/// placement refuses (`wrong number of arguments`, stopping its start-up) instead of
+/// ignoring an unknown option and replaying the log into the original placement.
+fn logged_placement(args: &[Bytes], origin: Origin) -> CuckooPlacement {
+    if origin != Origin::Log || ends_distinct(args, origin) {
+        CuckooPlacement::Distinct
+    } else {
+        CuckooPlacement::Original
+    }
+}
+
+/// Whether a logged `CF.RESERVE` ends in `DISTINCT` after its capacity and option pairs.
+fn ends_distinct(args: &[Bytes], origin: Origin) -> bool {
+    origin == Origin::Log
+        && args.len() >= 4
+        && args.len().is_multiple_of(2)
+        && args
+            .last()
+            .is_some_and(|w| crate::args::is_word(w, "DISTINCT"))
 }
 
 /// `CF.INSERT key [CAPACITY c] [NOCREATE] [MAXEXPANSIONS n] ITEMS ...`, scanned as
@@ -600,6 +672,7 @@ struct Shape {
     bucket_size: u32,
     max_iterations: u32,
     expansion: u32,
+    placement: CuckooPlacement,
 }
 
 /// Builds a filter after asking the budget, and the `CF.RESERVE` that replays it.
@@ -612,7 +685,8 @@ fn create(key: &Bytes, s: Shape, ctx: &Ctx<'_>) -> Result<(CuckooFilter, Vec<Byt
         .bucket_size(s.bucket_size)
         .max_kicks(s.max_iterations)
         .expansion(s.expansion)
-        .max_filters(MAX_SUB_FILTERS);
+        .max_filters(MAX_SUB_FILTERS)
+        .placement(s.placement);
     let memory_error = |e: Error| match e {
         Error::TooLarge { .. } | Error::OutOfMemory { .. } => Reply::error(INSUFFICIENT_MEMORY),
         _ => could_not(),
@@ -620,19 +694,19 @@ fn create(key: &Bytes, s: Shape, ctx: &Ctx<'_>) -> Result<(CuckooFilter, Vec<Byt
     let planned = options.planned_memory_bytes().map_err(memory_error)?;
     admit_new_filter(ctx.budget, planned)?;
     let filter = options.build().map_err(memory_error)?;
-    let log = command(
-        "CF.RESERVE",
-        key,
-        vec![
-            num(s.capacity),
-            word("BUCKETSIZE"),
-            num(s.bucket_size),
-            word("MAXITERATIONS"),
-            num(s.max_iterations),
-            word("EXPANSION"),
-            num(s.expansion),
-        ],
-    );
+    let mut words = vec![
+        num(s.capacity),
+        word("BUCKETSIZE"),
+        num(s.bucket_size),
+        word("MAXITERATIONS"),
+        num(s.max_iterations),
+        word("EXPANSION"),
+        num(s.expansion),
+    ];
+    if s.placement == CuckooPlacement::Distinct {
+        words.push(word("DISTINCT"));
+    }
+    let log = command("CF.RESERVE", key, words);
     Ok((filter, log))
 }
 
@@ -662,6 +736,20 @@ fn info(f: &CuckooFilter) -> Reply {
         entry("Expansion rate", f.expansion() as u64),
         entry("Max iterations", f.max_kicks() as u64),
     ])
+}
+
+/// `CF.DEBUG key`: RedisBloom's line, with this filter's figures.
+fn debug(f: &CuckooFilter) -> Reply {
+    Reply::bulk(format!(
+        "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
+        f.bucket_size(),
+        f.num_buckets(),
+        f.len(),
+        f.num_deletes(),
+        f.num_filters(),
+        f.max_kicks(),
+        f.expansion()
+    ))
 }
 
 fn scandump(value: Option<&Value>, pos: i64, ctx: &Ctx<'_>) -> Reply {

@@ -30,7 +30,7 @@ use crate::budget::Budget;
 use crate::errors::{INSUFFICIENT_MEMORY, OOM};
 use crate::reply::Reply;
 use crate::run::Outcome;
-use crate::shared::{command, verbatim};
+use crate::shared::{command, num, verbatim};
 use crate::value::{PartialDump, Value};
 
 /// The largest chunk `SCANDUMP` answers: RedisBloom's `MAX_SCANDUMP_SIZE`.
@@ -143,6 +143,102 @@ pub(crate) fn scandump(value: &Value, iter: i64, budget: &dyn Budget) -> Chunk {
     }
 }
 
+/// Cuts an encoding, as it is written through it, into the `LOADCHUNK` commands that restore
+/// it: the header (iterator 1) first, then chunks of at most [`MAX_CHUNK_BYTES`], each with
+/// the iterator `SCANDUMP` would have answered with it.
+struct Restore<'a> {
+    name: &'static str,
+    key: &'a Bytes,
+    header_len: usize,
+    /// Bytes of the encoding after the header already emitted.
+    emitted_after_header: u64,
+    /// Whether the header has been emitted.
+    header_done: bool,
+    pending: Vec<u8>,
+    emit: &'a mut dyn FnMut(Vec<Bytes>),
+}
+
+impl Restore<'_> {
+    fn flush(&mut self) {
+        let iter = if self.header_done {
+            self.emitted_after_header += self.pending.len() as u64;
+            // One past the chunk's end, counted after the header.
+            self.emitted_after_header + 1
+        } else {
+            self.header_done = true;
+            1
+        };
+        let chunk = Bytes::from(std::mem::take(&mut self.pending));
+        (self.emit)(command(self.name, self.key, vec![num(iter), chunk]));
+    }
+
+    /// How many more bytes the pending command takes.
+    fn room(&self) -> usize {
+        let limit = if self.header_done {
+            MAX_CHUNK_BYTES
+        } else {
+            self.header_len
+        };
+        limit - self.pending.len()
+    }
+}
+
+impl Write for Restore<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut rest = buf;
+        while !rest.is_empty() {
+            if self.pending.capacity() == 0 {
+                self.pending.reserve_exact(self.room());
+            }
+            let take = self.room().min(rest.len());
+            self.pending.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if self.room() == 0 {
+                self.flush();
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The commands that rebuild `value` under `key` on a server where the key is missing:
+/// `BF.LOADCHUNK` (or `CF.LOADCHUNK`) with the encoding's header, then with the rest of it
+/// in order, each handed to `emit` as soon as it is cut, so a large filter is never held
+/// twice. Replayed as logged commands, they give a value equal to `value`: a filter still
+/// being restored comes back with the bytes it had received.
+pub(crate) fn restore_commands(value: &Value, key: &Bytes, emit: &mut dyn FnMut(Vec<Bytes>)) {
+    let Some((_, info)) = header(value) else {
+        return;
+    };
+    let name = if value.type_name() == "MBbloomCF" {
+        "CF.LOADCHUNK"
+    } else {
+        "BF.LOADCHUNK"
+    };
+    let mut restore = Restore {
+        name,
+        key,
+        header_len: info.header_len,
+        emitted_after_header: 0,
+        header_done: false,
+        pending: Vec::new(),
+        emit,
+    };
+    // Writing into `Restore` cannot fail.
+    let _ = match value {
+        Value::Bloom(f) => f.write_to(&mut restore).map_err(|_| ()),
+        Value::Cuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
+        Value::Loading(d) => restore.write_all(d.received()).map_err(|_| ()),
+    };
+    if !restore.pending.is_empty() {
+        restore.flush();
+    }
+}
+
 /// Why a `LOADCHUNK` was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LoadError {
@@ -152,8 +248,11 @@ pub(crate) enum LoadError {
     NoLink,
     /// The chunk runs past the encoding's end.
     TooBig,
-    /// The chunk is not the next one (and not a repeat of one already loaded).
-    OutOfOrder,
+    /// The chunk starts past the bytes received so far: one before it is missing.
+    Gap,
+    /// The chunk covers bytes already received (or a finished filter's) and differs from
+    /// them: it belongs to another dump.
+    Mismatch,
     /// Past `--maxmemory`.
     Oom,
     /// More than the machine has, or the allocator refused.
@@ -163,15 +262,18 @@ pub(crate) enum LoadError {
 }
 
 impl LoadError {
-    /// `BF.LOADCHUNK`'s answer: RedisBloom's strings where it has one.
+    /// `BF.LOADCHUNK`'s answer: always one of RedisBloom's strings (docs/SERVER.md lists
+    /// which case answers which). RedisBloom itself copies a chunk wherever its iterator
+    /// points; the cases it cannot tell, a chunk after a missing one and one whose bytes
+    /// are not the dump's, answer its texts for an offset with no place in the filter and
+    /// for bytes that are not a filter's.
     pub(crate) fn bloom_reply(self) -> Reply {
         Reply::error(match self {
-            LoadError::BadData | LoadError::Corrupt => "ERR received bad data",
-            LoadError::NoLink => "ERR invalid offset - no link found",
-            LoadError::TooBig => "ERR invalid chunk - Too big for current filter",
-            LoadError::OutOfOrder => {
-                "ERR invalid offset - chunks must be loaded in the order BF.SCANDUMP returned them"
+            LoadError::BadData | LoadError::Mismatch | LoadError::Corrupt => {
+                "ERR received bad data"
             }
+            LoadError::NoLink | LoadError::Gap => "ERR invalid offset - no link found",
+            LoadError::TooBig => "ERR invalid chunk - Too big for current filter",
             LoadError::Oom => OOM,
             LoadError::Insufficient => INSUFFICIENT_MEMORY,
         })
@@ -303,14 +405,15 @@ fn load(
         return if same && start + len <= received {
             Ok(Loaded::Unchanged)
         } else {
-            Err(LoadError::OutOfOrder)
+            Err(LoadError::Mismatch)
         };
     }
     let Value::Loading(dump) = value else {
-        return Err(LoadError::OutOfOrder);
+        // A finished filter has received every byte: unreachable past the checks above.
+        return Err(LoadError::Mismatch);
     };
     if start != received {
-        return Err(LoadError::OutOfOrder);
+        return Err(LoadError::Gap);
     }
     // The last chunk is decoded into a filter about as large as the encoding, beside it.
     let completes = start + len == encoded_len;

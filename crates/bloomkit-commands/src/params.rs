@@ -8,7 +8,9 @@
 
 use std::fmt;
 
-use crate::args::{parse_f64, parse_i64};
+use bloomkit::LayerLayout;
+
+use crate::args::{is_word, parse_f64, parse_i64};
 use crate::limits::{
     BF_MAX_CAPACITY, BF_MAX_EXPANSION, CF_MAX_BUCKET_SIZE, CF_MAX_CAPACITY, CF_MAX_EXPANSION,
     CF_MAX_ITERATIONS, CF_MAX_SUB_FILTERS,
@@ -52,6 +54,11 @@ pub struct Defaults {
     pub cf_expansion_factor: u32,
     /// `cf-max-expansions`: how many sub-filters an insert may find before it is refused.
     pub cf_max_expansions: u32,
+    /// `bf-layout`: the layers of a new Bloom filter, `classic` (RedisBloom's: the textbook
+    /// bits, probes spread over the layer; the default, so that a filter takes no more
+    /// memory here than there) or `blocked` (every probe of an item in one 64-byte line: one
+    /// cache miss per item and layer, for 4.5% more bits at a 1% target).
+    pub bf_layout: LayerLayout,
 }
 
 impl Default for Defaults {
@@ -67,6 +74,7 @@ impl Default for Defaults {
             cf_max_iterations: 0,
             cf_expansion_factor: 0,
             cf_max_expansions: 0,
+            bf_layout: LayerLayout::Classic,
         };
         for param in PARAMETERS {
             (param.put)(&mut defaults, param.default);
@@ -80,8 +88,10 @@ impl Default for Defaults {
 pub enum Number {
     /// A floating-point value (`bf-error-rate`).
     Float(f64),
-    /// A whole number (every other parameter).
+    /// A whole number (the capacities, sizes and counts).
     Integer(u64),
+    /// One of a parameter's [`choices`](Parameter::choices) (`bf-layout`).
+    Word(&'static str),
 }
 
 impl Number {
@@ -89,6 +99,7 @@ impl Number {
         match self {
             Number::Float(x) => x,
             Number::Integer(n) => n as f64,
+            Number::Word(_) => 0.0,
         }
     }
 
@@ -96,6 +107,7 @@ impl Number {
         match self {
             Number::Float(x) => x as u64,
             Number::Integer(n) => n,
+            Number::Word(_) => 0,
         }
     }
 
@@ -111,6 +123,7 @@ impl fmt::Display for Number {
         match self {
             Number::Float(x) => write!(f, "{x}"),
             Number::Integer(n) => write!(f, "{n}"),
+            Number::Word(w) => f.write_str(w),
         }
     }
 }
@@ -136,6 +149,11 @@ pub enum ParamError {
         /// The upper bound, included.
         max: u64,
     },
+    /// A word that is none of the parameter's choices.
+    NotAChoice {
+        /// The words accepted.
+        choices: &'static [&'static str],
+    },
 }
 
 impl fmt::Display for ParamError {
@@ -149,6 +167,9 @@ impl fmt::Display for ParamError {
             ParamError::OutsideInclusive { min, max } => {
                 write!(f, "argument must be between {min} and {max} inclusive")
             }
+            ParamError::NotAChoice { choices } => {
+                write!(f, "argument must be one of {}", choices.join(", "))
+            }
         }
     }
 }
@@ -160,7 +181,8 @@ impl std::error::Error for ParamError {}
 ///
 /// The type is the variant of [`Number`] the three values share. A float's bounds are
 /// excluded (`bf-error-rate` is in (0, 1)), an integer's included (`cf-bucket-size` is in
-/// [1, 255]), as RedisBloom checks them.
+/// [1, 255]), as RedisBloom checks them. A word parameter (`bf-layout`) takes one of its
+/// [`choices`](Self::choices), in any case; its `min` and `max` are its default.
 #[derive(Clone, Copy, Debug)]
 pub struct Parameter {
     /// The name, as `CONFIG GET`/`SET` take it (`bf-error-rate`).
@@ -171,6 +193,8 @@ pub struct Parameter {
     pub min: Number,
     /// The largest value (excluded for a float).
     pub max: Number,
+    /// The words a word parameter takes; empty for a number.
+    pub choices: &'static [&'static str],
     get: fn(&Defaults) -> Number,
     put: fn(&mut Defaults, Number),
 }
@@ -188,6 +212,16 @@ impl Parameter {
     ///
     /// A [`ParamError`] saying which rule `text` breaks.
     pub fn parse(&self, text: &[u8]) -> Result<Number, ParamError> {
+        if !self.choices.is_empty() {
+            return self
+                .choices
+                .iter()
+                .find(|choice| is_word(text, choice))
+                .map(|choice| Number::Word(choice))
+                .ok_or(ParamError::NotAChoice {
+                    choices: self.choices,
+                });
+        }
         match (self.min, self.max) {
             (Number::Float(min), Number::Float(max)) => {
                 let x = parse_f64(text).ok_or(ParamError::NotANumber)?;
@@ -240,9 +274,32 @@ const fn integer(
         default: Number::Integer(default),
         min: Number::Integer(min),
         max: Number::Integer(max),
+        choices: &[],
         get,
         put,
     }
+}
+
+/// `bf-layout`'s words, and the layout each names.
+const LAYOUTS: &[(&str, LayerLayout)] = &[
+    ("classic", LayerLayout::Classic),
+    ("blocked", LayerLayout::Blocked),
+];
+
+/// The word for a layout, as `CONFIG GET bf-layout` answers it.
+fn layout_word(layout: LayerLayout) -> &'static str {
+    LAYOUTS
+        .iter()
+        .find(|(_, l)| *l == layout)
+        .map_or("blocked", |(word, _)| word)
+}
+
+/// The layout a word names (`classic` or `blocked`, in any case).
+pub(crate) fn layout_named(word: &[u8]) -> Option<LayerLayout> {
+    LAYOUTS
+        .iter()
+        .find(|(name, _)| is_word(word, name))
+        .map(|(_, layout)| *layout)
 }
 
 /// Every `bf-*`/`cf-*` parameter, in the order `CONFIG GET` lists them. The upper bounds of
@@ -254,6 +311,7 @@ pub static PARAMETERS: &[Parameter] = &[
         default: Number::Float(0.01),
         min: Number::Float(0.0),
         max: Number::Float(1.0),
+        choices: &[],
         get: |d| Number::Float(d.bf_error_rate),
         put: |d, v| d.bf_error_rate = v.as_f64(),
     },
@@ -306,6 +364,19 @@ pub static PARAMETERS: &[Parameter] = &[
         |d| Number::Integer(d.cf_max_expansions.into()),
         |d, v| d.cf_max_expansions = v.as_u32(),
     ),
+    Parameter {
+        name: "bf-layout",
+        default: Number::Word("classic"),
+        min: Number::Word("classic"),
+        max: Number::Word("classic"),
+        choices: &["classic", "blocked"],
+        get: |d| Number::Word(layout_word(d.bf_layout)),
+        put: |d, v| {
+            if let Number::Word(word) = v {
+                d.bf_layout = layout_named(word.as_bytes()).unwrap_or(d.bf_layout);
+            }
+        },
+    },
 ];
 
 #[cfg(test)]
@@ -334,10 +405,11 @@ mod tests {
         for param in PARAMETERS {
             let mut defaults = Defaults::default();
             let before = defaults.clone();
-            // A value other than every default: 0.5, or the largest allowed.
+            // A value other than every default: 0.5, the largest allowed, or the last word.
             let value = match param.max {
                 Number::Float(_) => b"0.5".to_vec(),
                 Number::Integer(max) => max.to_string().into_bytes(),
+                Number::Word(_) => param.choices.last().unwrap().as_bytes().to_vec(),
             };
             param.set(&mut defaults, &value).unwrap();
             assert_ne!(defaults, before, "{} changed a field", param.name);
@@ -384,5 +456,16 @@ mod tests {
             "argument must be between 2 and 1073741824 inclusive"
         );
         assert!(parameter(b"maxmemory").is_none());
+        let layout = parameter(b"bf-layout").unwrap();
+        assert_eq!(layout.parse(b"BLOCKED"), Ok(Number::Word("blocked")));
+        assert_eq!(
+            layout.parse(b"wide").unwrap_err().to_string(),
+            "argument must be one of classic, blocked"
+        );
+        let mut d = Defaults::default();
+        assert_eq!(d.bf_layout, LayerLayout::Classic);
+        layout.set(&mut d, b"blocked").unwrap();
+        assert_eq!(d.bf_layout, LayerLayout::Blocked);
+        assert_eq!(layout.get(&d).to_string(), "blocked");
     }
 }

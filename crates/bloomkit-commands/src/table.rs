@@ -456,6 +456,7 @@ pub static FILTER_COMMANDS: &[FilterSpec] = &[
     bf(keyed("bf.mexists", -3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Checks whether one or more items exist in a Bloom Filter.", "1.0.0"), bloom::parse::mexists),
     bf(keyed("bf.info", -2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns information about a Bloom Filter.", "1.0.0"), bloom::parse::info),
     bf(keyed("bf.card", 2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns the cardinality of a Bloom filter.", "2.4.4"), bloom::parse::card),
+    bf(keyed("bf.debug", 2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns the layers of a Bloom filter: bytes, bits, hashes, capacity, items and error rate of each.", "1.0.0"), bloom::parse::debug),
     bf(keyed("bf.scandump", 3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Begins an incremental save of the bloom filter.", "1.0.0"), bloom::parse::scandump),
     bf(keyed("bf.loadchunk", 4, MODULE_WRITE, (1, 1), BLOOM_WRITE, BF, "Restores a filter previously saved using SCANDUMP.", "1.0.0"), bloom::parse::loadchunk),
     cf(keyed("cf.reserve", -3, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Creates a new Cuckoo Filter.", "1.0.0"), cuckoo::parse::reserve),
@@ -468,6 +469,10 @@ pub static FILTER_COMMANDS: &[FilterSpec] = &[
     cf(keyed("cf.del", 3, &[Flag::Write, Flag::Module], (1, 1), CUCKOO_WRITE, CF, "Deletes an item from a Cuckoo Filter.", "1.0.0"), cuckoo::parse::del),
     cf(keyed("cf.count", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Return the number of times an item might be in a Cuckoo Filter.", "1.0.0"), cuckoo::parse::count),
     cf(keyed("cf.info", 2, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Returns information about a Cuckoo Filter.", "1.0.0"), cuckoo::parse::info),
+    cf(keyed("cf.debug", 2, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Returns the shape and counts of a Cuckoo Filter on one line.", "1.0.0"), cuckoo::parse::debug),
+    // RedisBloom registers CF.COMPACT "readonly fast", though it rewrites the filter: here it
+    // is a write, so that it is logged, replicated and refused while the log cannot be written.
+    cf(keyed("cf.compact", 2, &[Flag::Write, Flag::Module], (1, 1), CUCKOO_WRITE, CF, "Moves items into older sub-filters and frees the emptied newest ones.", "1.0.0"), cuckoo::parse::compact),
     cf(keyed("cf.scandump", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Begins an incremental save of the bloom filter.", "1.0.0"), cuckoo::parse::scandump),
     cf(keyed("cf.loadchunk", 4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Restores a filter previously saved using SCANDUMP.", "1.0.0"), cuckoo::parse::loadchunk),
 ];

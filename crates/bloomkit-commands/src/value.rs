@@ -44,6 +44,44 @@ impl Value {
         }
     }
 
+    /// Hands `emit` the commands that rebuild this value under `key` where the key is
+    /// missing, in order: `BF.LOADCHUNK`/`CF.LOADCHUNK` with the encoding's header, then with
+    /// the rest of it in chunks of at most 16 MiB, each cut as the encoding is written (a
+    /// large filter is never held twice). What a host writes for an append-only file's
+    /// rewrite: parsed as logged commands
+    /// ([`FilterCommand::parse_logged`](crate::FilterCommand::parse_logged)) and run on a
+    /// missing key, they give a value equal to this one, a filter still being restored
+    /// included (with the bytes it has received).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::ScalableBloomFilter;
+    /// use bloomkit_commands::{Ctx, Defaults, FilterCommand, Unlimited, Value};
+    /// use bytes::Bytes;
+    ///
+    /// let mut filter = ScalableBloomFilter::new(100, 0.01).unwrap();
+    /// filter.insert("apple").unwrap();
+    /// let value = Value::Bloom(filter);
+    /// let key = Bytes::from_static(b"fruit");
+    /// let mut commands = Vec::new();
+    /// value.restore_commands(&key, &mut |command| commands.push(command));
+    /// assert_eq!(commands.len(), 2); // the header, then the rest
+    /// assert_eq!(commands[0][0], "BF.LOADCHUNK");
+    ///
+    /// let defaults = Defaults::default();
+    /// let ctx = Ctx { defaults: &defaults, budget: &Unlimited };
+    /// let mut slot = None;
+    /// for command in &commands {
+    ///     let command = FilterCommand::parse_logged(command).unwrap().unwrap();
+    ///     assert!(!command.write(&mut slot, &ctx).reply.is_error());
+    /// }
+    /// assert_eq!(slot, Some(value));
+    /// ```
+    pub fn restore_commands(&self, key: &bytes::Bytes, emit: &mut dyn FnMut(Vec<bytes::Bytes>)) {
+        crate::dump::restore_commands(self, key, emit);
+    }
+
     /// Bytes this value holds on the heap and inline, for `INFO memory` and `--maxmemory`.
     pub fn memory_bytes(&self) -> usize {
         match self {

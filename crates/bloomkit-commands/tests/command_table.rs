@@ -78,14 +78,13 @@ fn examples() -> Vec<(&'static str, Option<Reply>)> {
                 )])),
             }),
         ),
+        ("BF.DEBUG k", None),
         ("BF.SCANDUMP k 0", None),
         // A finished filter takes only repeats of its own bytes, and its first byte after
         // the header is not `x`.
         (
             "BF.LOADCHUNK k 2 x",
-            Some(Reply::error(
-                "ERR invalid offset - chunks must be loaded in the order BF.SCANDUMP returned them",
-            )),
+            Some(Reply::error("ERR received bad data")),
         ),
         ("CF.RESERVE k 100", exists()),
         // A cuckoo filter holds an item twice; CF.ADDNX refuses.
@@ -101,6 +100,13 @@ fn examples() -> Vec<(&'static str, Option<Reply>)> {
         ("CF.COUNT k a", Some(Reply::Integer(1))),
         ("CF.DEL k a", Some(Reply::Bool(true))),
         ("CF.INFO k", None),
+        (
+            "CF.DEBUG k",
+            Some(Reply::bulk(
+                "bktsize:2 buckets:64 items:1 deletes:0 filters:1 max_iterations:20 expansion:1",
+            )),
+        ),
+        ("CF.COMPACT k", Some(Reply::Ok)),
         ("CF.SCANDUMP k 0", None),
         // CF.LOADCHUNK words every refusal of a chunk alike.
         (

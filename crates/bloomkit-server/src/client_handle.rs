@@ -154,20 +154,24 @@ impl ClientHandle {
         let mut sent = reply;
         let oom = Reply::error(OOM);
         if let Some(reply) = reply {
-            // Sized before it is encoded, so a reply refused is never copied.
-            let size = encoded_size(reply);
-            if !kind.write && size > BIG_REPLY && !self.room_for(size) {
-                sent = Some(&oom);
-                log::warn_limited("reply over maxmemory", || {
-                    format!(
-                        "a reply of {size} bytes to client id={} addr={} would take used memory past maxmemory; answered OOM instead",
-                        self.info.id, self.info.addr
-                    )
-                });
-            }
-            if let Some(reply) = sent {
-                conn.write_reply(reply);
-            }
+            // A long command's reply can be as long to size and encode as the command to run.
+            let long = crate::offload::is_long(request);
+            crate::offload::run(long, || {
+                // Sized before it is encoded, so a reply refused is never copied.
+                let size = encoded_size(reply);
+                if !kind.write && size > BIG_REPLY && !self.room_for(size) {
+                    sent = Some(&oom);
+                    log::warn_limited("reply over maxmemory", || {
+                        format!(
+                            "a reply of {size} bytes to client id={} addr={} would take used memory past maxmemory; answered OOM instead",
+                            self.info.id, self.info.addr
+                        )
+                    });
+                }
+                if let Some(reply) = sent {
+                    conn.write_reply(reply);
+                }
+            });
         }
         self.tally.record(kind.name, took, sent);
         if let Some(name) = kind.name {
@@ -175,6 +179,11 @@ impl ClientHandle {
                 self.meta.last_command = name;
                 self.meta_changed = true;
             }
+        }
+        let (multi, watch) = session.transaction.client_list_fields();
+        if (self.meta.multi, self.meta.watch) != (multi, watch) {
+            (self.meta.multi, self.meta.watch) = (multi, watch);
+            self.meta_changed = true;
         }
         let options = self.shared.settings().options();
         self.shared.slowlog().record(

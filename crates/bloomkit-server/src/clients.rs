@@ -31,6 +31,10 @@ pub struct ClientMeta {
     pub resp: u8,
     /// The last command run (`client|list` for a subcommand), `NULL` before any.
     pub last_command: &'static str,
+    /// Commands queued in a transaction; -1 outside `MULTI`.
+    pub multi: i64,
+    /// Keys `WATCH`ed.
+    pub watch: usize,
 }
 
 /// The sizes of a connection's buffers, in bytes.
@@ -97,6 +101,7 @@ impl ClientInfo {
             meta: Mutex::new(ClientMeta {
                 resp: 2,
                 last_command: "NULL",
+                multi: -1,
                 ..ClientMeta::default()
             }),
             input_len: AtomicUsize::new(0),

@@ -39,11 +39,18 @@ pub struct Config {
     pub requirepass: Option<String>,
     /// Most bytes the values may hold (`--maxmemory`); 0 for no limit.
     pub maxmemory: u64,
-    /// Most clients connected at once (`--maxclients`).
+    /// Most clients connected at once (`--maxclients`); lowered at start-up to what the
+    /// open-file limit allows (see [`crate::limits`]).
     pub maxclients: usize,
     /// The configuration file the server was started with (`--config`), which `CONFIG
     /// REWRITE` writes back; `None` for none.
     pub config_file: Option<PathBuf>,
+    /// Seconds a client may take to send a request, or to read what it was sent, before it
+    /// is closed (`--timeout`, Redis's `timeout`); 0 for never.
+    pub timeout_secs: u64,
+    /// Whether clients from other addresses than the loopback are refused while the server
+    /// listens on a non-loopback address without a password (`--protected-mode`).
+    pub protected_mode: bool,
 }
 
 impl Default for Config {
@@ -57,7 +64,16 @@ impl Default for Config {
             maxmemory: 0,
             maxclients: 10_000,
             config_file: None,
+            timeout_secs: 0,
+            protected_mode: true,
         }
+    }
+}
+
+impl Config {
+    /// `--timeout` as a duration; `None` for never.
+    pub fn idle_timeout(&self) -> Option<std::time::Duration> {
+        (self.timeout_secs > 0).then(|| std::time::Duration::from_secs(self.timeout_secs))
     }
 }
 
@@ -289,6 +305,16 @@ const HOST_PARAMETERS: &[HostParameter] = &[
     HostParameter {
         name: "appendfsync",
         get: |c, _| c.appendfsync.to_string(),
+        set: Setter::Immutable,
+    },
+    HostParameter {
+        name: "timeout",
+        get: |c, _| c.timeout_secs.to_string(),
+        set: Setter::Immutable,
+    },
+    HostParameter {
+        name: "protected-mode",
+        get: |c, _| if c.protected_mode { "yes" } else { "no" }.to_string(),
         set: Setter::Immutable,
     },
     HostParameter {

@@ -6,8 +6,8 @@
 //! server's:
 //!
 //! * the `bloomkit serve` flags: `bind`, `port`, `dir`, `appendfsync`, `requirepass`,
-//!   `maxclients`, `logfile` (fixed at start-up; a flag on the command line wins over the
-//!   file);
+//!   `maxclients`, `timeout`, `protected-mode`, `logfile` (fixed at start-up; a flag on the
+//!   command line wins over the file);
 //! * everything `CONFIG SET` reaches: `maxmemory`, the `bf-*`/`cf-*` defaults,
 //!   `maxmemory-policy`, `maxmemory-samples`, `client-output-buffer-limit`,
 //!   `client-query-buffer-limit`, `slowlog-*`, `loglevel`, checked exactly as `CONFIG SET`
@@ -46,6 +46,8 @@ pub const STARTUP_OPTIONS: &[&str] = &[
     "appendfsync",
     "requirepass",
     "maxclients",
+    "timeout",
+    "protected-mode",
     "logfile",
 ];
 
@@ -196,6 +198,10 @@ impl ConfigFile {
                 }
                 "requirepass" => config.requirepass = (!value.is_empty()).then_some(value),
                 "maxclients" => config.maxclients = parse_maxclients(&value).map_err(fail)?,
+                "timeout" => config.timeout_secs = parse_timeout(&value).map_err(fail)?,
+                "protected-mode" => {
+                    config.protected_mode = parse_yes_no(&value).map_err(fail)?;
+                }
                 // The log is the host's to start (`bloomkit serve` reads it with `last`).
                 _ => {}
             }
@@ -347,6 +353,17 @@ fn running_values(shared: &Shared) -> Vec<(String, String, bool)> {
         fresh.maxclients.to_string(),
     );
     put(
+        "timeout",
+        config.timeout_secs.to_string(),
+        fresh.timeout_secs.to_string(),
+    );
+    let yes_no = |on: bool| if on { "yes" } else { "no" }.to_string();
+    put(
+        "protected-mode",
+        yes_no(config.protected_mode),
+        yes_no(fresh.protected_mode),
+    );
+    put(
         "maxmemory",
         shared.keyspace().maxmemory().to_string(),
         "0".to_string(),
@@ -471,6 +488,8 @@ fn check(directive: &Directive) -> Result<(), String> {
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
             "maxclients" => parse_maxclients(&value).map(|_| ()),
+            "timeout" => parse_timeout(&value).map(|_| ()),
+            "protected-mode" => parse_yes_no(&value).map(|_| ()),
             _ => Ok(()),
         };
     }
@@ -504,6 +523,20 @@ fn parse_port(value: &str) -> Result<u16, String> {
     value
         .parse()
         .map_err(|_| format!("'{value}' is not a port (0 to 65535)"))
+}
+
+fn parse_timeout(value: &str) -> Result<u64, String> {
+    value
+        .parse()
+        .map_err(|_| format!("'{value}' is not a number of seconds (0 for never)"))
+}
+
+fn parse_yes_no(value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(format!("'{value}' is not yes or no")),
+    }
 }
 
 fn parse_maxclients(value: &str) -> Result<usize, String> {
@@ -550,6 +583,22 @@ mod tests {
         file.apply_settings(&settings, &keyspace).unwrap();
         assert_eq!(keyspace.eviction().policy().name(), "allkeys-lru");
         assert_eq!(settings.options().output_limit().hard_bytes, 1 << 20);
+    }
+
+    #[test]
+    fn the_timeout_and_protected_mode_are_read_as_redis_writes_them() {
+        let file = parse("timeout 30\nprotected-mode no\n").unwrap();
+        let mut config = Config::default();
+        file.apply_startup(&mut config, |_| false).unwrap();
+        assert_eq!((config.timeout_secs, config.protected_mode), (30, false));
+        let mut flagged = Config::default();
+        file.apply_startup(&mut flagged, |name| name == "protected-mode")
+            .unwrap();
+        assert_eq!((flagged.timeout_secs, flagged.protected_mode), (30, true));
+        assert!(parse("protected-mode maybe\n")
+            .unwrap_err()
+            .contains("'maybe' is not yes or no"));
+        assert!(parse("timeout -1\n").unwrap_err().contains("line 1"));
     }
 
     #[test]

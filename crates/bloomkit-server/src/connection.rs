@@ -6,8 +6,16 @@
 //! costs one `write` instead of a thousand. [`Connection::read_command`] flushes before
 //! it waits for the network, so a client that sends one request and waits is never left
 //! without its reply.
+//!
+//! With an idle timeout (`--timeout`), a client that takes longer than it to send one
+//! request, or that stops reading its replies for longer than it, is closed. While reading,
+//! the clock restarts when a request is complete, not at every byte, so a client that sends
+//! a request a byte at a time (a slowloris) cannot hold its connection for ever, as it could
+//! with Redis's `timeout`; while writing, every write that moves bytes restarts it, as in
+//! Redis.
 
 use std::io;
+use std::time::Duration;
 
 use bloomkit_commands::{Protocol, Reply};
 use bytes::{Bytes, BytesMut};
@@ -64,6 +72,12 @@ pub struct Connection<S> {
     sent: usize,
     parser: Parser,
     protocol: Protocol,
+    /// `--timeout`: `None` for never.
+    idle_timeout: Option<Duration>,
+    /// When the request being read must be complete (with an idle timeout).
+    deadline: Option<tokio::time::Instant>,
+    /// Whether a request was completed since the deadline was last set.
+    progressed: bool,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
@@ -76,7 +90,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             sent: 0,
             parser: Parser::new(),
             protocol: Protocol::Resp2,
+            idle_timeout: None,
+            deadline: None,
+            progressed: true,
         }
+    }
+
+    /// Closes the connection (reads and flushes fail with [`io::ErrorKind::TimedOut`]) when
+    /// the client takes longer than `timeout` to send a request or to read a flush's bytes;
+    /// `None` for never.
+    pub fn with_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
+        self
     }
 
     /// The next request, reading from the socket only when none is buffered (and flushing
@@ -105,7 +130,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     ///
     /// [`ProtocolError`] for a malformed request.
     pub fn next_buffered(&mut self) -> Result<Option<Vec<Bytes>>, ProtocolError> {
-        self.parser.parse(&mut self.input)
+        let request = self.parser.parse(&mut self.input)?;
+        self.progressed |= request.is_some();
+        Ok(request)
     }
 
     /// The next request already in the read buffer, asking `admission` before a request
@@ -118,7 +145,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         &mut self,
         admission: &mut dyn Admission,
     ) -> Result<Option<Frame>, ProtocolError> {
-        self.parser.parse_admitted(&mut self.input, admission)
+        let frame = self.parser.parse_admitted(&mut self.input, admission)?;
+        self.progressed |= frame.is_some();
+        Ok(frame)
     }
 
     /// Whether a request is half-read.
@@ -143,7 +172,22 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// A socket error, or [`io::ErrorKind::UnexpectedEof`] when the client hangs up in the
     /// middle of a request.
     pub async fn fill(&mut self) -> io::Result<bool> {
-        if self.stream.read_buf(&mut self.input).await? == 0 {
+        let read = match self.idle_timeout {
+            None => self.stream.read_buf(&mut self.input).await?,
+            Some(timeout) => {
+                // The clock restarts only once a request was completed since it last did:
+                // bytes alone do not keep a connection alive.
+                if self.progressed || self.deadline.is_none() {
+                    self.deadline = Some(tokio::time::Instant::now() + timeout);
+                    self.progressed = false;
+                }
+                let deadline = self.deadline.unwrap_or_else(tokio::time::Instant::now);
+                tokio::time::timeout_at(deadline, self.stream.read_buf(&mut self.input))
+                    .await
+                    .map_err(|_| timed_out(timeout, "send a request"))??
+            }
+        };
+        if read == 0 {
             if self.input.is_empty() && self.parser.is_idle() {
                 return Ok(false);
             }
@@ -207,7 +251,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     pub async fn flush(&mut self) -> io::Result<()> {
         if !self.output.is_empty() {
             while self.sent < self.output.len() {
-                let written = self.stream.write(&self.output[self.sent..]).await?;
+                let write = self.stream.write(&self.output[self.sent..]);
+                let written = match self.idle_timeout {
+                    None => write.await?,
+                    // As in Redis, every write that moves bytes restarts the clock: a client
+                    // reading a long reply slowly but steadily stays, one that stopped does not.
+                    Some(timeout) => tokio::time::timeout(timeout, write)
+                        .await
+                        .map_err(|_| timed_out(timeout, "read its replies"))??,
+                };
                 if written == 0 {
                     return Err(io::ErrorKind::WriteZero.into());
                 }
@@ -243,6 +295,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.write_reply(&Reply::Error(error.message()));
         self.flush().await
     }
+}
+
+/// The error for a client that outlived `--timeout`.
+fn timed_out(timeout: Duration, doing: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("the client took longer than the timeout ({timeout:?}) to {doing}"),
+    )
 }
 
 #[cfg(test)]

@@ -7,26 +7,41 @@
 //! authenticated (`NOAUTH`), and only then does the command run. A `BF.*`/`CF.*` row's
 //! parser checks the count itself, after `NOAUTH`, as a module command's would; a generic
 //! row's handler runs once the dispatcher has checked it.
+//!
+//! Inside `MULTI`, a command that passes those checks is queued (`+QUEUED`) instead of run,
+//! and one that fails them spoils the transaction, as Redis's `rejectCommand` does; `EXEC`
+//! runs the queue alone (in the `exec` submodule). Every command a client runs holds the
+//! keyspace's [`Gate`](crate::keyspace::Gate) shared while it runs, which `EXEC` holds
+//! exclusively.
 
 use std::sync::Arc;
 
-use bloomkit_commands::errors::wrong_arity;
+use bloomkit_commands::errors::{wrong_arity, OOM};
 use bloomkit_commands::table::{CommandSpec, Flag};
-use bloomkit_commands::Reply;
+use bloomkit_commands::{Budget, Reply};
 use bytes::Bytes;
 
 use crate::cmd::table::{self, Route};
+use crate::cmd::transaction::runs_inside_multi;
 use crate::cmd::Executed;
 use crate::cmd::{server, Call, Pending};
 use crate::errors::{noauth, unknown_command};
 use crate::session::Session;
 use crate::shared::Shared;
 
+mod exec;
+
 /// Runs one request for a client.
 pub async fn execute(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]) -> Executed {
-    let mut executed = run(shared, session, args);
-    if let Some(Pending::Save) = executed.pending.take() {
-        executed.reply = Some(server::save(shared).await);
+    let long = crate::offload::is_long(args);
+    let mut executed = crate::offload::run(long, || run(shared, session, args));
+    match executed.pending.take() {
+        Some(Pending::Save) => executed.reply = Some(server::save(shared).await),
+        Some(Pending::Reload { save }) => {
+            executed.reply = Some(crate::cmd::debug::reload(shared, save).await);
+        }
+        // `run` has run EXEC's queue already.
+        Some(Pending::Exec) | None => {}
     }
     if executed.ticket.is_none() {
         // Read after the command ran, so it covers every change the command could see.
@@ -62,9 +77,51 @@ enum Origin {
     Log,
 }
 
-/// The synchronous core of [`execute`].
+/// The synchronous core of [`execute`]: the command runs inside the gate, `EXEC`'s queue
+/// once the command has left it (to take it exclusively).
+#[inline]
 fn run(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]) -> Executed {
-    run_from(shared, session, args, Origin::Client)
+    let mut executed = {
+        let _entered = shared.keyspace().gate().enter(session.id);
+        run_from(shared, session, args, Origin::Client)
+    };
+    if executed.pending == Some(Pending::Exec) {
+        executed = exec::run_queue(shared, session);
+    }
+    executed
+}
+
+/// A command refused before it ran: inside `MULTI`, that spoils the transaction.
+fn refused(session: &mut Session, reply: Reply) -> Executed {
+    session.transaction.refuse();
+    Executed::reply(reply)
+}
+
+/// Queues a command that passed every check, inside `MULTI` (the caller checks that one is
+/// open, so that the common path pays one load); `None` for the commands that run at once
+/// even inside it. A command not allowed inside a transaction, or any command while memory
+/// is over `maxmemory` (Redis's rule: the queue itself takes memory), is refused instead.
+#[cold]
+fn queued(
+    shared: &Shared,
+    session: &mut Session,
+    spec: &CommandSpec,
+    args: &[Bytes],
+) -> Option<Executed> {
+    if runs_inside_multi(spec.name) {
+        return None;
+    }
+    if spec.has(Flag::NoMulti) {
+        return Some(refused(
+            session,
+            Reply::error("ERR Command not allowed inside a transaction"),
+        ));
+    }
+    if !shared.keyspace().within_maxmemory(0) {
+        return Some(refused(session, Reply::error(OOM)));
+    }
+    session.transaction.queue_mut()?.push(spec, args);
+    Some(Executed::reply(Reply::Simple("QUEUED".to_string())))
 }
 
 fn run_from(
@@ -82,17 +139,23 @@ fn run_from(
     };
 
     let Some(route) = table::route(name) else {
-        return Executed::reply(unknown_command(args));
+        return refused(session, unknown_command(args));
     };
     match route {
         Route::Filter(row) => {
             // A filter command checks its own arguments after `NOAUTH`, as a module
-            // command does inside Redis (RedisBloom's report an arity of -1).
+            // command does inside Redis (RedisBloom's report an arity of -1): inside
+            // `MULTI`, at `EXEC`.
             if !session.authenticated {
-                return Executed::reply(noauth());
+                return refused(session, noauth());
             }
-            if let Some(refused) = refused_write(shared, &row.spec) {
-                return Executed::reply(refused);
+            if let Some(reply) = refused_write(shared, &row.spec) {
+                return refused(session, reply);
+            }
+            if session.transaction.is_open() {
+                if let Some(queued) = queued(shared, session, &row.spec, args) {
+                    return queued;
+                }
             }
             let parsed = match origin {
                 Origin::Client => row.parse(args),
@@ -109,13 +172,18 @@ fn run_from(
         }
         Route::Generic(row) => {
             if !row.spec.accepts(args.len()) {
-                return Executed::reply(wrong_arity(row.spec.name));
+                return refused(session, wrong_arity(row.spec.name));
             }
             if !session.authenticated && !row.spec.no_auth() {
-                return Executed::reply(noauth());
+                return refused(session, noauth());
             }
-            if let Some(refused) = refused_write(shared, &row.spec) {
-                return Executed::reply(refused);
+            if let Some(reply) = refused_write(shared, &row.spec) {
+                return refused(session, reply);
+            }
+            if session.transaction.is_open() {
+                if let Some(queued) = queued(shared, session, &row.spec, args) {
+                    return queued;
+                }
             }
             row.run(&mut Call {
                 shared,

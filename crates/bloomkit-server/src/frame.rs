@@ -352,7 +352,7 @@ fn read_length(bytes: &[u8]) -> Option<(i64, usize)> {
         return Some(found);
     }
     let end = find_crlf(bytes)?;
-    let value = std::str::from_utf8(&bytes[1..end]).ok()?.parse().ok()?;
+    let value = parse_length(&bytes[1..end])?;
     Some((value, end + 2))
 }
 
@@ -376,11 +376,34 @@ fn peek_length_line(buf: &[u8], what: &str) -> Result<Option<(i64, usize)>, Prot
             "invalid bulk length"
         })
     };
-    let value = std::str::from_utf8(&buf[1..end])
-        .ok()
-        .and_then(|text| text.parse::<i64>().ok())
-        .ok_or_else(invalid)?;
+    let value = parse_length(&buf[1..end]).ok_or_else(invalid)?;
     Ok(Some((value, end + 2)))
+}
+
+/// A length as Redis's `string2ll` reads it: an optional `-`, then `0` alone or digits
+/// without a leading zero, within an `i64`. So `+4`, `04`, `-0`, ` 4` and `4 ` are refused,
+/// where Rust's `str::parse` would take the first three.
+fn parse_length(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, text),
+    };
+    match digits {
+        [b'0'] if !negative => return Some(0),
+        [b'1'..=b'9', rest @ ..] if rest.iter().all(u8::is_ascii_digit) => {}
+        _ => return None,
+    }
+    let mut value: i64 = 0;
+    for &d in digits {
+        let d = i64::from(d - b'0');
+        value = value.checked_mul(10)?;
+        value = if negative {
+            value.checked_sub(d)?
+        } else {
+            value.checked_add(d)?
+        };
+    }
+    Some(value)
 }
 
 /// The common case of [`peek_length_line`], in one pass and without UTF-8 or `str::parse`:
@@ -393,6 +416,8 @@ fn plain_length_line(buf: &[u8]) -> Option<(i64, usize)> {
         match byte {
             // Digits at positions 1 to 18 only: 18 digits fit in an i64, a 19th might not
             // (a 19th character that is not the CR sends the line to the general path).
+            // A leading zero (`04`) is Redis's protocol error: the general path says so.
+            b'0' if at == 1 && buf.get(2) != Some(&b'\r') => return None,
             b'0'..=b'9' if at <= 18 => value = value * 10 + i64::from(byte - b'0'),
             b'\r' if at > 1 && buf.get(at + 1) == Some(&b'\n') => return Some((value, at + 2)),
             _ => return None,
@@ -556,12 +581,10 @@ mod tests {
                     value
                 })
             });
-            // The general path alone: what `peek_length_line` did before the fast path.
+            // The general path alone: what `peek_length_line` does without the fast path.
             let want = match find_crlf(&general) {
                 None => Ok(None),
-                Some(end) => std::str::from_utf8(&general[1..end])
-                    .ok()
-                    .and_then(|t| t.parse::<i64>().ok())
+                Some(end) => parse_length(&general[1..end])
                     .map(|v| {
                         general.advance(end + 2);
                         Some(v)
@@ -647,6 +670,40 @@ mod tests {
             msg(b"*1\r\n$-1\r\n"),
             "ERR Protocol error: invalid bulk length"
         );
+        // Strict, as Redis's string2ll: no sign, no leading zero, no negative zero.
+        for bad in [
+            &b"*+1\r\n"[..],
+            b"*01\r\n",
+            b"*-0\r\n",
+            b"* 1\r\n",
+            b"*1 \r\n",
+        ] {
+            assert_eq!(
+                msg(bad),
+                "ERR Protocol error: invalid multibulk length",
+                "{bad:?}"
+            );
+        }
+        for bad in [
+            &b"$+4\r\n"[..],
+            b"$04\r\n",
+            b"$-0\r\n",
+            b"$00\r\n",
+            b"$4a\r\n",
+        ] {
+            let mut request = b"*1\r\n".to_vec();
+            request.extend_from_slice(bad);
+            request.extend_from_slice(b"PING\r\n");
+            assert_eq!(
+                msg(&request),
+                "ERR Protocol error: invalid bulk length",
+                "{bad:?}"
+            );
+        }
+        assert_eq!(parse_length(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_length(b"9223372036854775808"), None);
+        assert_eq!(parse_length(b"-1"), Some(-1));
+        assert_eq!(parse_length(b"0"), Some(0));
         assert_eq!(
             msg(b"*1\r\n$1\r\nabc"),
             "ERR Protocol error: expected CRLF after a bulk string"

@@ -19,19 +19,24 @@
 //! * [`keyspace`]: every key's value, in 64 shards of `RwLock<HashMap>` so that different
 //!   keys work in parallel; expiry, memory accounting for `--maxmemory`, and the
 //!   [`keyspace::Journal`] seam through which every change reaches persistence while its
-//!   shard is still locked. It runs a filter command on its key's slot.
+//!   shard is still locked. It runs a filter command on its key's slot. Its gate lets
+//!   `EXEC` run alone; its watch registry tells a `WATCH`ing client that a key changed.
 //! * [`persist`]: the append-only log, snapshots, and the manifest that lists them, behind
 //!   the journal; start-up recovery; what a failing disk does to writes.
+//! * [`offload`]: long commands run off the worker thread that serves other clients.
 //! * [`config`]: `bloomkit serve`'s options, and what `CONFIG GET/SET` reaches.
+//! * [`limits`]: the open-file limit, fitted to `--maxclients` at start-up.
+//! * [`protected`]: protected mode, which refuses other machines without a password.
 //! * [`shared`]: the state every connection shares (the keyspace, the settings, counters,
 //!   snapshots, the shutdown switch), mini-redis's `db.rs`.
-//! * [`session`]: one client's state (protocol, authentication, name).
-//! * [`cmd`]: the generic commands (`cmd::keys`, `cmd::connection`, `cmd::server`) and the
-//!   command table ([`cmd::table`]): the generic rows with their handlers beside the command
-//!   layer's filter rows, for `COMMAND` and for routing.
+//! * [`transaction`]: one client's `MULTI` queue and `WATCH`ed keys.
+//! * [`session`]: one client's state (protocol, authentication, name, transaction).
+//! * [`cmd`]: the generic commands (`cmd::keys`, `cmd::connection`, `cmd::server`,
+//!   `cmd::transaction`) and the command table ([`cmd::table`]): the generic rows with their
+//!   handlers beside the command layer's filter rows, for `COMMAND` and for routing.
 //! * [`dispatch`]: one request in, one reply out: the name routed through the table, in
-//!   Redis's order of checks (unknown command, arity, `NOAUTH`); the same path replays the
-//!   log at start-up.
+//!   Redis's order of checks (unknown command, arity, `NOAUTH`), queued inside `MULTI`, and
+//!   `EXEC`'s queue run alone; the same path replays the log at start-up.
 //! * [`server`]: the accept loop, one task per client (pipelined requests answered in one
 //!   flush, after their writes are durable), `--maxclients`, housekeeping and graceful
 //!   shutdown.
@@ -78,7 +83,10 @@ pub mod errors;
 pub mod frame;
 pub mod glob;
 pub mod keyspace;
+pub mod limits;
+pub mod offload;
 pub mod persist;
+pub mod protected;
 pub mod server;
 pub mod session;
 pub mod shared;
@@ -92,3 +100,4 @@ pub mod lifecycle;
 pub mod log;
 pub mod options;
 pub mod slowlog;
+pub mod transaction;

@@ -132,10 +132,18 @@ impl Server {
     ///
     /// When the address cannot be bound, or what `open` fails with (a corrupt snapshot,
     /// say): the server must not start on partial data.
-    pub async fn bind_with<F>(config: Config, open: F) -> io::Result<Server>
+    pub async fn bind_with<F>(mut config: Config, open: F) -> io::Result<Server>
     where
         F: FnOnce(&Arc<Shared>) -> io::Result<Arc<dyn Journal>> + Send + 'static,
     {
+        // Before anything takes a descriptor: clients past the limit must be refused, not
+        // left in the backlog.
+        let (maxclients, fitted) =
+            crate::limits::fit_open_files(config.maxclients).map_err(io::Error::other)?;
+        if let Some(message) = fitted.message() {
+            eprintln!("bloomkit serve: {message}");
+        }
+        config.maxclients = maxclients;
         let listener = TcpListener::bind((config.bind.as_str(), config.port))
             .await
             .map_err(|e| {
@@ -268,10 +276,16 @@ impl Server {
 /// (out of file descriptors, a client that reset before we got to it) are waited out.
 async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mpsc::Sender<()>) {
     let mut backoff = Duration::from_millis(1);
+    let protected = crate::protected::is_active(shared.config());
+    let idle_timeout = shared.config().idle_timeout();
     loop {
         let socket = match listener.accept().await {
-            Ok((socket, _)) => {
+            Ok((socket, peer)) => {
                 backoff = Duration::from_millis(1);
+                if protected && crate::protected::refuses(peer.ip()) {
+                    refuse(socket, crate::protected::DENIED);
+                    continue;
+                }
                 socket
             }
             Err(e) => {
@@ -288,11 +302,7 @@ async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mps
         // the limit.
         if shared.stats().connected_clients() >= shared.config().maxclients {
             shared.stats().count_rejection();
-            tokio::spawn(async move {
-                let mut socket = socket;
-                let _ = socket.write_all(MAX_CLIENTS_REACHED).await;
-                let _ = socket.shutdown().await;
-            });
+            refuse(socket, MAX_CLIENTS_REACHED);
             continue;
         }
         // Replies are flushed whole, once per batch: Nagle's delay would only add latency.
@@ -302,7 +312,8 @@ async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, drained: &mps
         let drained = drained.clone();
         tokio::spawn(async move {
             let shared = Arc::clone(&client.shared);
-            serve_client(&shared, Connection::new(socket), peer).await;
+            let conn = Connection::new(socket).with_idle_timeout(idle_timeout);
+            serve_client(&shared, conn, peer).await;
             // The server's state first, then the signal that this client is done.
             drop(shared);
             drop(client);
@@ -323,6 +334,19 @@ fn peer_of(socket: &tokio::net::TcpStream) -> Peer {
         laddr: address(socket.local_addr()),
         fd,
     }
+}
+
+/// Answers `reply` to a client the server will not serve, and closes, in a task of its own
+/// (bounded, so that a client that never reads cannot keep it).
+fn refuse(socket: tokio::net::TcpStream, reply: &'static [u8]) {
+    tokio::spawn(async move {
+        let mut socket = socket;
+        let _ = tokio::time::timeout(Duration::from_secs(10), async {
+            let _ = socket.write_all(reply).await;
+            let _ = socket.shutdown().await;
+        })
+        .await;
+    });
 }
 
 /// Counts a connected client for as long as it lives, however its task ends.
@@ -392,10 +416,11 @@ where
             }
             client.finish(&mut conn, &request, took, executed.reply.as_ref(), &session);
             ticket = ticket.max(executed.ticket);
-            // Neither the request nor its reply (now encoded) is kept while replies wait.
-            drop(request);
+            // Neither the request nor its reply (now encoded) is kept while replies wait; a
+            // long command's are as long to free as to run.
             let close = executed.close;
-            drop(executed);
+            let long = crate::offload::is_long(&request);
+            crate::offload::run(long, || drop((request, executed)));
             if close || !client.output_within_limits(&conn) || client.is_killed() {
                 shared.stats().count_commands(commands);
                 client.end_batch(&conn, &session);
@@ -498,12 +523,14 @@ fn error_reply(e: &io::Error) -> Reply {
     Reply::Error(if coded { text } else { format!("ERR {text}") })
 }
 
-/// Sweeps expired keys and starts wanted snapshots every [`TICK`], until aborted.
+/// Advances the access clock, sweeps expired keys and starts wanted snapshots every
+/// [`TICK`], until aborted.
 async fn housekeeping(shared: Arc<Shared>) {
     let mut interval = tokio::time::interval(TICK);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         interval.tick().await;
+        shared.keyspace().tick_access_clock();
         let tick_shared = Arc::clone(&shared);
         // The sweep takes locks and may scan many keys: off the async workers.
         let _ = tokio::task::spawn_blocking(move || tick_shared.keyspace().sweep_expired()).await;

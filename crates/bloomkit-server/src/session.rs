@@ -1,11 +1,12 @@
 //! One client's state: the protocol it negotiated, whether it authenticated, its name,
-//! and its copy of the filter defaults.
+//! its copy of the filter defaults, and its transaction.
 
 use bloomkit_commands::Protocol;
 use bytes::Bytes;
 
 use crate::config::DefaultsCache;
 use crate::shared::Shared;
+use crate::transaction::Transaction;
 
 /// One client's state: what it negotiated and who it is.
 #[derive(Clone, Debug)]
@@ -25,6 +26,8 @@ pub struct Session {
     pub lib_ver: Option<Bytes>,
     /// This connection's copy of the filter defaults.
     pub defaults: DefaultsCache,
+    /// `MULTI`'s queue and `WATCH`'s keys.
+    pub transaction: Transaction,
 }
 
 impl Session {
@@ -38,6 +41,7 @@ impl Session {
             lib_name: None,
             lib_ver: None,
             defaults: DefaultsCache::default(),
+            transaction: Transaction::default(),
         }
     }
 }

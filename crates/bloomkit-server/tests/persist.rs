@@ -263,6 +263,198 @@ async fn a_torn_tail_is_truncated_and_reported_and_later_appends_follow_it() {
     assert_eq!(replay(&recovery), expected);
 }
 
+// ---- Transactions in the log ------------------------------------------------------------
+
+/// Logs `before`, then `inside` as one transaction (as `EXEC` does), then `after`, and
+/// returns the file's bytes and where the transaction's records begin and end.
+async fn log_with_a_transaction(
+    p: &Persistence,
+    dir: &Path,
+    before: &[Vec<Bytes>],
+    inside: &[Vec<Bytes>],
+    after: &[Vec<Bytes>],
+) -> (Vec<u8>, u64, u64) {
+    let path = log_path(dir, p.stats().log_generation);
+    let mut ticket = p.append(before).unwrap();
+    let start = fs::metadata(&path).unwrap().len() + p.stats().log_buffered_bytes;
+    p.begin_transaction();
+    for c in inside {
+        p.append(std::slice::from_ref(c)).unwrap();
+    }
+    ticket = ticket.max(
+        p.end_transaction()
+            .unwrap()
+            .expect("the transaction logged"),
+    );
+    p.durable(ticket).await.unwrap();
+    let end = fs::metadata(&path).unwrap().len();
+    ticket = ticket.max(p.append(after).unwrap());
+    p.durable(ticket).await.unwrap();
+    (fs::read(&path).unwrap(), start, end)
+}
+
+/// A crash in the middle of an `EXEC` leaves its `MULTI` and some of its records: start-up
+/// drops them all, whatever byte the log stops at, and says so; it never replays part of a
+/// transaction.
+#[tokio::test]
+async fn a_transaction_cut_anywhere_is_replayed_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, _) = open(dir.path(), FsyncPolicy::No);
+    let before = vec![cmd(&["CF.ADD", "a", "0"])];
+    let inside: Vec<_> = (1..4)
+        .map(|i| cmd(&["CF.ADD", "a", &i.to_string()]))
+        .collect();
+    let after = vec![cmd(&["CF.ADD", "a", "4"])];
+    let (bytes, start, end) =
+        log_with_a_transaction(&p, dir.path(), &before, &inside, &after).await;
+    let crashed = crash_copy(dir.path());
+    drop(p);
+    let path = log_path(crashed.path(), 1);
+    let mut cuts_inside = 0;
+    for cut in (24..=bytes.len() as u64).rev() {
+        let copy = crash_copy(crashed.path());
+        let log = log_path(copy.path(), 1);
+        fs::write(&log, &bytes[..cut as usize]).unwrap();
+        let (p, recovery) = open(copy.path(), FsyncPolicy::No);
+        let seen = replay(&recovery);
+        let mut whole = before.clone();
+        if cut >= end {
+            whole.extend(inside.iter().cloned());
+        }
+        if cut == bytes.len() as u64 {
+            whole.extend(after.iter().cloned());
+        }
+        assert_eq!(seen, whole[..seen.len()], "cut at {cut}: a prefix");
+        let has = |c: &Vec<Bytes>| seen.contains(c);
+        assert!(
+            inside.iter().all(has) || !inside.iter().any(has),
+            "cut at {cut}: part of the transaction replayed: {seen:?}"
+        );
+        if cut > start && cut < end {
+            cuts_inside += 1;
+            assert_eq!(seen, before, "cut at {cut}");
+            let warnings = recovery.warnings();
+            assert_eq!(warnings.len(), 1, "cut at {cut}: {warnings:?}");
+            // A cut inside the `MULTI` record itself is a lone torn record.
+            let multi_len = 31;
+            let what = if cut < start + multi_len {
+                "1 incomplete record"
+            } else {
+                "of a transaction that a crash interrupted"
+            };
+            assert!(
+                warnings[0].contains(&format!(
+                    "dropped {} bytes from byte {start} on",
+                    cut - start
+                )) && warnings[0].contains(what),
+                "cut at {cut}: {}",
+                warnings[0]
+            );
+            // Cut back to before the `MULTI`: what is appended next is not inside it.
+            assert_eq!(fs::metadata(&log).unwrap().len(), start, "cut at {cut}");
+            p.append(&[cmd(&["CF.ADD", "a", "later"])]).unwrap();
+            drop(p);
+            let (_p, recovery) = open(copy.path(), FsyncPolicy::No);
+            assert!(recovery.warnings().is_empty(), "cut at {cut}");
+            let mut expected = before.clone();
+            expected.push(cmd(&["CF.ADD", "a", "later"]));
+            assert_eq!(replay(&recovery), expected, "cut at {cut}");
+        }
+    }
+    assert!(cuts_inside > 100, "{cuts_inside}");
+    assert!(path.exists());
+}
+
+/// A transaction whose records were fsynced (`SYNCED` says so) but whose `EXEC` record was
+/// not written when the server died is dropped like a torn tail: its commands were never
+/// acknowledged. It is not mistaken for records lost outside the server.
+#[tokio::test]
+async fn an_fsynced_transaction_without_its_exec_record_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, _) = open(dir.path(), FsyncPolicy::Always);
+    let ticket = p.append(&[cmd(&["BF.ADD", "k", "kept"])]).unwrap();
+    p.durable(ticket).await.unwrap();
+    p.begin_transaction();
+    let ticket = p.append(&[cmd(&["BF.ADD", "k", "dropped"])]).unwrap();
+    // The fsync thread syncs what the transaction wrote so far.
+    p.durable(ticket).await.unwrap();
+    let crashed = crash_copy(dir.path());
+    drop(p);
+    let (_p, recovery) = open(crashed.path(), FsyncPolicy::Always);
+    assert_eq!(replay(&recovery), vec![cmd(&["BF.ADD", "k", "kept"])]);
+    let warnings = recovery.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("the 2 complete records of a transaction"),
+        "{}",
+        warnings[0]
+    );
+}
+
+/// Nothing but a damaged file can leave a transaction open at the end of a finished
+/// generation (a snapshot's cut never falls inside one): that stops start-up.
+#[test]
+fn a_finished_generation_that_ends_inside_a_transaction_stops_start_up() {
+    use bloomkit_server::persist::aof;
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = aof::log_header(1).to_vec();
+    aof::encode_marker(&mut first, aof::Marker::Multi);
+    aof::encode_record(&mut first, &cmd(&["BF.ADD", "k", "x"])).unwrap();
+    fs::write(log_path(dir.path(), 1), &first).unwrap();
+    fs::write(log_path(dir.path(), 2), aof::log_header(2)).unwrap();
+    match Persistence::open(dir.path(), FsyncPolicy::No) {
+        Err(PersistError::CorruptLog {
+            path,
+            offset,
+            reason,
+            ..
+        }) => {
+            assert_eq!(path, log_path(dir.path(), 1));
+            assert_eq!(offset, 24);
+            assert!(reason.contains("ends inside a transaction"), "{reason}");
+        }
+        other => panic!("expected an error, got {:?}", other.map(|_| ())),
+    }
+    // Markers out of place anywhere are damage too.
+    for markers in [
+        &[aof::Marker::Exec][..],
+        &[aof::Marker::Multi, aof::Marker::Multi, aof::Marker::Exec],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = aof::log_header(1).to_vec();
+        for &m in markers {
+            aof::encode_marker(&mut log, m);
+        }
+        fs::write(log_path(dir.path(), 1), &log).unwrap();
+        assert!(
+            matches!(
+                Persistence::open(dir.path(), FsyncPolicy::No),
+                Err(PersistError::CorruptLog { .. })
+            ),
+            "{markers:?}"
+        );
+    }
+}
+
+/// A transaction that logs nothing (reads only) leaves nothing in the log; a snapshot
+/// cannot cut one that is being logged.
+#[test]
+fn an_empty_transaction_writes_nothing_and_snapshots_wait_for_an_open_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, _) = open(dir.path(), FsyncPolicy::No);
+    p.begin_transaction();
+    assert_eq!(p.end_transaction().unwrap(), None);
+    assert_eq!(p.stats().log_buffered_bytes, 0);
+    p.begin_transaction();
+    p.append(&[cmd(&["BF.ADD", "k", "x"])]).unwrap();
+    assert!(matches!(
+        p.begin_snapshot(),
+        Err(PersistError::LogFailed { .. })
+    ));
+    assert!(p.end_transaction().unwrap().is_some());
+    drop(p.begin_snapshot().unwrap());
+}
+
 /// Regression: the last generation cut short after the server had fsynced it (at a record
 /// boundary, or far inside a record) was replayed as if a crash had torn its last write,
 /// and every record after the cut was dropped with a warning that blamed a crash.
@@ -1051,6 +1243,7 @@ mod golden {
 
     const LOG: &str = "appendonly-v1.aof";
     const LOG_V2: &str = "appendonly-v2.aof";
+    const LOG_V3: &str = "appendonly-v3.aof";
     const MANIFEST: &str = "MANIFEST-v1";
     const SNAPSHOT: &str = "dump-v1.bks";
     const GENERATION: u64 = 3;
@@ -1161,9 +1354,9 @@ mod golden {
     }
 
     /// Version 2 is version 1's layout with another number: the file belongs to a directory
-    /// with a manifest. This build writes it.
+    /// with a manifest.
     #[test]
-    fn the_version_2_log_reads_back_and_is_written_identically() {
+    fn the_version_2_log_reads_back() {
         let bytes = fixture(LOG_V2, || encode_log_version(&log_recipe(), 2));
         let v1 = fixture(LOG, || encode_log(&log_recipe()));
         assert_eq!(bytes[..8], v1[..8]);
@@ -1171,10 +1364,40 @@ mod golden {
         assert_eq!(bytes[12..], v1[12..], "the same layout, byte for byte");
         let (scan, seen) = read_log(&bytes);
         assert_eq!((scan.version, seen), (2, log_recipe()));
-        let mut written = aof::log_header(GENERATION).to_vec();
-        for c in log_recipe() {
-            aof::encode_record(&mut written, &c).unwrap();
+    }
+
+    /// The recipe of the version 3 log: the same commands, the middle three as a transaction.
+    fn transaction_recipe(out: &mut Vec<u8>) {
+        let commands = log_recipe();
+        aof::encode_record(out, &commands[0]).unwrap();
+        aof::encode_marker(out, aof::Marker::Multi);
+        for c in &commands[1..4] {
+            aof::encode_record(out, c).unwrap();
         }
+        aof::encode_marker(out, aof::Marker::Exec);
+        for c in &commands[4..] {
+            aof::encode_record(out, c).unwrap();
+        }
+    }
+
+    /// Version 3 is version 2's layout, with transactions between `MULTI` and `EXEC`
+    /// records, which are not replayed as commands. This build writes it.
+    #[test]
+    fn the_version_3_log_with_a_transaction_reads_back_and_is_written_identically() {
+        let bytes = fixture(LOG_V3, || {
+            let mut out = aof::log_header_version(GENERATION, 3).to_vec();
+            transaction_recipe(&mut out);
+            out
+        });
+        assert_eq!(bytes[8..12], 3u32.to_le_bytes());
+        let (scan, seen) = read_log(&bytes);
+        assert_eq!((scan.version, seen), (3, log_recipe()));
+        assert_eq!((scan.records, scan.commands), (8, 6));
+        // The markers are one-word commands, readable in the file.
+        let multi = b"\x0f\x00\x00\x00\xf0\xff\xff\xff*1\r\n$5\r\nMULTI\r\n";
+        assert!(bytes.windows(multi.len()).any(|w| w == multi));
+        let mut written = aof::log_header(GENERATION).to_vec();
+        transaction_recipe(&mut written);
         assert_eq!(written, bytes);
     }
 
@@ -1244,17 +1467,25 @@ mod golden {
         let log = fixture(LOG, || encode_log(&log_recipe()));
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join(SNAPSHOT_FILE), &snapshot).unwrap();
-        fs::write(log_path(dir.path(), GENERATION), log).unwrap();
+        fs::write(log_path(dir.path(), GENERATION), &log).unwrap();
         let (p, mut recovery) = open(dir.path(), FsyncPolicy::No);
         assert!(recovery.warnings().is_empty());
         assert_eq!(recovery.take_entries().len(), 2);
         assert_eq!(replay(&recovery), log_recipe());
-        assert_eq!(p.stats().log_generation, GENERATION);
         // The directory now has a manifest naming exactly those files: the golden log,
-        // still version 1, is the generation being written.
+        // version 1, is finished as it is, and a new generation in this build's version
+        // takes the writes, so that no older build ever finds a transaction in a file it
+        // reads.
+        assert_eq!(p.stats().log_generation, GENERATION + 1);
         let m = read_manifest(dir.path()).unwrap().unwrap();
-        assert_eq!((m.first_log, m.open_generation()), (GENERATION, GENERATION));
+        assert_eq!(
+            (m.first_log, m.open_generation()),
+            (GENERATION, GENERATION + 1)
+        );
         assert_eq!(m.snapshot.map(|s| s.generation), Some(GENERATION));
+        assert_eq!(fs::read(log_path(dir.path(), GENERATION)).unwrap(), log);
+        let next = fs::read(log_path(dir.path(), GENERATION + 1)).unwrap();
+        assert_eq!(next, aof::log_header_version(GENERATION + 1, 3));
         p.append(&[cmd(&["BF.ADD", "bloom", "later"])]).unwrap();
         drop(p);
         // And it loads again, checked against the manifest, to the same answers.

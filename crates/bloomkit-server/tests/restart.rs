@@ -200,3 +200,91 @@ async fn a_corrupt_last_loadchunk_does_not_block_the_next_start() {
     }
     server.shutdown_nosave().await;
 }
+
+/// `RESTORE`, `COPY`, `CF.COMPACT` and `DEBUG RELOAD` change keys outside the filter
+/// commands' usual paths: each must be logged so that the next start rebuilds exactly what
+/// they left, expiries included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_copy_compact_and_reload_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let checks: [&[&str]; 9] = [
+        &["CF.DEBUG", "cf"],
+        &["CF.DEBUG", "cf-copy"],
+        &["BF.INFO", "restored"],
+        &["BF.EXISTS", "restored", "77"],
+        &["CF.COUNT", "cf", "item"],
+        &["CF.COUNT", "cf-copy", "item"],
+        &["EXISTS", "gone"],
+        &["TYPE", "restored"],
+        &["DBSIZE"],
+    ];
+    let mut before = Vec::new();
+    let ttl;
+    {
+        let server = open(dir.path()).await.unwrap();
+        let mut c = server.client().await;
+        query(&mut c, &["CF.RESERVE", "cf", "2", "BUCKETSIZE", "1"]).await;
+        let mut insert = cmd("CF.INSERT");
+        insert.arg("cf").arg("ITEMS");
+        for _ in 0..400 {
+            insert.arg("item");
+        }
+        let _: Value = insert.query_async(&mut c).await.unwrap();
+        query(&mut c, &["COPY", "cf", "cf-copy"]).await;
+        // Fewer deletes than the 10% that compacts by itself, then an explicit compaction of
+        // one of the two.
+        for _ in 0..30 {
+            query(&mut c, &["CF.DEL", "cf", "item"]).await;
+            query(&mut c, &["CF.DEL", "cf-copy", "item"]).await;
+        }
+        query(&mut c, &["CF.COMPACT", "cf"]).await;
+        for i in 0..100 {
+            query(&mut c, &["BF.ADD", "source", &i.to_string()]).await;
+        }
+        let payload: Vec<u8> = cmd("DUMP").arg("source").query_async(&mut c).await.unwrap();
+        let restore = |key: &str, ttl: u64, options: &[&str]| {
+            let mut restore = cmd("RESTORE");
+            restore
+                .arg(key)
+                .arg(ttl)
+                .arg(payload.as_slice())
+                .arg(options);
+            restore
+        };
+        for restore in [
+            restore("restored", 100_000_000, &[]),
+            restore("gone", 0, &[]),
+            // Replaced by a payload already expired: the key goes.
+            restore("gone", 1, &["REPLACE", "ABSTTL"]),
+        ] {
+            let _: Value = restore.query_async(&mut c).await.unwrap();
+        }
+        assert_eq!(
+            query(&mut c, &["DEBUG", "RELOAD", "NOSAVE"]).await,
+            Value::Okay
+        );
+        for check in checks {
+            before.push(query(&mut c, check).await);
+        }
+        ttl = query(&mut c, &["PTTL", "restored"]).await;
+        server.shutdown_nosave().await;
+    }
+    let server = open(dir.path()).await.expect("the log replays");
+    let mut c = server.client().await;
+    let mut after = Vec::new();
+    for check in checks {
+        after.push(query(&mut c, check).await);
+    }
+    assert_eq!(after, before);
+    assert_ne!(
+        before[0], before[1],
+        "the compaction is the original's alone"
+    );
+    // The same absolute expiry: what is left shrank only by the time the restart took.
+    let (Value::Int(ttl), Value::Int(left)) = (ttl, query(&mut c, &["PTTL", "restored"]).await)
+    else {
+        panic!()
+    };
+    assert!(left <= ttl && ttl - left < 10_000, "{ttl} {left}");
+    server.shutdown_nosave().await;
+}

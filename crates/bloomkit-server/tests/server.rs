@@ -147,6 +147,7 @@ async fn redis_rs_works_unchanged() {
             ("bf-error-rate".to_string(), "0.01".to_string()),
             ("bf-initial-size".to_string(), "1000".to_string()),
             ("bf-expansion-factor".to_string(), "2".to_string()),
+            ("bf-layout".to_string(), "classic".to_string()),
         ])
     );
     let info: String = redis::cmd("INFO")

@@ -8,7 +8,7 @@ use crate::key::{Key, KeyHasher};
 use crate::sizing;
 use crate::{
     AgingBloomFilter, BinaryFuseFilter, BlockedBloomFilter, BloomFilter, CountingBloomFilter,
-    CuckooFilter, Filter, RibbonFilter, ScalableBloomFilter,
+    CuckooFilter, Filter, RibbonFilter, ScalableBloomFilter, SectorBloomFilter,
 };
 
 /// A filter of any kind, for code that opens files without knowing what they hold (the
@@ -57,6 +57,8 @@ pub enum AnyFilter {
     Aging(AgingBloomFilter),
     /// A [`BinaryFuseFilter`].
     Fuse(BinaryFuseFilter),
+    /// A [`SectorBloomFilter`].
+    Sector(SectorBloomFilter),
 }
 
 /// Runs the same expression on whichever filter `self` holds.
@@ -71,6 +73,7 @@ macro_rules! each {
             AnyFilter::Ribbon($f) => $e,
             AnyFilter::Aging($f) => $e,
             AnyFilter::Fuse($f) => $e,
+            AnyFilter::Sector($f) => $e,
         }
     };
 }
@@ -93,6 +96,7 @@ impl AnyFilter {
             FilterKind::Scalable => AnyFilter::Scalable(ScalableBloomFilter::new(items, fp_rate)?),
             FilterKind::Cuckoo => AnyFilter::Cuckoo(CuckooFilter::new(items, fp_rate)?),
             FilterKind::Aging => AnyFilter::Aging(AgingBloomFilter::new(items, fp_rate)?),
+            FilterKind::Sector => AnyFilter::Sector(SectorBloomFilter::new(items, fp_rate)?),
             FilterKind::Ribbon | FilterKind::Fuse => {
                 return Err(Error::Unsupported {
                     kind,
@@ -139,6 +143,7 @@ impl AnyFilter {
             Some(FilterKind::Ribbon) => AnyFilter::Ribbon(RibbonFilter::decode(h, &mut r)?),
             Some(FilterKind::Aging) => AnyFilter::Aging(AgingBloomFilter::decode(h, &mut r)?),
             Some(FilterKind::Fuse) => AnyFilter::Fuse(BinaryFuseFilter::decode(h, &mut r)?),
+            Some(FilterKind::Sector) => AnyFilter::Sector(SectorBloomFilter::decode(h, &mut r)?),
             None => return Err(Error::UnknownKind { found: header.kind }),
         };
         let rest = r.finish()?;
@@ -156,6 +161,7 @@ impl AnyFilter {
             AnyFilter::Ribbon(_) => FilterKind::Ribbon,
             AnyFilter::Aging(_) => FilterKind::Aging,
             AnyFilter::Fuse(_) => FilterKind::Fuse,
+            AnyFilter::Sector(_) => FilterKind::Sector,
         }
     }
 
@@ -197,6 +203,7 @@ impl AnyFilter {
         match self {
             AnyFilter::Classic(f) => Ok(f.insert_hash(hash)),
             AnyFilter::Blocked(f) => Ok(f.insert_hash(hash)),
+            AnyFilter::Sector(f) => Ok(f.insert_hash(hash)),
             AnyFilter::Counting(f) => Ok(f.insert_hash(hash)),
             AnyFilter::Scalable(f) => f.insert_hash(hash),
             AnyFilter::Cuckoo(f) => {
@@ -288,6 +295,9 @@ impl AnyFilter {
                     .map(|g| sizing::blocked_fp_rate(g.len(), g.num_bits(), g.num_hashes())),
             ),
             AnyFilter::Fuse(f) => f.fp_rate(),
+            AnyFilter::Sector(f) => {
+                sizing::sector_fp_rate(f.len(), f.num_bits(), f.bits_per_word())
+            }
         }
     }
 
@@ -311,6 +321,15 @@ impl AnyFilter {
             AnyFilter::Blocked(f) => vec![
                 ("bits", f.num_bits().to_string()),
                 ("hashes", f.num_hashes().to_string()),
+                ("fill", percent(f.fill_ratio())),
+                ("estimated count", f.estimated_count().to_string()),
+            ],
+            AnyFilter::Sector(f) => vec![
+                ("bits", f.num_bits().to_string()),
+                (
+                    "hashes",
+                    format!("{} ({} in each word)", f.num_hashes(), f.bits_per_word()),
+                ),
                 ("fill", percent(f.fill_ratio())),
                 ("estimated count", f.estimated_count().to_string()),
             ],
@@ -427,6 +446,7 @@ impl AnyFilter {
         match (self, other) {
             (AnyFilter::Classic(a), AnyFilter::Classic(b)) => a.union(b),
             (AnyFilter::Blocked(a), AnyFilter::Blocked(b)) => a.union(b),
+            (AnyFilter::Sector(a), AnyFilter::Sector(b)) => a.union(b),
             (AnyFilter::Counting(a), AnyFilter::Counting(b)) => a.union(b),
             (a, b) if a.kind() != b.kind() => Error::check_same("kind", a.kind(), b.kind()),
             (a, _) => Err(Error::Unsupported {
@@ -445,6 +465,7 @@ impl AnyFilter {
         match (self, other) {
             (AnyFilter::Classic(a), AnyFilter::Classic(b)) => a.intersect(b),
             (AnyFilter::Blocked(a), AnyFilter::Blocked(b)) => a.intersect(b),
+            (AnyFilter::Sector(a), AnyFilter::Sector(b)) => a.intersect(b),
             (a, b) if a.kind() != b.kind() => Error::check_same("kind", a.kind(), b.kind()),
             (a, _) => Err(Error::Unsupported {
                 kind: a.kind(),
@@ -494,6 +515,7 @@ from_kind! {
     RibbonFilter => Ribbon,
     AgingBloomFilter => Aging,
     BinaryFuseFilter => Fuse,
+    SectorBloomFilter => Sector,
 }
 
 impl Filter for AnyFilter {
@@ -530,6 +552,7 @@ mod tests {
             FilterKind::Scalable,
             FilterKind::Cuckoo,
             FilterKind::Aging,
+            FilterKind::Sector,
         ]
         .into_iter()
         .map(|kind| AnyFilter::new(kind, 500, 0.01).unwrap())
@@ -653,7 +676,10 @@ mod tests {
             let mut g = f.clone();
             let merged = g.union(f);
             match f.kind() {
-                FilterKind::Classic | FilterKind::Blocked | FilterKind::Counting => merged.unwrap(),
+                FilterKind::Classic
+                | FilterKind::Blocked
+                | FilterKind::Counting
+                | FilterKind::Sector => merged.unwrap(),
                 _ => assert!(
                     matches!(merged, Err(Error::Unsupported { .. })),
                     "{}",

@@ -64,6 +64,12 @@ pub enum Error {
         /// The count that was given.
         num_hashes: u32,
     },
+    /// A [`crate::SectorBloomFilter`]'s probe count is not 8, 16, .. or 64: it sets the
+    /// same number of bits in each of a line's eight words.
+    InvalidSectorNumHashes {
+        /// The count that was given.
+        num_hashes: u32,
+    },
     /// The filter would be larger than this machine can address.
     TooLarge {
         /// What was asked for, in bits (saturated at `u64::MAX`).
@@ -174,6 +180,13 @@ impl fmt::Display for Error {
             Error::InvalidNumHashes { num_hashes } => write!(
                 f,
                 "invalid number of hashes {num_hashes}: it must be between 1 and {}",
+                crate::sizing::MAX_NUM_HASHES
+            ),
+            Error::InvalidSectorNumHashes { num_hashes } => write!(
+                f,
+                "invalid number of hashes {num_hashes} for a sector filter: it sets the same \
+                 number of bits in each of a line's 8 words, so it must be 8, 16, 24, .. or \
+                 {}",
                 crate::sizing::MAX_NUM_HASHES
             ),
             Error::TooLarge { num_bits } => write!(

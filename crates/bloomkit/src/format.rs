@@ -69,6 +69,9 @@ pub enum FilterKind {
     Aging,
     /// A binary fuse filter (static, built once from all keys; the fastest queries).
     Fuse,
+    /// [`crate::SectorBloomFilter`]: the sectored layout (the same bits in each word of a
+    /// line; the fastest inserts).
+    Sector,
 }
 
 impl FilterKind {
@@ -83,6 +86,7 @@ impl FilterKind {
             FilterKind::Ribbon => 6,
             FilterKind::Aging => 7,
             FilterKind::Fuse => 8,
+            FilterKind::Sector => 9,
         }
     }
 
@@ -97,6 +101,7 @@ impl FilterKind {
             6 => Some(FilterKind::Ribbon),
             7 => Some(FilterKind::Aging),
             8 => Some(FilterKind::Fuse),
+            9 => Some(FilterKind::Sector),
             _ => None,
         }
     }
@@ -112,6 +117,7 @@ impl FilterKind {
             FilterKind::Ribbon => "ribbon",
             FilterKind::Aging => "aging",
             FilterKind::Fuse => "fuse",
+            FilterKind::Sector => "sector",
         }
     }
 }
@@ -191,6 +197,12 @@ impl Params<'_> {
     #[allow(dead_code)]
     pub(crate) fn f64(&mut self) -> Result<f64> {
         self.take().map(f64::from_le_bytes)
+    }
+
+    /// Whether every parameter has been read: for a kind whose block may end early (its
+    /// later fields absent in older files).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rest.is_empty()
     }
 
     /// Fails if parameters are left over: a longer list is a format this build does not know.
@@ -819,7 +831,8 @@ mod tests {
         let bytes = f.to_bytes();
         let info = peek_header(&bytes).unwrap().unwrap();
         assert_eq!(info.kind, FilterKind::Cuckoo);
-        assert_eq!(info.header_len, 44 + 48);
+        // 52 bytes of parameters: the distinct placement adds its flag word.
+        assert_eq!(info.header_len, 44 + 52);
         assert_eq!(info.encoded_len, bytes.len() as u64);
         for n in 0..info.header_len {
             assert!(peek_header(&bytes[..n]).unwrap().is_none(), "{n}");

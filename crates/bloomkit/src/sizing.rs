@@ -359,17 +359,26 @@ pub fn blocked_num_hashes(items: u64, num_bits: u64) -> u32 {
 pub fn blocked_num_bits(items: u64, fp_rate: f64) -> Result<u64> {
     check_fp_rate(fp_rate)?;
     let items = items.max(1);
-    let max_lines = u64::MAX / LINE_BITS;
     let meets = |lines: u64| {
         let bits = lines * LINE_BITS;
         blocked_fp_rate(items, bits, blocked_num_hashes(items, bits)) <= fp_rate
     };
-    // Start from the classic size (a lower bound: blocking only costs) and double until met.
+    // Start from the classic size (a lower bound: blocking only costs).
     let classic = optimal_num_bits(items, fp_rate)?;
-    let mut lo = (classic / LINE_BITS).max(1);
+    Ok(fewest_lines((classic / LINE_BITS).max(1), meets)? * LINE_BITS)
+}
+
+/// The fewest lines, `start` or more, that `meets` (which must hold for every count past the
+/// first that does): doubling from `start` until met, then halving the gap.
+///
+/// Errors: [`Error::TooLarge`] if no count of 512-bit lines that fits in a `u64` of bits
+/// meets it.
+fn fewest_lines(start: u64, meets: impl Fn(u64) -> bool) -> Result<u64> {
+    let max_lines = u64::MAX / LINE_BITS;
+    let mut lo = start.clamp(1, max_lines);
     if meets(lo) {
         // Tiny filters (one line) can meet the target at the classic size already.
-        return Ok(lo * LINE_BITS);
+        return Ok(lo);
     }
     let mut hi = lo;
     loop {
@@ -391,7 +400,115 @@ pub fn blocked_num_bits(items: u64, fp_rate: f64) -> Result<u64> {
             lo = mid;
         }
     }
-    Ok(hi * LINE_BITS)
+    Ok(hi)
+}
+
+/// The predicted false-positive rate of a [`crate::SectorBloomFilter`] of `num_bits` bits
+/// (512-bit lines) holding `items` keys, each setting `bits_per_word` bits in every 64-bit
+/// word of its line.
+///
+/// A line's load n is Poisson with mean 512·items/num_bits, as for the blocked layout; given
+/// n, the eight words are independent (each key places its bits in each word from its own
+/// probe values), and a word holds a query's `p` distinct bits with probability
+/// Σ_j (−1)^j·C(p, j)·(1 − j/64)^(n·p) (inclusion–exclusion over the bits left unset). The
+/// line's rate is that to the eighth power, averaged over the load.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::sizing::sector_fp_rate;
+/// // 10.2 bits per key, one bit per word (8 probes): just under 1%.
+/// let p = sector_fp_rate(1_000_000, 10_200_000, 1);
+/// assert!((0.0094..0.0097).contains(&p), "{p}");
+/// ```
+pub fn sector_fp_rate(items: u64, num_bits: u64, bits_per_word: u32) -> f64 {
+    let lines = (num_bits / LINE_BITS).max(1) as f64;
+    let mean = items as f64 / lines;
+    if mean == 0.0 {
+        return 0.0;
+    }
+    let p = bits_per_word.clamp(1, MAX_NUM_HASHES / 8) as usize;
+    let word_bits = 64.0;
+    let sd = mean.sqrt();
+    // Past a few hundred keys per line the filter is saturated and the spread irrelevant.
+    let (lo, hi) = if mean > 100_000.0 {
+        (mean as u64, mean as u64)
+    } else {
+        let lo = (mean - 12.0 * sd - 10.0).max(0.0).floor() as u64;
+        (lo, (mean + 12.0 * sd + 10.0).ceil() as u64)
+    };
+    // unset[j]: (1 − j/64)^(n·p), the chance that j given bits of a word are all unset after
+    // n keys, stepped by one multiply per key; sign_choose[j] = (−1)^j·C(p, j).
+    let mut step = [1.0f64; 9];
+    let mut unset = [1.0f64; 9];
+    let mut sign_choose = [0.0f64; 9];
+    let mut choose = 1.0;
+    for j in 0..=p {
+        step[j] = (1.0 - j as f64 / word_bits).powi(p as i32);
+        unset[j] = step[j].powf(lo as f64);
+        sign_choose[j] = if j % 2 == 0 { choose } else { -choose };
+        choose = choose * (p - j) as f64 / (j + 1) as f64;
+    }
+    let mut pmf = if lo == hi {
+        1.0
+    } else {
+        (-mean + lo as f64 * mean.ln() - ln_factorial(lo)).exp()
+    };
+    let mut total = 0.0;
+    for n in lo..=hi {
+        let word: f64 = (0..=p).map(|j| sign_choose[j] * unset[j]).sum();
+        total += pmf * word.clamp(0.0, 1.0).powi(8);
+        for j in 0..=p {
+            unset[j] *= step[j];
+        }
+        pmf *= mean / (n + 1) as f64;
+    }
+    total.min(1.0)
+}
+
+/// The plan [`crate::SectorBloomFilter::new`] builds for `items` keys at `fp_rate`: the
+/// fewest 512-bit lines whose predicted rate ([`sector_fp_rate`]) is at most `fp_rate`, with
+/// the bits per word (1 to 8; `num_hashes` is eight times it) that needs the fewest lines,
+/// the smallest of those on a tie. `items = 0` is treated as 1.
+///
+/// # Errors
+///
+/// [`Error::InvalidFpRate`] unless `0 < fp_rate < 1`; [`Error::FpRateTooSmall`] below what
+/// 64 probes reach; [`Error::TooLarge`] if the filter does not fit in a `u64` of bits.
+///
+/// # Examples
+///
+/// ```
+/// let plan = bloomkit::sizing::sector_plan(1_000_000, 0.01)?;
+/// // One bit per word, about 10.1 bits per key at 1% (the blocked layout needs 9.93).
+/// assert_eq!(plan.num_hashes, 8);
+/// let bits_per_key = plan.num_bits as f64 / 1e6;
+/// assert!((10.0..10.3).contains(&bits_per_key), "{bits_per_key}");
+/// assert!(plan.fp_rate <= 0.01);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+pub fn sector_plan(items: u64, fp_rate: f64) -> Result<Plan> {
+    check_fp_rate(fp_rate)?;
+    check_reachable(items, fp_rate)?;
+    let items = items.max(1);
+    let start = (optimal_num_bits(items, fp_rate)? / LINE_BITS).max(1);
+    let mut best: Option<(u64, u32)> = None;
+    for per_word in 1..=MAX_NUM_HASHES / 8 {
+        let meets = |lines: u64| sector_fp_rate(items, lines * LINE_BITS, per_word) <= fp_rate;
+        let Ok(lines) = fewest_lines(start, meets) else {
+            continue;
+        };
+        if best.is_none_or(|(fewest, _)| lines < fewest) {
+            best = Some((lines, per_word));
+        }
+    }
+    let (lines, per_word) = best.ok_or(Error::TooLarge { num_bits: u64::MAX })?;
+    let num_bits = lines * LINE_BITS;
+    Ok(Plan {
+        num_bits,
+        num_hashes: per_word * 8,
+        fp_rate: sector_fp_rate(items, num_bits, per_word),
+    })
 }
 
 /// Bits spent per key: `num_bits / items` (`items = 0` is treated as 1).

@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use bloomkit::{CuckooBuilder, CuckooFilter, Error, Filter, FilterExt, FilterKind};
+use bloomkit::{
+    CuckooBuilder, CuckooFilter, CuckooPlacement, Error, Filter, FilterExt, FilterKind,
+};
 use proptest::prelude::*;
 
 fn is_full(e: &Error) -> bool {
@@ -517,9 +519,10 @@ fn golden_key(i: u64) -> String {
 
 /// The recipe: a library filter for 600 keys that may double, holding keys 0..1000 (so it
 /// grew), keys 0..50 a second time, and keys 0..25 removed once.
-fn golden_build() -> CuckooFilter {
+fn golden_build(placement: CuckooPlacement) -> CuckooFilter {
     let mut f = CuckooFilter::builder(600, 0.01)
         .expansion(2)
+        .placement(placement)
         .build()
         .unwrap();
     for i in 0..1000 {
@@ -548,54 +551,126 @@ fn golden_answers(f: &CuckooFilter) -> String {
     out
 }
 
+/// `cuckoo-v1` was written before the distinct placement (48 bytes of parameters, bloomkit
+/// 0.1's key feed); `cuckoo-distinct-v1` with it (flag bit 0). Both load, answer and write
+/// back as they did, and a fresh build of the same placement makes the same bytes.
 #[test]
-fn golden_file_loads_and_answers_as_written() {
+fn golden_files_load_and_answer_as_written() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let bin_path = dir.join("cuckoo-v1.bkf");
-    let answers_path = dir.join("cuckoo-v1.answers");
-    if std::env::var_os("BLOOMKIT_WRITE_GOLDEN").is_some() && !bin_path.exists() {
-        let f = golden_build();
-        std::fs::write(&bin_path, f.to_bytes()).unwrap();
-        std::fs::write(&answers_path, golden_answers(&f)).unwrap();
-    }
-    let stored = std::fs::read(&bin_path).unwrap();
-    let stored_answers = std::fs::read_to_string(&answers_path).unwrap();
-
-    let loaded = CuckooFilter::from_bytes(&stored).unwrap();
-    assert_eq!(golden_answers(&loaded), stored_answers, "answers changed");
-    assert_eq!(
-        (loaded.len(), loaded.num_deletes(), loaded.num_filters()),
-        (1025, 25, 2)
-    );
-    // Every inserted key is there, with at least its copies; absent ones mostly are not.
-    for (i, line) in stored_answers.lines().enumerate() {
-        let count: u32 = line.rsplit('\t').next().unwrap().parse().unwrap();
-        if i < 1000 {
-            assert!(line.contains("\tmaybe\t"), "{line}");
-            let copies = if (25..50).contains(&i) { 2 } else { 1 };
-            assert!(count >= copies, "{line}");
+    for (name, placement, params_len) in [
+        ("cuckoo-v1", CuckooPlacement::Original, 48u32),
+        ("cuckoo-distinct-v1", CuckooPlacement::Distinct, 52),
+    ] {
+        let bin_path = dir.join(format!("{name}.bkf"));
+        let answers_path = dir.join(format!("{name}.answers"));
+        if std::env::var_os("BLOOMKIT_WRITE_GOLDEN").is_some() && !bin_path.exists() {
+            let f = golden_build(placement);
+            std::fs::write(&bin_path, f.to_bytes()).unwrap();
+            std::fs::write(&answers_path, golden_answers(&f)).unwrap();
         }
-    }
-    let maybes = stored_answers
-        .lines()
-        .filter(|l| l.contains("maybe"))
-        .count();
-    assert!((1000..1060).contains(&maybes), "{maybes}");
+        let stored = std::fs::read(&bin_path).unwrap();
+        let stored_answers = std::fs::read_to_string(&answers_path).unwrap();
+        assert_eq!(stored[32..36], params_len.to_le_bytes(), "{name}");
 
-    assert!(loaded.to_bytes() == stored, "re-serialization differs");
-    // Today's build writes the current key feed (hash algorithm 2); with the header saying
-    // so, the rest is the same bytes: the hash of the keys, the layout and the writer are
-    // unchanged.
-    assert!(
-        golden_build().to_bytes() == as_key_feed(&stored),
-        "a fresh build differs"
-    );
+        let loaded = CuckooFilter::from_bytes(&stored).unwrap();
+        assert_eq!(loaded.placement(), placement, "{name}");
+        assert_eq!(
+            golden_answers(&loaded),
+            stored_answers,
+            "{name}: answers changed"
+        );
+        assert_eq!(
+            (loaded.len(), loaded.num_deletes(), loaded.num_filters()),
+            (1025, 25, 2),
+            "{name}"
+        );
+        // Every inserted key is there, with at least its copies; absent ones mostly are not.
+        for (i, line) in stored_answers.lines().enumerate() {
+            let count: u32 = line.rsplit('\t').next().unwrap().parse().unwrap();
+            if i < 1000 {
+                assert!(line.contains("\tmaybe\t"), "{line}");
+                let copies = if (25..50).contains(&i) { 2 } else { 1 };
+                assert!(count >= copies, "{line}");
+            }
+        }
+        let maybes = stored_answers
+            .lines()
+            .filter(|l| l.contains("maybe"))
+            .count();
+        assert!((1000..1060).contains(&maybes), "{name}: {maybes}");
+
+        assert!(
+            loaded.to_bytes() == stored,
+            "{name}: re-serialization differs"
+        );
+        // The first file has bloomkit 0.1's hash algorithm code (1); with the header saying
+        // the current one, the rest is the same bytes: the hash of the keys, the layout and
+        // the writer are unchanged.
+        let stored = if stored[12] == 1 {
+            as_key_feed(&stored)
+        } else {
+            stored
+        };
+        assert!(
+            golden_build(placement).to_bytes() == stored,
+            "{name}: a fresh build differs"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Copies of one key, as RedisBloom places them.
+
+/// `CF.RESERVE cf 2 BUCKETSIZE 1 EXPANSION 1` and 1,000 copies of one item: every item's
+/// two buckets differ, so each sub-filter takes two copies and the chain has 500, where
+/// the original placement (like RedisBloom's own rule for about half the items in a
+/// two-bucket table) folds some items' buckets into one, with 1,000.
+#[test]
+fn copies_take_both_buckets_of_every_sub_filter() {
+    let mut folded = 0;
+    for item in ["a", "b", "c", "x", "y", "z", "item", "foo", "1", "2"] {
+        for placement in [CuckooPlacement::Distinct, CuckooPlacement::Original] {
+            let mut f = CuckooFilter::redisbloom_builder(2)
+                .bucket_size(1)
+                .max_filters(65_535)
+                .placement(placement)
+                .build()
+                .unwrap();
+            for _ in 0..1000 {
+                f.insert(item).unwrap();
+            }
+            assert_eq!((f.count(item), f.len()), (1000, 1000), "{item}");
+            match (placement, f.num_filters()) {
+                (CuckooPlacement::Distinct, n) => assert_eq!(n, 500, "{item}"),
+                (_, 1000) => folded += 1,
+                (_, n) => assert_eq!(n, 500, "{item}"),
+            }
+        }
+        // Larger tables: 2·b copies per sub-filter.
+        let mut f = CuckooFilter::redisbloom_builder(1000)
+            .max_filters(65_535)
+            .build()
+            .unwrap();
+        for _ in 0..2000 {
+            f.insert(item).unwrap();
+        }
+        assert_eq!((f.num_filters(), f.count(item)), (500, 2000), "{item}");
+        // Removing the copies leaves the filter as if they were never there: compaction
+        // frees every sub-filter but the first.
+        for _ in 0..2000 {
+            assert!(f.remove(item));
+        }
+        assert_eq!((f.num_filters(), f.len(), f.contains(item)), (1, 0, false));
+    }
+    // The original placement folds some of these items, as the issue measured.
+    assert!(folded > 0, "{folded}");
 }
 
 // ---------------------------------------------------------------------------------------
 // Hostile input.
 
-/// Offsets in a cuckoo file (docs: the cuckoo module): header 36 bytes, then parameters.
+/// Offsets in a cuckoo file of the distinct placement (docs: the cuckoo module): header 36
+/// bytes, then 52 bytes of parameters, the flags last.
 const CAPACITY: usize = 36;
 const BASE_BUCKETS: usize = 44;
 const BUCKET_SIZE: usize = 52;
@@ -604,8 +679,9 @@ const MAX_KICKS: usize = 60;
 const EXPANSION: usize = 64;
 const MAX_FILTERS: usize = 68;
 const NUM_FILTERS: usize = 72;
-const PAYLOAD_LEN: usize = 84;
-const PAYLOAD: usize = 92;
+const FLAGS: usize = 84;
+const PAYLOAD_LEN: usize = 88;
+const PAYLOAD: usize = 96;
 
 fn put_u32(bytes: &mut [u8], at: usize, v: u32) {
     bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
@@ -695,6 +771,11 @@ fn resealed_field_changes_are_caught_by_the_field_checks() {
     });
     // A descriptor that disagrees with the parameters.
     corrupt(&|b| put_u64(b, PAYLOAD, 17));
+    // Flags this build does not know, and an empty flag word (never written: a filter
+    // without flags has 48 bytes of parameters).
+    for v in [0u32, 2, 3, 1 << 31] {
+        corrupt(&|b| put_u32(b, FLAGS, v));
+    }
     // Padding past the last slot: 5 buckets of 4 ten-bit slots leave 56 bits of the last
     // word unused.
     let mut padded = CuckooFilter::builder(10, 0.01).build().unwrap();

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use bloomkit::{
     AgingBloomFilter, AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter,
-    CountingBloomFilter, CuckooFilter, FilterKind, KeyFeed, LayerLayout, RibbonFilter,
-    RibbonLayout, ScalableBloomFilter,
+    CountingBloomFilter, CuckooFilter, CuckooPlacement, FilterKind, KeyFeed, LayerLayout,
+    RibbonFilter, RibbonLayout, ScalableBloomFilter,
 };
 use common::typed::{typed_key, TypedKey};
 use common::{data_dir, reseal};
@@ -460,8 +460,10 @@ fn golden_files_pin_the_key_feed() {
             f.into()
         }),
         ("cuckoo-keys-v1", || {
+            // Written before the distinct placement: the original one rebuilds it.
             let mut f = CuckooFilter::builder(600, 0.01)
                 .expansion(2)
+                .placement(CuckooPlacement::Original)
                 .build()
                 .unwrap();
             for i in (0..1000).chain(0..50) {

@@ -141,6 +141,12 @@ fn kind_fields(filter: &AnyFilter) -> Vec<Field> {
             f.fill_ratio(),
             f.estimated_count(),
         ),
+        AnyFilter::Sector(f) => bloom_fields(
+            f.num_bits(),
+            f.num_hashes(),
+            f.fill_ratio(),
+            f.estimated_count(),
+        ),
         AnyFilter::Counting(f) => vec![
             field("counters", "counters", Count(f.num_counters())).note("4 bits each"),
             field("hashes", "hashes", Count(f.num_hashes().into())),

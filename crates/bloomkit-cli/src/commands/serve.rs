@@ -92,6 +92,24 @@ pub fn run(config: Config, threads: Option<usize>, logging: &LogOptions) -> Resu
     })
 }
 
+/// The password in `path` (`--requirepass-file`): its first line, without the line break.
+///
+/// # Errors
+///
+/// When the file cannot be read, or its first line is empty.
+pub fn read_password(path: &std::path::Path) -> Result<String> {
+    let text = std::fs::read_to_string(path)
+        .context(|| format!("reading the password file {}", path.display()))?;
+    let line = text.lines().next().unwrap_or_default();
+    if line.is_empty() {
+        return Err(Error::Message(format!(
+            "the password file {} is empty: write the password on its first line",
+            path.display()
+        )));
+    }
+    Ok(line.to_string())
+}
+
 /// Completes on SIGINT or SIGTERM (on Windows, Ctrl-C), logging which. The handlers are
 /// registered when this is called, not when it is first polled: a supervisor may send
 /// SIGTERM as soon as `listening on` is printed, and without a handler by then the signal's

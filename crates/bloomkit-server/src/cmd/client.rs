@@ -90,13 +90,14 @@ fn line(client: &ClientInfo, me: Option<&Session>, running: &'static str) -> Str
             bloomkit_commands::Protocol::Resp3 => 3,
         };
         meta.last_command = running;
+        (meta.multi, meta.watch) = session.transaction.client_list_fields();
     }
     let text =
         |b: &Option<Bytes>| String::from_utf8_lossy(b.as_deref().unwrap_or_default()).into_owned();
     let buffers = client.buffers();
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags=N db=0 sub=0 psub=0 ssub=0 \
-         multi=-1 watch=0 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl=0 oll=0 \
+         multi={} watch={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl=0 oll=0 \
          omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
         client.id,
         client.addr,
@@ -105,6 +106,8 @@ fn line(client: &ClientInfo, me: Option<&Session>, running: &'static str) -> Str
         text(&meta.name),
         client.age_secs(),
         if me.is_some() { 0 } else { client.idle_secs() },
+        meta.multi,
+        meta.watch,
         buffers.input_len,
         buffers.input_capacity.saturating_sub(buffers.input_len),
         buffers.input_capacity,

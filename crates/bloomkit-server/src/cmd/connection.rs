@@ -107,17 +107,10 @@ pub fn hello(shared: &Shared, session: &mut Session, args: &[Bytes]) -> Reply {
         ),
         (Reply::bulk("mode"), Reply::bulk("standalone")),
         (Reply::bulk("role"), Reply::bulk("master")),
-        (Reply::bulk("modules"), Reply::Array(vec![bloom_module()])),
-    ])
-}
-
-/// RedisBloom as `HELLO` and `MODULE LIST` describe a loaded module.
-fn bloom_module() -> Reply {
-    Reply::Map(vec![
-        (Reply::bulk("name"), Reply::bulk("bf")),
-        (Reply::bulk("ver"), Reply::Integer(80000)),
-        (Reply::bulk("path"), Reply::bulk("")),
-        (Reply::bulk("args"), Reply::Array(Vec::new())),
+        (
+            Reply::bulk("modules"),
+            Reply::Array(vec![super::module::bloom_module()]),
+        ),
     ])
 }
 

@@ -1,8 +1,11 @@
 //! The generic commands, one file per group: [`connection`] (`PING`, `HELLO`, `AUTH`,
 //! `CLIENT`...), [`keys`] (`DEL`, `EXPIRE`, `SCAN`...), [`server`] (`COMMAND`, `CONFIG`,
-//! `INFO`, `SAVE`, `SHUTDOWN`), [`client`] (`CLIENT LIST|INFO|KILL`), [`slowlog`] and
-//! [`memory`] (`MEMORY USAGE`); and [`table`], every command the server answers, generic
-//! rows with their handlers beside the command layer's `BF.*`/`CF.*` rows.
+//! `INFO`, `SAVE`, `SHUTDOWN`), [`client`] (`CLIENT LIST|INFO|KILL`), [`slowlog`],
+//! [`memory`] (`MEMORY USAGE`), [`transaction`] (`MULTI`, `EXEC`, `WATCH`...), [`object`]
+//! (`OBJECT`, `TOUCH`, `RANDOMKEY`), [`dump`] (`DUMP`, `RESTORE`, `COPY`), [`module`]
+//! (`MODULE LIST`, `INFO modules|cluster`) and [`debug`] (`DEBUG RELOAD`); and [`table`],
+//! every command the server answers, generic rows with their handlers beside the command
+//! layer's `BF.*`/`CF.*` rows.
 //!
 //! A generic command sees the server's [`Shared`] state and the client's [`Session`]; the
 //! filter commands see one key's value and live in [`bloomkit_commands`].
@@ -15,6 +18,12 @@ pub mod table;
 pub mod client;
 pub mod memory;
 pub mod slowlog;
+// RedisBloom compatibility: the rest of what its clients and tests send.
+pub mod debug;
+pub mod dump;
+pub mod module;
+pub mod object;
+pub mod transaction;
 
 use std::sync::Arc;
 
@@ -63,6 +72,13 @@ pub struct Executed {
 pub(crate) enum Pending {
     /// `SAVE`: await the snapshot, then answer.
     Save,
+    /// `DEBUG RELOAD`: await the snapshot (if `save`), then reload every value.
+    Reload {
+        /// Whether to take the snapshot first (not `NOSAVE`).
+        save: bool,
+    },
+    /// `EXEC` inside `MULTI`: run the queue, alone.
+    Exec,
 }
 
 impl Executed {

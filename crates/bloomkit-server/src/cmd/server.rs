@@ -181,9 +181,11 @@ const SECTIONS: &[&str] = &[
     "memory",
     "persistence",
     "stats",
+    "modules",
     "commandstats",
     "errorstats",
     "filters",
+    "cluster",
     "keyspace",
 ];
 
@@ -191,9 +193,9 @@ const SECTIONS: &[&str] = &[
 /// `commandstats` out of the default.
 const NOT_DEFAULT: &[&str] = &["commandstats"];
 
-/// `INFO [section...]`: `server`, `clients`, `memory`, `persistence`, `stats`,
-/// `commandstats`, `errorstats`, `filters`, `keyspace`; `default` (or none) for all but
-/// `commandstats`, `all`/`everything` for all of them.
+/// `INFO [section...]`: `server`, `clients`, `memory`, `persistence`, `stats`, `modules`,
+/// `commandstats`, `errorstats`, `filters`, `cluster`, `keyspace`; `default` (or none) for
+/// all but `commandstats`, `all`/`everything` for all of them.
 pub fn info(shared: &Shared, args: &[Bytes]) -> Reply {
     let wanted: Vec<&str> = if args[1..]
         .iter()
@@ -319,6 +321,14 @@ fn info_section(shared: &Shared, section: &str) -> String {
                 &shared.command_stats().total_error_replies(),
             );
             "Stats"
+        }
+        "modules" => {
+            super::module::info_modules(&mut field);
+            "Modules"
+        }
+        "cluster" => {
+            super::module::info_cluster(&mut field);
+            "Cluster"
         }
         "commandstats" => {
             return format!(

@@ -17,7 +17,10 @@ use bloomkit_commands::table::{
 };
 use bloomkit_commands::Reply;
 
-use super::{client, connection, keys, memory, server, slowlog, Call, Executed, Pending};
+use super::{
+    client, connection, debug, dump, keys, memory, module, object, server, slowlog, transaction,
+    Call, Executed, Pending,
+};
 
 /// What runs a generic command.
 type Handler = fn(&mut Call<'_>) -> Executed;
@@ -165,7 +168,35 @@ pub static GENERIC: &[GenericSpec] = &[
         keyed("memory|usage", -3, &[Readonly], (2, 2), &["@read", "@slow"], SERVER, "Estimates the memory usage of a key.", "4.0.0"),
         plain("memory|help", 2, &[Loading, Stale], &["@slow"], SERVER, "Returns helpful text about the different subcommands.", "4.0.0"),
     ]), |c| Executed::reply(memory::memory(c.shared.keyspace(), c.spec, c.args))),
+    // RedisBloom compatibility: the rest of what its clients and test suites send.
+    generic_row(keyed("touch", -2, &[Readonly, Fast], (1, -1), READ_FAST, KEYSPACE, "Returns the number of existing keys out of those specified after updating the time they were last accessed.", "3.2.1"), |c| Executed::reply(object::touch(c.shared.keyspace(), c.args))),
+    generic_row(plain("randomkey", 1, &[Readonly], &["@keyspace", "@read", "@slow"], KEYSPACE, "Returns a random key name from the database.", "1.0.0"), |c| Executed::reply(object::randomkey(c.shared.keyspace()))),
+    generic_row(container("object", -2, &["@slow"], KEYSPACE, "A container for object introspection commands.", "2.2.3", &[
+        keyed("object|encoding", 3, &[Readonly], (2, 2), &["@keyspace", "@read", "@slow"], KEYSPACE, "Returns the internal encoding of a Redis object.", "2.2.3"),
+        keyed("object|freq", 3, &[Readonly], (2, 2), &["@keyspace", "@read", "@slow"], KEYSPACE, "Returns the logarithmic access frequency counter of a Redis object.", "4.0.0"),
+        keyed("object|idletime", 3, &[Readonly], (2, 2), &["@keyspace", "@read", "@slow"], KEYSPACE, "Returns the time since the last access to a Redis object.", "2.2.3"),
+        keyed("object|refcount", 3, &[Readonly], (2, 2), &["@keyspace", "@read", "@slow"], KEYSPACE, "Returns the reference count of a value of a key.", "2.2.3"),
+        plain("object|help", 2, &[Loading, Stale], &["@keyspace", "@slow"], KEYSPACE, "Returns helpful text about the different subcommands.", "6.2.0"),
+    ]), |c| Executed::reply(object::object(c.shared.keyspace(), c.spec, c.args))),
+    generic_row(keyed("dump", 2, &[Readonly], (1, 1), &["@keyspace", "@read", "@slow"], KEYSPACE, "Returns a serialized representation of the value stored at a key.", "2.6.0"), |c| Executed::reply(dump::dump(c.shared.keyspace(), c.args))),
+    generic_row(keyed("restore", -4, &[Write, Flag::DenyOom], (1, 1), &["@keyspace", "@write", "@slow", "@dangerous"], KEYSPACE, "Creates a key from the serialized representation of a value.", "2.6.0"), |c| dump::restore(c.shared.keyspace(), c.args)),
+    generic_row(keyed("copy", -3, &[Write, Flag::DenyOom], (1, 2), WRITE_SLOW, KEYSPACE, "Copies the value of a key to a new key.", "6.2.0"), |c| dump::copy(c.shared.keyspace(), c.args)),
+    generic_row(container("module", -2, &["@slow"], SERVER, "A container for module commands.", "4.0.0", &[
+        plain("module|list", 2, &[Admin, Noscript], ADMIN, SERVER, "Returns all loaded modules.", "4.0.0"),
+        plain("module|help", 2, &[Loading, Stale], &["@slow"], SERVER, "Returns helpful text about the different subcommands.", "5.0.0"),
+    ]), |c| Executed::reply(module::module(c.spec, c.args))),
+    generic_row(plain("debug", -2, &[Admin, Noscript, Loading, Stale], ADMIN, SERVER, "A container for debugging commands.", "1.0.0"), |c| debug::debug(c.args)),
+    // Transactions (cmd/transaction.rs; EXEC's queue runs in dispatch/exec.rs).
+    generic_row(plain("multi", 1, TXN_FLAGS, FAST_TXN, TXN, "Starts a transaction.", "1.2.0"), transaction::multi),
+    generic_row(plain("exec", 1, &[Noscript, Loading, Stale], &["@slow", "@transaction"], TXN, "Executes all commands in a transaction.", "1.2.0"), transaction::exec),
+    generic_row(plain("discard", 1, TXN_FLAGS, FAST_TXN, TXN, "Discards a transaction.", "2.0.0"), transaction::discard),
+    generic_row(keyed("watch", -2, TXN_FLAGS, (1, -1), FAST_TXN, TXN, "Monitors changes to keys to determine the execution of a transaction.", "2.2.0"), transaction::watch),
+    generic_row(plain("unwatch", 1, TXN_FLAGS, FAST_TXN, TXN, "Forgets about watched keys of a transaction.", "2.2.0"), transaction::unwatch),
 ];
+
+const TXN: &str = "transactions";
+const TXN_FLAGS: &[Flag] = &[Noscript, Loading, Stale, Fast, AllowBusy];
+const FAST_TXN: &[&str] = &["@fast", "@transaction"];
 
 #[cfg(test)]
 mod tests {

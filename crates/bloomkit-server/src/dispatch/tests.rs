@@ -570,7 +570,7 @@ fn command_describes_every_command() {
     ) else {
         panic!()
     };
-    assert_eq!(names.len(), 12);
+    assert_eq!(names.len(), 14);
     assert_eq!(
         call(&shared, &mut s, &["COMMAND", "GETKEYSANDFLAGS"]),
         err("ERR unknown subcommand 'GETKEYSANDFLAGS'. Try COMMAND HELP.")

@@ -1,20 +1,30 @@
 //! When each key was last used, and how often: what the LRU and LFU eviction policies rank
-//! keys by, kept as Redis keeps them.
+//! keys by, what `OBJECT IDLETIME`/`OBJECT FREQ` answer and `RESTORE ... IDLETIME|FREQ`
+//! sets, kept as Redis keeps its objects' LRU field.
 //!
 //! Every entry carries one [`AccessStamp`], a 64-bit atomic updated under the shard's read
 //! lock (readers of one key share that lock, so the stamp is an atomic): the low 32 bits
-//! are the last access in tenths of a second since the keyspace was created (13 years
-//! before it wraps); bits 32 to 47 the LFU counter's last decay, in minutes; bits 48 to 55
-//! the LFU counter, Redis's logarithmic one (`lfu-log-factor` 10: about a million accesses
-//! to reach 255; starting at 5, and losing one per `lfu-decay-time`, a minute, of idleness).
+//! are the last access in tenths of a second of the [`AccessClock`] (13 years before it
+//! wraps, and differences are taken wrapping); bits 32 to 47 the LFU counter's last decay,
+//! in minutes; bits 48 to 55 the LFU counter, Redis's logarithmic one (`lfu-log-factor` 10:
+//! about a million accesses to reach 255; starting at 5, and losing one per
+//! `lfu-decay-time`, a minute, of idleness).
 //!
-//! The time is updated only when it has changed, and the counter only under an LFU policy,
-//! so a key read by every core does not have its cache line written by each read.
+//! Every command that reads or writes a key's value stamps it, the way Redis stamps an
+//! object on each lookup; `OBJECT`, `TYPE`, `EXISTS`, `TTL` and the other commands that only
+//! look at a key leave the stamp alone, as Redis's `LOOKUP_NOTOUCH` lookups do.
+//!
+//! Why a clock the housekeeping task advances rather than a clock read per command: a read
+//! of the system clock costs about as much as a pipelined `BF.EXISTS` spends in the filter,
+//! and a stamp needs only tenths of a second. Why a stamp written only when it changes: a
+//! hot key read by every core would otherwise have its cache line written by each read; the
+//! time is written at most once a tick, and the counter only under an LFU policy.
 
 use std::cell::Cell;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Instant;
 
 /// Redis's starting value for a new key's LFU counter, so it is not evicted at once.
 const LFU_INIT: u8 = 5;
@@ -28,6 +38,41 @@ const LFU_DECAY_MINUTES: u64 = 1;
 /// Tenths of a second per minute, the LFU clock's unit.
 const TICKS_PER_MINUTE: u32 = 600;
 
+/// Ticks per second.
+pub const TICKS_PER_SECOND: u32 = 10;
+
+/// The coarse clock stamps are taken from: tenths of a second since it was created,
+/// advanced by [`AccessClock::tick`] (the server's housekeeping calls it ten times a
+/// second).
+#[derive(Debug)]
+pub struct AccessClock {
+    created: Instant,
+    ticks: AtomicU32,
+}
+
+impl Default for AccessClock {
+    fn default() -> Self {
+        AccessClock {
+            created: Instant::now(),
+            ticks: AtomicU32::new(0),
+        }
+    }
+}
+
+impl AccessClock {
+    /// Reads the system clock into the coarse one.
+    pub fn tick(&self) {
+        // Wraps after 13 years, which the stamps' wrapping differences allow.
+        let ticks = (self.created.elapsed().as_millis() / 100) as u32;
+        self.ticks.store(ticks, Ordering::Relaxed);
+    }
+
+    /// The coarse time now, in ticks.
+    pub fn now(&self) -> u32 {
+        self.ticks.load(Ordering::Relaxed)
+    }
+}
+
 /// A key's last access time (tenths of a second since the keyspace was created) and its
 /// access frequency (Redis's logarithmic LFU counter and the minute it last decayed), in
 /// one atomic.
@@ -38,6 +83,14 @@ impl AccessStamp {
     /// A stamp for a key created at `now` (in clock ticks).
     pub fn new(now: u32) -> AccessStamp {
         AccessStamp(AtomicU64::new(pack(now, now / TICKS_PER_MINUTE, LFU_INIT)))
+    }
+
+    /// A stamp for a key restored at `now` (`RESTORE`): last used `idle_ticks` before, with
+    /// the LFU counter `frequency` (the starting value without one).
+    pub fn restored(now: u32, idle_ticks: u32, frequency: Option<u8>) -> AccessStamp {
+        let time = now.wrapping_sub(idle_ticks);
+        let counter = frequency.unwrap_or(LFU_INIT);
+        AccessStamp(AtomicU64::new(pack(time, now / TICKS_PER_MINUTE, counter)))
     }
 
     /// Records an access at `now`; `lfu`: also count it (an LFU policy is in force).
@@ -63,6 +116,11 @@ impl AccessStamp {
     pub fn idle_ticks(&self, now: u32) -> u32 {
         let (time, _, _) = unpack(self.0.load(Ordering::Relaxed));
         now.wrapping_sub(time)
+    }
+
+    /// Whole seconds since the last access (`OBJECT IDLETIME`).
+    pub fn idle_seconds(&self, now: u32) -> u32 {
+        self.idle_ticks(now) / TICKS_PER_SECOND
     }
 
     /// The LFU counter as of `now` (decayed for idleness), 0 to 255 (`OBJECT FREQ`).
@@ -176,5 +234,18 @@ mod tests {
         assert!((35..=65).contains(&after_10_100), "{after_10_100}");
         // Three minutes idle: three points fewer.
         assert_eq!(stamp.frequency(1 + 3 * TICKS_PER_MINUTE), after_10_100 - 3);
+    }
+
+    #[test]
+    fn a_restored_stamp_reads_back_its_idle_time_and_counter() {
+        let stamp = AccessStamp::restored(50, 1_000 * TICKS_PER_SECOND, Some(200));
+        assert_eq!(stamp.idle_seconds(50), 1_000);
+        assert_eq!(stamp.idle_seconds(50 + 2 * TICKS_PER_SECOND), 1_002);
+        assert_eq!(stamp.frequency(50), 200);
+        assert_eq!(AccessStamp::restored(7, 0, None).frequency(7), LFU_INIT);
+        let clock = AccessClock::default();
+        assert_eq!(clock.now(), 0);
+        clock.tick();
+        assert!(clock.now() < TICKS_PER_SECOND, "{}", clock.now());
     }
 }

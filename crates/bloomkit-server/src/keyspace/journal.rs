@@ -1,6 +1,8 @@
 //! What the keyspace asks of persistence: the seam between the two.
 //!
-//! The keyspace calls a [`Journal`] at three moments, and nowhere else:
+//! The keyspace calls a [`Journal`] at three moments, and nowhere else (`EXEC` also brackets
+//! its commands' appends with [`Journal::begin_transaction`] and
+//! [`Journal::end_transaction`]):
 //!
 //! 1. [`Journal::append`] with the commands a write logs, while it still holds the lock of
 //!    every shard it changed, so the log's order per key is the order in which changes were
@@ -59,6 +61,18 @@ pub trait Journal: Send + Sync + 'static {
     /// requires, synced. An error means the write may not survive a crash: the connection
     /// answers its text as the command's error instead of the reply.
     fn durable(&self, ticket: Ticket) -> Durable<'_>;
+
+    /// Starts a transaction: the records appended until [`Journal::end_transaction`] are
+    /// one unit, which recovery replays whole or not at all. Called by `EXEC` while it holds
+    /// the keyspace's gate exclusively, so nothing else appends meanwhile. The default does
+    /// nothing (nothing is persisted).
+    fn begin_transaction(&self) {}
+
+    /// Ends the transaction [`Journal::begin_transaction`] started, returning what to await
+    /// before `EXEC`'s reply if it appended anything (its closing record), else `None`.
+    fn end_transaction(&self) -> Option<Ticket> {
+        None
+    }
 
     /// Why write commands are refused now, as the error line to answer them with (Redis's
     /// `MISCONF Errors writing to the AOF file: ...`), or `None` (the default) while the

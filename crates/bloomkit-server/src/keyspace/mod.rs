@@ -26,24 +26,38 @@
 //! (so the log's order is the order of application), and the caller awaits the returned
 //! [`Ticket`] before replying. Values are held as `Arc<Value>` and changed copy-on-write,
 //! so a snapshot clones the `Arc`s under the locks and writes them with the locks released.
+//!
+//! # Transactions
+//!
+//! Every client command runs inside the keyspace's [`Gate`], shared; `EXEC` takes it
+//! exclusively, so its queued commands run with nothing else in between, and so do the
+//! sweep and a snapshot's cut, which take it shared themselves. Every change to a key goes
+//! through the shard writer (or, for a filter changed in place, touches the key itself), which
+//! raises the [`WatchFlag`] of each client that `WATCH`es it.
 
 mod access;
+mod entries;
 mod evict;
+mod gate;
 pub mod health;
 mod journal;
 pub mod memory;
+mod watch;
 
-pub use access::AccessStamp;
+pub use access::{AccessClock, AccessStamp};
+pub use entries::{CopyError, ObjectInfo, ReloadFailure, RestoreError, RestoredAccess};
 pub use evict::{Eviction, Policy};
+pub use gate::{Entered, Exclusive, Gate};
 pub use health::Health;
 pub use journal::{Durable, Journal, NoJournal, SnapshotEntry, SnapshotWriter, Ticket};
+pub use watch::{WatchFlag, Watches};
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use bloomkit_commands::{Access, Budget, Ctx, Defaults, FilterCommand, Reply, Unlimited, Value};
 use bytes::Bytes;
@@ -58,7 +72,8 @@ pub const NUM_SHARDS: usize = 64;
 /// A key's value and expiry.
 #[derive(Clone, Debug)]
 pub struct Entry {
-    /// When it was last used and how often, for the LRU/LFU eviction policies.
+    /// When it was last used and how often: for the LRU/LFU eviction policies and
+    /// `OBJECT IDLETIME|FREQ`.
     pub access: AccessStamp,
     /// The filter, shared with snapshots in progress (writers copy it if so).
     pub value: Arc<Value>,
@@ -125,10 +140,11 @@ struct ShardMap {
 }
 
 /// A shard's write lock, through which every change goes, so that the volatile count and
-/// the memory total can never drift from the entries.
+/// the memory total can never drift from the entries, and no change escapes a `WATCH`.
 struct ShardWriter<'a> {
     map: RwLockWriteGuard<'a, ShardMap>,
     memory_bytes: &'a AtomicUsize,
+    watches: &'a Watches,
 }
 
 impl ShardWriter<'_> {
@@ -137,6 +153,7 @@ impl ShardWriter<'_> {
     }
 
     fn insert(&mut self, key: Bytes, entry: Entry) -> Option<Entry> {
+        self.watches.touch(&key);
         self.memory_bytes
             .fetch_add(entry.memory_bytes, Ordering::Relaxed);
         self.map.volatile += usize::from(entry.expires_at_ms.is_some());
@@ -150,6 +167,7 @@ impl ShardWriter<'_> {
 
     fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.entries.remove(key)?;
+        self.watches.touch(key);
         self.forget(&old);
         if !self.map.flagged.is_empty() {
             self.map.flagged.remove(key);
@@ -172,6 +190,7 @@ impl ShardWriter<'_> {
 
     fn set_expiry(&mut self, key: &[u8], expires_at_ms: Option<u64>) {
         if let Some(entry) = self.map.entries.get_mut(key) {
+            self.watches.touch(key);
             let before = usize::from(entry.expires_at_ms.is_some());
             entry.expires_at_ms = expires_at_ms;
             self.map.volatile = self.map.volatile - before + usize::from(expires_at_ms.is_some());
@@ -265,8 +284,12 @@ pub struct Keyspace {
     client_memory: AtomicUsize,
     /// `maxmemory-policy` and `maxmemory-samples`.
     eviction: Eviction,
-    /// The origin of the access clock (see [`AccessStamp`]).
-    created: Instant,
+    /// The coarse clock of keys' access stamps.
+    access_clock: AccessClock,
+    /// What `EXEC` holds exclusively (see the module documentation).
+    gate: Gate,
+    /// Who `WATCH`es which key.
+    watches: Watches,
 }
 
 impl Keyspace {
@@ -280,7 +303,9 @@ impl Keyspace {
             expired_keys: AtomicU64::new(0),
             client_memory: AtomicUsize::new(0),
             eviction: Eviction::default(),
-            created: Instant::now(),
+            access_clock: AccessClock::default(),
+            gate: Gate::default(),
+            watches: Watches::default(),
         }
     }
 
@@ -454,6 +479,11 @@ impl Keyspace {
             let outcome = command.write(&mut held.slot, &ctx);
             let removed = held.slot.is_none();
             drop(held);
+            // What it logged is what it changed: a `BF.ADD` of an item already there
+            // changes nothing, and spoils no `WATCH`.
+            if !outcome.log.is_empty() {
+                self.watches.touch(key);
+            }
             if removed {
                 // The command removed the key (a restore whose last chunk did not decode).
                 shard.remove(key);
@@ -615,6 +645,9 @@ impl Keyspace {
     /// after the locks are released.
     pub fn flush(&self) -> Option<Ticket> {
         let mut shards = self.write_all();
+        // Redis touches every watched key that existed.
+        self.watches
+            .touch_if(|key| shards[self.shard_index(key)].map.entries.contains_key(key));
         let mut removed = Vec::with_capacity(NUM_SHARDS);
         for shard in &mut shards {
             removed.push(std::mem::take(&mut shard.map.entries));
@@ -736,6 +769,36 @@ impl Keyspace {
         result.map(|()| ticket)
     }
 
+    // ---- Transactions ---------------------------------------------------------------
+
+    /// The gate every client command enters, and `EXEC` holds exclusively.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// `WATCH key`: from now on every change to `key` raises `flag`. Returns whether the
+    /// key is live now (a key that was, and has expired by `EXEC`, spoils the transaction
+    /// too, as in Redis).
+    pub fn watch(&self, key: &Bytes, flag: &Arc<WatchFlag>) -> bool {
+        let now = self.now();
+        let map = read(&self.shards[self.shard_index(key)]);
+        // Under the key's lock, which every change to it holds while it touches the key.
+        self.watches.add(key, flag);
+        map.entries
+            .get(&key[..])
+            .is_some_and(|entry| !entry.is_expired(now))
+    }
+
+    /// Ends `flag`'s watch of `keys` (`UNWATCH`, and after `EXEC` or `DISCARD`).
+    pub fn unwatch<'k>(&self, keys: impl Iterator<Item = &'k Bytes>, flag: &Arc<WatchFlag>) {
+        self.watches.remove(keys, flag);
+    }
+
+    /// The watch registry.
+    pub fn watches(&self) -> &Watches {
+        &self.watches
+    }
+
     // ---- Expiry and snapshots -----------------------------------------------------
 
     /// Removes every expired key, logging a `DEL` per shard that had any: the background
@@ -764,6 +827,8 @@ impl Keyspace {
             if expired.is_empty() {
                 continue;
             }
+            // Not in the middle of an `EXEC`, whose records the log must hold together.
+            let _entered = self.gate.enter(index as u64);
             let mut shard = self.write(index);
             let mut logged = vec![Bytes::from_static(b"DEL")];
             let mut removed = Vec::new();
@@ -797,6 +862,9 @@ impl Keyspace {
             .journal
             .get()
             .ok_or_else(|| io::Error::other("the keyspace is still loading"))?;
+        // Never between two commands of an `EXEC`: a transaction's records stay in one
+        // log generation.
+        let _entered = self.gate.enter(0);
         let maps: Vec<RwLockReadGuard<'_, ShardMap>> = self.shards.iter().map(read).collect();
         let writer = journal.begin_snapshot()?;
         let mut entries = Vec::with_capacity(maps.iter().map(|m| m.entries.len()).sum());
@@ -857,9 +925,9 @@ impl Keyspace {
         })
     }
 
-    /// The access clock: tenths of a second since the keyspace was created.
+    /// The access clock's time now, in tenths of a second (see [`AccessClock`]).
     pub fn clock_ticks(&self) -> u32 {
-        (self.created.elapsed().as_millis() / 100) as u32
+        self.access_clock.now()
     }
 
     /// The filters flagged past their capacity or target rate (see [`health`]): how many
@@ -941,6 +1009,7 @@ impl Keyspace {
         ShardWriter {
             map: shard.map.write().unwrap_or_else(PoisonError::into_inner),
             memory_bytes: &shard.memory_bytes,
+            watches: &self.watches,
         }
     }
 

@@ -5,10 +5,15 @@
 //!
 //! ```text
 //! file   = header record*
-//! header = "BKITLOG\n" | version u32 (1 or 2) | reserved u32 = 0 | generation u64   (24 bytes)
+//! header = "BKITLOG\n" | version u32 (1, 2 or 3) | reserved u32 = 0 | generation u64 (24 bytes)
 //! record = len u32 | !len u32 | payload (len bytes) | XXH3-64 of the bytes before it u64
 //! payload = the command as a RESP array of bulk strings: *2\r\n$6\r\nBF.ADD\r\n...
 //! ```
+//!
+//! From version 3 on, a transaction's records stand between a record of the one-word
+//! command `MULTI` and one of `EXEC`, as in Redis's AOF: they are replayed together, and a
+//! log that ends after a `MULTI` without its `EXEC` (a crash in the middle of an `EXEC`) is
+//! cut back to before the `MULTI`, as a torn tail. Markers are not handed to the caller.
 //!
 //! Every integer is little-endian. The payload is plain RESP so that `strings` or `less` on a
 //! log shows the commands, and so that a log can be fed to `redis-cli --pipe` by hand.
@@ -30,10 +35,16 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3Default};
 /// The first 8 bytes of every log file.
 pub const LOG_MAGIC: [u8; 8] = *b"BKITLOG\n";
 
-/// The log format version this build writes: 2, a file listed in a data directory's
-/// `MANIFEST`. Its bytes are laid out exactly as version 1's; the number tells a reader that
-/// the directory has a manifest, so an older build, which would ignore it, refuses the file.
-pub const LOG_VERSION: u32 = 2;
+/// The log format version this build writes: 3, a log that may hold transactions (`MULTI`
+/// and `EXEC` records around their commands). Its bytes are laid out exactly as version 2's;
+/// the number makes a build that would replay part of a transaction, or stop at its `MULTI`
+/// as an unknown command, refuse the file with a message instead.
+pub const LOG_VERSION: u32 = 3;
+
+/// The version of logs in a data directory with a `MANIFEST`, before transactions. Still
+/// read; a generation of it being written at an upgrade is finished as it is, and the next
+/// generation (version 3) takes the writes.
+pub const LOG_VERSION_V2: u32 = 2;
 
 /// The version of logs written before data directories had a manifest. Still read, and
 /// still appended to when it is the generation being written at an upgrade.
@@ -47,6 +58,40 @@ pub const RECORD_OVERHEAD: usize = 16;
 
 /// Bytes of a record's header (length and its complement), before the payload.
 const RECORD_HEADER_LEN: usize = 8;
+
+/// The records that bracket a transaction (log version 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    /// Before a transaction's first record: the command `MULTI`.
+    Multi,
+    /// After its last: the command `EXEC`.
+    Exec,
+}
+
+impl Marker {
+    /// The one-word command the marker's record holds.
+    pub fn word(self) -> &'static [u8] {
+        match self {
+            Marker::Multi => b"MULTI",
+            Marker::Exec => b"EXEC",
+        }
+    }
+
+    /// The marker a logged command is, if it is one.
+    fn of(command: &[Bytes]) -> Option<Marker> {
+        match command {
+            [word] if word[..] == *b"MULTI" => Some(Marker::Multi),
+            [word] if word[..] == *b"EXEC" => Some(Marker::Exec),
+            _ => None,
+        }
+    }
+}
+
+/// Appends `marker`'s record to `out`.
+pub fn encode_marker(out: &mut Vec<u8>, marker: Marker) {
+    // A one-word command always encodes: it is neither empty nor over 4 GiB.
+    let _ = encode_record(out, &[Bytes::from_static(marker.word())]);
+}
 
 /// The header a log file of `generation` starts with, in the version this build writes.
 pub fn log_header(generation: u64) -> [u8; LOG_HEADER_LEN] {
@@ -219,14 +264,21 @@ fn parse_prefixed_number(bytes: &[u8], pos: &mut usize, prefix: u8) -> Result<us
 /// What a scan found in one log file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LogScan {
-    /// The header's format version ([`LOG_VERSION_V1`] or [`LOG_VERSION`]); 0 if even the
+    /// The header's format version ([`LOG_VERSION_V1`] to [`LOG_VERSION`]); 0 if even the
     /// header is torn.
     pub version: u32,
-    /// Complete, checksummed records read (and handed to the callback).
+    /// Complete, checksummed records in the first [`LogScan::valid_len`] bytes, markers
+    /// included: what the log's record count starts from.
     pub records: u64,
-    /// Bytes from the start of the file to the end of the last good record: where the file
-    /// must be truncated if [`LogScan::torn`] is set. 0 if even the file header is torn.
+    /// The commands among them (records but `MULTI`/`EXEC` markers): those replayed.
+    pub commands: u64,
+    /// Bytes from the start of the file to the end of the last good record outside an
+    /// unfinished transaction: where the file must be truncated if [`LogScan::torn`] is
+    /// set. 0 if even the file header is torn.
     pub valid_len: u64,
+    /// Bytes to the end of the last complete record, an unfinished transaction's included:
+    /// what may have been on disk (fsynced) before a crash; at least `valid_len`.
+    pub intact_len: u64,
     /// Set when the file ends in a torn record (only ever for the last log).
     pub torn: Option<TornTail>,
     /// XXH3-64 of the file's first [`LogScan::valid_len`] bytes: what a data directory's
@@ -234,13 +286,20 @@ pub struct LogScan {
     pub checksum: u64,
 }
 
-/// A torn tail: what a crash in the middle of a write leaves at the end of the last log.
+/// A torn tail: what a crash in the middle of a write leaves at the end of the last log
+/// (one record cut short), or in the middle of an `EXEC` (a transaction without its `EXEC`
+/// record, and perhaps a record cut short after it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TornTail {
     /// Where the torn bytes start (= [`LogScan::valid_len`]).
     pub offset: u64,
     /// How many bytes follow the last good record.
     pub bytes: u64,
+    /// Complete records dropped with them: an unfinished transaction's (its `MULTI`
+    /// included); 0 for a lone torn record.
+    pub records: u64,
+    /// Whether the bytes end in a record cut short (or damaged).
+    pub incomplete: bool,
     /// What was wrong with them.
     pub reason: String,
 }
@@ -337,7 +396,9 @@ pub(crate) fn scan_log_hashed<R: Read>(
         let scan = LogScan {
             version: 0,
             records: 0,
+            commands: 0,
             valid_len: 0,
+            intact_len: 0,
             torn,
             checksum: hasher.digest(),
         };
@@ -347,6 +408,7 @@ pub(crate) fn scan_log_hashed<R: Read>(
     // The file header, in either version.
     let expected = [
         log_header_version(generation, LOG_VERSION_V1),
+        log_header_version(generation, LOG_VERSION_V2),
         log_header_version(generation, LOG_VERSION),
     ];
     let mut header = [0u8; LOG_HEADER_LEN];
@@ -359,6 +421,8 @@ pub(crate) fn scan_log_hashed<R: Read>(
             return empty((n > 0).then(|| TornTail {
                 offset: 0,
                 bytes: n as u64,
+                records: 0,
+                incomplete: true,
                 reason: "the file header is cut short".to_string(),
             }));
         }
@@ -376,6 +440,8 @@ pub(crate) fn scan_log_hashed<R: Read>(
             return empty(Some(TornTail {
                 offset: 0,
                 bytes: file_len,
+                records: 0,
+                incomplete: true,
                 reason: "the file holds only zero bytes".to_string(),
             }));
         }
@@ -385,33 +451,71 @@ pub(crate) fn scan_log_hashed<R: Read>(
 
     let mut offset = LOG_HEADER_LEN as u64;
     let mut records = 0u64;
+    let mut commands = 0u64;
+    // The transaction whose `EXEC` record has not come yet: where its `MULTI` starts, and
+    // what the scan had counted and checksummed before it.
+    let mut open: Option<(u64, u64, u64, Xxh3Default)> = None;
     let torn = |offset: u64, reason: &str| TornTail {
         offset,
         bytes: file_len.saturating_sub(offset),
+        records: 0,
+        incomplete: true,
         reason: reason.to_string(),
     };
     loop {
         let mut rh = [0u8; RECORD_HEADER_LEN];
         let n = read_full(&mut reader, &mut rh)?;
         let done = |t: Option<TornTail>, hasher: Xxh3Default| {
+            let Some((start, before, commands_before, at_start)) = open.clone() else {
+                let scan = LogScan {
+                    version,
+                    records,
+                    commands,
+                    valid_len: offset,
+                    intact_len: offset,
+                    torn: t,
+                    checksum: hasher.digest(),
+                };
+                return Ok((scan, hasher));
+            };
+            if !may_be_torn {
+                return Err(ScanError::Corrupt {
+                    offset: start,
+                    reason: "the file ends inside a transaction: the MULTI record here has no \
+                             EXEC record after it"
+                        .to_string(),
+                });
+            }
+            // A crash in the middle of an `EXEC`: the whole transaction goes, as a torn
+            // tail, so that none of it is replayed.
+            let reason = match &t {
+                None => "its EXEC record never reached the log".to_string(),
+                Some(t) => format!("its EXEC record never reached the log; then {}", t.reason),
+            };
+            let tail = TornTail {
+                offset: start,
+                bytes: file_len.saturating_sub(start),
+                records: records - before,
+                incomplete: t.is_some(),
+                reason,
+            };
             let scan = LogScan {
                 version,
-                records,
-                valid_len: offset,
-                torn: t,
-                checksum: hasher.digest(),
+                records: before,
+                commands: commands_before,
+                valid_len: start,
+                intact_len: offset,
+                torn: Some(tail),
+                checksum: at_start.digest(),
             };
-            (scan, hasher)
+            Ok((scan, at_start))
         };
         if n == 0 {
-            return Ok(done(None, hasher));
+            return done(None, hasher);
         }
         if n < RECORD_HEADER_LEN {
             if may_be_torn {
-                return Ok(done(
-                    Some(torn(offset, "a record header is cut short")),
-                    hasher,
-                ));
+                return done(Some(torn(offset, "a record header is cut short")), hasher);
             }
             return corrupt(
                 offset,
@@ -423,7 +527,7 @@ pub(crate) fn scan_log_hashed<R: Read>(
         if check != !len || len == 0 {
             if may_be_torn && rest_is_zero(&mut reader)? {
                 let t = torn(offset, "a record header is damaged, zeros follow");
-                return Ok(done(Some(t), hasher));
+                return done(Some(t), hasher);
             }
             return corrupt(
                 offset,
@@ -438,10 +542,7 @@ pub(crate) fn scan_log_hashed<R: Read>(
         let body_len = u64::from(len) + 8;
         if body_len > left {
             if may_be_torn {
-                return Ok(done(
-                    Some(torn(offset, "the last record is cut short")),
-                    hasher,
-                ));
+                return done(Some(torn(offset, "the last record is cut short")), hasher);
             }
             return corrupt(
                 offset,
@@ -456,10 +557,7 @@ pub(crate) fn scan_log_hashed<R: Read>(
         if got < body.len() {
             // The file shrank under us, or `file_len` was too large: same as cut short.
             if may_be_torn {
-                return Ok(done(
-                    Some(torn(offset, "the last record is cut short")),
-                    hasher,
-                ));
+                return done(Some(torn(offset, "the last record is cut short")), hasher);
             }
             return corrupt(offset, "the file ends inside a record".to_string());
         }
@@ -474,7 +572,7 @@ pub(crate) fn scan_log_hashed<R: Read>(
         if stored != computed {
             if may_be_torn && rest_is_zero(&mut reader)? {
                 let t = torn(offset, "the last record fails its checksum");
-                return Ok(done(Some(t), hasher));
+                return done(Some(t), hasher);
             }
             return corrupt(
                 offset,
@@ -489,6 +587,29 @@ pub(crate) fn scan_log_hashed<R: Read>(
             offset,
             reason: format!("the record passes its checksum but is not a logged command: {e}"),
         })?;
+        let marker = if version >= LOG_VERSION {
+            Marker::of(&command)
+        } else {
+            None
+        };
+        match (marker, &open) {
+            (Some(Marker::Multi), Some(_)) => {
+                return corrupt(
+                    offset,
+                    "a MULTI record inside a transaction (the one before it has no EXEC record)"
+                        .to_string(),
+                )
+            }
+            (Some(Marker::Exec), None) => {
+                return corrupt(
+                    offset,
+                    "an EXEC record without a MULTI record before it".to_string(),
+                )
+            }
+            (Some(Marker::Multi), None) => open = Some((offset, records, commands, hasher.clone())),
+            (Some(Marker::Exec), Some(_)) => open = None,
+            (None, _) => {}
+        }
         let summary = if let Some(name) = command.first() {
             format!(
                 "{} ({} arguments)",
@@ -498,11 +619,14 @@ pub(crate) fn scan_log_hashed<R: Read>(
         } else {
             String::new()
         };
-        on_record(offset, command).map_err(|message| ScanError::Rejected {
-            offset,
-            command: summary,
-            message,
-        })?;
+        if marker.is_none() {
+            on_record(offset, command).map_err(|message| ScanError::Rejected {
+                offset,
+                command: summary,
+                message,
+            })?;
+            commands += 1;
+        }
         hasher.update(&rh);
         hasher.update(&payload);
         hasher.update(&stored.to_le_bytes());
@@ -521,9 +645,9 @@ fn describe_bad_header(header: &[u8; LOG_HEADER_LEN], generation: u64) -> String
         );
     }
     let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
-    if version != LOG_VERSION && version != LOG_VERSION_V1 {
+    if !(LOG_VERSION_V1..=LOG_VERSION).contains(&version) {
         return format!(
-            "log format version {version}, but this build reads versions {LOG_VERSION_V1} and \
+            "log format version {version}, but this build reads versions {LOG_VERSION_V1} to \
              {LOG_VERSION}: run the bloomkit release that wrote it"
         );
     }
@@ -755,6 +879,12 @@ mod tests {
                 let mut damaged = bytes.clone();
                 damaged[pos] ^= flip;
                 match scan(&damaged, Tail::MayBeTorn) {
+                    Ok((s, seen)) if (8..12).contains(&pos) => {
+                        // The version turned into another this build reads, all of which
+                        // lay records out alike: every record reads back.
+                        assert!((LOG_VERSION_V1..=LOG_VERSION).contains(&s.version));
+                        assert_eq!(seen, commands, "flip at {pos}");
+                    }
                     Ok((s, seen)) => {
                         // Only damage inside the last record can pass as a torn tail.
                         assert!(pos >= last, "flip at {pos} accepted");
@@ -789,13 +919,13 @@ mod tests {
             panic!("a generation mismatch must be an error");
         };
         assert!(reason.contains("generation 7"), "{reason}");
-        bytes[8] = 3;
+        bytes[8] = 4;
         let Err(ScanError::Corrupt { reason, .. }) = scan(&bytes, Tail::MayBeTorn) else {
             panic!("a newer version must be an error");
         };
-        assert!(reason.contains("version 3"), "{reason}");
-        // Both versions this build knows read back, and say which they are.
-        for version in [LOG_VERSION_V1, LOG_VERSION] {
+        assert!(reason.contains("version 4"), "{reason}");
+        // Every version this build knows reads back, and says which it is.
+        for version in [LOG_VERSION_V1, LOG_VERSION_V2, LOG_VERSION] {
             bytes[8] = version as u8;
             let (s, seen) = scan(&bytes, Tail::Strict).unwrap();
             assert_eq!((s.version, seen.len()), (version, 1));

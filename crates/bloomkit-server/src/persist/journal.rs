@@ -54,6 +54,17 @@ impl Journal for PersistentJournal {
         Box::pin(self.persistence.durable(LogTicket::from_sequence(ticket.0)))
     }
 
+    fn begin_transaction(&self) {
+        self.persistence.begin_transaction();
+    }
+
+    fn end_transaction(&self) -> Option<Ticket> {
+        match self.persistence.end_transaction() {
+            Ok(ticket) => ticket.map(|t| Ticket(t.sequence())),
+            Err(_) => Some(Ticket(FAILED)),
+        }
+    }
+
     fn refuses_writes(&self) -> Option<String> {
         self.persistence.write_refusal()
     }

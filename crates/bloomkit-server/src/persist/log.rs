@@ -142,6 +142,20 @@ pub(crate) struct LogState {
     pub pending: Vec<u8>,
     /// How many records `pending` holds.
     pub pending_records: u64,
+    /// Where an `EXEC`'s records stand.
+    pub transaction: Transaction,
+}
+
+/// Where an `EXEC`'s records stand in the log (see [`super::Persistence::begin_transaction`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Transaction {
+    /// No `EXEC` is running.
+    None,
+    /// An `EXEC` runs and has logged nothing yet: its `MULTI` record comes with its first
+    /// record, so a transaction that changes nothing leaves nothing in the log.
+    Begun,
+    /// Its `MULTI` record is appended; its `EXEC` record closes it.
+    Open,
 }
 
 impl LogState {

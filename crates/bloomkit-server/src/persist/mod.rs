@@ -154,7 +154,10 @@ pub use save::SnapshotCut;
 pub use snapshot::SnapshotEntry;
 pub use synced::SYNCED_FILE;
 
-use log::{Checksum, Failure, LogState, HALTED, HEALTHY, PENDING_FLUSH_BYTES};
+use log::{
+    Checksum, Failure, LogState, Transaction as LogTransaction, HALTED, HEALTHY,
+    PENDING_FLUSH_BYTES,
+};
 use sync::SyncControl;
 use synced::SyncedFile;
 
@@ -387,6 +390,7 @@ impl Persistence {
                 halted: None,
                 pending: Vec::new(),
                 pending_records: 0,
+                transaction: LogTransaction::None,
             }),
             health: AtomicU8::new(HEALTHY),
             // Everything found on disk was fsynced by recovery.
@@ -462,6 +466,12 @@ impl Persistence {
         if let Some(failure) = &log.halted {
             return Err(io::Error::other(failure.held_back(false)));
         }
+        let mut records = commands.len() as u64;
+        if log.transaction == LogTransaction::Begun && !commands.is_empty() {
+            aof::encode_marker(&mut log.pending, aof::Marker::Multi);
+            log.transaction = LogTransaction::Open;
+            records += 1;
+        }
         let mark = log.pending.len();
         for command in commands {
             if let Err(e) = aof::encode_record(&mut log.pending, command) {
@@ -475,8 +485,8 @@ impl Persistence {
                 return Err(io::Error::other(failure.held_back(false)));
             }
         }
-        log.pending_records += commands.len() as u64;
-        log.written += commands.len() as u64;
+        log.pending_records += records;
+        log.written += records;
         self.shared.appended.store(log.written, Ordering::Release);
         let ticket = Ticket(log.written);
         // Bound the buffer when nobody asks for durability for a while (huge pipelines). A
@@ -485,6 +495,39 @@ impl Persistence {
             let _ = self.shared.flush_pending(log);
         }
         Ok(ticket)
+    }
+
+    /// Starts a transaction (`EXEC`): the records appended until
+    /// [`Persistence::end_transaction`] go to the log between a `MULTI` and an `EXEC`
+    /// record, and recovery replays them all or none (a crash before the `EXEC` record is
+    /// written drops them, as a torn tail). Nothing is written for a transaction that
+    /// appends nothing. Call it while nothing else appends (the keyspace's gate, held
+    /// exclusively by `EXEC`, sees to that); snapshots are refused until it ends.
+    pub fn begin_transaction(&self) {
+        self.shared.lock_log().transaction = LogTransaction::Begun;
+    }
+
+    /// Ends the transaction: appends its `EXEC` record if it appended anything, and returns
+    /// that record's ticket (`None` if it appended nothing).
+    ///
+    /// # Errors
+    ///
+    /// When the log cannot go on (as [`Persistence::append`]): the transaction's records
+    /// stay without their `EXEC`, and recovery drops them.
+    pub fn end_transaction(&self) -> io::Result<Option<Ticket>> {
+        let mut guard = self.shared.lock_log();
+        let log = &mut *guard;
+        if std::mem::replace(&mut log.transaction, LogTransaction::None) != LogTransaction::Open {
+            return Ok(None);
+        }
+        if let Some(failure) = &log.halted {
+            return Err(io::Error::other(failure.held_back(false)));
+        }
+        aof::encode_marker(&mut log.pending, aof::Marker::Exec);
+        log.pending_records += 1;
+        log.written += 1;
+        self.shared.appended.store(log.written, Ordering::Release);
+        Ok(Some(Ticket(log.written)))
     }
 
     /// Why write commands must be refused now, as the error to answer them with: Redis's

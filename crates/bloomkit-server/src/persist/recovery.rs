@@ -44,7 +44,8 @@ struct LogPart {
     path: PathBuf,
     generation: u64,
     valid_len: u64,
-    records: u64,
+    /// The commands in it (its records but transaction markers).
+    commands: u64,
 }
 
 impl Recovery {
@@ -60,7 +61,7 @@ impl Recovery {
 
     /// How many logged commands [`Recovery::for_each_command`] replays.
     pub fn logged_commands(&self) -> u64 {
-        self.logs.iter().map(|l| l.records).sum()
+        self.logs.iter().map(|l| l.commands).sum()
     }
 
     /// What start-up repaired, one line each, for the server to log: a torn tail cut from
@@ -102,7 +103,7 @@ impl Recovery {
                 |_, command| apply(command),
             )
             .map_err(|e| scan_error(&part.path, e, false))?;
-            replayed += scan.records;
+            replayed += scan.commands;
         }
         Ok(replayed)
     }
@@ -341,7 +342,7 @@ fn plan_unlisted(
     }
 
     let mut warnings = Vec::new();
-    if let Some(newer) = found.iter().find(|f| f.scan.version == aof::LOG_VERSION) {
+    if let Some(newer) = found.iter().find(|f| f.scan.version >= aof::LOG_VERSION_V2) {
         // Removed by hand, most likely to give up damaged files: say what that costs.
         warnings.push(format!(
             "{} is missing, yet {} was written by a build that keeps one: the files were \
@@ -512,17 +513,19 @@ fn plan_listed(
                         ),
                     ));
                 }
-                if let Some(mark) = mark.filter(|mark| mark.len > f.scan.valid_len) {
+                // An unfinished transaction's records may have been fsynced: they count
+                // as there, though they are dropped.
+                if let Some(mark) = mark.filter(|mark| mark.len > f.scan.intact_len) {
                     let now = if f.scan.torn.is_some() {
                         format!(
                             "its whole records end at byte {} (the file is {len} bytes long)",
-                            f.scan.valid_len
+                            f.scan.intact_len
                         )
                     } else {
                         format!("it is {len} bytes long")
                     };
                     return Err(corrupt(
-                        f.scan.valid_len,
+                        f.scan.intact_len,
                         format!(
                             "{now}, but its first {} bytes had been fsynced ({SYNCED_FILE}): \
                              records that were on disk are gone, which no crash does; the file \
@@ -605,9 +608,21 @@ fn torn_warning(
              told apart"
         ),
     };
+    let what =
+        match (torn.records, torn.incomplete) {
+            (0, _) => "1 incomplete record".to_string(),
+            (n, incomplete) => {
+                format!(
+            "the {n} complete records of a transaction that a crash interrupted in the middle \
+             of its EXEC (its MULTI record and {} commands, none of them acknowledged){}",
+            n - 1,
+            if incomplete { " and 1 incomplete record" } else { "" }
+        )
+            }
+        };
     format!(
-        "{}: dropped {} bytes from byte {} on, 1 incomplete record ({}); the log now ends at \
-         byte {} after {} complete records; {why}",
+        "{}: dropped {} bytes from byte {} on, {what} ({}); the log now ends at byte {} after \
+         {} complete records; {why}",
         path.display(),
         torn.bytes,
         torn.offset,
@@ -677,7 +692,13 @@ fn apply(
             if let Some(torn) = &scan.torn {
                 warnings.push(torn_warning(path, scan, torn, mark, listed));
             }
+            let headerless = scan.valid_len < LOG_HEADER_LEN as u64;
             last.scan.valid_len = scan.valid_len.max(LOG_HEADER_LEN as u64);
+            if headerless {
+                // What the file holds now: a header in this build's version.
+                last.scan.version = aof::LOG_VERSION;
+                last.scan.checksum = last.hasher.digest();
+            }
         }
     }
     for (path, why) in &remove {
@@ -685,8 +706,17 @@ fn apply(
         warnings.push(why.clone());
     }
 
-    // The generation to append to: the last one, or a new one.
+    // The generation to append to: the last one, or a new one (also after an upgrade: a
+    // generation in an older format is finished as it is, so that a build that cannot read
+    // transactions never finds one in a file it would read).
     let (generation, file, file_len, hasher) = match found.last() {
+        Some(last) if last.scan.version < aof::LOG_VERSION => {
+            let next = last.generation + 1;
+            let file = create_log(dir, next)?;
+            let mut hasher = Xxh3Default::new();
+            hasher.update(&log_header(next));
+            (next, file, LOG_HEADER_LEN as u64, hasher)
+        }
         Some(last) => {
             let file = OpenOptions::new()
                 .append(true)
@@ -749,7 +779,7 @@ fn apply(
             path: f.path,
             generation: f.generation,
             valid_len: f.scan.valid_len,
-            records: f.scan.records,
+            commands: f.scan.commands,
         })
         .collect();
     Ok(Recovered {

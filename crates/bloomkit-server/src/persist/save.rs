@@ -28,6 +28,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 use super::aof::{log_header, LOG_HEADER_LEN};
 use super::dir::{self, temp_snapshot_name, DIR_FSYNC, SNAPSHOT_FILE};
 use super::error::PersistError;
+use super::log::Transaction;
 use super::log::{Checksum, Failure};
 use super::manifest::{self, Sealed, SnapshotId};
 use super::recovery::create_log;
@@ -90,6 +91,13 @@ pub(crate) fn begin(shared: &Arc<Shared>) -> Result<SnapshotCut, PersistError> {
     if let Some(failure) = log.failure() {
         return Err(PersistError::LogFailed {
             reason: failure.detail.clone(),
+        });
+    }
+    // A transaction's records stay in one generation (the keyspace's gate keeps snapshots
+    // out of an `EXEC`; this keeps any other caller out too).
+    if log.transaction != Transaction::None {
+        return Err(PersistError::LogFailed {
+            reason: "a transaction is being logged; take the snapshot after its EXEC".to_string(),
         });
     }
     // A generation without a record yet can be where replay starts: everything before it

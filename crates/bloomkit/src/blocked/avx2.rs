@@ -104,6 +104,14 @@ pub(super) fn insert(line: &mut Line, hash: u64, num_hashes: u32) -> bool {
         left = left.saturating_sub(8);
     }
 
+    or_into_line(line, mask_lo, mask_hi)
+}
+
+/// ORs a 512-bit mask (words 0..4 in `mask_lo`, 4..8 in `mask_hi`) into `line`; returns
+/// whether any bit was new. The write of every AVX2 insert kernel, the sector layout's too.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn or_into_line(line: &mut Line, mask_lo: __m256i, mask_hi: __m256i) -> bool {
     let words = line.0.as_mut_ptr() as *mut __m256i;
     // SAFETY: a `Line` is 64 bytes (eight u64s), so `words` and `words.add(1)` are the two
     // 32-byte halves of memory we hold `&mut` to; unaligned loads and stores have no

@@ -2,6 +2,7 @@
 //! distance ahead of the key being probed.
 
 use super::probe::line_index;
+use crate::key::{Key, KeyHasher};
 
 pub(crate) use crate::batch::{for_each_hash_batch, BATCH};
 
@@ -28,4 +29,26 @@ pub(crate) fn for_each_prefetched(hashes: &[u64], num_lines: usize, mut step: im
         }
         step(Step::Visit(line_index(hash, num_lines), hash));
     }
+}
+
+/// Hashes the keys of an iterator of unknown length a batch at a time into a stack buffer
+/// and hands each batch's hashes on (the last batch may be short or empty): `Extend` for the
+/// blocked layouts, with the batched operations' prefetching and no heap memory.
+#[inline]
+pub(crate) fn for_each_key_batch<K: Key>(
+    keys: impl IntoIterator<Item = K>,
+    hasher: KeyHasher,
+    mut batch: impl FnMut(&[u64]),
+) {
+    let mut hashes = [0u64; BATCH];
+    let mut n = 0;
+    for key in keys {
+        hashes[n] = hasher.hash(&key);
+        n += 1;
+        if n == BATCH {
+            batch(&hashes);
+            n = 0;
+        }
+    }
+    batch(&hashes[..n]);
 }

@@ -62,11 +62,11 @@ pub(crate) fn insert_into_line(line: &mut Line, hash: u64, num_hashes: u32) -> b
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// splitmix64 from `state`: a fixed sequence, so a failure reproduces.
-    fn splitmix(mut state: u64) -> impl FnMut() -> u64 {
+    pub(crate) fn splitmix(mut state: u64) -> impl FnMut() -> u64 {
         move || {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let mut z = state;
@@ -78,7 +78,7 @@ mod tests {
 
     /// A random line: each word the AND of `density` random words, so higher densities are
     /// sparser; density 0 is all ones, 8 all zeros.
-    fn random_line(density: u32, next: &mut impl FnMut() -> u64) -> Line {
+    pub(crate) fn random_line(density: u32, next: &mut impl FnMut() -> u64) -> Line {
         let mut line = Line::default();
         for word in &mut line.0 {
             *word = match density {

@@ -8,7 +8,7 @@
 //! (`unaligned`) → `probe`/`avx2`.
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
-mod avx2;
+pub(crate) mod avx2;
 mod batch;
 mod builder;
 pub(crate) mod kernel;
@@ -17,7 +17,7 @@ pub(crate) mod probe;
 mod unaligned;
 mod view;
 
-pub(crate) use self::batch::{for_each_hash_batch, for_each_prefetched, Step, BATCH};
+pub(crate) use self::batch::{for_each_hash_batch, for_each_key_batch, for_each_prefetched, Step};
 pub use self::builder::BlockedBuilder;
 pub(crate) use self::probe::line_index;
 pub use self::view::BlockedBloomFilterRef;
@@ -455,17 +455,9 @@ impl BlockedBloomFilter {
 /// ```
 impl<K: Key> Extend<K> for BlockedBloomFilter {
     fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
-        let mut hashes = [0u64; BATCH];
-        let mut n = 0;
-        for key in keys {
-            hashes[n] = self.hasher.hash(&key);
-            n += 1;
-            if n == BATCH {
-                self.insert_many_hashes(&hashes);
-                n = 0;
-            }
-        }
-        self.insert_many_hashes(&hashes[..n]);
+        for_each_key_batch(keys, self.hasher, |hashes| {
+            self.insert_many_hashes(hashes);
+        });
     }
 }
 

@@ -149,18 +149,28 @@ impl CuckooFilter {
     }
 }
 
+/// The most sub-filters a key's prefetch covers, newest first. A filter can have thousands
+/// (copies of one key fill a sub-filter every two copies, and the server allows 65,535): a
+/// prefetch of every one would make each key of a batch cost time in proportion to them,
+/// where an insert skips the full ones and takes constant time. The newest sub-filters are
+/// the largest (each is `expansion` times the one before), so they hold most of the lines
+/// that miss.
+const PREFETCH_SUB_FILTERS: usize = crate::batch::BATCH / 2;
+
 impl Prefetch for CuckooFilter {
-    /// About a batch of lines in flight, two per sub-filter (none for a filter small enough
-    /// to be in cache).
+    /// About a batch of lines in flight, two per prefetched sub-filter (none for a filter
+    /// small enough to be in cache).
     fn prefetch_distance(&self) -> usize {
-        distance_for(2 * self.filters.len(), self.memory_bytes())
+        let lines = 2 * self.filters.len().min(PREFETCH_SUB_FILTERS);
+        distance_for(lines, self.memory_bytes())
     }
 
-    /// Both of the key's buckets in every sub-filter, newest (largest) first.
+    /// Both of the key's buckets in the newest [`PREFETCH_SUB_FILTERS`] sub-filters, newest
+    /// (largest) first.
     #[inline]
     fn prefetch(&self, hash: u64) {
-        let key = KeyParts::new(hash, self.layout.fp_bits);
-        for sub in self.filters.iter().rev() {
+        let key = KeyParts::new(hash, &self.layout);
+        for sub in self.filters.iter().rev().take(PREFETCH_SUB_FILTERS) {
             sub.prefetch(&self.layout, &key);
         }
     }

@@ -59,6 +59,52 @@ pub(crate) fn target_load(bucket_size: u32) -> f64 {
     }
 }
 
+/// Where a cuckoo filter puts a key's second bucket: the one rule besides the parameters that
+/// the stored bytes depend on, so it is stored with them.
+///
+/// A key's buckets are `i1 = x mod M` and `i2 = (H(fp) mod M − i1) mod M` (see the
+/// [`CuckooFilter`] documentation). The two coincide when `2·i1 ≡ H(fp) (mod M)`, and a key
+/// whose buckets coincide has `b` slots per sub-filter instead of `2·b`: its copies
+/// ([`insert`](CuckooFilter::insert) allows duplicates, like `CF.ADD`) fill a sub-filter
+/// twice as fast, and a filter that grows gets twice as many sub-filters.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::{CuckooFilter, CuckooPlacement};
+///
+/// // `CF.RESERVE cf 2 BUCKETSIZE 1`: two buckets of one slot per sub-filter (and, as the
+/// // server builds it, room for RedisBloom's 65,535 sub-filters).
+/// let mut f = CuckooFilter::redisbloom_builder(2)
+///     .bucket_size(1)
+///     .max_filters(65_535)
+///     .build()?;
+/// assert_eq!(f.placement(), CuckooPlacement::Distinct);
+/// for _ in 0..1000 {
+///     f.insert("item")?;
+/// }
+/// // Two copies per sub-filter, whatever the item: one in each of its buckets.
+/// assert_eq!((f.count("item"), f.num_filters()), (1000, 500));
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CuckooPlacement {
+    /// `H(fp)` is odd, so a key's two buckets differ in every sub-filter with an even number
+    /// of buckets, which includes every sub-filter of two or more that RedisBloom's sizing
+    /// builds (powers of two): each sub-filter takes `2·b` copies of a key, as RedisBloom's
+    /// take for most keys (its own rule folds the pair for keys whose fingerprint is a
+    /// multiple of `M`, half of them at `M` = 2). The default, and what files store with
+    /// flag bit 0.
+    #[default]
+    Distinct,
+    /// Any `H(fp)`: about one key in `M` has a single bucket (half of them when `M` = 2).
+    /// How bloomkit placed keys before [`Distinct`](Self::Distinct) existed: files without
+    /// the flag hold such filters and keep it, and a log that created a filter before then
+    /// replays into it.
+    Original,
+}
+
 /// How the first sub-filter's bucket count is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Sizing {
@@ -128,6 +174,7 @@ pub struct CuckooBuilder {
     max_filters: u32,
     seed: u64,
     sizing: Sizing,
+    placement: CuckooPlacement,
 }
 
 impl CuckooBuilder {
@@ -144,6 +191,7 @@ impl CuckooBuilder {
             max_filters: DEFAULT_MAX_FILTERS,
             seed: DEFAULT_SEED,
             sizing: Sizing::Load,
+            placement: CuckooPlacement::Distinct,
         }
     }
 
@@ -205,6 +253,15 @@ impl CuckooBuilder {
         self
     }
 
+    /// Where keys' second buckets lie (default [`CuckooPlacement::Distinct`]).
+    /// [`CuckooPlacement::Original`] rebuilds a filter exactly as bloomkit placed keys before
+    /// the default changed: what replaying an old log of its inserts needs, so that it gets
+    /// the same sub-filters as when the log was written.
+    pub fn placement(mut self, placement: CuckooPlacement) -> Self {
+        self.placement = placement;
+        self
+    }
+
     /// The filter: the settings as set, the starting point's defaults for the rest.
     ///
     /// # Errors
@@ -248,7 +305,7 @@ impl CuckooBuilder {
     /// ```
     pub fn planned_memory_bytes(&self) -> Result<usize> {
         let shape = self.shape()?;
-        let layout = super::table::Layout::new(shape.bucket_size, shape.fp_bits);
+        let layout = super::table::Layout::new(shape.bucket_size, shape.fp_bits, shape.placement);
         // The slot words, plus the guard word every sub-filter keeps.
         let words = layout
             .words_for(shape.base_buckets)
@@ -341,6 +398,7 @@ impl CuckooBuilder {
             expansion,
             max_filters: self.max_filters,
             hasher: KeyHasher::new(self.seed),
+            placement: self.placement,
         })
     }
 }

@@ -18,7 +18,7 @@ use crate::format::FilterKind;
 use crate::key::{Key, KeyHasher};
 use crate::Filter;
 
-pub use self::builder::CuckooBuilder;
+pub use self::builder::{CuckooBuilder, CuckooPlacement};
 use self::table::{KeyParts, Layout, SubFilter};
 
 /// Everything that fixes a filter's shape, checked by the caller.
@@ -32,6 +32,7 @@ pub(crate) struct Shape {
     pub(crate) expansion: u32,
     pub(crate) max_filters: u32,
     pub(crate) hasher: KeyHasher,
+    pub(crate) placement: CuckooPlacement,
 }
 
 impl Shape {
@@ -62,7 +63,8 @@ impl Shape {
 ///   from its one 64-bit hash; its second bucket is `alt(i1) = (H(fp) − i1) mod M`. `alt` is
 ///   an involution for any bucket count `M`, so a fingerprint can be moved between its two
 ///   buckets without the key, and `M` need not be a power of two (which would waste up to
-///   half the table). See `table.rs`.
+///   half the table). `H(fp)` is odd ([`CuckooPlacement::Distinct`]), so in a table of an
+///   even number of buckets the two are never the same bucket. See `table.rs`.
 /// * **Fingerprints** of f = ⌈log2(2·b/p)⌉ bits (4 to 32): a query compares 2·b slots, each
 ///   matching by chance with probability 1/(2^f − 1), so the rate at load α is
 ///   ≈ 2·b·α/(2^f − 1) ≤ p. Zero marks an empty slot; fingerprints take values 1 to 2^f − 1.
@@ -80,7 +82,9 @@ impl Shape {
 ///   is `CF.ADDNX`.
 /// * **Growth, RedisBloom's way.** With `expansion > 0`, an insert that finds no room adds a
 ///   sub-filter with `expansion^k` times the first one's buckets, up to `max_filters` (32).
-///   Inserts try every sub-filter's buckets, newest first, before kicking in the newest;
+///   Inserts try every sub-filter's buckets, newest first, before kicking in the newest
+///   (skipping sub-filters known to have no room for the key, so that copies of one key,
+///   which fill a sub-filter each few copies, still insert in constant time);
 ///   removals take the newest copy; and when deletions pass 10% of the items, fingerprints
 ///   are moved back into older sub-filters and emptied newest ones are freed, as RedisBloom's
 ///   compaction does. Bucket counts grow by whole factors, so a fingerprint's buckets in an
@@ -100,9 +104,11 @@ impl Shape {
 ///
 /// # Stored form (kind 5)
 ///
-/// Parameters (`P` = 48), little-endian: capacity u64, first sub-filter's buckets u64,
+/// Parameters (`P` = 48, or 52), little-endian: capacity u64, first sub-filter's buckets u64,
 /// bucket size u32, fingerprint bits u32, max kicks u32, expansion u32, max sub-filters u32,
-/// sub-filters `n` u32, deletes since the last compaction u64. The header's item count is
+/// sub-filters `n` u32, deletes since the last compaction u64, then, for the distinct
+/// placement only, flags u32 = 1 (a file without them holds a [`CuckooPlacement::Original`]
+/// filter). The header's item count is
 /// [`len`](CuckooFilter::len), which must equal the occupied slots. Payload: `n` descriptor
 /// words (sub-filter `k`'s bucket count, which must be `buckets · expansion^k`), then each
 /// sub-filter's ⌈buckets·b·f/64⌉ slot words in order; bits past the last slot are zero.
@@ -113,8 +119,9 @@ impl Shape {
 /// bucket hash `x` is `h` through the murmur3 64-bit finalizer (`x ^= x >> 33;
 /// x *= 0xff51afd7ed558ccd; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53; x ^= x >> 33`); in a
 /// sub-filter of `M` buckets the key's buckets are `i1 = x mod M` and
-/// `(H(fp) mod M − i1) mod M`, where `H(fp) = m ^ (m >> 29)` with
-/// `m = fp · 0x9e3779b97f4a7c15` (all wrapping, 64-bit).
+/// `(H(fp) mod M − i1) mod M`, where `H(fp) = (m ^ (m >> 29)) | 1` with
+/// `m = fp · 0x9e3779b97f4a7c15` (all wrapping, 64-bit; without the `| 1` in the original
+/// placement).
 ///
 /// # Examples
 ///
@@ -145,6 +152,96 @@ pub struct CuckooFilter {
     shape: Shape,
     len: u64,
     num_deletes: u64,
+    /// Which sub-filters an insert need not look at; derived from the slots, so neither
+    /// stored nor compared.
+    skip: Skip,
+}
+
+/// What lets an insert skip sub-filters that cannot take its key, so that growth stays
+/// linear however many sub-filters there are.
+///
+/// An insert looks for an empty slot in every sub-filter, newest first. When copies of one
+/// key are inserted (duplicates are allowed), each new sub-filter takes only the few that
+/// fit in the key's two buckets, and then the next copy would look through every older
+/// sub-filter in vain before the filter grows again: N copies, N²/(4·b) bucket probes (20,000
+/// copies into RedisBloom's `CF.RESERVE cf 2 BUCKETSIZE 1`: 10,000 sub-filters, 10⁸
+/// probes). Both facts below only stop being true when a slot is freed (a removal, a
+/// compaction); inserts and kick chains only ever fill slots. So skipping by them never
+/// changes where a key goes, only how fast it is found.
+#[derive(Clone, Copy, Debug, Default)]
+struct Skip {
+    /// Sub-filters `0..full_below` have no empty slot at all.
+    full_below: usize,
+    /// Keys that found no empty slot in their buckets of sub-filters `0..below`; the
+    /// most recent first. Two, so that copies of two keys inserted in turn stay linear too.
+    no_room: [NoRoom; 2],
+}
+
+/// A key that found no room in sub-filters `0..below` (`below` 0: no key).
+#[derive(Clone, Copy, Debug, Default)]
+struct NoRoom {
+    fp: u32,
+    x: u64,
+    below: usize,
+}
+
+impl Skip {
+    /// The skips for `filters` as they are, remembering no key.
+    fn of(filters: &[SubFilter], layout: &Layout) -> Skip {
+        let mut skip = Skip::default();
+        skip.advance(filters, layout);
+        skip
+    }
+
+    fn advance(&mut self, filters: &[SubFilter], layout: &Layout) {
+        while filters
+            .get(self.full_below)
+            .is_some_and(|sub| sub.is_full(layout))
+        {
+            self.full_below += 1;
+        }
+    }
+
+    /// The first sub-filter that may have room for `key`.
+    fn first_for(&self, key: &KeyParts) -> usize {
+        let known = self
+            .no_room
+            .iter()
+            .find(|n| n.below > 0 && n.fp == key.fp && n.x == key.x)
+            .map_or(0, |n| n.below);
+        known.max(self.full_below)
+    }
+
+    /// `key` found no room in sub-filters `0..below`.
+    fn no_room(&mut self, key: &KeyParts, below: usize) {
+        let entry = NoRoom {
+            fp: key.fp,
+            x: key.x,
+            below,
+        };
+        if let Some(same) = self
+            .no_room
+            .iter_mut()
+            .find(|n| n.below > 0 && n.fp == key.fp && n.x == key.x)
+        {
+            *same = entry;
+        } else {
+            self.no_room = [entry, self.no_room[0]];
+        }
+    }
+
+    /// A fingerprint was stored in sub-filter `j`.
+    fn filled(&mut self, filters: &[SubFilter], layout: &Layout, j: usize) {
+        if j == self.full_below {
+            self.advance(filters, layout);
+        }
+    }
+
+    /// A slot of sub-filter `j` was emptied: it may take any key again.
+    fn freed(&mut self, j: usize) {
+        self.full_below = self.full_below.min(j);
+        self.no_room = Default::default();
+    }
 }
 
 impl CuckooFilter {
@@ -213,15 +310,29 @@ impl CuckooFilter {
     }
 
     pub(crate) fn from_shape(shape: Shape) -> Result<Self> {
-        let layout = Layout::new(shape.bucket_size, shape.fp_bits);
+        let layout = Layout::new(shape.bucket_size, shape.fp_bits, shape.placement);
         let first = SubFilter::new(&layout, shape.base_buckets)?;
-        Ok(CuckooFilter {
-            filters: vec![first],
+        Ok(Self::from_parts(vec![first], layout, shape, 0))
+    }
+
+    /// A filter over sub-filters built or decoded elsewhere, its length their occupied
+    /// slots.
+    pub(crate) fn from_parts(
+        filters: Vec<SubFilter>,
+        layout: Layout,
+        shape: Shape,
+        num_deletes: u64,
+    ) -> Self {
+        let len = filters.iter().map(SubFilter::occupied).sum();
+        let skip = Skip::of(&filters, &layout);
+        CuckooFilter {
+            filters,
             layout,
             shape,
-            len: 0,
-            num_deletes: 0,
-        })
+            len,
+            num_deletes,
+            skip,
+        }
     }
 
     /// Adds `key`, even if it is already there (like `CF.ADD`): each copy takes a slot.
@@ -301,34 +412,44 @@ impl CuckooFilter {
         hash: u64,
         may_grow: impl FnOnce(usize) -> bool,
     ) -> Result<()> {
-        let key = KeyParts::new(hash, self.layout.fp_bits);
         let layout = self.layout;
-        // Any free slot in any sub-filter, newest first (where room is likeliest).
-        if self
-            .filters
-            .iter_mut()
-            .rev()
-            .any(|sub| sub.try_put(&layout, &key))
-        {
-            self.len += 1;
-            return Ok(());
+        let key = KeyParts::new(hash, &layout);
+        // Any free slot in any sub-filter, newest first (where room is likeliest), skipping
+        // those known to have none for this key (see `Skip`).
+        let count = self.filters.len();
+        for j in (self.skip.first_for(&key)..count).rev() {
+            if self.filters[j].try_put(&layout, &key) {
+                self.stored(j);
+                return Ok(());
+            }
         }
-        let newest = self.filters.len() - 1;
-        if self.filters[newest].kick_insert(&layout, &key, hash, self.shape.max_kicks) {
-            self.len += 1;
+        self.skip.no_room(&key, count);
+        let newest = count - 1;
+        // A chain through two buckets full of the key's own fingerprint only swaps copies of
+        // it, and fails (and is undone): skipping it changes nothing but the time.
+        if !self.filters[newest].holds_only(&layout, &key)
+            && self.filters[newest].kick_insert(&layout, &key, hash, self.shape.max_kicks)
+        {
+            self.stored(newest);
             return Ok(());
         }
         self.grow(may_grow)?;
         let newest = self.filters.len() - 1;
         // A fresh sub-filter has an empty slot in every bucket.
         if self.filters[newest].try_put(&layout, &key) {
-            self.len += 1;
+            self.stored(newest);
             Ok(())
         } else {
             Err(Error::Full {
                 kind: FilterKind::Cuckoo,
             })
         }
+    }
+
+    /// Counts a fingerprint just stored in sub-filter `j`.
+    fn stored(&mut self, j: usize) {
+        self.len += 1;
+        self.skip.filled(&self.filters, &self.layout, j);
     }
 
     /// Adds one sub-filter if `may_grow` allows its bytes, or says why not (leaving the
@@ -430,7 +551,7 @@ impl CuckooFilter {
     /// [`contains`](Self::contains) by a precomputed hash.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let key = KeyParts::new(hash, self.layout.fp_bits);
+        let key = KeyParts::new(hash, &self.layout);
         self.filters
             .iter()
             .any(|sub| sub.contains(&self.layout, &key))
@@ -463,16 +584,15 @@ impl CuckooFilter {
 
     /// [`remove`](Self::remove) by a precomputed hash.
     pub fn remove_hash(&mut self, hash: u64) -> bool {
-        let key = KeyParts::new(hash, self.layout.fp_bits);
         let layout = self.layout;
-        if !self
-            .filters
-            .iter_mut()
+        let key = KeyParts::new(hash, &layout);
+        let Some(j) = (0..self.filters.len())
             .rev()
-            .any(|sub| sub.remove(&layout, &key))
-        {
+            .find(|&j| self.filters[j].remove(&layout, &key))
+        else {
             return false;
-        }
+        };
+        self.skip.freed(j);
         self.len -= 1;
         self.num_deletes += 1;
         if self.filters.len() > 1 && self.num_deletes as f64 > self.len as f64 * 0.10 {
@@ -501,7 +621,7 @@ impl CuckooFilter {
 
     /// [`count`](Self::count) by a precomputed hash.
     pub fn count_hash(&self, hash: u64) -> u32 {
-        let key = KeyParts::new(hash, self.layout.fp_bits);
+        let key = KeyParts::new(hash, &self.layout);
         self.filters
             .iter()
             .map(|sub| sub.count(&self.layout, &key))
@@ -604,6 +724,7 @@ impl CuckooFilter {
             }
         }
         self.num_deletes = 0;
+        self.skip = Skip::of(&self.filters, &layout);
     }
 
     /// Fingerprints stored: inserts minus removals (`CF.INFO`'s "Number of items inserted").
@@ -686,6 +807,12 @@ impl CuckooFilter {
         self.shape.hasher.seed()
     }
 
+    /// Where keys' second buckets lie: [`CuckooPlacement::Distinct`] for every filter built
+    /// now, [`CuckooPlacement::Original`] for one read from a file written before it existed.
+    pub fn placement(&self) -> CuckooPlacement {
+        self.shape.placement
+    }
+
     /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
     /// read from a 0.1 file). Hash a key with it to probe by hash.
     pub fn key_hasher(&self) -> KeyHasher {
@@ -750,6 +877,7 @@ impl PartialEq for CuckooFilter {
             && a.expansion == b.expansion
             && a.max_filters == b.max_filters
             && a.hasher == b.hasher
+            && a.placement == b.placement
             && self.filters == other.filters
     }
 }
@@ -767,6 +895,7 @@ impl fmt::Debug for CuckooFilter {
             .field("expansion", &self.shape.expansion)
             .field("max_kicks", &self.shape.max_kicks)
             .field("hasher", &self.shape.hasher)
+            .field("placement", &self.shape.placement)
             .finish_non_exhaustive()
     }
 }
@@ -836,6 +965,84 @@ mod tests {
         assert!((0..i).all(|k| f.contains(&k)));
     }
 
+    /// An insert that looks in every sub-filter and always tries the kick chain: how
+    /// inserts worked before [`Skip`], the reference the skips must agree with.
+    fn insert_looking_everywhere(f: &mut CuckooFilter, hash: u64) -> Result<()> {
+        let layout = f.layout;
+        let key = KeyParts::new(hash, &layout);
+        if f.filters
+            .iter_mut()
+            .rev()
+            .any(|sub| sub.try_put(&layout, &key))
+        {
+            f.len += 1;
+            return Ok(());
+        }
+        let newest = f.filters.len() - 1;
+        if f.filters[newest].kick_insert(&layout, &key, hash, f.shape.max_kicks) {
+            f.len += 1;
+            return Ok(());
+        }
+        f.grow(|_| true)?;
+        let newest = f.filters.len() - 1;
+        assert!(f.filters[newest].try_put(&layout, &key));
+        f.len += 1;
+        Ok(())
+    }
+
+    /// The skips (full sub-filters, keys known to find no room, kick chains that cannot
+    /// succeed) never change where a key goes: random inserts heavy with copies, removals
+    /// and compactions build exactly the slots that inserts looking everywhere build.
+    #[test]
+    fn skipping_never_changes_where_keys_go() {
+        let mut grown = 0;
+        for seed in 1..=240u64 {
+            let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut next = move || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state
+            };
+            let s = seed as usize;
+            let keys = [1u64, 2, 3, 7, 40, 1000][s % 6];
+            let options = CuckooFilter::redisbloom_builder(2 << (s % 5))
+                .bucket_size([1, 2, 4][s % 3])
+                .max_kicks([1, 5, 20][(s / 3) % 3])
+                .expansion([1, 2][(s / 6) % 2])
+                // Doubling sub-filters stay small only for a few doublings.
+                .max_filters(if (s / 6).is_multiple_of(2) { 60 } else { 10 })
+                .placement(if s.is_multiple_of(7) {
+                    CuckooPlacement::Original
+                } else {
+                    CuckooPlacement::Distinct
+                });
+            let mut fast = options.build().unwrap();
+            let mut slow = fast.clone();
+            for step in 0..700 {
+                let hash = crate::hash(&(next() % keys));
+                match next() % 20 {
+                    0..=15 => {
+                        let a = fast.insert_hash(hash).map_err(|e| e.to_string());
+                        let b =
+                            insert_looking_everywhere(&mut slow, hash).map_err(|e| e.to_string());
+                        assert_eq!(a, b, "seed {seed} step {step}");
+                    }
+                    16..=18 => assert_eq!(fast.remove_hash(hash), slow.remove_hash(hash)),
+                    _ => {
+                        fast.compact();
+                        slow.compact();
+                    }
+                }
+                assert!(fast == slow, "seed {seed} step {step}");
+                assert_eq!(fast.len(), slow.len());
+            }
+            grown += usize::from(fast.num_filters() >= 10);
+        }
+        // The cases reached many sub-filters, where the skips matter.
+        assert!(grown > 50, "{grown}");
+    }
+
     #[test]
     fn growth_past_u64_is_an_error_not_a_panic() {
         let shape = Shape {
@@ -847,11 +1054,12 @@ mod tests {
             expansion: 32_768,
             max_filters: 65_535,
             hasher: KeyHasher::new(0),
+            placement: CuckooPlacement::Distinct,
         };
         assert_eq!(shape.buckets_of(2), Some(3 << 30));
         assert_eq!(shape.buckets_of(4), Some(3 << 60));
         assert_eq!(shape.buckets_of(5), None);
-        let layout = Layout::new(4, 10);
+        let layout = Layout::new(4, 10, CuckooPlacement::Distinct);
         for buckets in [u64::MAX, 1 << 60, 1 << 50] {
             assert!(matches!(
                 SubFilter::new(&layout, buckets),

@@ -13,7 +13,9 @@ use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
 use crate::key::KeyHasher;
 
-use super::builder::{MAX_BUCKET_SIZE, MAX_EXPANSION, MAX_MAX_FILTERS, MAX_MAX_KICKS};
+use super::builder::{
+    CuckooPlacement, MAX_BUCKET_SIZE, MAX_EXPANSION, MAX_MAX_FILTERS, MAX_MAX_KICKS,
+};
 use super::table::{Layout, SubFilter, MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS};
 use super::{CuckooFilter, Shape};
 
@@ -38,8 +40,13 @@ format::format_methods!(
     read_from: [],
 );
 
-/// Bytes of kind-specific parameters.
+/// Bytes of kind-specific parameters: 48, then the flags when there are any.
 const PARAMS_LEN: usize = 48;
+
+/// Flag bit 0: [`CuckooPlacement::Distinct`] (every alternate-bucket offset odd). Files
+/// without flags (48 bytes of parameters) hold [`CuckooPlacement::Original`] filters, and are
+/// written back the same way, byte for byte.
+const FLAG_DISTINCT: u32 = 1;
 
 impl Persist for CuckooFilter {
     const KIND: FilterKind = FilterKind::Cuckoo;
@@ -65,6 +72,9 @@ impl Persist for CuckooFilter {
         p.extend_from_slice(&(self.filters.len() as u32).to_le_bytes());
         p.extend_from_slice(&self.num_deletes.to_le_bytes());
         debug_assert_eq!(p.len(), PARAMS_LEN);
+        if s.placement == CuckooPlacement::Distinct {
+            p.extend_from_slice(&FLAG_DISTINCT.to_le_bytes());
+        }
         p
     }
 
@@ -97,6 +107,22 @@ impl Persist for CuckooFilter {
         let max_filters = p.u32()?;
         let num_filters = p.u32()?;
         let num_deletes = p.u64()?;
+        // A 48-byte block (as every file written before the flags) places keys the
+        // original way; a flag word must name a placement this build knows, and only a
+        // non-default one is written, so each filter has one encoding.
+        let placement = if p.is_empty() {
+            CuckooPlacement::Original
+        } else {
+            match p.u32()? {
+                FLAG_DISTINCT => CuckooPlacement::Distinct,
+                flags => {
+                    return Err(Error::corrupt(format!(
+                        "unknown cuckoo filter flags {flags:#010x} (written by a newer \
+                         bloomkit? upgrade to read it)"
+                    )))
+                }
+            }
+        };
         p.finish()?;
 
         let check = |name: &str, v: u64, lo: u64, hi: u64| {
@@ -142,8 +168,9 @@ impl Persist for CuckooFilter {
             expansion,
             max_filters,
             hasher: header.hasher,
+            placement,
         };
-        let layout = Layout::new(bucket_size, fp_bits);
+        let layout = Layout::new(bucket_size, fp_bits, placement);
         // Each sub-filter's buckets and words, and the payload they add up to, before any
         // payload is read or anything sized by it is allocated.
         let too_big = || Error::corrupt("the cuckoo sub-filter sizes overflow");
@@ -192,12 +219,11 @@ impl Persist for CuckooFilter {
                 header.item_count
             )));
         }
-        Ok(CuckooFilter {
+        Ok(CuckooFilter::from_parts(
             filters,
             layout,
             shape,
-            len: occupied,
             num_deletes,
-        })
+        ))
     }
 }

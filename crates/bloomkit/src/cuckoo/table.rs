@@ -20,8 +20,10 @@
 //! # Buckets
 //!
 //! A key with mixed hash `x` and fingerprint `fp` may live in bucket `i1 = x mod M` or in
-//! `i2 = alt(i1) = ((H(fp) mod M) − i1) mod M` (exact integer arithmetic, not wrapping), where `H` spreads the fingerprint over 64 bits. `alt`
-//! is an involution for every `M` (`alt(alt(i)) = i`), so the bucket count need not be a power
+//! `i2 = alt(i1) = ((H(fp) mod M) − i1) mod M` (exact integer arithmetic, not wrapping),
+//! where `H` spreads the fingerprint over 64 bits (and, in the current placement, is odd: see
+//! [`Layout::offset`]). `alt` is an involution for every `M` (`alt(alt(i)) = i`), so the
+//! bucket count need not be a power
 //! of two, and a fingerprint's other bucket is found from its bucket and itself alone, which
 //! is what moving it during a kick needs. Both expressions reduce consistently modulo any
 //! divisor of `M`: a fingerprint in bucket `i` of a sub-filter of `M` buckets belongs in
@@ -32,6 +34,7 @@
 //! remainder on this project's AMD EPYC test machine, and a larger gain on CPUs with slower
 //! 64-bit division.
 
+use super::builder::CuckooPlacement;
 use crate::bits::try_vec;
 use crate::error::{Error, Result};
 
@@ -41,9 +44,10 @@ pub(crate) const MAX_FINGERPRINT_BITS: u32 = 32;
 /// The narrowest fingerprint: below 4 bits a filter answers "maybe" to most queries.
 pub(crate) const MIN_FINGERPRINT_BITS: u32 = 4;
 
-/// Spreads a fingerprint over 64 bits for the alternate-bucket offset `H(fp)`.
+/// Spreads a fingerprint over 64 bits for the alternate-bucket offset `H(fp)` (see
+/// [`Layout::offset`] for the offset a filter uses).
 #[inline]
-pub(crate) fn fp_offset(fp: u32) -> u64 {
+fn fp_offset(fp: u32) -> u64 {
     let m = (fp as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     m ^ (m >> 29)
 }
@@ -106,12 +110,16 @@ impl Modulus {
     }
 }
 
-/// The shape shared by all sub-filters of a filter: slots per bucket, bits per slot, and the
-/// SWAR constants for buckets that fit in one 64-bit lane group.
+/// The shape shared by all sub-filters of a filter: slots per bucket, bits per slot, where a
+/// key's second bucket lies, and the SWAR constants for buckets that fit in one 64-bit lane
+/// group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Layout {
     pub(crate) bucket_size: u32,
     pub(crate) fp_bits: u32,
+    /// 1 for [`CuckooPlacement::Distinct`] (every offset odd), 0 for
+    /// [`CuckooPlacement::Original`].
+    offset_low_bit: u64,
     bucket_bits: u32,
     /// `1` in the lowest bit of every lane.
     lanes_one: u64,
@@ -123,7 +131,7 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    pub(crate) fn new(bucket_size: u32, fp_bits: u32) -> Self {
+    pub(crate) fn new(bucket_size: u32, fp_bits: u32, placement: CuckooPlacement) -> Self {
         let bucket_bits = bucket_size * fp_bits;
         let (mut lanes_one, mut lanes_high, mut bucket_mask) = (0u64, 0u64, 0u64);
         if bucket_bits <= 64 {
@@ -140,12 +148,30 @@ impl Layout {
         Layout {
             bucket_size,
             fp_bits,
+            offset_low_bit: match placement {
+                CuckooPlacement::Distinct => 1,
+                CuckooPlacement::Original => 0,
+            },
             bucket_bits,
             lanes_one,
             lanes_high,
             lanes_low: bucket_mask & !lanes_high,
             bucket_mask,
         }
+    }
+
+    /// The alternate-bucket offset of `fp`: the second bucket of a key in bucket `i` of `M`
+    /// is `(offset mod M) − i` (mod M).
+    ///
+    /// With [`CuckooPlacement::Distinct`] the offset is odd, and then the two buckets differ
+    /// whenever `M` is even: `2·i ≡ offset (mod M)` has no solution, since `M` even keeps
+    /// the remainder odd. So in RedisBloom's power-of-two tables every key has two buckets
+    /// (one even, one odd) in every sub-filter of two or more, and copies of a key take
+    /// `2·b` slots per sub-filter, not `b`. (An odd `M`, possible only in the library's
+    /// sizing, still has one bucket that is its own alternate, for one key in `M`.)
+    #[inline]
+    pub(crate) fn offset(&self, fp: u32) -> u64 {
+        fp_offset(fp) | self.offset_low_bit
     }
 
     #[inline]
@@ -215,12 +241,12 @@ pub(crate) struct KeyParts {
 
 impl KeyParts {
     #[inline]
-    pub(crate) fn new(hash: u64, fp_bits: u32) -> Self {
-        let fp = fingerprint(hash, fp_bits);
+    pub(crate) fn new(hash: u64, layout: &Layout) -> Self {
+        let fp = fingerprint(hash, layout.fp_bits);
         KeyParts {
             fp,
             x: bucket_hash(hash),
-            offset: fp_offset(fp),
+            offset: layout.offset(fp),
         }
     }
 }
@@ -428,6 +454,22 @@ impl SubFilter {
         false
     }
 
+    /// Whether every slot is occupied: no key fits here.
+    #[inline]
+    pub(crate) fn is_full(&self, layout: &Layout) -> bool {
+        self.occupied == self.num_buckets() * u64::from(layout.bucket_size)
+    }
+
+    /// Whether every slot of both of the key's buckets holds the key's own fingerprint: a
+    /// kick chain started there can only swap copies of it between those two buckets, and
+    /// must fail.
+    pub(crate) fn holds_only(&self, layout: &Layout, key: &KeyParts) -> bool {
+        let (i1, i2) = self.buckets(key);
+        let b = layout.bucket_size;
+        self.bucket_count(layout, i1, key.fp) == b
+            && (i2 == i1 || self.bucket_count(layout, i2, key.fp) == b)
+    }
+
     /// Stores the key's fingerprint in an empty slot of one of its buckets, if there is one.
     #[inline]
     pub(crate) fn try_put(&mut self, layout: &Layout, key: &KeyParts) -> bool {
@@ -479,7 +521,7 @@ impl SubFilter {
             let evicted = self.get(layout, i, s);
             self.set(layout, i, s, fp);
             fp = evicted;
-            i = self.alt_bucket(i, fp_offset(fp));
+            i = self.alt_bucket(i, layout.offset(fp));
             if let Some(e) = self.find(layout, i, 0) {
                 self.set(layout, i, e, fp);
                 self.occupied += 1;
@@ -488,7 +530,7 @@ impl SubFilter {
         }
         // Undo: `fp` was evicted from the bucket `alt(i)`, at the last step's slot.
         for t in (0..max_kicks).rev() {
-            i = self.alt_bucket(i, fp_offset(fp));
+            i = self.alt_bucket(i, layout.offset(fp));
             let s = victim(t);
             let displaced = self.get(layout, i, s);
             self.set(layout, i, s, fp);
@@ -511,7 +553,7 @@ impl SubFilter {
                 if fp == 0 {
                     continue;
                 }
-                let offset = fp_offset(fp);
+                let offset = layout.offset(fp);
                 let moved = older.iter_mut().any(|dst| {
                     let j1 = dst.modulus.rem(i);
                     let j2 = dst.alt_bucket(j1, offset);
@@ -575,15 +617,48 @@ mod tests {
     /// `alt` is an involution for every bucket count, powers of two or not.
     #[test]
     fn alternate_bucket_is_an_involution() {
-        let layout = Layout::new(4, 12);
-        for m in [1u64, 2, 3, 5, 64, 100, 1000, 1023, 4096, 1_000_003] {
-            let sub = SubFilter::new(&layout, m).unwrap();
-            for k in 0..2_000u64 {
-                let key = KeyParts::new(bucket_hash(k), layout.fp_bits);
-                let (i1, i2) = sub.buckets(&key);
-                assert!(i1 < m && i2 < m);
-                assert_eq!(sub.alt_bucket(i2, key.offset), i1, "m={m}");
-                assert_eq!(sub.alt_bucket(i1, key.offset), i2, "m={m}");
+        for placement in [CuckooPlacement::Distinct, CuckooPlacement::Original] {
+            let layout = Layout::new(4, 12, placement);
+            for m in [1u64, 2, 3, 5, 64, 100, 1000, 1023, 4096, 1_000_003] {
+                let sub = SubFilter::new(&layout, m).unwrap();
+                for k in 0..2_000u64 {
+                    let key = KeyParts::new(bucket_hash(k), &layout);
+                    let (i1, i2) = sub.buckets(&key);
+                    assert!(i1 < m && i2 < m);
+                    assert_eq!(sub.alt_bucket(i2, key.offset), i1, "m={m}");
+                    assert_eq!(sub.alt_bucket(i1, key.offset), i2, "m={m}");
+                }
+            }
+        }
+    }
+
+    /// With odd offsets a key's two buckets differ in every table of an even number of
+    /// buckets (so copies of a key fill both); the original offsets fold about one key in
+    /// `M` onto a single bucket, as many as half of them when `M` is 2.
+    #[test]
+    fn distinct_placement_never_folds_a_pair_in_an_even_table() {
+        for m in [2u64, 4, 6, 64, 100, 512, 1 << 20] {
+            for (placement, folds_allowed) in [
+                (CuckooPlacement::Distinct, false),
+                (CuckooPlacement::Original, true),
+            ] {
+                let layout = Layout::new(2, 8, placement);
+                let sub = SubFilter::new(&layout, m).unwrap();
+                let folded = (0..20_000u64)
+                    .map(|k| KeyParts::new(bucket_hash(k ^ 0x5eed), &layout))
+                    .filter(|key| {
+                        let (i1, i2) = sub.buckets(key);
+                        i1 == i2
+                    })
+                    .count();
+                if folds_allowed {
+                    // About 20,000 / m for m up to 255 fingerprints' worth of offsets.
+                    if m == 2 {
+                        assert!((8_000..12_000).contains(&folded), "m={m}: {folded}");
+                    }
+                } else {
+                    assert_eq!(folded, 0, "m={m}");
+                }
             }
         }
     }
@@ -592,11 +667,11 @@ mod tests {
     /// divides its own: what compaction relies on.
     #[test]
     fn buckets_reduce_modulo_divisors() {
-        let layout = Layout::new(2, 8);
+        let layout = Layout::new(2, 8, CuckooPlacement::Distinct);
         let big = SubFilter::new(&layout, 12 * 9).unwrap();
         let small = SubFilter::new(&layout, 12).unwrap();
         for k in 0..5_000u64 {
-            let key = KeyParts::new(bucket_hash(k ^ 0xabc), layout.fp_bits);
+            let key = KeyParts::new(bucket_hash(k ^ 0xabc), &layout);
             let (b1, b2) = big.buckets(&key);
             let (s1, s2) = small.buckets(&key);
             for i in [b1, b2] {
@@ -637,7 +712,7 @@ mod tests {
             (1, 32),
             (16, 4),
         ] {
-            let layout = Layout::new(b, f);
+            let layout = Layout::new(b, f, CuckooPlacement::Distinct);
             let mut x = 99u64;
             for _ in 0..5_000 {
                 x = bucket_hash(x);
@@ -663,7 +738,7 @@ mod tests {
     #[test]
     fn slots_round_trip_across_word_boundaries() {
         for (b, f) in [(4u32, 10u32), (3, 13), (2, 32), (5, 17), (255, 32)] {
-            let layout = Layout::new(b, f);
+            let layout = Layout::new(b, f, CuckooPlacement::Distinct);
             let mut sub = SubFilter::new(&layout, 7).unwrap();
             let val = |i: u64, s: u32| ((i * 31 + s as u64 * 7 + 1) % ((1 << f) - 1) + 1) as u32;
             for i in 0..7 {

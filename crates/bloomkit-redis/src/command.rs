@@ -1,0 +1,340 @@
+//! The one handler behind every `BF.*`/`CF.*` command, and their registration from the
+//! command crate's table.
+//!
+//! A command runs as the command crate's host loop says (its `lib.rs`): parse (the row's
+//! arity, then the command's own checks), find the key's value, read it or write its slot,
+//! replicate what the command logged, reply. Here the keyspace is Redis's: a value is
+//! borrowed from its key for the command and put back, or stored as a new key, or the key
+//! deleted.
+//!
+//! # What is replicated
+//!
+//! Not the command as the client sent it, but its logged form
+//! ([`Outcome::log`](bloomkit_commands::Outcome::log)), with `RedisModule_Replicate`: a key
+//! created from the defaults goes to replicas and the append-only file as a `BF.RESERVE` or
+//! `CF.RESERVE` naming every parameter, then the items that changed the filter. A replica,
+//! or a restart that replays the file, builds the same bits whatever its own defaults.
+//! Commands arriving that way (from the master, or the file being loaded) are parsed as
+//! logged commands ([`FilterSpec::parse_logged`]) and run without the memory budget: what
+//! the master acknowledged is applied.
+
+use std::ffi::{c_int, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::NonNull;
+use std::sync::LazyLock;
+
+use bloomkit::{CuckooFilter, ScalableBloomFilter};
+use bloomkit_commands::table::{lookup, FilterSpec, FILTER_COMMANDS};
+use bloomkit_commands::{Access, Ctx, FilterCommand, Protocol, Reply, Value};
+use bytes::Bytes;
+use redis_module::key::{RedisKey, RedisKeyWritable};
+use redis_module::native_types::RedisType;
+use redis_module::{raw, Context, ContextFlags, RedisString};
+
+use crate::budget::ModuleBudget;
+use crate::config;
+use crate::reply::send;
+use crate::types::{type_of, BLOOM_TYPE, CUCKOO_TYPE};
+
+/// Registers every row of [`FILTER_COMMANDS`] with the one handler, its flags
+/// ([`CommandSpec::module_flags`](bloomkit_commands::table::CommandSpec::module_flags):
+/// `write deny-oom`, `readonly`) and key positions, which cluster routing, ACL key
+/// patterns and `COMMAND GETKEYS` use.
+///
+/// # Errors
+///
+/// The name of a command the engine refused to register.
+pub fn register(ctx: &Context) -> Result<(), String> {
+    let create =
+        api!(RedisModule_CreateCommand).ok_or("the engine has no RedisModule_CreateCommand")?;
+    for row in FILTER_COMMANDS {
+        let spec = &row.spec;
+        let name = CString::new(spec.name).map_err(|e| e.to_string())?;
+        let flags = CString::new(spec.module_flags()).map_err(|e| e.to_string())?;
+        // SAFETY: the context is the one Redis passed to the module's load; the name and
+        // flags are NUL-terminated and live across the call (Redis copies them); the
+        // handler has the signature the API declares.
+        let status = unsafe {
+            create(
+                ctx.ctx,
+                name.as_ptr(),
+                Some(handle),
+                flags.as_ptr(),
+                spec.first_key as c_int,
+                spec.last_key as c_int,
+                spec.step as c_int,
+            )
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            return Err(format!("the engine refused to register {}", spec.name));
+        }
+    }
+    Ok(())
+}
+
+/// The handler Redis calls for every filter command.
+extern "C" fn handle(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    let argv: &[*mut raw::RedisModuleString] = match usize::try_from(argc) {
+        // SAFETY: Redis passes `argc` valid argument strings at `argv`, alive for the
+        // length of the call.
+        Ok(n) if n > 0 && !argv.is_null() => unsafe { std::slice::from_raw_parts(argv, n) },
+        _ => &[],
+    };
+    // A bug must not take the server down with it: the client gets an error instead (the
+    // key keeps a stand-in until the next write, which Redis's log then explains).
+    let context = Context::new(ctx);
+    if catch_unwind(AssertUnwindSafe(|| run(&context, argv))).is_err() {
+        raw::reply_with_error(
+            ctx,
+            c"ERR bloomkit: internal error running this command; see the server's log".as_ptr(),
+        );
+    }
+    raw::REDISMODULE_OK as c_int
+}
+
+/// Runs one command: the host loop of the command crate's documentation.
+fn run(ctx: &Context, argv: &[*mut raw::RedisModuleString]) {
+    let args = arguments(argv);
+    let flags = ctx.get_flags();
+    let protocol = if flags.contains(ContextFlags::FLAGS_RESP3) {
+        Protocol::Resp3
+    } else {
+        Protocol::Resp2
+    };
+    let Some(row) = args.first().and_then(|name| lookup(name)) else {
+        send(ctx, &Reply::error("ERR unknown command"), protocol);
+        return;
+    };
+    let from_log = flags.intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
+    let command = match parse(row, &args, from_log) {
+        Ok(command) => command,
+        Err(reply) => return send(ctx, &reply, protocol),
+    };
+    // Every parser needs the key (the row's arity admits no fewer than two arguments).
+    let Some(&key_arg) = argv.get(1) else {
+        return send(
+            ctx,
+            &bloomkit_commands::errors::wrong_arity(row.spec.name),
+            protocol,
+        );
+    };
+    let key_name = RedisString::new(NonNull::new(ctx.ctx), key_arg);
+    let defaults = config::defaults();
+    let budget = ModuleBudget {
+        unlimited: from_log,
+    };
+    let cctx = Ctx {
+        defaults: &defaults,
+        budget: &budget,
+    };
+    let reply = match command.access() {
+        Access::Read => read(ctx, &key_name, &command, &cctx),
+        Access::Write => write(ctx, &key_name, &command, &cctx, &args),
+    };
+    send(ctx, &reply, protocol);
+}
+
+/// The arguments as the command layer takes them: copied into one buffer, each a slice of
+/// it (an allocation per command, not one per argument: a `BF.MADD` of 100 items made 100).
+fn arguments(argv: &[*mut raw::RedisModuleString]) -> Vec<Bytes> {
+    let slice = |a: &*mut raw::RedisModuleString| RedisString::string_as_slice(*a);
+    let total = argv.iter().map(|a| slice(a).len()).sum();
+    let mut buffer = Vec::with_capacity(total);
+    for a in argv {
+        buffer.extend_from_slice(slice(a));
+    }
+    let all = Bytes::from(buffer);
+    let mut at = 0;
+    argv.iter()
+        .map(|a| {
+            let len = slice(a).len();
+            at += len;
+            all.slice(at - len..at)
+        })
+        .collect()
+}
+
+fn parse(row: &FilterSpec, args: &[Bytes], from_log: bool) -> Result<FilterCommand, Reply> {
+    if from_log {
+        row.parse_logged(args)
+    } else {
+        row.parse(args)
+    }
+}
+
+/// What a command sees for a key that holds a value of another kind (a string, a list,
+/// another module's type): a filter of the other family, which the command layer answers
+/// as RedisBloom answers such a key (`BF.EXISTS` 0, `BF.ADD` `WRONGTYPE`...). Built once;
+/// tiny.
+static FOREIGN: LazyLock<(Value, Value)> = LazyLock::new(|| {
+    let cuckoo = CuckooFilter::new(2, 0.5).map(Value::Cuckoo);
+    let bloom = ScalableBloomFilter::new(1, 0.5).map(Value::Bloom);
+    match (cuckoo, bloom) {
+        (Ok(c), Ok(b)) => (c, b),
+        // Neither can fail for these parameters; a stand-in answers the same way.
+        _ => (Value::stand_in(), Value::stand_in()),
+    }
+});
+
+/// The foreign value a command of this family sees for a key of another kind.
+fn foreign(command: &FilterCommand) -> &'static Value {
+    match command {
+        FilterCommand::Bloom(_) => &FOREIGN.0,
+        FilterCommand::Cuckoo(_) => &FOREIGN.1,
+    }
+}
+
+/// What a key holds, as a command sees it.
+enum Held<'a> {
+    /// No such key.
+    Missing,
+    /// One of this module's values, and its type.
+    Ours(&'a mut Value, &'static RedisType),
+    /// A key of another kind.
+    Foreign,
+}
+
+fn read(ctx: &Context, name: &RedisString, command: &FilterCommand, cctx: &Ctx<'_>) -> Reply {
+    let key = RedisKey::open(ctx.ctx, name);
+    if key.is_null() {
+        return command.read(None, cctx);
+    }
+    let ours = [&BLOOM_TYPE, &CUCKOO_TYPE]
+        .into_iter()
+        .find_map(|ty| key.get_value::<Value>(ty).ok().flatten());
+    command.read(Some(ours.unwrap_or_else(|| foreign(command))), cctx)
+}
+
+fn write(
+    ctx: &Context,
+    name: &RedisString,
+    command: &FilterCommand,
+    cctx: &Ctx<'_>,
+    args: &[Bytes],
+) -> Reply {
+    let key = RedisKeyWritable::open(ctx.ctx, name);
+    let mut held = if key.is_empty() {
+        Held::Missing
+    } else {
+        [&BLOOM_TYPE, &CUCKOO_TYPE]
+            .into_iter()
+            .find_map(|ty| {
+                key.get_value::<Value>(ty)
+                    .ok()
+                    .flatten()
+                    .map(|value| Held::Ours(value, ty))
+            })
+            .unwrap_or(Held::Foreign)
+    };
+    // The command gets the value itself; the key holds an empty stand-in meanwhile.
+    let mut slot = match &mut held {
+        Held::Missing => None,
+        Held::Ours(value, _) => Some(std::mem::replace(*value, Value::stand_in())),
+        Held::Foreign => Some(foreign(command).clone()),
+    };
+    let outcome = command.write(&mut slot, cctx);
+    match (held, slot) {
+        (Held::Ours(place, ty), Some(value)) if std::ptr::eq(type_of(&value), ty) => {
+            *place = value;
+        }
+        (Held::Ours(..), None) => {
+            let _ = key.delete();
+        }
+        (Held::Ours(..), Some(value)) => {
+            // A value of the other family under the same key: stored as a new key.
+            let _ = key.delete();
+            let _ = key.set_value(type_of(&value), value);
+        }
+        (Held::Missing, Some(value)) => {
+            let _ = key.set_value(type_of(&value), value);
+        }
+        // A key of another kind is never changed: every command refuses it.
+        (Held::Missing, None) | (Held::Foreign, _) => {}
+    }
+    if !outcome.log.is_empty() {
+        signal_modified(ctx, name);
+        if replays_as_sent(&outcome.log, args) {
+            // Redis replicates its own copy of the arguments: no strings to build.
+            ctx.replicate_verbatim();
+            return outcome.reply;
+        }
+        for entry in &outcome.log {
+            replicate(ctx, entry);
+        }
+    }
+    outcome.reply
+}
+
+/// Whether the command as the client sent it replays exactly as its logged form `log`,
+/// so that it can be replicated verbatim: the log is that very command (a `CF.ADD`, a
+/// `BF.MADD` whose items were all new), or one `BF.MADD` of the same key and item as a
+/// `BF.ADD` (which then found its key, or a creation would have been logged first, and adds
+/// the item as `BF.MADD` does; the replies differ, which a replica does not send).
+fn replays_as_sent(log: &[Vec<Bytes>], args: &[Bytes]) -> bool {
+    let [entry] = log else {
+        return false;
+    };
+    if entry[..] == *args {
+        return true;
+    }
+    let madd_of_add = entry.len() == 3
+        && args.len() == 3
+        && entry[0].eq_ignore_ascii_case(b"BF.MADD")
+        && args[0].eq_ignore_ascii_case(b"BF.ADD");
+    madd_of_add && entry[1..] == args[1..]
+}
+
+/// Tells Redis the key changed (the module handles this itself, see
+/// [`set_module_options`](crate::types::set_module_options)): `WATCH` and client-side
+/// caching then see it.
+fn signal_modified(ctx: &Context, name: &RedisString) {
+    if let Some(signal) = api!(RedisModule_SignalModifiedKey) {
+        // SAFETY: `ctx` is the context of the running command and `name` one of its
+        // arguments, alive for the call.
+        unsafe { signal(ctx.ctx, name.inner) };
+    }
+}
+
+/// Replicates one logged command (its name first) to the replicas and the append-only
+/// file. Arguments are binary-safe (an item may hold any bytes, NUL included).
+fn replicate(ctx: &Context, entry: &[Bytes]) {
+    let Some((command_name, args)) = entry.split_first() else {
+        return;
+    };
+    let (Some(create), Some(free), Some(replicate)) = (
+        api!(RedisModule_CreateString),
+        api!(RedisModule_FreeString),
+        api!(RedisModule_Replicate),
+    ) else {
+        return;
+    };
+    let Ok(command_name) = CString::new(command_name.to_vec()) else {
+        return;
+    };
+    let strings: Vec<*mut raw::RedisModuleString> = args
+        .iter()
+        // SAFETY: each buffer is valid for its length during the call; a string created
+        // without a context is the module's to free, below.
+        .map(|a| unsafe { create(std::ptr::null_mut(), a.as_ptr().cast(), a.len()) })
+        .collect();
+    // SAFETY: `ctx` is the running command's context; the format "v" takes an array of
+    // module strings and its length, which `strings` is; Redis takes its own references
+    // to the strings it keeps.
+    unsafe {
+        replicate(
+            ctx.ctx,
+            command_name.as_ptr(),
+            c"v".as_ptr(),
+            strings.as_ptr(),
+            strings.len(),
+        );
+    }
+    for s in strings {
+        // SAFETY: created above without a context, freed once.
+        unsafe { free(std::ptr::null_mut(), s) };
+    }
+}

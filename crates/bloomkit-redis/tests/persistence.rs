@@ -1,0 +1,251 @@
+//! Persistence through the engine: RDB snapshots (`SAVE`), the append-only file (as logged
+//! and after `BGREWRITEAOF`), restarts under other module arguments, a `kill -9` with
+//! `appendfsync always`, and a damaged RDB, which stops loading with a clear log line.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{digest, Conn, Engine, Resp, Server};
+
+/// Keys of every kind of value, created from the defaults and explicitly: several layers,
+/// deletions, an empty cuckoo filter, binary items, a restore half done.
+fn fill(c: &mut Conn) -> Vec<String> {
+    for i in 0..500 {
+        c.line(&format!("BF.ADD scaled {i}"));
+        c.line(&format!("CF.ADD cuckoo {i}"));
+    }
+    for i in 0..100 {
+        c.line(&format!("CF.DEL cuckoo {i}"));
+    }
+    c.line("BF.RESERVE nonscaling 0.001 1000 NONSCALING");
+    c.line("BF.MADD nonscaling a b c");
+    c.line("BF.INSERT inserted CAPACITY 50 ERROR 0.05 EXPANSION 4 ITEMS x y z");
+    c.line("CF.RESERVE empty 100 BUCKETSIZE 3 MAXITERATIONS 7 EXPANSION 2");
+    c.line("CF.INSERT cinserted CAPACITY 200 ITEMS p q r");
+    c.cmd(&[&b"BF.ADD"[..], b"binary", b"a\0b\r\n"]);
+    // Half a restore: the header and one chunk of a two-chunk dump.
+    let mut iter = 0;
+    let mut chunks = Vec::new();
+    loop {
+        let reply = c.cmd(&["BF.SCANDUMP", "scaled", &iter.to_string()]).array();
+        iter = reply[0].int();
+        if iter == 0 {
+            break;
+        }
+        chunks.push((iter, reply[1].bytes()));
+    }
+    let (header_iter, header) = &chunks[0];
+    c.cmd(&[
+        &b"BF.LOADCHUNK"[..],
+        b"partial",
+        header_iter.to_string().as_bytes(),
+        header,
+    ]);
+    let body = &chunks[1].1;
+    let half = &body[..body.len() / 2];
+    let at = (half.len() + 1).to_string();
+    assert_eq!(
+        c.cmd(&[&b"BF.LOADCHUNK"[..], b"partial", at.as_bytes(), half]),
+        Resp::Simple("OK".into())
+    );
+    [
+        "scaled",
+        "cuckoo",
+        "nonscaling",
+        "inserted",
+        "empty",
+        "cinserted",
+        "binary",
+        "partial",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Each key's digest, and answers for items in and out.
+fn state(c: &mut Conn, keys: &[String]) -> Vec<(String, String, Resp)> {
+    keys.iter()
+        .map(|k| {
+            let family = if c.line(&format!("TYPE {k}")).text() == "MBbloomCF" {
+                "CF"
+            } else {
+                "BF"
+            };
+            let answers = if k == "partial" {
+                c.line(&format!("{family}.EXISTS {k} 1"))
+            } else {
+                c.line(&format!("{family}.MEXISTS {k} 1 150 499 a x p nope"))
+            };
+            (k.clone(), digest(c, k), answers)
+        })
+        .collect()
+}
+
+#[test]
+fn save_and_restart_under_other_defaults_keeps_every_filter() {
+    for engine in Engine::available() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let extra = ["--save", "", "--dbfilename", "dump.rdb"];
+        let mut server = Server::start_raw(engine, dir.path(), common::args_with(&[], &extra));
+        let mut c = server.conn();
+        let keys = fill(&mut c);
+        let before = state(&mut c, &keys);
+        assert_eq!(c.line("SAVE"), Resp::Simple("OK".into()));
+        server.kill();
+        server.restart_with(common::args_with(common::OTHER_DEFAULTS, &extra));
+        let mut c = server.conn();
+        assert_eq!(state(&mut c, &keys), before, "{}", engine.name());
+        // The half restore goes on where it stopped.
+        assert!(c.line("BF.EXISTS partial 1").is_error());
+    }
+}
+
+#[test]
+fn the_append_only_file_replays_and_rewrites_to_the_same_bits() {
+    for engine in Engine::available() {
+        for preamble in ["no", "yes"] {
+            let dir = tempfile::tempdir().expect("a directory");
+            let extra = [
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--aof-use-rdb-preamble",
+                preamble,
+            ];
+            let mut server = Server::start_raw(engine, dir.path(), common::args_with(&[], &extra));
+            let mut c = server.conn();
+            let keys = fill(&mut c);
+            let before = state(&mut c, &keys);
+            // The log as written, replayed under other defaults: creations were logged with
+            // their parameters.
+            server.kill();
+            server.restart_with(common::args_with(common::OTHER_DEFAULTS, &extra));
+            let mut c = server.conn();
+            assert_eq!(state(&mut c, &keys), before, "{} replay", engine.name());
+            // Rewritten (as LOADCHUNK commands without the RDB preamble), replayed again.
+            assert!(!c.line("BGREWRITEAOF").is_error());
+            assert!(
+                common::eventually(Duration::from_secs(20), || {
+                    let info = c.line("INFO persistence").text();
+                    info.contains("aof_rewrite_in_progress:0")
+                        && info.contains("aof_rewrite_scheduled:0")
+                        && info.contains("aof_last_bgrewrite_status:ok")
+                }),
+                "the rewrite finished"
+            );
+            server.kill();
+            server.restart_with(common::args_with(&[], &extra));
+            let mut c = server.conn();
+            assert_eq!(
+                state(&mut c, &keys),
+                before,
+                "{} after BGREWRITEAOF, preamble {preamble}",
+                engine.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn kill_9_with_appendfsync_always_loses_no_acknowledged_write() {
+    for engine in Engine::available() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let extra = ["--appendonly", "yes", "--appendfsync", "always"];
+        let mut server = Server::start_raw(engine, dir.path(), common::args_with(&[], &extra));
+        let acknowledged: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let writers: Vec<_> = ["BF", "CF"]
+            .into_iter()
+            .map(|family| {
+                let (acked, stop, port) =
+                    (Arc::clone(&acknowledged), Arc::clone(&stop), server.port);
+                std::thread::spawn(move || {
+                    let mut c = Conn::open(port);
+                    for i in 0..200_000 {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let key = format!("{family}:{}", i % 8);
+                        match c.try_cmd(&[format!("{family}.ADD"), key.clone(), i.to_string()]) {
+                            Ok(Resp::Int(_)) => acked.lock().unwrap().push((key, i)),
+                            _ => break,
+                        }
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(1500));
+        server.kill();
+        stop.store(true, Ordering::Relaxed);
+        for w in writers {
+            w.join().expect("a writer");
+        }
+        let acked = acknowledged.lock().unwrap().clone();
+        assert!(
+            acked.len() > 100,
+            "{}: {} writes acknowledged",
+            engine.name(),
+            acked.len()
+        );
+        server.restart();
+        let mut c = server.conn();
+        for (key, item) in &acked {
+            let family = &key[..2];
+            let reply = c.cmd(&[format!("{family}.EXISTS"), key.clone(), item.to_string()]);
+            assert_eq!(
+                reply,
+                Resp::Int(1),
+                "{}: {key} {item} was acknowledged",
+                engine.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_damaged_rdb_stops_loading_with_a_reason() {
+    for engine in Engine::available() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let extra = [
+            "--save",
+            "",
+            "--dbfilename",
+            "dump.rdb",
+            "--rdbcompression",
+            "no",
+        ];
+        let mut server = Server::start_raw(engine, dir.path(), common::args_with(&[], &extra));
+        let mut c = server.conn();
+        c.line("BF.RESERVE victim 0.01 10000");
+        for i in 0..1000 {
+            c.line(&format!("BF.ADD victim {i}"));
+        }
+        c.line("SAVE");
+        server.kill();
+        let path = dir.path().join("dump.rdb");
+        let mut rdb = std::fs::read(&path).expect("the RDB");
+        let magic = rdb
+            .windows(4)
+            .position(|w| w == b"\x89BKF")
+            .expect("the filter's encoding in the RDB");
+        rdb[magic + 2000] ^= 0x10;
+        std::fs::write(&path, rdb).expect("write the RDB back");
+        let mut broken =
+            Server::start_raw_unchecked(engine, dir.path(), common::args_with(&[], &extra));
+        assert!(
+            broken.wait_exit().is_some(),
+            "{} refused to start",
+            engine.name()
+        );
+        let log = broken.log();
+        assert!(
+            log.contains("bloomkit: cannot load the MBbloom-- value of key 'victim': the filter does not decode"),
+            "{}: {log}",
+            engine.name()
+        );
+    }
+}

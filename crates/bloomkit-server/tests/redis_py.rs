@@ -2,7 +2,7 @@
 //! and RESP3, against a server in this process: `scripts/redis_py_transactions.py` does the
 //! checks, this test serves it and judges its exit status.
 //!
-//! Needs Python 3 and the `redis` package, looked for in `$BLOOMKIT_TEST_TOOLS/python`
+//! Needs Python 3 and the `redis` package, looked for in `$BLOOMKIT_TEST_TOOLS/py`
 //! (where scripts/test.sh installs it with `pip install --target`) and then wherever Python
 //! finds it. Without them it skips, saying why, except under `BLOOMKIT_FULL_TESTS=1`,
 //! where it fails.
@@ -25,7 +25,7 @@ fn python_tools() -> PathBuf {
     std::env::var_os("BLOOMKIT_TEST_TOOLS")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-tools"))
-        .join("python")
+        .join("py")
 }
 
 /// Regression: redis-py's default pipeline sends `MULTI` ... `EXEC`, which answered

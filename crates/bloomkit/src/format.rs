@@ -70,7 +70,7 @@ pub enum FilterKind {
     /// A binary fuse filter (static, built once from all keys; the fastest queries).
     Fuse,
     /// [`crate::SectorBloomFilter`]: the sectored layout (the same bits in each word of a
-    /// line; the fastest inserts).
+    /// line; the fewest instructions per insert).
     Sector,
 }
 

@@ -127,7 +127,7 @@ pub fn run(items: u64, fp_rate: f64) -> Result<()> {
          predicted: the rate the sizing math expects for this shape and count of keys\n\
          measured:  the share of {n} absent keys the filter answered \"maybe\" for\n\
          ns/insert, ns/query: mean time per key, hashing the 21-byte key included\n\n\
-         sector:   blocked with the same bits in each word of the line: the fastest inserts\n\
+         sector:   blocked with the same bits in each word of the line: the cheapest inserts\n\
          atomic:   blocked with atomic words; many threads insert at once through &self\n\
          counting: removes keys; 4-bit counters cost about 4× the memory of classic\n\
          scalable: planned for a hundredth of the keys, grown 100× in layers\n\

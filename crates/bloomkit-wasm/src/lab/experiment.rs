@@ -235,6 +235,7 @@ impl Experiment {
         match filter {
             AnyFilter::Classic(f) => sizing::classic_fp_rate(n, f.num_bits(), f.num_hashes()),
             AnyFilter::Blocked(f) => blocked_rate(n, f.num_bits(), f.num_hashes()),
+            AnyFilter::Sector(f) => sizing::sector_fp_rate(n, f.num_bits(), f.bits_per_word()),
             AnyFilter::Counting(f) => sizing::classic_fp_rate(n, f.num_counters(), f.num_hashes()),
             AnyFilter::Aging(f) => {
                 // The older generation took the keys before the rotation, the newer the rest.
@@ -265,6 +266,7 @@ fn fill(filter: &AnyFilter) -> f64 {
     match filter {
         AnyFilter::Classic(f) => f.fill_ratio(),
         AnyFilter::Blocked(f) => f.fill_ratio(),
+        AnyFilter::Sector(f) => f.fill_ratio(),
         AnyFilter::Counting(f) => f.count_nonzero() as f64 / f.num_counters() as f64,
         AnyFilter::Scalable(f) => f.len() as f64 / f.capacity().max(1) as f64,
         AnyFilter::Cuckoo(f) => f.load_factor(),

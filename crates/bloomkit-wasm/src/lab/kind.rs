@@ -11,6 +11,8 @@ pub enum Kind {
     Classic,
     /// [`bloomkit::BlockedBloomFilter`].
     Blocked,
+    /// [`bloomkit::SectorBloomFilter`].
+    Sector,
     /// [`bloomkit::AtomicBloomFilter`].
     Atomic,
     /// [`bloomkit::CountingBloomFilter`].
@@ -29,8 +31,9 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order the page and the CLI list them.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Blocked,
+        Kind::Sector,
         Kind::Classic,
         Kind::Atomic,
         Kind::Counting,
@@ -46,6 +49,7 @@ impl Kind {
         match self {
             Kind::Classic => "classic",
             Kind::Blocked => "blocked",
+            Kind::Sector => "sector",
             Kind::Atomic => "atomic",
             Kind::Counting => "counting",
             Kind::Scalable => "scalable",
@@ -66,6 +70,7 @@ impl Kind {
         match self {
             Kind::Classic => "probes anywhere in one bit array: the fewest bits for a Bloom filter",
             Kind::Blocked => "all probes of a key in one 512-bit line: one cache miss per query",
+            Kind::Sector => "blocked, with the same bits in each 64-bit word: the cheapest inserts",
             Kind::Atomic => "blocked, with atomic words: many threads insert at once",
             Kind::Counting => "4-bit counters instead of bits: keys can be removed",
             Kind::Scalable => "a chain of layers that grows past the planned keys",
@@ -81,6 +86,7 @@ impl Kind {
         match self {
             Kind::Classic => FilterKind::Classic,
             Kind::Blocked | Kind::Atomic => FilterKind::Blocked,
+            Kind::Sector => FilterKind::Sector,
             Kind::Counting => FilterKind::Counting,
             Kind::Scalable => FilterKind::Scalable,
             Kind::Cuckoo => FilterKind::Cuckoo,
@@ -99,7 +105,7 @@ impl Kind {
     /// What [`Measurement::fill`](super::Measurement::fill) measures for this kind.
     pub fn fill_meaning(self) -> &'static str {
         match self {
-            Kind::Classic | Kind::Blocked | Kind::Atomic => "bits set",
+            Kind::Classic | Kind::Blocked | Kind::Sector | Kind::Atomic => "bits set",
             Kind::Counting => "counters not zero",
             Kind::Scalable => "keys held / capacity of its layers",
             Kind::Cuckoo => "slots in use",

@@ -134,7 +134,9 @@ impl Kernel {
     pub(super) const PORTABLE: Kernel = Kernel { avx2: false };
 
     /// Whether this is the AVX2 kernel: true only on a CPU that has AVX2 (or in a test that
-    /// checked). The layout-2 query's choice of code rests on it.
+    /// checked). The layout-2 query's choice of code rests on it (compiled only where the
+    /// AVX2 kernels are).
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     pub(super) fn avx2(self) -> bool {
         self.avx2
     }

@@ -78,10 +78,13 @@ async fn ping_stays_fast_while_others_send_a_million_arguments() {
          {pings} pings, the slowest {slowest:?}"
     );
     assert!(ran >= 3, "the long commands did not run: {ran}");
-    // Without the hand-off a PING waits for a whole command (and often more); with it, for
-    // a scheduler's time slice. A quarter of a command leaves room for a loaded machine.
+    // Without the hand-off a PING waits for a whole command (and often more: 627 ms against
+    // 626 ms for one command, measured); with it, for a scheduler's time slice and the
+    // request's parsing, which stays on the worker (about a tenth of a command when the
+    // machine is quiet, up to a third under a load of 5 on 2 cores). Half a command tells the
+    // two apart on a loaded machine.
     assert!(
-        slowest < one_command / 4,
+        slowest < one_command / 2,
         "a PING took {slowest:?} while a long command alone takes {one_command:?}"
     );
 }

@@ -260,6 +260,11 @@ KNOWN_MODULE = {
     "cf reserve errors": KNOWN["cf reserve errors"],
     "bf scaling": KNOWN["bf scaling"],
     "bf nonscaling full": KNOWN["bf nonscaling full"],
+    "cf copies folded": KNOWN["cf copies folded"],
+    "modules and cluster": "MODULE LIST names this module bf too, with its own version and path",
+    "dump payload": "DUMP carries this module's encoding (docs/MODULE.md, difference 3)",
+    "copy filters": KNOWN["copy filters"],
+    "bf loadchunk of another dump": KNOWN["bf loadchunk of another dump"],
 }
 
 

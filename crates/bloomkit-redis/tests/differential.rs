@@ -23,14 +23,14 @@ fn python() -> Option<PathBuf> {
     )
 }
 
-/// Redis with this module, and the same Redis with RedisBloom.
+/// Redis with this module, and the same Redis with RedisBloom; both allow `DEBUG`, which
+/// the cases send (`DEBUG RELOAD`, as RedisBloom's test suites do).
 fn both(dir: &Path, redisbloom: &Path) -> (Server, Server) {
-    let ours = Server::start(Engine::Redis, &dir.join("ours"), &[], &[]);
-    let theirs = Server::start_raw(
-        Engine::Redis,
-        &dir.join("theirs"),
-        vec!["--loadmodule".into(), redisbloom.display().to_string()],
-    );
+    const DEBUG: [&str; 2] = ["--enable-debug-command", "yes"];
+    let ours = Server::start(Engine::Redis, &dir.join("ours"), &[], &DEBUG);
+    let mut theirs_args = vec!["--loadmodule".to_string(), redisbloom.display().to_string()];
+    theirs_args.extend(DEBUG.map(String::from));
+    let theirs = Server::start_raw(Engine::Redis, &dir.join("theirs"), theirs_args);
     (ours, theirs)
 }
 

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use bloomkit_bench::measure::{self, Config, Outcome, Regime};
 use bloomkit_bench::peers::{self, targets, PeerKey};
+use bloomkit_bench::timing::load_average;
 use bloomkit_bench::{memlimit, ours, report};
 
 const USAGE: &str =
@@ -98,15 +99,6 @@ fn run<K: PeerKey + ?Sized>(regime: Regime, config: &Config) -> Vec<Outcome> {
             outcome
         })
         .collect()
-}
-
-/// The 1-, 5- and 15-minute load averages: the machine is shared, so the report says how
-/// busy it was.
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|| "unknown".to_string())
 }
 
 fn main() -> ExitCode {

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use bloomkit::BlockedBloomFilter;
 use bloomkit_bench::keys::int_key;
-use bloomkit_bench::timing::median;
+use bloomkit_bench::timing::{load_average, median};
 
 const SIZES: [u64; 5] = [10_000, 100_000, 1_000_000, 4_000_000, 16_000_000];
 
@@ -69,10 +69,4 @@ fn main() {
         println!("| {n} | {s:.2} | {p:.2} | {:.2} |", p / s);
     }
     println!("\nload average at end: {}", load_average());
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
 }

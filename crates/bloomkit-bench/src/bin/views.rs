@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use bloomkit::{BlockedBloomFilter, BlockedBloomFilterRef};
 use bloomkit_bench::keys::int_key;
-use bloomkit_bench::timing::median;
+use bloomkit_bench::timing::{load_average, median};
 
 /// The ways of opening the file, in the order the table shows them: the owned filter read
 /// from the file or from the map, the view checked or not, and the view on the portable
@@ -226,12 +226,6 @@ fn rss() -> (f64, f64, f64) {
             .map_or(f64::NAN, |kib| kib / 1024.0)
     };
     (field("VmRSS:"), field("RssAnon:"), field("RssFile:"))
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
 }
 
 /// One way of opening the file, and the queries through what it opened.

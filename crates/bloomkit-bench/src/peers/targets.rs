@@ -4,8 +4,9 @@
 //!   configuration, measuring at most 1.1% false positives, with at most 1.1× fastbloom's
 //!   memory per key.
 //! * Insert: at least 1.5× faster than fastbloom. The sector filter (`SectorBloomFilter`,
-//!   the blocked layout with one bit in each word of the line) is checked against the insert
-//!   target, the rate and the memory too: it is the layout meant for fast inserts.
+//!   the blocked layout with one bit in each word of the line) is checked against every
+//!   speed target, the rate and the memory too: it is the layout meant for fast inserts, and
+//!   a user who wants the fastest single-key filter chooses between the two.
 //!
 //! * Binary fuse, 8- and 16-bit: bloomkit's `BinaryFuseFilter` beside xorf's `BinaryFuse8`
 //!   and `BinaryFuse16` given the same hash (`bloomkit::hash`): queries no slower, a build at
@@ -88,7 +89,11 @@ pub fn check(table: &str, outcomes: &[Outcome], fp_rate: f64) -> Vec<Check> {
         ("query absent ≥ 1.5× fastbloom", |r| r.absent_ns),
         ("insert ≥ 1.5× fastbloom", |r| r.insert_ns),
     ];
-    let insert: [(&str, Figure); 1] = [("sector insert ≥ 1.5× fastbloom", |r| r.insert_ns)];
+    let sector: [(&str, Figure); 3] = [
+        ("sector query present ≥ 1.5× fastbloom", |r| r.present_ns),
+        ("sector query absent ≥ 1.5× fastbloom", |r| r.absent_ns),
+        ("sector insert ≥ 1.5× fastbloom", |r| r.insert_ns),
+    ];
     let mut checks = bloom_checks(
         table,
         outcomes,
@@ -101,7 +106,7 @@ pub fn check(table: &str, outcomes: &[Outcome], fp_rate: f64) -> Vec<Check> {
         outcomes,
         "SectorBloomFilter",
         "sector",
-        &insert,
+        &sector,
     ));
     checks.extend(fuse_checks(table, outcomes));
     checks.extend(ribbon_checks(table, outcomes, fp_rate));

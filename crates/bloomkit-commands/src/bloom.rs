@@ -29,6 +29,7 @@
 
 use bloomkit::{hash_bytes_with_seed, Error, LayerInfo, LayerLayout, ScalableBloomFilter};
 use bytes::Bytes;
+use smallvec::smallvec;
 
 use crate::args::{is_word, parse_f64, parse_i64};
 use crate::dump::{self, Chunk};
@@ -36,10 +37,10 @@ use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYP
 use crate::limits::{BF_MAX_CAPACITY as MAX_CAPACITY, BF_MAX_EXPANSION as MAX_EXPANSION};
 use crate::params::Defaults;
 use crate::reply::Reply;
-use crate::run::{Access, Ctx, Outcome};
+use crate::run::{Access, Ctx, Log, Outcome};
 use crate::shared::{
-    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Items,
-    Lookup, Origin,
+    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Answers,
+    Items, Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -183,7 +184,7 @@ impl BloomCommand {
                 *slot = Some(Value::Bloom(filter));
                 Outcome {
                     reply: Reply::Ok,
-                    log: vec![log],
+                    log: smallvec![log],
                 }
             }
             Err(reply) => Outcome::unchanged(reply),
@@ -198,7 +199,7 @@ impl BloomCommand {
         create_with: Option<&Params>,
         ctx: &Ctx<'_>,
     ) -> Outcome {
-        let mut log = Vec::new();
+        let mut log = Log::new();
         match (lookup(slot.as_ref()), create_with) {
             (Ok(_), _) => {}
             (Err(Lookup::Missing), Some(params)) => match create(&self.key, params, ctx) {
@@ -598,15 +599,27 @@ fn add_many(
     filter: &mut ScalableBloomFilter,
     items: &[Bytes],
     ctx: &Ctx<'_>,
-) -> (Vec<bool>, Option<Reply>) {
+) -> (Answers, Option<Reply>) {
     let hashes = item_hashes(items, filter.seed());
-    let mut added = Vec::with_capacity(items.len());
+    let mut added = Answers::new();
     let mut refused = false;
     let may_grow = |bytes: usize| {
         refused = !ctx.budget.within_maxmemory(bytes);
         !refused
     };
-    let result = filter.insert_many_hashes_within(&hashes, may_grow, &mut added);
+    // One item (`BF.ADD`) through the one-key call, which the batch would make for it after
+    // a prefetch that cannot overlap anything: no answer buffer to allocate.
+    let result = match hashes[..] {
+        [hash] => filter
+            .insert_hash_within(hash, may_grow)
+            .map(|new| added.push(new)),
+        _ => {
+            let mut answers = Vec::with_capacity(items.len());
+            let result = filter.insert_many_hashes_within(&hashes, may_grow, &mut answers);
+            added = Answers::from_vec(answers);
+            result
+        }
+    };
     let failure = result.err().map(|_| {
         Reply::error(if refused {
             OOM
@@ -796,7 +809,7 @@ fn loadchunk(
 ) -> Outcome {
     let changed = || Outcome {
         reply: Reply::Ok,
-        log: vec![verbatim(args)],
+        log: smallvec![verbatim(args)],
     };
     match lookup(slot.as_ref()) {
         Err(Lookup::Missing) if iter == 1 => {

@@ -35,6 +35,7 @@
 
 use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooPlacement, Error, FilterKind};
 use bytes::Bytes;
+use smallvec::smallvec;
 
 use crate::args::parse_i64;
 use crate::dump::{self, Chunk};
@@ -45,10 +46,10 @@ use crate::limits::{
     CF_MAX_SUB_FILTERS as MAX_SUB_FILTERS,
 };
 use crate::reply::Reply;
-use crate::run::{Access, Ctx, Outcome};
+use crate::run::{Access, Ctx, Log, Outcome};
 use crate::shared::{
-    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Items,
-    Lookup, Origin,
+    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Answers,
+    Items, Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -208,9 +209,9 @@ impl CuckooCommand {
                 Outcome {
                     reply: Reply::Bool(removed),
                     log: if removed {
-                        vec![command("CF.DEL", &self.key, vec![item.clone()])]
+                        smallvec![command("CF.DEL", &self.key, vec![item.clone()])]
                     } else {
-                        Vec::new()
+                        Log::new()
                     },
                 }
             }
@@ -221,7 +222,7 @@ impl CuckooCommand {
                     // Logged even when nothing moved: the deletion count restarts at 0.
                     Outcome {
                         reply: Reply::Ok,
-                        log: vec![command("CF.COMPACT", &self.key, Vec::new())],
+                        log: smallvec![command("CF.COMPACT", &self.key, Vec::new())],
                     }
                 }
                 Some(Value::Loading(d)) if d.kind() == FilterKind::Cuckoo => {
@@ -260,7 +261,7 @@ impl CuckooCommand {
                 *slot = Some(Value::Cuckoo(filter));
                 Outcome {
                     reply: Reply::Ok,
-                    log: vec![log],
+                    log: smallvec![log],
                 }
             }
             Err(reply) => Outcome::unchanged(reply),
@@ -278,7 +279,7 @@ impl CuckooCommand {
         max_expansions: u32,
         ctx: &Ctx<'_>,
     ) -> Outcome {
-        let mut log = Vec::new();
+        let mut log = Log::new();
         match (lookup(slot.as_ref()), create_with) {
             (Ok(_), _) => {}
             (Err(Lookup::Missing), Some(capacity)) => {
@@ -320,7 +321,7 @@ impl CuckooCommand {
         // CF.INSERTNX answers integers; the others booleans (RESP3), as RedisBloom does.
         let integers = nx && multi;
         let hashes = item_hashes(items, filter.seed());
-        let mut answers = Vec::with_capacity(items.len());
+        let mut answers = Answers::new();
         // The batch stops at an item that finds no room; the command answers for it and
         // goes on with the next (or ends, for a single item).
         let mut start = 0;
@@ -331,10 +332,25 @@ impl CuckooCommand {
                 !refused
             };
             answers.clear();
-            let result = if nx {
-                filter.insert_unique_many_hashes_within(&hashes[start..], may_grow, &mut answers)
-            } else {
-                filter.insert_many_hashes_within(&hashes[start..], may_grow, &mut answers)
+            // One item (`CF.ADD`) through the one-key call, which the batch would make for
+            // it: no answer buffer to allocate.
+            let result = match (&hashes[start..], nx) {
+                (&[hash], true) => filter
+                    .insert_unique_hash_within(hash, may_grow)
+                    .map(|new| answers.push(new)),
+                (&[hash], false) => filter
+                    .insert_hash_within(hash, may_grow)
+                    .map(|()| answers.push(true)),
+                (rest, _) => {
+                    let mut batch = Vec::with_capacity(rest.len());
+                    let result = if nx {
+                        filter.insert_unique_many_hashes_within(rest, may_grow, &mut batch)
+                    } else {
+                        filter.insert_many_hashes_within(rest, may_grow, &mut batch)
+                    };
+                    answers = Answers::from_vec(batch);
+                    result
+                }
             };
             for (item, &inserted) in items[start..].iter().zip(&answers) {
                 if inserted {
@@ -783,7 +799,7 @@ fn loadchunk(
 ) -> Outcome {
     let changed = || Outcome {
         reply: Reply::Ok,
-        log: vec![verbatim(args)],
+        log: smallvec![verbatim(args)],
     };
     let status = lookup(slot.as_ref()).map(|_| ());
     if pos == 1 {

@@ -25,6 +25,7 @@ use std::io::{self, Write};
 use bloomkit::format::{self, HeaderInfo};
 use bloomkit::FilterKind;
 use bytes::Bytes;
+use smallvec::smallvec;
 
 use crate::budget::Budget;
 use crate::errors::{INSUFFICIENT_MEMORY, OOM};
@@ -334,14 +335,14 @@ pub(crate) fn load_outcome(
     match load(slot, iter, data, budget) {
         Ok(Loaded::Changed) => Outcome {
             reply: Reply::Ok,
-            log: vec![verbatim(args)],
+            log: smallvec![verbatim(args)],
         },
         Ok(Loaded::Unchanged) => Outcome::unchanged(Reply::Ok),
         // The key was removed. Logged as that removal, not as the chunk: replayed, the chunk
         // would answer the same error, and a log that replays with an error stops start-up.
         Err(e @ LoadError::Corrupt) => Outcome {
             reply: reply(e),
-            log: vec![command("DEL", key, Vec::new())],
+            log: smallvec![command("DEL", key, Vec::new())],
         },
         Err(e) => Outcome::unchanged(reply(e)),
     }

@@ -121,5 +121,5 @@ pub use budget::{Budget, Unlimited};
 pub use command::FilterCommand;
 pub use params::{Defaults, Parameter, PARAMETERS};
 pub use reply::{Protocol, Reply};
-pub use run::{Access, Ctx, Outcome};
+pub use run::{Access, Ctx, Log, Outcome};
 pub use value::{PartialDump, Value};

@@ -2,6 +2,7 @@
 //! and what running it gives ([`Outcome`]).
 
 use bytes::Bytes;
+use smallvec::SmallVec;
 
 use crate::budget::Budget;
 use crate::params::Defaults;
@@ -38,15 +39,21 @@ pub struct Outcome {
     /// that created its key from [`Defaults`] logs a creation naming every parameter first.
     /// The one command logged that is not a filter command is `DEL key`, for a restore whose
     /// last chunk did not decode and removed its key.
-    pub log: Vec<Vec<Bytes>>,
+    pub log: Log,
 }
+
+/// What a write command logs, in order: room inline for the two records a command most
+/// often logs (a creation from the defaults, then the items it added), because inside Redis
+/// each allocation goes through the engine's accounting allocator. A host that keeps a log of
+/// its own takes it with `into_vec` or `extend`.
+pub type Log = SmallVec<[Vec<Bytes>; 2]>;
 
 impl Outcome {
     /// An outcome that changed nothing.
     pub fn unchanged(reply: Reply) -> Outcome {
         Outcome {
             reply,
-            log: Vec::new(),
+            log: Log::new(),
         }
     }
 }

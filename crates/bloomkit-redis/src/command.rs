@@ -18,6 +18,7 @@
 //! logged commands ([`FilterSpec::parse_logged`]) and run without the memory budget: what
 //! the master acknowledged is applied.
 
+use std::cell::RefCell;
 use std::ffi::{c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
@@ -26,7 +27,7 @@ use std::sync::LazyLock;
 use bloomkit::{CuckooFilter, ScalableBloomFilter};
 use bloomkit_commands::table::{lookup, FilterSpec, FILTER_COMMANDS};
 use bloomkit_commands::{Access, Ctx, FilterCommand, Protocol, Reply, Value};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::native_types::RedisType;
 use redis_module::{raw, Context, ContextFlags, RedisString};
@@ -98,7 +99,10 @@ extern "C" fn handle(
 
 /// Runs one command: the host loop of the command crate's documentation.
 fn run(ctx: &Context, argv: &[*mut raw::RedisModuleString]) {
-    let args = arguments(argv);
+    with_arguments(argv, |args| run_with(ctx, argv, args));
+}
+
+fn run_with(ctx: &Context, argv: &[*mut raw::RedisModuleString], args: &[Bytes]) {
     let flags = ctx.get_flags();
     let protocol = if flags.contains(ContextFlags::FLAGS_RESP3) {
         Protocol::Resp3
@@ -110,7 +114,7 @@ fn run(ctx: &Context, argv: &[*mut raw::RedisModuleString]) {
         return;
     };
     let from_log = flags.intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
-    let command = match parse(row, &args, from_log) {
+    let command = match parse(row, args, from_log) {
         Ok(command) => command,
         Err(reply) => return send(ctx, &reply, protocol),
     };
@@ -133,29 +137,67 @@ fn run(ctx: &Context, argv: &[*mut raw::RedisModuleString]) {
     };
     let reply = match command.access() {
         Access::Read => read(ctx, &key_name, &command, &cctx),
-        Access::Write => write(ctx, &key_name, &command, &cctx, &args),
+        Access::Write => write(ctx, &key_name, &command, &cctx, args),
     };
     send(ctx, &reply, protocol);
 }
 
-/// The arguments as the command layer takes them: copied into one buffer, each a slice of
-/// it (an allocation per command, not one per argument: a `BF.MADD` of 100 items made 100).
-fn arguments(argv: &[*mut raw::RedisModuleString]) -> Vec<Bytes> {
-    let slice = |a: &*mut raw::RedisModuleString| RedisString::string_as_slice(*a);
-    let total = argv.iter().map(|a| slice(a).len()).sum();
-    let mut buffer = Vec::with_capacity(total);
+/// The buffers that hold a command's arguments, kept from one command to the next.
+#[derive(Default)]
+struct ArgumentBuffers {
+    /// Every argument's bytes, one after another.
+    bytes: BytesMut,
+    /// Where each argument ends in `bytes`.
+    ends: Vec<usize>,
+    /// Each argument, a slice of `bytes`.
+    list: Vec<Bytes>,
+}
+
+thread_local! {
+    /// Redis runs module commands on its main thread, one at a time; a thread-local keeps
+    /// this safe anywhere else all the same.
+    static ARGUMENT_BUFFERS: RefCell<ArgumentBuffers> = RefCell::default();
+}
+
+/// The most argument bytes, and the most arguments, whose buffers are kept for the next
+/// command: a 100 MB `BF.LOADCHUNK` or a million-item `BF.MEXISTS` should not pin its
+/// buffers for as long as the server runs.
+const KEEP_ARGUMENT_BYTES: usize = 64 * 1024;
+const KEEP_ARGUMENTS: usize = 1024;
+
+/// Runs `f` on the arguments as the command layer takes them: copied into one buffer, each
+/// a slice of it. The buffers are reused, so that a command in the steady state allocates
+/// nothing for its arguments: inside Redis every allocation goes through the engine's
+/// accounting allocator (a `malloc_usable_size` on each allocation and each free), and a
+/// fresh buffer, its shared header and the list were three per command. The byte buffer is
+/// reclaimed only once nothing holds a slice of it (`BytesMut` checks, when it reserves);
+/// a command that keeps one (a restore keeping a chunk) leaves the next command a new one.
+fn with_arguments<R>(argv: &[*mut raw::RedisModuleString], f: impl FnOnce(&[Bytes]) -> R) -> R {
+    let mut buffers = ARGUMENT_BUFFERS.with(RefCell::take);
+    buffers.ends.clear();
     for a in argv {
-        buffer.extend_from_slice(slice(a));
+        buffers
+            .bytes
+            .extend_from_slice(RedisString::string_as_slice(*a));
+        buffers.ends.push(buffers.bytes.len());
     }
-    let all = Bytes::from(buffer);
-    let mut at = 0;
-    argv.iter()
-        .map(|a| {
-            let len = slice(a).len();
-            at += len;
-            all.slice(at - len..at)
-        })
-        .collect()
+    let total = buffers.bytes.len();
+    let all = buffers.bytes.split().freeze();
+    let mut start = 0;
+    buffers.list.clear();
+    buffers.list.extend(buffers.ends.iter().map(|&end| {
+        let arg = all.slice(start..end);
+        start = end;
+        arg
+    }));
+    drop(all);
+    let result = f(&buffers.list);
+    buffers.list.clear();
+    if total > KEEP_ARGUMENT_BYTES || argv.len() > KEEP_ARGUMENTS {
+        buffers = ArgumentBuffers::default();
+    }
+    ARGUMENT_BUFFERS.with(|kept| kept.replace(buffers));
+    result
 }
 
 fn parse(row: &FilterSpec, args: &[Bytes], from_log: bool) -> Result<FilterCommand, Reply> {
@@ -188,6 +230,15 @@ fn foreign(command: &FilterCommand) -> &'static Value {
     }
 }
 
+/// The module's two types, the command's own family first: a key of the family the command
+/// names is found by the first check.
+fn family_first(command: &FilterCommand) -> [&'static RedisType; 2] {
+    match command {
+        FilterCommand::Bloom(_) => [&BLOOM_TYPE, &CUCKOO_TYPE],
+        FilterCommand::Cuckoo(_) => [&CUCKOO_TYPE, &BLOOM_TYPE],
+    }
+}
+
 /// What a key holds, as a command sees it.
 enum Held<'a> {
     /// No such key.
@@ -203,7 +254,7 @@ fn read(ctx: &Context, name: &RedisString, command: &FilterCommand, cctx: &Ctx<'
     if key.is_null() {
         return command.read(None, cctx);
     }
-    let ours = [&BLOOM_TYPE, &CUCKOO_TYPE]
+    let ours = family_first(command)
         .into_iter()
         .find_map(|ty| key.get_value::<Value>(ty).ok().flatten());
     command.read(Some(ours.unwrap_or_else(|| foreign(command))), cctx)
@@ -220,7 +271,7 @@ fn write(
     let mut held = if key.is_empty() {
         Held::Missing
     } else {
-        [&BLOOM_TYPE, &CUCKOO_TYPE]
+        family_first(command)
             .into_iter()
             .find_map(|ty| {
                 key.get_value::<Value>(ty)

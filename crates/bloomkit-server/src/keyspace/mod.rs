@@ -524,7 +524,7 @@ impl Keyspace {
         }
         let changed = !outcome.log.is_empty();
         if log.is_empty() {
-            log = outcome.log;
+            log = outcome.log.into_vec();
         } else {
             log.extend(outcome.log);
         }

@@ -56,20 +56,8 @@ def fetch_tools():
 fetch_tools()
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import redis  # noqa: E402
-from bench_server import (benchmark, fill_and_measure, filter_size, free_port,  # noqa: E402
-                          rss_bytes, used_memory, wait_ready)
-
-SMALL = [
-    "BF.ADD bench:bf __rand_int__",
-    "BF.EXISTS bench:bf __rand_int__",
-    "CF.ADD bench:cf __rand_int__",
-    "CF.EXISTS bench:cf __rand_int__",
-]
-ITEMS = " ".join(["__rand_int__"] * 100)
-BIG = [
-    "BF.MADD bench:big " + ITEMS,
-    "BF.MEXISTS bench:big " + ITEMS,
-]
+from bench_server import (BIG, SMALL, free_port, load_average, memory,  # noqa: E402
+                          stop, throughput, wait_ready)
 
 
 def start(redis_server, work, name, module, module_args):
@@ -83,61 +71,6 @@ def start(redis_server, work, name, module, module_args):
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_ready(port, proc, name)
     return name, port, proc
-
-
-def stop(servers):
-    for _, _, proc in servers:
-        proc.send_signal(signal.SIGTERM)
-    for _, _, proc in servers:
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def memory(servers, filters, capacity, probes):
-    print("\n## Memory: %d filters of %d at 1%%, each filled\n" % (filters, capacity))
-    print("| module | BF.INFO Size, summed | used_memory | RSS | measured false-positive rate |")
-    print("|---|---|---|---|---|")
-    for name, port, proc in servers:
-        client = redis.Redis(port=port)
-        client.flushall()
-        base_rss, base_used = rss_bytes(proc.pid), used_memory(client)
-        rate = fill_and_measure(client, filters, capacity, probes)
-        used = used_memory(client) - base_used
-        rss = rss_bytes(proc.pid) - base_rss
-        sizes = sum(filter_size(client, "mem:%d" % f) for f in range(filters))
-        print("| %s | %.1f MiB | %.1f MiB | %.1f MiB | %.3f%% |"
-              % (name, sizes / 2**20, used / 2**20, rss / 2**20, 100 * rate), flush=True)
-        client.flushall()
-
-
-def throughput(servers, requests):
-    for _, port, _ in servers:
-        client = redis.Redis(port=port)
-        client.flushall()
-        client.execute_command("BF.RESERVE", "bench:bf", 0.01, 50_000_000)
-        client.execute_command("CF.RESERVE", "bench:cf", 16_000_000)
-        client.execute_command("BF.RESERVE", "bench:big", 0.01, 100_000_000)
-    names = [name for name, _, _ in servers]
-    print("\n## Throughput: redis-benchmark -c 50, requests/s (median of 3)\n")
-    header = "| command | pipeline | " + " | ".join(names) + " | " + " | ".join(
-        "%s / RedisBloom" % n for n in names[1:]) + " | " + " | ".join(
-        "%s CPU µs/request" % n for n in names) + " |"
-    print(header)
-    print("|" + "---|" * (2 + len(names) + len(names) - 1 + len(names)))
-    for command in SMALL + BIG:
-        for pipeline in (1, 16):
-            n = requests if command in SMALL else requests // 10
-            n = n if pipeline > 1 else max(n // 5, 1000)
-            results = [benchmark(port, proc.pid, command, pipeline, n)
-                       for _, port, proc in servers]
-            base = results[0][0]
-            print("| %s | %d | %s | %s | %s |" % (
-                command.split()[0], pipeline,
-                " | ".join("%.0f" % r for r, _ in results),
-                " | ".join("%.2f×" % (r / base) for r, _ in results[1:]),
-                " | ".join("%.2f" % c for _, c in results)), flush=True)
 
 
 def callgrind_totals(path):
@@ -237,6 +170,7 @@ def main():
     version = subprocess.run([opts.redis_server, "--version"], capture_output=True,
                              text=True).stdout.strip()
     print("Engine: %s" % version)
+    print("Load average at the start (1, 5, 15 min): %s" % load_average())
     layouts = [l.strip() for l in opts.layouts.split(",") if l.strip()]
     work = tempfile.mkdtemp(prefix="bloomkit-bench-module-")
     # A run stopped with SIGTERM still stops its servers and removes their files.
@@ -262,6 +196,7 @@ def main():
     finally:
         stop(servers)
         shutil.rmtree(work, ignore_errors=True)
+    print("\nLoad average at the end (1, 5, 15 min): %s" % load_average())
 
 
 if __name__ == "__main__":

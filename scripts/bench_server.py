@@ -3,22 +3,25 @@
 
 Usage (after `cargo build --release`; see BENCHMARKS.md for how to get redisbloom.so):
     python3 scripts/bench_server.py --bloomkit target/release/bloomkit \
-        --redisbloom-so /path/to/redisbloom.so [--requests 1000000] [--filters 100]
+        --redisbloom-so /path/to/redisbloom.so [--requests 1000000] [--filters 100] \
+        [--layouts classic,blocked]
 
-Starts both servers on free loopback ports with the same durability (append-only log,
-fsync every second, no snapshots during the run), then:
-  throughput: reserves `bench:bf` (50,000,000 at 1%) and `bench:cf` (16,000,000) on both,
-     then redis-benchmark, 50 clients, for BF.ADD, BF.EXISTS, BF.MADD (10 items), CF.ADD,
-     CF.EXISTS, each without pipelining and with -P 16; requests per second (median of
-     three runs) and their ratio, and each server's CPU time per request (user + system,
-     all threads and reaped children, from /proc: the work a request costs, whatever the
-     load generator leaves of the machine) and the ratio RedisBloom's / ours;
+Starts RedisBloom (in redis-server) and one `bloomkit serve` per BF.* layout (`CONFIG SET
+bf-layout`) on free loopback ports, all with the same durability (append-only log, fsync
+every second, no snapshots during the run), then:
   memory (first, on fresh processes): N Bloom filters reserved for 1,000,000 items at 1%,
      each filled with 1,000,000 distinct items, then 10,000 absent items per filter queried:
      the filters' own sizes (BF.INFO SIZE), each server's `used_memory`, the growth of its
      process RSS, and the measured false-positive rate;
-Prints Markdown tables. Needs `redis-benchmark` (Debian's redis-tools) and the `redis`
-Python package.
+  throughput: reserves `bench:bf` (50,000,000 at 1%), `bench:cf` (16,000,000) and
+     `bench:big` (100,000,000 at 1%) on each, then redis-benchmark, 50 clients, for BF.ADD,
+     BF.EXISTS, CF.ADD, CF.EXISTS, and BF.MADD / BF.MEXISTS of 100 items into `bench:big`,
+     each without pipelining and with -P 16; requests per second (median of three runs),
+     their ratio to RedisBloom's, and each server's CPU time per request (user + system, all
+     threads and reaped children, from /proc: the work a request costs, whatever the load
+     generator leaves of the machine).
+Prints Markdown tables. Needs `redis-benchmark` and `redis-cli` (Debian's redis-tools) and
+the `redis` Python package. `scripts/bench_module.py` uses the same tables for the module.
 """
 
 import argparse
@@ -95,13 +98,19 @@ def benchmark(port, pid, command, pipeline, requests):
     return statistics.median(rates), statistics.median(cpu)
 
 
-COMMANDS = [
+# The small commands, on keys reserved alike on every server (`reserve_benchmark_keys`).
+SMALL = [
     "BF.ADD bench:bf __rand_int__",
     "BF.EXISTS bench:bf __rand_int__",
-    "BF.MADD bench:bf __rand_int__ __rand_int__ __rand_int__ __rand_int__ __rand_int__ "
-    "__rand_int__ __rand_int__ __rand_int__ __rand_int__ __rand_int__",
     "CF.ADD bench:cf __rand_int__",
     "CF.EXISTS bench:cf __rand_int__",
+]
+# The batches of issue 15 §4: 100 random items into a filter reserved for 100,000,000 items
+# at 1% (138 MB of bits in the classic layout: out of cache, where the layout decides).
+ITEMS = " ".join(["__rand_int__"] * 100)
+BIG = [
+    "BF.MADD bench:big " + ITEMS,
+    "BF.MEXISTS bench:big " + ITEMS,
 ]
 
 
@@ -112,21 +121,43 @@ def filter_size(client, key):
     return int(values[0])
 
 
-def fill_and_measure(client, filters, capacity, probes_per_filter):
-    """Reserve, fill each filter with `capacity` distinct items, probe absent ones."""
+def resp(*args):
+    """One command in the Redis protocol."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+def fill(port, filters, capacity, batch=1000):
+    """Each filter `mem:F` filled with `capacity` distinct items (`F:I`), by `BF.MADD` of
+    `batch`, through `redis-cli --pipe` (a Python client spent more time than the servers)."""
+    pipe = subprocess.Popen(["redis-cli", "-p", str(port), "--pipe"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    for f in range(filters):
+        key = b"mem:%d" % f
+        for start in range(0, capacity, batch):
+            n = min(batch, capacity - start)
+            head = b"*%d\r\n$7\r\nBF.MADD\r\n$%d\r\n%s\r\n" % (n + 2, len(key), key)
+            items = b"".join(b"$%d\r\n%s\r\n" % (len(x), x)
+                             for x in (b"%d:%d" % (f, i) for i in range(start, start + n)))
+            pipe.stdin.write(head + items)
+    out, _ = pipe.communicate()
+    # redis-cli --pipe ends with "errors: E, replies: R".
+    if pipe.returncode != 0 or b"errors: 0," not in out:
+        sys.exit("filling the filters failed: %s" % out.decode(errors="replace")[-500:])
+
+
+def fill_and_measure(client, port, filters, capacity, probes_per_filter):
+    """Reserve, fill each filter with `capacity` distinct items, probe absent ones: the
+    measured false-positive rate."""
     for f in range(filters):
         client.execute_command("BF.RESERVE", "mem:%d" % f, 0.01, capacity)
-    batch = 1000
-    for f in range(filters):
-        pipe = client.pipeline(transaction=False)
-        for start in range(0, capacity, batch):
-            items = ["%d:%d" % (f, i) for i in range(start, min(start + batch, capacity))]
-            pipe.execute_command("BF.MADD", "mem:%d" % f, *items)
-            if len(pipe) >= 50:
-                pipe.execute()
-        pipe.execute()
+    fill(port, filters, capacity)
     positives = 0
     probes = 0
+    batch = 1000
     for f in range(filters):
         items = ["absent:%d:%d" % (f, i) for i in range(probes_per_filter)]
         for start in range(0, len(items), batch):
@@ -137,12 +168,83 @@ def fill_and_measure(client, filters, capacity, probes_per_filter):
     return positives / probes
 
 
+def memory(servers, filters, capacity, probes):
+    """The memory table: each server (name, port, process) fresh, RedisBloom's first."""
+    print("\n## Memory: %d filters of %d at 1%%, each filled\n" % (filters, capacity))
+    print("| server | BF.INFO Size, summed | used_memory | RSS | measured false-positive rate |")
+    print("|---|---|---|---|---|")
+    for name, port, proc in servers:
+        client = redis.Redis(port=port)
+        client.flushall()
+        base_rss, base_used = rss_bytes(proc.pid), used_memory(client)
+        rate = fill_and_measure(client, port, filters, capacity, probes)
+        used = used_memory(client) - base_used
+        rss = rss_bytes(proc.pid) - base_rss
+        sizes = sum(filter_size(client, "mem:%d" % f) for f in range(filters))
+        print("| %s | %.1f MiB | %.1f MiB | %.1f MiB | %.3f%% |"
+              % (name, sizes / 2**20, used / 2**20, rss / 2**20, 100 * rate), flush=True)
+        client.flushall()
+
+
+def reserve_benchmark_keys(client):
+    """The keys the throughput commands use, reserved the same on every server, so that none
+    runs out of room (a cuckoo filter created by CF.ADD holds 1024 items × 32 sub-filters)
+    nor measures a chain of layers grown from BF.ADD's default capacity of 100."""
+    client.flushall()
+    client.execute_command("BF.RESERVE", "bench:bf", 0.01, 50_000_000)
+    client.execute_command("CF.RESERVE", "bench:cf", 16_000_000)
+    client.execute_command("BF.RESERVE", "bench:big", 0.01, 100_000_000)
+
+
+def throughput(servers, requests):
+    """The throughput table: every server (the first, RedisBloom, the base of the ratios)
+    through the same redis-benchmark runs, one server after the other for each row."""
+    for _, port, _ in servers:
+        reserve_benchmark_keys(redis.Redis(port=port))
+    names = [name for name, _, _ in servers]
+    print("\n## Throughput: redis-benchmark -c 50, requests/s (median of 3)\n")
+    print("| command | pipeline | " + " | ".join(names) + " | " + " | ".join(
+        "%s / RedisBloom" % n for n in names[1:]) + " | " + " | ".join(
+        "%s CPU µs/request" % n for n in names) + " |")
+    print("|" + "---|" * (2 + len(names) + len(names) - 1 + len(names)))
+    for command in SMALL + BIG:
+        for pipeline in (1, 16):
+            n = requests if command in SMALL else requests // 10
+            n = n if pipeline > 1 else max(n // 5, 1000)
+            results = [benchmark(port, proc.pid, command, pipeline, n)
+                       for _, port, proc in servers]
+            base = results[0][0]
+            print("| %s | %d | %s | %s | %s |" % (
+                command.split()[0], pipeline,
+                " | ".join("%.0f" % r for r, _ in results),
+                " | ".join("%.2f×" % (r / base) for r, _ in results[1:]),
+                " | ".join("%.2f" % c for _, c in results)), flush=True)
+
+
+def stop(servers):
+    for _, _, proc in servers:
+        proc.send_signal(signal.SIGTERM)
+    for _, _, proc in servers:
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bloomkit", required=True, help="path to the bloomkit binary")
     ap.add_argument("--redisbloom-so", required=True, help="path to RedisBloom's module")
     ap.add_argument("--redis-server", default=shutil.which("redis-server") or "redis-server")
-    ap.add_argument("--requests", type=int, default=1000000)
+    ap.add_argument("--requests", type=int, default=1000000,
+                    help="small commands pipelined; a fifth unpipelined, a tenth for batches")
+    ap.add_argument("--layouts", default="classic,blocked",
+                    help="bloomkit's BF.* layouts to measure (bf-layout): classic, blocked or both")
     ap.add_argument("--filters", type=int, default=100)
     ap.add_argument("--capacity", type=int, default=1000000)
     ap.add_argument("--probes", type=int, default=10000, help="absent probes per filter")
@@ -152,71 +254,41 @@ def main():
     opts = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="bloomkit-bench-")
-    ours_port, theirs_port = free_port(), free_port()
     threads = ["--threads", str(opts.threads)] if opts.threads else []
-    ours = subprocess.Popen(
-        [opts.bloomkit, "serve", "--port", str(ours_port), "--dir",
-         os.path.join(work, "bloomkit"), "--appendfsync", "everysec"] + threads,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    theirs = subprocess.Popen(
-        [opts.redis_server, "--port", str(theirs_port), "--loadmodule", opts.redisbloom_so,
-         "--dir", work, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    layouts = [l.strip() for l in opts.layouts.split(",") if l.strip()]
+    # A run stopped with SIGTERM still stops its servers and removes their files.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))
+    servers = []
+    print("Load average at the start (1, 5, 15 min): %s" % load_average())
     try:
-        wait_ready(ours_port, ours, "bloomkit")
-        wait_ready(theirs_port, theirs, "redis-server")
-        servers = [("bloomkit", ours_port, ours), ("RedisBloom", theirs_port, theirs)]
+        port = free_port()
+        proc = subprocess.Popen(
+            [opts.redis_server, "--port", str(port), "--bind", "127.0.0.1",
+             "--loadmodule", opts.redisbloom_so, "--dir", work, "--save", "",
+             "--appendonly", "yes", "--appendfsync", "everysec"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        servers.append(("RedisBloom", port, proc))
+        wait_ready(port, proc, "redis-server")
+        for layout in layouts:
+            port = free_port()
+            proc = subprocess.Popen(
+                [opts.bloomkit, "serve", "--port", str(port), "--dir",
+                 os.path.join(work, "bloomkit-" + layout), "--appendfsync", "everysec"]
+                + threads, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            servers.append(("bloomkit " + layout, port, proc))
+            wait_ready(port, proc, "bloomkit serve")
+            redis.Redis(port=port).config_set("bf-layout", layout)
         # Memory first, on fresh processes, so that RSS starts from a clean baseline.
         if not opts.skip_memory:
-            print("\n## Memory: %d filters of %d capacity at 1%%, each filled\n"
-                  % (opts.filters, opts.capacity))
-            print("| server | BF.INFO Size, summed | used_memory | RSS | measured false-positive rate |")
-            print("|---|---|---|---|---|")
-            for name, port, proc in servers:
-                client = redis.Redis(port=port)
-                client.flushall()
-                base_rss = rss_bytes(proc.pid)
-                base_used = used_memory(client)
-                rate = fill_and_measure(client, opts.filters, opts.capacity, opts.probes)
-                used = used_memory(client) - base_used
-                rss = rss_bytes(proc.pid) - base_rss
-                sizes = sum(filter_size(client, "mem:%d" % f) for f in range(opts.filters))
-                print("| %s | %.1f MiB | %.1f MiB | %.1f MiB | %.3f%% |"
-                      % (name, sizes / 2**20, used / 2**20, rss / 2**20, 100 * rate), flush=True)
-
+            memory(servers, opts.filters, opts.capacity, opts.probes)
         if not opts.skip_throughput:
-            # Reserved up front, the same on both, so that neither runs out of room (a cuckoo
-            # filter created by CF.ADD holds 1024 items × 32 sub-filters) nor measures a chain
-            # of layers grown from BF.ADD's default capacity of 100.
-            for _, port, _ in servers:
-                client = redis.Redis(port=port)
-                client.flushall()
-                client.execute_command("BF.RESERVE", "bench:bf", 0.01, 50_000_000)
-                client.execute_command("CF.RESERVE", "bench:cf", 16_000_000)
-
-            print("## Throughput: redis-benchmark -c 50, requests/s (median of 3); bloomkit %s\n"
-                  % ("--threads %d" % opts.threads if opts.threads else "with a thread per core"))
-            print("| command | pipeline | bloomkit | RedisBloom | ratio | bloomkit CPU µs/request "
-                  "| RedisBloom CPU µs/request | CPU ratio |")
-            print("|---|---|---|---|---|---|---|---|")
-            for command in COMMANDS:
-                for pipeline in (1, 16):
-                    requests = opts.requests if pipeline > 1 else max(opts.requests // 5, 1000)
-                    a, a_cpu = benchmark(ours_port, ours.pid, command, pipeline, requests)
-                    b, b_cpu = benchmark(theirs_port, theirs.pid, command, pipeline, requests)
-                    name = command.split()[0]
-                    print("| %s | %d | %.0f | %.0f | %.2f× | %.2f | %.2f | %.2f× |"
-                          % (name, pipeline, a, b, a / b, a_cpu, b_cpu, b_cpu / a_cpu),
-                          flush=True)
+            print("\nbloomkit serve %s" % ("--threads %d" % opts.threads if opts.threads
+                                            else "with a thread per core"))
+            throughput(servers, opts.requests)
     finally:
-        for proc in (ours, theirs):
-            proc.send_signal(signal.SIGTERM)
-        for proc in (ours, theirs):
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(servers)
         shutil.rmtree(work, ignore_errors=True)
+    print("\nLoad average at the end (1, 5, 15 min): %s" % load_average())
 
 
 if __name__ == "__main__":

@@ -13,21 +13,21 @@
 //!
 //! | type | bits/key at 1% | measured rate | insert ns | query ns | deletes | grows | merges | static |
 //! |---|---|---|---|---|---|---|---|---|
-//! | [`BlockedBloomFilter`] | 9.92 | 0.997% | 10 | 9 | no | no | yes | no |
-//! | [`SectorBloomFilter`] | 10.10 | 1.004% | – | – | no | no | yes | no |
-//! | [`BloomFilter`] | 9.59 | 0.997% | 18 | 23 | no | no | yes | no |
-//! | [`AtomicBloomFilter`] | 9.92 | 0.997% | 44 | 10 | no | no | yes | no |
-//! | [`CountingBloomFilter`] | 38.3 | 0.997% | 21 | 27 | yes | no | yes | no |
-//! | [`ScalableBloomFilter`] | 26.5 after growing 100× | 0.970% | 42 | 38 | no | yes | no | no |
-//! | [`CuckooFilter`] | 10.7 | 0.729% | 38 | 15 | yes | optional | no | no |
-//! | [`RibbonFilter`] | 7.32 | 0.775% | 69 (build) | 15 | no | no | no | yes |
-//! | [`BinaryFuseFilter`] | 9.04 (8-bit) | 0.383% | – (build) | – | no | no | no | yes |
-//! | [`AgingBloomFilter`] | 11.5 (2 generations) | 1.010% | 10 | 14 | by age | no | no | no |
+//! | [`BlockedBloomFilter`] | 9.92 | 0.997% | 21 | 20 | no | no | yes | no |
+//! | [`SectorBloomFilter`] | 10.10 | 1.002% | 17 | 21 | no | no | yes | no |
+//! | [`BloomFilter`] | 9.59 | 0.997% | 27 | 37 | no | no | yes | no |
+//! | [`AtomicBloomFilter`] | 9.92 | 0.997% | 75 | 29 | no | no | yes | no |
+//! | [`CountingBloomFilter`] | 38.3 | 0.997% | 93 | 51 | yes | no | yes | no |
+//! | [`ScalableBloomFilter`] | 26.5 after growing 100× | 0.970% | 103 | 82 | no | yes | no | no |
+//! | [`CuckooFilter`] | 10.7 | 0.738% | 83 | 35 | yes | optional | no | no |
+//! | [`RibbonFilter`] | 7.32 | 0.772% | 115 (build) | 19 | no | no | no | yes |
+//! | [`BinaryFuseFilter`] | 9.04 (8-bit) | 0.383% | 72 (build) | 19 | no | no | no | yes |
+//! | [`AgingBloomFilter`] | 11.5 (2 generations) | 1.010% | 23 | 27 | by age | no | no | no |
 //!
-//! (The binary fuse and sector rows' times await a quiet run of `bloomkit demo`; the fuse
-//! rate is 2^−8 with 8-bit fingerprints, 2^−16 with 16-bit ones at 18.1 bits per key. The
-//! sector row's rate is `tests/sector.rs`'s, 1,000,000 integer keys; under callgrind its insert
-//! takes 62 instructions where the blocked filter's takes 146, see `BENCHMARKS.md`.)
+//! (One run on 2026-12-01, when this VM's memory was about twice as slow as on earlier days;
+//! the fuse rate is 2^−8 with 8-bit fingerprints, 2^−16 with 16-bit ones at 18.1 bits per key.
+//! Under callgrind a sector insert takes 62 instructions where a blocked one takes 146, see
+//! `BENCHMARKS.md`.)
 //!
 //! * **Most uses:** [`BlockedBloomFilter`]. Every probe of a key falls in one 64-byte cache
 //!   line, so a query costs one cache miss, for 3% more memory than [`BloomFilter`].

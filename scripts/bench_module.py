@@ -57,20 +57,7 @@ fetch_tools()
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import redis  # noqa: E402
 from bench_server import (BIG, SMALL, free_port, load_average, memory,  # noqa: E402
-                          stop, throughput, wait_ready)
-
-
-def start(redis_server, work, name, module, module_args):
-    port = free_port()
-    directory = os.path.join(work, name)
-    os.makedirs(directory)
-    proc = subprocess.Popen(
-        [redis_server, "--port", str(port), "--bind", "127.0.0.1", "--dir", directory,
-         "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
-         "--loadmodule", module] + module_args,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_ready(port, proc, name)
-    return name, port, proc
+                          start_redis, stop, throughput, wait_ready)
 
 
 def callgrind_totals(path):
@@ -177,11 +164,11 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))
     servers = []
     try:
-        servers.append(start(opts.redis_server, work, "RedisBloom", opts.redisbloom_so, []))
+        servers.append(start_redis(opts.redis_server, work, "RedisBloom", opts.redisbloom_so, []))
         for layout in layouts:
             args = [] if layout == "classic" else ["bf-layout", layout]
-            servers.append(start(opts.redis_server, work, "bloomkit " + layout, opts.module,
-                                 args))
+            servers.append(start_redis(opts.redis_server, work, "bloomkit " + layout,
+                                       opts.module, args))
         if not opts.skip_memory:
             memory(servers, opts.filters, opts.capacity, opts.probes)
         if not opts.skip_throughput:

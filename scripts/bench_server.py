@@ -121,15 +121,6 @@ def filter_size(client, key):
     return int(values[0])
 
 
-def resp(*args):
-    """One command in the Redis protocol."""
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
 def fill(port, filters, capacity, batch=1000):
     """Each filter `mem:F` filled with `capacity` distinct items (`F:I`), by `BF.MADD` of
     `batch`, through `redis-cli --pipe` (a Python client spent more time than the servers)."""
@@ -221,6 +212,22 @@ def throughput(servers, requests):
                 " | ".join("%.2f" % c for _, c in results)), flush=True)
 
 
+def start_redis(redis_server, work, name, module, module_args):
+    """redis-server on a free loopback port with `module` loaded, the durability every server
+    here has (append-only file, fsync every second, no RDB snapshots), its files in
+    `work/name`: the (name, port, process) the tables take."""
+    port = free_port()
+    directory = os.path.join(work, name)
+    os.makedirs(directory)
+    proc = subprocess.Popen(
+        [redis_server, "--port", str(port), "--bind", "127.0.0.1", "--dir", directory,
+         "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
+         "--loadmodule", module] + module_args,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_ready(port, proc, name)
+    return name, port, proc
+
+
 def stop(servers):
     for _, _, proc in servers:
         proc.send_signal(signal.SIGTERM)
@@ -261,14 +268,8 @@ def main():
     servers = []
     print("Load average at the start (1, 5, 15 min): %s" % load_average())
     try:
-        port = free_port()
-        proc = subprocess.Popen(
-            [opts.redis_server, "--port", str(port), "--bind", "127.0.0.1",
-             "--loadmodule", opts.redisbloom_so, "--dir", work, "--save", "",
-             "--appendonly", "yes", "--appendfsync", "everysec"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        servers.append(("RedisBloom", port, proc))
-        wait_ready(port, proc, "redis-server")
+        servers.append(start_redis(opts.redis_server, work, "RedisBloom", opts.redisbloom_so,
+                                   []))
         for layout in layouts:
             port = free_port()
             proc = subprocess.Popen(

@@ -183,6 +183,9 @@ impl Parser {
                 match buf.first() {
                     None => return Ok(None),
                     Some(b'*') => {
+                        if let Some(args) = take_whole_request(buf) {
+                            return Ok(Some(Frame::Request(args)));
+                        }
                         let Some((count, line)) = peek_length_line(buf, "mbulk")? else {
                             return Ok(None);
                         };
@@ -331,6 +334,45 @@ fn grow_for(buf: &mut BytesMut, end: usize) {
     *buf = BytesMut::from(Bytes::from(bytes));
 }
 
+/// The most arguments a request may have for [`take_whole_request`] to read it.
+const WHOLE_ARGS: usize = 8;
+
+/// The common case, read in one pass: a short request (up to [`WHOLE_ARGS`] arguments, the
+/// plain `*N`/`$N` form) all of whose bytes have arrived, as a pipelining client sends
+/// them. Anything else, including every malformed request and one still arriving, is left
+/// for the general path, which gives the same arguments for what this one takes: a request
+/// all in the buffer is within its capacity, so the general path would not ask the
+/// admission either.
+fn take_whole_request(buf: &mut BytesMut) -> Option<Vec<Bytes>> {
+    let (count, mut at) = plain_length_line(buf)?;
+    let count = usize::try_from(count)
+        .ok()
+        .filter(|c| (1..=WHOLE_ARGS).contains(c))?;
+    let mut spans = [(0, 0); WHOLE_ARGS];
+    for span in &mut spans[..count] {
+        let header = buf.get(at..)?;
+        if header.first() != Some(&b'$') {
+            return None;
+        }
+        let (len, line) = plain_length_line(header)?;
+        let len = usize::try_from(len).ok().filter(|&l| l <= MAX_BULK_LEN)?;
+        let start = at + line;
+        let end = start + len;
+        if buf.get(end..end + 2)? != b"\r\n" {
+            return None;
+        }
+        *span = (start, end);
+        at = end + 2;
+    }
+    let frame = buf.split_to(at).freeze();
+    Some(
+        spans[..count]
+            .iter()
+            .map(|&(start, end)| frame.slice(start..end))
+            .collect(),
+    )
+}
+
 /// Cuts a checked multibulk request (`frame`, `count` arguments) into its arguments, each
 /// a slice of `frame` (no copy). `None` only if `frame` was not checked as one.
 fn split_request(frame: &Bytes, count: usize) -> Option<Vec<Bytes>> {
@@ -412,18 +454,20 @@ fn parse_length(text: &[u8]) -> Option<i64> {
 /// which the general path then reads, with the same result for this form.
 fn plain_length_line(buf: &[u8]) -> Option<(i64, usize)> {
     let mut value: i64 = 0;
-    for (at, &byte) in buf.iter().enumerate().skip(1).take(19) {
-        match byte {
-            // Digits at positions 1 to 18 only: 18 digits fit in an i64, a 19th might not
-            // (a 19th character that is not the CR sends the line to the general path).
-            // A leading zero (`04`) is Redis's protocol error: the general path says so.
-            b'0' if at == 1 && buf.get(2) != Some(&b'\r') => return None,
-            b'0'..=b'9' if at <= 18 => value = value * 10 + i64::from(byte - b'0'),
-            b'\r' if at > 1 && buf.get(at + 1) == Some(&b'\n') => return Some((value, at + 2)),
-            _ => return None,
+    let mut end = 1;
+    // Digits at positions 1 to 18 only: 18 digits fit in an i64, a 19th might not (a 19th
+    // character that is not the CR sends the line to the general path).
+    while end <= 18 {
+        let digit = buf.get(end)?.wrapping_sub(b'0');
+        if digit > 9 {
+            break;
         }
+        value = value * 10 + i64::from(digit);
+        end += 1;
     }
-    None
+    // A leading zero (`04`) is Redis's protocol error: the general path says so.
+    let plain = end > 1 && (end == 2 || buf[1] != b'0');
+    (plain && buf.get(end..end + 2)? == b"\r\n").then_some((value, end + 2))
 }
 
 fn find_crlf(buf: &[u8]) -> Option<usize> {
@@ -628,6 +672,49 @@ mod tests {
             assert_eq!(got, whole, "split at {cut}");
             assert!(parser.is_idle() && buf.is_empty());
         }
+    }
+
+    /// The first request (or error) of `input`, arriving whole or with its last byte late:
+    /// the second way every request goes through the general path, never the one-pass read.
+    fn first_request(input: &[u8], whole: bool) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        let mut parser = Parser::new();
+        let cut = if whole { input.len() } else { input.len() - 1 };
+        let mut buf = BytesMut::from(&input[..cut]);
+        if let Some(request) = parser.parse(&mut buf)? {
+            return Ok(Some(request));
+        }
+        buf.extend_from_slice(&input[cut..]);
+        parser.parse(&mut buf)
+    }
+
+    #[test]
+    fn whole_requests_read_in_one_pass_as_the_general_path_reads_them() {
+        let many = |n: usize| [format!("*{n}\r\n").into_bytes(), b"$1\r\na\r\n".repeat(n)].concat();
+        let cases: Vec<Vec<u8>> = vec![
+            b"*3\r\n$9\r\nBF.EXISTS\r\n$1\r\nk\r\n$0\r\n\r\n".to_vec(),
+            b"*1\r\n$4\r\nPING\r\n".to_vec(),
+            many(8),
+            many(9),
+            b"*2\r\n$04\r\nPING\r\n$1\r\na\r\n".to_vec(),
+            b"*2\r\n$-1\r\n$1\r\na\r\n".to_vec(),
+            b"*2\r\n$+1\r\na\r\n$1\r\na\r\n".to_vec(),
+            b"*2\r\n+1\r\na\r\n$1\r\na\r\n".to_vec(),
+            b"*1\r\n$4\r\nPINGxx".to_vec(),
+            b"*1\r\n$536870913\r\nPING\r\n".to_vec(),
+            b"*1\r\n$1234567890123456789\r\nPING\r\n".to_vec(),
+            b"*01\r\n$4\r\nPING\r\n".to_vec(),
+            b"*-1\r\n*1\r\n$4\r\nPING\r\n".to_vec(),
+            b"*0\r\n*1\r\n$4\r\nPING\r\n".to_vec(),
+        ];
+        for case in &cases {
+            let quick = first_request(case, true);
+            let general = first_request(case, false);
+            assert_eq!(quick, general, "{:?}", String::from_utf8_lossy(case));
+        }
+        // The cases cover both outcomes and the one-pass read's limit.
+        assert_eq!(first_request(&cases[2], true).unwrap().unwrap().len(), 8);
+        assert_eq!(first_request(&cases[3], true).unwrap().unwrap().len(), 9);
+        assert!(first_request(&cases[4], true).is_err());
     }
 
     #[test]

@@ -155,7 +155,7 @@ pub use snapshot::SnapshotEntry;
 pub use synced::SYNCED_FILE;
 
 use log::{
-    Checksum, Failure, LogState, Transaction as LogTransaction, HALTED, HEALTHY,
+    Checksum, Failure, LogState, NameCheck, Transaction as LogTransaction, HALTED, HEALTHY,
     PENDING_FLUSH_BYTES,
 };
 use sync::SyncControl;
@@ -337,6 +337,9 @@ pub(crate) struct Shared {
     /// Records handed to the OS (`written` minus what the buffer holds), readable without the
     /// mutex (see [`Persistence::observed_position`]).
     flushed: AtomicU64,
+    /// Records handed to the OS and then found (by an `fstat`) in a file that still had a
+    /// name: the ones that may be acknowledged. At most `flushed`.
+    named: AtomicU64,
     /// Where the unit tests make the disk fail.
     #[cfg(test)]
     faults: log::Faults,
@@ -411,6 +414,7 @@ impl Persistence {
             auto_min_bytes: AtomicU64::new(AUTO_SNAPSHOT_MIN_LOG_BYTES),
             appended: AtomicU64::new(recovered.records),
             flushed: AtomicU64::new(recovered.records),
+            named: AtomicU64::new(recovered.records),
             #[cfg(test)]
             faults: log::Faults::default(),
         });
@@ -492,7 +496,7 @@ impl Persistence {
         // Bound the buffer when nobody asks for durability for a while (huge pipelines). A
         // failure here is the ticket's to report, in `durable`.
         if log.pending.len() >= PENDING_FLUSH_BYTES && log.write_error.is_none() {
-            let _ = self.shared.flush_pending(log);
+            let _ = self.shared.flush_pending(log, NameCheck::Later);
         }
         Ok(ticket)
     }
@@ -560,7 +564,9 @@ impl Persistence {
     /// held back belong to commands answered with an error, and reads must go on); once the
     /// log has stopped for good, nothing does.
     pub fn observed_position(&self) -> Option<Ticket> {
-        let flushed = self.shared.flushed.load(Ordering::Acquire);
+        // Written records count once their file was seen to have a name, as for a write's
+        // own reply.
+        let flushed = self.shared.named.load(Ordering::Acquire);
         let appended = match self.shared.health.load(Ordering::Acquire) {
             HEALTHY => self.shared.appended.load(Ordering::Acquire),
             HALTED => return None,
@@ -591,22 +597,15 @@ impl Persistence {
     pub fn durable(&self, ticket: Ticket) -> impl Future<Output = io::Result<()>> + Send + 'static {
         // Hand the ticket's record to the OS first (with every record buffered before it):
         // whatever the policy, an acknowledged write must survive the server's own crash.
-        let written = if ticket.0 <= self.shared.flushed.load(Ordering::Acquire) {
-            // Already handed to the OS, by this connection's write or another's (`flushed`
-            // only grows, and never past what was written): no need for the log's mutex,
-            // which every `always` read would otherwise take.
+        let written = if ticket.0 <= self.shared.named.load(Ordering::Acquire) {
+            // Already handed to the OS and checked, by this connection's write or another's
+            // (`named` only grows, and never past what was written): no need for the log's
+            // mutex, which every `always` read would otherwise take.
             Ok(())
         } else {
-            let mut guard = self.shared.lock_log();
-            let log = &mut *guard;
-            if ticket.0 > log.flushed() {
-                let retried = log.halted.is_none();
-                self.shared
-                    .flush_pending(log)
-                    .map_err(|failure| io::Error::other(failure.held_back(retried)))
-            } else {
-                Ok(())
-            }
+            self.shared
+                .write_named(ticket.0)
+                .map_err(|(failure, retried)| io::Error::other(failure.held_back(retried)))
         };
         // Only a record on its way to the disk is waited for: one held back would keep the
         // fsync thread asking for what no fsync can cover.
@@ -674,7 +673,7 @@ impl Persistence {
             } else {
                 let result = match &log.halted {
                     Some(f) => Err(io::Error::other(f.detail.clone())),
-                    None => self.shared.flush_pending(log).map_err(|f| {
+                    None => self.shared.flush_pending(log, NameCheck::Now).map_err(|f| {
                         io::Error::other(format!(
                             "{}: {} records ({} bytes) of commands that were answered with an \
                              error could not be written, and are lost",

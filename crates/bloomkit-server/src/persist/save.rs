@@ -110,7 +110,7 @@ pub(crate) fn begin(shared: &Arc<Shared>) -> Result<SnapshotCut, PersistError> {
     let old_path = shared.log_path(log.generation);
     // Records still buffered belong to the outgoing generation: the snapshot's values
     // include them.
-    if let Err(failure) = shared.flush_pending(log) {
+    if let Err(failure) = shared.flush_pending(log, super::NameCheck::Now) {
         return Err(PersistError::LogFailed {
             reason: failure.detail,
         });

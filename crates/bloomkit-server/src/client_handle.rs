@@ -22,6 +22,9 @@
 //!   until they are sent, so a client that pipelines without reading holds at most that
 //!   much plus one reply.
 
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,10 +33,10 @@ use bloomkit_commands::table::Flag;
 use bloomkit_commands::Reply;
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::watch;
 
 use crate::clients::{Buffers, ClientInfo, ClientMeta};
-use crate::cmd::table::{self, Route};
+use crate::cmd::table::Route;
+use crate::cmd::Executed;
 use crate::commandstats::{code_of, Tally};
 use crate::connection::Connection;
 use crate::frame::{Admission, Frame, ProtocolError, Verdict};
@@ -84,6 +87,12 @@ pub struct ClientHandle {
     /// What was last published of the session, and whether the last command changed since.
     meta: ClientMeta,
     meta_changed: bool,
+    /// Whether bytes were read since a request last counted as the client's interaction:
+    /// the first complete request of each read notes the time (for `idle=` and
+    /// `--timeout`), not every one of a pipelined batch, each of which would read the clock.
+    unnoted_read: bool,
+    /// The second and the buffer sizes last noted in the registry's recent peaks.
+    noted_peak: Cell<(u64, usize, usize)>,
 }
 
 impl ClientHandle {
@@ -98,6 +107,8 @@ impl ClientHandle {
             tally: Tally::default(),
             reserved: 0,
             soft_since: None,
+            unnoted_read: true,
+            noted_peak: Cell::new((u64::MAX, 0, 0)),
             meta,
             meta_changed: false,
         }
@@ -131,36 +142,37 @@ impl ClientHandle {
         if !conn.in_request() {
             self.reserved = 0;
         }
-        if matches!(frame, Ok(Some(_))) {
+        if self.unnoted_read && matches!(frame, Ok(Some(_))) {
+            self.unnoted_read = false;
             self.info.touch();
         }
         frame
     }
 
-    /// Encodes the reply to `request` (if any), and counts it: `took` is how long it ran.
-    /// A read command's large reply that does not fit under `maxmemory` is answered `OOM`
-    /// instead.
+    /// Encodes the reply to `request` (if any), and counts it: `long` is
+    /// [`offload::is_long`](crate::offload::is_long) of it, `took` how long it ran. A read
+    /// command's large reply that does not fit under `maxmemory` is answered `OOM` instead.
     pub fn finish<S>(
         &mut self,
         conn: &mut Connection<S>,
         request: &[Bytes],
+        long: bool,
         took: Duration,
-        reply: Option<&Reply>,
+        executed: &Executed,
         session: &Session,
     ) where
         S: AsyncRead + AsyncWrite + Unpin,
     {
-        let kind = classify(request);
-        let mut sent = reply;
-        let oom = Reply::error(OOM);
+        let kind = classify(request, executed.route);
+        let reply = executed.reply.as_ref();
+        let mut oom = None;
         if let Some(reply) = reply {
             // A long command's reply can be as long to size and encode as the command to run.
-            let long = crate::offload::is_long(request);
             crate::offload::run(long, || {
                 // Sized before it is encoded, so a reply refused is never copied.
                 let size = encoded_size(reply);
                 if !kind.write && size > BIG_REPLY && !self.room_for(size) {
-                    sent = Some(&oom);
+                    oom = Some(Reply::error(OOM));
                     log::warn_limited("reply over maxmemory", || {
                         format!(
                             "a reply of {size} bytes to client id={} addr={} would take used memory past maxmemory; answered OOM instead",
@@ -168,12 +180,10 @@ impl ClientHandle {
                         )
                     });
                 }
-                if let Some(reply) = sent {
-                    conn.write_reply(reply);
-                }
+                conn.write_reply(oom.as_ref().unwrap_or(reply));
             });
         }
-        self.tally.record(kind.name, took, sent);
+        self.tally.record(kind.name, took, oom.as_ref().or(reply));
         if let Some(name) = kind.name {
             if self.meta.last_command != name {
                 self.meta.last_command = name;
@@ -273,9 +283,23 @@ impl ClientHandle {
         S: AsyncRead + AsyncWrite + Unpin,
     {
         let buffers = conn.buffers();
-        self.info
-            .publish(self.shared.keyspace(), buffers, self.reserved);
-        self.shared.clients().note_peak(&buffers);
+        let keyspace = self.shared.keyspace();
+        self.info.publish(keyspace, buffers, self.reserved);
+        // The registry's peaks are behind one mutex for all clients: each client takes it
+        // only when it passes what it noted already this second.
+        let second = keyspace.clock_seconds();
+        let input = buffers.input_len.max(buffers.input_capacity);
+        let output = buffers.output_len;
+        let (noted_second, noted_input, noted_output) = self.noted_peak.get();
+        if noted_second != second || input > noted_input || output > noted_output {
+            let (input, output) = if noted_second == second {
+                (input.max(noted_input), output.max(noted_output))
+            } else {
+                (input, output)
+            };
+            self.noted_peak.set((second, input, output));
+            self.shared.clients().note_peak(second, input, output);
+        }
     }
 
     /// Sends `conn`'s replies; false if the connection should close: the socket failed, the
@@ -318,21 +342,21 @@ impl ClientHandle {
     }
 
     /// Waits for more bytes from the client: false if the connection should close (the
-    /// client left, the socket failed, the server is shutting down, or the client was
-    /// killed).
+    /// client left or the socket failed, or `stop` completed: the server is shutting down,
+    /// or the client was killed). `stop` lives as long as the connection and must not be
+    /// polled again once it has completed.
     pub async fn wait_input<S>(
         &mut self,
         conn: &mut Connection<S>,
-        shutdown: &mut watch::Receiver<Option<bool>>,
+        stop: Pin<&mut impl Future<Output = ()>>,
     ) -> bool
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
-        let info = Arc::clone(&self.info);
+        self.unnoted_read = true;
         tokio::select! {
             more = conn.fill() => matches!(more, Ok(true)),
-            _ = shutdown.wait_for(Option::is_some) => false,
-            () = info.killed() => false,
+            () = stop => false,
         }
     }
 
@@ -422,15 +446,12 @@ fn encoded_size(reply: &Reply) -> usize {
 
 /// The command a request names, for the counters: a container's subcommand by its full
 /// name (`client|list`), as Redis counts them.
-fn classify(request: &[Bytes]) -> Kind {
+fn classify(request: &[Bytes], route: Option<Route>) -> Kind {
     let unknown = Kind {
         name: None,
         write: false,
     };
-    let Some(name) = request.first() else {
-        return unknown;
-    };
-    match table::route(name) {
+    match route {
         None => unknown,
         Some(Route::Filter(row)) => Kind {
             name: Some(row.spec.name),
@@ -465,7 +486,10 @@ mod tests {
 
     #[test]
     fn requests_are_counted_under_their_command_or_subcommand() {
-        let kind = |words: &[&str]| classify(&args(words));
+        let kind = |words: &[&str]| {
+            let request = args(words);
+            classify(&request, crate::cmd::table::route(&request[0]))
+        };
         assert_eq!(kind(&["BF.ADD", "k", "x"]).name, Some("bf.add"));
         assert!(kind(&["bf.add", "k", "x"]).write);
         assert!(!kind(&["BF.SCANDUMP", "k", "0"]).write);

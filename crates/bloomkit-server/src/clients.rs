@@ -242,22 +242,23 @@ impl Clients {
         self.lock().values().cloned().collect()
     }
 
-    /// Notes a client's buffer sizes for `INFO clients`' recent peaks.
-    pub fn note_peak(&self, buffers: &Buffers) {
-        let second = now_secs();
+    /// Notes a client's buffer sizes for `INFO clients`' recent peaks: `input` is the larger
+    /// of its read buffer's length and allocation, `output` its unsent replies, `second` the
+    /// keyspace's coarse clock in seconds ([`Clients::recent_max`] reads with the same clock).
+    pub fn note_peak(&self, second: u64, input: usize, output: usize) {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         let slot = &mut recent[(second % RECENT_SLOTS as u64) as usize];
         if slot.0 != second {
             *slot = (second, 0, 0);
         }
-        slot.1 = slot.1.max(buffers.input_len.max(buffers.input_capacity));
-        slot.2 = slot.2.max(buffers.output_len);
+        slot.1 = slot.1.max(input);
+        slot.2 = slot.2.max(output);
     }
 
     /// The largest input and output buffers of the last few seconds, and of the clients
-    /// connected now (`client_recent_max_input_buffer`, `client_recent_max_output_buffer`).
-    pub fn recent_max(&self) -> (usize, usize) {
-        let second = now_secs();
+    /// connected now (`client_recent_max_input_buffer`, `client_recent_max_output_buffer`);
+    /// `second` as for [`Clients::note_peak`].
+    pub fn recent_max(&self, second: u64) -> (usize, usize) {
         let recent = *self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         let (mut input, mut output) = recent
             .iter()
@@ -274,10 +275,6 @@ impl Clients {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<ClientInfo>>> {
         self.map.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-fn now_secs() -> u64 {
-    crate::keyspace::now_ms() / 1000
 }
 
 #[cfg(test)]

@@ -149,21 +149,22 @@ impl Tally {
     /// Counts one request: `command` is the command's (or subcommand's) name, `None` when
     /// the name is unknown; `took` how long it ran; `reply` what it answered.
     pub fn record(&mut self, command: Option<&'static str>, took: Duration, reply: Option<&Reply>) {
-        let mut top_error = None;
         let mut errors = 0;
         if let Some(reply) = reply {
             for text in errors_in(reply) {
                 errors += 1;
-                if top_error.is_none() {
-                    top_error = Some(text);
-                }
                 self.count_error(code_of(text));
             }
         }
         let Some(name) = command else {
             return;
         };
-        let slot = match self.commands.iter_mut().find(|(n, _)| *n == name) {
+        // The names are the table's, so the same name is nearly always the same pointer.
+        let slot = match self
+            .commands
+            .iter_mut()
+            .find(|(n, _)| std::ptr::eq(*n, name) || *n == name)
+        {
             Some((_, slot)) => slot,
             None => {
                 self.commands.push((name, CommandCounters::default()));
@@ -198,18 +199,15 @@ impl Tally {
 
 /// The error texts of a reply: itself, or the elements of an array (`BF.MADD` ends with
 /// its error).
-fn errors_in(reply: &Reply) -> Vec<&str> {
-    match reply {
-        Reply::Error(text) => vec![text.as_str()],
-        Reply::Array(items) => items
-            .iter()
-            .filter_map(|item| match item {
-                Reply::Error(text) => Some(text.as_str()),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
+fn errors_in(reply: &Reply) -> impl Iterator<Item = &str> {
+    let items = match reply {
+        Reply::Array(items) => &items[..],
+        other => std::slice::from_ref(other),
+    };
+    items.iter().filter_map(|item| match item {
+        Reply::Error(text) => Some(text.as_str()),
+        _ => None,
+    })
 }
 
 /// An error's code: its first word, as Redis files it.

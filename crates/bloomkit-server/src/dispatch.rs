@@ -31,9 +31,14 @@ use crate::shared::Shared;
 
 mod exec;
 
-/// Runs one request for a client.
-pub async fn execute(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]) -> Executed {
-    let long = crate::offload::is_long(args);
+/// Runs one request for a client; `long` is [`offload::is_long`](crate::offload::is_long)
+/// of `args`, which the caller needs as well.
+pub async fn execute(
+    shared: &Arc<Shared>,
+    session: &mut Session,
+    args: &[Bytes],
+    long: bool,
+) -> Executed {
     let mut executed = crate::offload::run(long, || run(shared, session, args));
     match executed.pending.take() {
         Some(Pending::Save) => executed.reply = Some(server::save(shared).await),
@@ -86,7 +91,9 @@ fn run(shared: &Arc<Shared>, session: &mut Session, args: &[Bytes]) -> Executed 
         run_from(shared, session, args, Origin::Client)
     };
     if executed.pending == Some(Pending::Exec) {
+        let route = executed.route;
         executed = exec::run_queue(shared, session);
+        executed.route = route;
     }
     executed
 }
@@ -141,6 +148,19 @@ fn run_from(
     let Some(route) = table::route(name) else {
         return refused(session, unknown_command(args));
     };
+    let mut executed = run_routed(shared, session, args, origin, route);
+    executed.route = Some(route);
+    executed
+}
+
+/// [`run_from`] once the name has led to `route`.
+fn run_routed(
+    shared: &Arc<Shared>,
+    session: &mut Session,
+    args: &[Bytes],
+    origin: Origin,
+    route: Route,
+) -> Executed {
     match route {
         Route::Filter(row) => {
             // A filter command checks its own arguments after `NOAUTH`, as a module

@@ -381,7 +381,18 @@ where
 {
     let mut session = Session::new(shared);
     let mut client = ClientHandle::register(shared, session.id, peer);
+    // One future for the connection's life, not one per wait: each wait would otherwise
+    // register with both signals and unregister again (about 500 instructions a request
+    // for a client that sends one at a time).
     let mut shutdown = shared.shutdown_signal();
+    let info = Arc::clone(client.info());
+    let stop = async {
+        tokio::select! {
+            _ = shutdown.wait_for(Option::is_some) => {}
+            () = info.killed() => {}
+        }
+    };
+    tokio::pin!(stop);
     let mut ticket = None;
     // Where each reply not yet sent starts in the output, and what it waits for.
     let mut unsent = Vec::new();
@@ -406,20 +417,20 @@ where
                     return;
                 }
             };
+            let long = crate::offload::is_long(&request);
             let started = Instant::now();
-            let executed = execute(shared, &mut session, &request).await;
+            let executed = execute(shared, &mut session, &request, long).await;
             let took = started.elapsed();
             commands += 1;
             conn.set_protocol(session.protocol);
             if executed.reply.is_some() {
                 unsent.push((conn.pending_output(), executed.ticket));
             }
-            client.finish(&mut conn, &request, took, executed.reply.as_ref(), &session);
+            client.finish(&mut conn, &request, long, took, &executed, &session);
             ticket = ticket.max(executed.ticket);
             // Neither the request nor its reply (now encoded) is kept while replies wait; a
             // long command's are as long to free as to run.
             let close = executed.close;
-            let long = crate::offload::is_long(&request);
             crate::offload::run(long, || drop((request, executed)));
             if close || !client.output_within_limits(&conn) || client.is_killed() {
                 shared.stats().count_commands(commands);
@@ -448,7 +459,7 @@ where
         }
         // Wait for more bytes, or for shutdown: an idle client is closed at once, one in
         // the middle of a command finishes it first (we only get here between commands).
-        if !client.wait_input(&mut conn, &mut shutdown).await {
+        if !client.wait_input(&mut conn, stop.as_mut()).await {
             return;
         }
     }
@@ -493,7 +504,20 @@ async fn settle<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let replies = std::mem::take(unsent);
+    // Cleared rather than taken, so that it keeps its capacity from one batch to the next.
+    settle_replies(shared, conn, ticket, unsent).await;
+    unsent.clear();
+}
+
+/// [`settle`] for the replies listed in `replies`.
+async fn settle_replies<S>(
+    shared: &Shared,
+    conn: &mut Connection<S>,
+    ticket: &mut Option<Ticket>,
+    replies: &[(usize, Option<Ticket>)],
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let (Some(last), Some(journal)) = (ticket.take(), shared.keyspace().journal()) else {
         return;
     };
@@ -502,7 +526,7 @@ async fn settle<S>(
     }
     // Which of them: each answers at once now (written and synced, or not).
     let mut errors = Vec::with_capacity(replies.len());
-    for (_, waited) in &replies {
+    for (_, waited) in replies {
         let failed = match waited {
             Some(t) => journal.durable(*t).await.err(),
             None => None,

@@ -31,6 +31,7 @@ use bloomkit_commands::table::CommandSpec;
 use bloomkit_commands::Reply;
 use bytes::Bytes;
 
+use crate::cmd::table::Route;
 use crate::keyspace::Ticket;
 use crate::session::Session;
 use crate::shared::Shared;
@@ -65,6 +66,9 @@ pub struct Executed {
     /// Work the synchronous core leaves to [`execute`](crate::dispatch::execute) (a `SAVE`
     /// awaits the snapshot).
     pub(crate) pending: Option<Pending>,
+    /// The table row the request's name led to (set by the dispatcher), so that the host
+    /// counts the command under its name without looking the name up again.
+    pub route: Option<Route>,
 }
 
 /// What a command leaves to the asynchronous part of the dispatcher.
@@ -89,6 +93,7 @@ impl Executed {
             ticket: None,
             close: false,
             pending: None,
+            route: None,
         }
     }
 

@@ -249,7 +249,9 @@ fn info_section(shared: &Shared, section: &str) -> String {
         }
         "clients" => {
             field("connected_clients", &stats.connected_clients());
-            let (input, output) = shared.clients().recent_max();
+            let (input, output) = shared
+                .clients()
+                .recent_max(shared.keyspace().clock_seconds());
             field("client_recent_max_input_buffer", &input);
             field("client_recent_max_output_buffer", &output);
             field("maxclients", &shared.config().maxclients);

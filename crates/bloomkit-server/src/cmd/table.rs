@@ -56,6 +56,17 @@ pub enum Route {
     Filter(&'static FilterSpec),
 }
 
+/// Rows are compared by name, which the table holds once each.
+impl PartialEq for Route {
+    fn eq(&self, other: &Route) -> bool {
+        match (self, other) {
+            (Route::Generic(a), Route::Generic(b)) => a.spec.name == b.spec.name,
+            (Route::Filter(a), Route::Filter(b)) => a.spec.name == b.spec.name,
+            _ => false,
+        }
+    }
+}
+
 /// The row for the command named `name` (any case): the filter commands' first, since
 /// they are most of the traffic.
 pub fn route(name: &[u8]) -> Option<Route> {

@@ -581,7 +581,7 @@ fn command_describes_every_command() {
 async fn save_bgsave_and_shutdown() {
     let shared = shared();
     let mut s = Session::new(&shared);
-    let saved = execute(&shared, &mut s, &request(&["SAVE"])).await;
+    let saved = execute(&shared, &mut s, &request(&["SAVE"]), false).await;
     assert_eq!(saved.reply, Some(Reply::Ok));
     assert_eq!(
         call(&shared, &mut s, &["BGSAVE"]),

@@ -523,12 +523,14 @@ impl Keyspace {
             _ => {}
         }
         let changed = !outcome.log.is_empty();
-        if log.is_empty() {
-            log = outcome.log.into_vec();
+        // The command's records as it left them (inline, for one record) unless an expiry
+        // was logged first.
+        let ticket = if log.is_empty() {
+            self.append(index, &outcome.log)
         } else {
             log.extend(outcome.log);
-        }
-        let ticket = self.append(index, &log);
+            self.append(index, &log)
+        };
         drop(shard);
         ((outcome.reply, ticket), changed)
     }
@@ -928,6 +930,12 @@ impl Keyspace {
     /// The access clock's time now, in tenths of a second (see [`AccessClock`]).
     pub fn clock_ticks(&self) -> u32 {
         self.access_clock.now()
+    }
+
+    /// The access clock's time now, in whole seconds: a clock for once-a-second tallies
+    /// that costs an atomic load, not a system call.
+    pub fn clock_seconds(&self) -> u64 {
+        u64::from(self.clock_ticks() / access::TICKS_PER_SECOND)
     }
 
     /// The filters flagged past their capacity or target rate (see [`health`]): how many

@@ -93,6 +93,8 @@ pub struct ClientHandle {
     unnoted_read: bool,
     /// The second and the buffer sizes last noted in the registry's recent peaks.
     noted_peak: Cell<(u64, usize, usize)>,
+    /// The buffer sizes and admitted bytes last published.
+    published: Cell<Option<(Buffers, usize)>>,
 }
 
 impl ClientHandle {
@@ -109,6 +111,7 @@ impl ClientHandle {
             soft_since: None,
             unnoted_read: true,
             noted_peak: Cell::new((u64::MAX, 0, 0)),
+            published: Cell::new(None),
             meta,
             meta_changed: false,
         }
@@ -137,6 +140,7 @@ impl ClientHandle {
             info: &self.info,
             buffers: conn.buffers(),
             reserved: &mut self.reserved,
+            published: &self.published,
         };
         let frame = conn.next_frame(&mut gate);
         if !conn.in_request() {
@@ -284,7 +288,12 @@ impl ClientHandle {
     {
         let buffers = conn.buffers();
         let keyspace = self.shared.keyspace();
-        self.info.publish(keyspace, buffers, self.reserved);
+        // Unchanged since the last batch (a client sending one request at a time): the
+        // registry and the keyspace's client memory already say so.
+        if self.published.get() != Some((buffers, self.reserved)) {
+            self.published.set(Some((buffers, self.reserved)));
+            self.info.publish(keyspace, buffers, self.reserved);
+        }
         // The registry's peaks are behind one mutex for all clients: each client takes it
         // only when it passes what it noted already this second.
         let second = keyspace.clock_seconds();
@@ -389,6 +398,8 @@ struct Gate<'a> {
     info: &'a ClientInfo,
     buffers: Buffers,
     reserved: &'a mut usize,
+    /// The handle's record of what was last published, which this publishes too.
+    published: &'a Cell<Option<(Buffers, usize)>>,
 }
 
 impl Admission for Gate<'_> {
@@ -420,6 +431,7 @@ impl Admission for Gate<'_> {
         *self.reserved = request_bytes;
         self.info
             .publish(self.keyspace, self.buffers, request_bytes);
+        self.published.set(Some((self.buffers, request_bytes)));
         Verdict::Admit
     }
 }

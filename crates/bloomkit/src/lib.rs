@@ -93,7 +93,8 @@
 //!   answers)` and `contains_many_hashes` (blocked, atomic, scalable, counting, cuckoo,
 //!   ribbon, fuse, and the blocked view) give `contains`'s answers in order, with each key's
 //!   memory prefetched a few keys ahead, so that the cache misses of a filter larger than
-//!   the cache overlap; `insert_many` likewise (blocked, atomic and counting return how many
+//!   the cache overlap (but for the counting filter, whose k lines a key measured faster
+//!   without); `insert_many` likewise (blocked, atomic and counting return how many
 //!   changed the filter; scalable and cuckoo, whose inserts can fail, append each key's
 //!   answer and stop at the first error, and take a `may_grow` limit in
 //!   `insert_many_hashes_within`). The shared walk is `batch.rs`; each kind's part is its

@@ -224,19 +224,29 @@ impl ScalableBloomFilter {
         hash: u64,
         may_grow: impl FnOnce(usize) -> bool,
     ) -> Result<bool> {
-        if self.contains_hash(hash) {
+        let (newest, older) = self.layers.split_last().ok_or(Error::Full {
+            kind: FilterKind::Scalable,
+        })?;
+        if Self::any_contains(self.params.layout, older, hash) {
             return Ok(false);
         }
-        if self.newest().is_full() {
-            let bytes = self.growth_memory_bytes()?;
-            if !may_grow(bytes) {
-                return Err(Error::OutOfMemory {
-                    bytes: bytes as u64,
-                });
-            }
-            self.grow()?;
+        if !newest.is_full() {
+            // Setting the key's bits in the newest layer says whether they were all set
+            // already (present, or a false positive): no query of that layer first, which
+            // cost a fifth of a blocked `BF.MADD`'s instructions per item.
+            return Ok(self.newest_mut().filter.insert_hash(hash));
         }
-        // The key is absent from the newest layer, so this sets a bit and counts it.
+        if Self::any_contains(self.params.layout, std::slice::from_ref(newest), hash) {
+            return Ok(false);
+        }
+        let bytes = self.growth_memory_bytes()?;
+        if !may_grow(bytes) {
+            return Err(Error::OutOfMemory {
+                bytes: bytes as u64,
+            });
+        }
+        self.grow()?;
+        // A new, empty layer: this sets a bit and counts it.
         let added = self.newest_mut().filter.insert_hash(hash);
         debug_assert!(added);
         Ok(added)
@@ -365,17 +375,20 @@ impl ScalableBloomFilter {
     /// newest (largest) first.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        // Every layer has the chain's layout: one branch here, and a loop that holds one
-        // filter's probe code (matching each layer's layout inside the loop measured 8%
-        // slower in cache).
-        match self.params.layout {
-            LayerLayout::Blocked => self
-                .layers
+        Self::any_contains(self.params.layout, &self.layers, hash)
+    }
+
+    /// Whether any of `layers` (all of `layout`) holds the hash, newest first. Every layer
+    /// has the chain's layout: one branch here, and a loop that holds one filter's probe
+    /// code (matching each layer's layout inside the loop measured 8% slower in cache).
+    #[inline]
+    fn any_contains(layout: LayerLayout, layers: &[Layer], hash: u64) -> bool {
+        match layout {
+            LayerLayout::Blocked => layers
                 .iter()
                 .rev()
                 .any(|layer| layer.filter.blocked_contains_hash(hash)),
-            LayerLayout::Classic => self
-                .layers
+            LayerLayout::Classic => layers
                 .iter()
                 .rev()
                 .any(|layer| layer.filter.classic_contains_hash(hash)),

@@ -329,14 +329,24 @@ fn replays_as_sent(log: &[Vec<Bytes>], args: &[Bytes]) -> bool {
     let [entry] = log else {
         return false;
     };
-    if entry[..] == *args {
+    if same_words(entry, args) {
         return true;
     }
     let madd_of_add = entry.len() == 3
         && args.len() == 3
         && entry[0].eq_ignore_ascii_case(b"BF.MADD")
         && args[0].eq_ignore_ascii_case(b"BF.ADD");
-    madd_of_add && entry[1..] == args[1..]
+    madd_of_add && same_words(&entry[1..], &args[1..])
+}
+
+/// Whether two lists of words are equal. A logged record's key and items are the
+/// arguments' own slices, so most words compare by where they lie, without reading their
+/// bytes (a 100-item `BF.MADD` compared its items byte by byte: 3,000 instructions).
+fn same_words(a: &[Bytes], b: &[Bytes]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| (x.as_ptr() == y.as_ptr() && x.len() == y.len()) || x == y)
 }
 
 /// Tells Redis the key changed (the module handles this itself, see

@@ -224,10 +224,14 @@ impl ScalableBloomFilter {
         hash: u64,
         may_grow: impl FnOnce(usize) -> bool,
     ) -> Result<bool> {
-        let (newest, older) = self.layers.split_last().ok_or(Error::Full {
-            kind: FilterKind::Scalable,
-        })?;
-        if Self::any_contains(self.params.layout, older, hash) {
+        // Never empty (built with one layer, and layers are only added); an error all the
+        // same rather than a panic.
+        let Some((newest, older)) = self.layers.split_last() else {
+            return Err(Error::Full {
+                kind: FilterKind::Scalable,
+            });
+        };
+        if !older.is_empty() && Self::any_contains(self.params.layout, older, hash) {
             return Ok(false);
         }
         if !newest.is_full() {

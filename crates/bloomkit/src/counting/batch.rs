@@ -2,12 +2,9 @@
 //! the one-key query or insert for each. Nothing is prefetched (see
 //! [`Prefetch::prefetch_distance`] below): on the machines measured it did not pay.
 
-use super::counters::slot;
 use super::CountingBloomFilter;
-use crate::batch::{self, for_each_ahead, for_each_hash_batch, Ahead, Prefetch};
-use crate::classic::probes;
+use crate::batch::{self, for_each_hash_batch, Prefetch};
 use crate::key::Key;
-use crate::prefetch::prefetch_read;
 
 impl CountingBloomFilter {
     /// Answers for many keys at once, appended to `answers` in order: the same answers as
@@ -39,9 +36,8 @@ impl CountingBloomFilter {
     }
 
     /// Adds many keys at once, as [`contains_many`](Self::contains_many) reads them; returns
-    /// how many of them
-    /// [`insert`](Self::insert) would have answered `true` for (had a zero counter). The
-    /// counters end as inserting the keys one by one leaves them.
+    /// how many of them [`insert`](Self::insert) would have answered `true` for (had a zero
+    /// counter). The counters end as inserting the keys one by one leaves them.
     pub fn insert_many<K: Key>(&mut self, keys: &[K]) -> u64 {
         let hasher = self.hasher;
         let mut was_absent = 0;
@@ -53,13 +49,10 @@ impl CountingBloomFilter {
 
     /// [`insert_many`](Self::insert_many) by precomputed hashes.
     pub fn insert_many_hashes(&mut self, hashes: &[u64]) -> u64 {
-        let distance = self.prefetch_distance();
-        let mut was_absent = 0;
-        for_each_ahead(hashes, distance, |step| match step {
-            Ahead::Prefetch(hash) => self.prefetch(hash),
-            Ahead::Visit(hash) => was_absent += self.insert_hash(hash) as u64,
-        });
-        was_absent
+        hashes
+            .iter()
+            .map(|&hash| u64::from(self.insert_hash(hash)))
+            .sum()
     }
 }
 
@@ -74,20 +67,6 @@ impl Prefetch for CountingBloomFilter {
         0
     }
 
-    /// The words of the key's first [`PREFETCHED_PROBES`] counters.
-    #[inline]
-    fn prefetch(&self, hash: u64) {
-        for index in probes(hash, self.num_counters, self.num_hashes).take(PREFETCHED_PROBES) {
-            if let Some(word) = self.counters.get(slot(index).0) {
-                prefetch_read(word);
-            }
-        }
-    }
+    /// Never called, at a distance of 0.
+    fn prefetch(&self, _hash: u64) {}
 }
-
-/// The counters of a key prefetched ahead: the first two, not all k. A query of an absent key
-/// stops at its first zero counter, after about two probes at the planned load, so
-/// prefetching all k lines would fetch several that no query reads (`batch_ops` measured
-/// that slower than the one-key loop at 512 MiB); the later probes of a present key are
-/// independent loads, which the core overlaps by itself.
-const PREFETCHED_PROBES: usize = 2;

@@ -37,10 +37,10 @@ use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYP
 use crate::limits::{BF_MAX_CAPACITY as MAX_CAPACITY, BF_MAX_EXPANSION as MAX_EXPANSION};
 use crate::params::Defaults;
 use crate::reply::Reply;
-use crate::run::{Access, Ctx, Log, Outcome};
+use crate::run::{Access, Ctx, Log, Outcome, Record};
 use crate::shared::{
-    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Answers,
-    Items, Lookup, Origin,
+    added_record, admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim,
+    word, Answers, Items, Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -156,7 +156,7 @@ impl BloomCommand {
     }
 
     /// Runs the command against the key's slot, which it may fill, change or empty.
-    pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome {
+    pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome<'_> {
         match &self.op {
             Op::Reserve(params) => self.reserve(slot, params, ctx),
             Op::Add {
@@ -171,7 +171,7 @@ impl BloomCommand {
         }
     }
 
-    fn reserve(&self, slot: &mut Option<Value>, params: &Params, ctx: &Ctx<'_>) -> Outcome {
+    fn reserve(&self, slot: &mut Option<Value>, params: &Params, ctx: &Ctx<'_>) -> Outcome<'_> {
         if slot.is_some() {
             let status = match lookup(slot.as_ref()) {
                 Err(Lookup::WrongType) => Reply::error(WRONGTYPE),
@@ -184,28 +184,28 @@ impl BloomCommand {
                 *slot = Some(Value::Bloom(filter));
                 Outcome {
                     reply: Reply::Ok,
-                    log: smallvec![log],
+                    log: smallvec![Record::Words(log)],
                 }
             }
             Err(reply) => Outcome::unchanged(reply),
         }
     }
 
-    fn add(
-        &self,
+    fn add<'c>(
+        &'c self,
         slot: &mut Option<Value>,
-        items: &[Bytes],
+        items: &'c [Bytes],
         multi: bool,
         create_with: Option<&Params>,
         ctx: &Ctx<'_>,
-    ) -> Outcome {
+    ) -> Outcome<'c> {
         let mut log = Log::new();
         match (lookup(slot.as_ref()), create_with) {
             (Ok(_), _) => {}
             (Err(Lookup::Missing), Some(params)) => match create(&self.key, params, ctx) {
                 Ok((filter, creation)) => {
                     *slot = Some(Value::Bloom(filter));
-                    log.push(creation);
+                    log.push(Record::Words(creation));
                 }
                 Err(reply) => return Outcome::unchanged(reply),
             },
@@ -218,17 +218,7 @@ impl BloomCommand {
         // One reply without an array (BF.ADD) needs no vector.
         let mut replies = Vec::with_capacity(if multi { items.len() } else { 0 });
         let mut last = None;
-        // The `BF.MADD` record, built as items are added: one allocation.
-        let mut record: Vec<Bytes> = Vec::new();
-        for (item, &added) in items.iter().zip(&answers) {
-            if added {
-                if record.is_empty() {
-                    record.reserve_exact(2 + items.len());
-                    record.push(word("BF.MADD"));
-                    record.push(self.key.clone());
-                }
-                record.push(item.clone());
-            }
+        for &added in &answers {
             if multi {
                 replies.push(Reply::Bool(added));
             } else {
@@ -243,7 +233,7 @@ impl BloomCommand {
                 last = Some(error);
             }
         }
-        if !record.is_empty() {
+        if let Some(record) = added_record("BF.MADD", &self.key, items, &answers) {
             log.push(record);
         }
         let reply = if multi {
@@ -799,17 +789,17 @@ fn scandump(value: Option<&Value>, iter: Option<i64>, ctx: &Ctx<'_>) -> Reply {
     }
 }
 
-fn loadchunk(
+fn loadchunk<'c>(
     slot: &mut Option<Value>,
     key: &Bytes,
     iter: i64,
     data: &Bytes,
     args: &[Bytes],
     ctx: &Ctx<'_>,
-) -> Outcome {
+) -> Outcome<'c> {
     let changed = || Outcome {
         reply: Reply::Ok,
-        log: smallvec![verbatim(args)],
+        log: smallvec![Record::Words(verbatim(args))],
     };
     match lookup(slot.as_ref()) {
         Err(Lookup::Missing) if iter == 1 => {

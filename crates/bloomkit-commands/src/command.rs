@@ -50,7 +50,7 @@ impl FilterCommand {
     }
 
     /// Runs any command against the key's slot, which it may fill, change or empty.
-    pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome {
+    pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome<'_> {
         match self {
             FilterCommand::Bloom(c) => c.write(slot, ctx),
             FilterCommand::Cuckoo(c) => c.write(slot, ctx),

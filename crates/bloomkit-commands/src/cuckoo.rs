@@ -46,10 +46,10 @@ use crate::limits::{
     CF_MAX_SUB_FILTERS as MAX_SUB_FILTERS,
 };
 use crate::reply::Reply;
-use crate::run::{Access, Ctx, Log, Outcome};
+use crate::run::{Access, Ctx, Log, Outcome, Record};
 use crate::shared::{
-    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Answers,
-    Items, Lookup, Origin,
+    added_record, admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim,
+    word, Answers, Items, Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -174,7 +174,7 @@ impl CuckooCommand {
     }
 
     /// Runs the command against the key's slot, which it may fill, change or empty.
-    pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome {
+    pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome<'_> {
         match &self.op {
             Op::Reserve(r) => self.reserve(slot, r, ctx),
             Op::Insert {
@@ -209,7 +209,11 @@ impl CuckooCommand {
                 Outcome {
                     reply: Reply::Bool(removed),
                     log: if removed {
-                        smallvec![command("CF.DEL", &self.key, vec![item.clone()])]
+                        smallvec![Record::Words(command(
+                            "CF.DEL",
+                            &self.key,
+                            vec![item.clone()]
+                        ))]
                     } else {
                         Log::new()
                     },
@@ -222,7 +226,7 @@ impl CuckooCommand {
                     // Logged even when nothing moved: the deletion count restarts at 0.
                     Outcome {
                         reply: Reply::Ok,
-                        log: smallvec![command("CF.COMPACT", &self.key, Vec::new())],
+                        log: smallvec![Record::Words(command("CF.COMPACT", &self.key, Vec::new()))],
                     }
                 }
                 Some(Value::Loading(d)) if d.kind() == FilterKind::Cuckoo => {
@@ -235,7 +239,7 @@ impl CuckooCommand {
         }
     }
 
-    fn reserve(&self, slot: &mut Option<Value>, r: &Reserve, ctx: &Ctx<'_>) -> Outcome {
+    fn reserve(&self, slot: &mut Option<Value>, r: &Reserve, ctx: &Ctx<'_>) -> Outcome<'_> {
         let d = ctx.defaults;
         let bucket_size = r.bucket_size.unwrap_or(d.cf_bucket_size);
         if (bucket_size as i64) * 2 > r.capacity || r.capacity > MAX_CAPACITY {
@@ -261,7 +265,7 @@ impl CuckooCommand {
                 *slot = Some(Value::Cuckoo(filter));
                 Outcome {
                     reply: Reply::Ok,
-                    log: smallvec![log],
+                    log: smallvec![Record::Words(log)],
                 }
             }
             Err(reply) => Outcome::unchanged(reply),
@@ -269,16 +273,16 @@ impl CuckooCommand {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn insert(
-        &self,
+    fn insert<'c>(
+        &'c self,
         slot: &mut Option<Value>,
-        items: &[Bytes],
+        items: &'c [Bytes],
         nx: bool,
         multi: bool,
         create_with: Option<u64>,
         max_expansions: u32,
         ctx: &Ctx<'_>,
-    ) -> Outcome {
+    ) -> Outcome<'c> {
         let mut log = Log::new();
         match (lookup(slot.as_ref()), create_with) {
             (Ok(_), _) => {}
@@ -294,7 +298,7 @@ impl CuckooCommand {
                 match create(&self.key, shape, ctx) {
                     Ok((filter, creation)) => {
                         *slot = Some(Value::Cuckoo(filter));
-                        log.push(creation);
+                        log.push(Record::Words(creation));
                     }
                     Err(reply) => return Outcome::unchanged(reply),
                 }
@@ -353,7 +357,8 @@ impl CuckooCommand {
                 }
             };
             for (item, &inserted) in items[start..].iter().zip(&answers) {
-                if inserted {
+                // One item is logged as the command's own (below).
+                if inserted && multi {
                     if record.is_empty() {
                         record.reserve_exact(if multi { 5 + items.len() } else { 3 });
                         record.push(word("CF.ADD"));
@@ -398,7 +403,11 @@ impl CuckooCommand {
             });
             start += 1;
         }
-        if record.len() > 3 {
+        if !multi {
+            if let Some(record) = added_record("CF.ADD", &self.key, items, &answers) {
+                log.push(record);
+            }
+        } else if record.len() > 3 {
             // Several items: `CF.ADD` takes one, so the record names the limit it ran under.
             record[0] = word("CF.INSERT");
             record.splice(
@@ -407,7 +416,7 @@ impl CuckooCommand {
             );
         }
         if !record.is_empty() {
-            log.push(record);
+            log.push(Record::Words(record));
         }
         let reply = if multi {
             Reply::Array(replies)
@@ -789,17 +798,17 @@ fn scandump(value: Option<&Value>, pos: i64, ctx: &Ctx<'_>) -> Reply {
     }
 }
 
-fn loadchunk(
+fn loadchunk<'c>(
     slot: &mut Option<Value>,
     key: &Bytes,
     pos: i64,
     data: &Bytes,
     args: &[Bytes],
     ctx: &Ctx<'_>,
-) -> Outcome {
+) -> Outcome<'c> {
     let changed = || Outcome {
         reply: Reply::Ok,
-        log: smallvec![verbatim(args)],
+        log: smallvec![Record::Words(verbatim(args))],
     };
     let status = lookup(slot.as_ref()).map(|_| ());
     if pos == 1 {

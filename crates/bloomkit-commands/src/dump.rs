@@ -30,7 +30,7 @@ use smallvec::smallvec;
 use crate::budget::Budget;
 use crate::errors::{INSUFFICIENT_MEMORY, OOM};
 use crate::reply::Reply;
-use crate::run::Outcome;
+use crate::run::{Outcome, Record};
 use crate::shared::{command, num, verbatim};
 use crate::value::{PartialDump, Value};
 
@@ -323,7 +323,7 @@ pub(crate) fn start(
 
 /// A chunk after the header ([`load`]) as its command's outcome, for either family (`reply`
 /// words a [`LoadError`] as the family does): logged verbatim when it changed the key.
-pub(crate) fn load_outcome(
+pub(crate) fn load_outcome<'c>(
     slot: &mut Option<Value>,
     key: &Bytes,
     iter: i64,
@@ -331,18 +331,18 @@ pub(crate) fn load_outcome(
     args: &[Bytes],
     budget: &dyn Budget,
     reply: fn(LoadError) -> Reply,
-) -> Outcome {
+) -> Outcome<'c> {
     match load(slot, iter, data, budget) {
         Ok(Loaded::Changed) => Outcome {
             reply: Reply::Ok,
-            log: smallvec![verbatim(args)],
+            log: smallvec![Record::Words(verbatim(args))],
         },
         Ok(Loaded::Unchanged) => Outcome::unchanged(Reply::Ok),
         // The key was removed. Logged as that removal, not as the chunk: replayed, the chunk
         // would answer the same error, and a log that replays with an error stops start-up.
         Err(e @ LoadError::Corrupt) => Outcome {
             reply: reply(e),
-            log: smallvec![command("DEL", key, Vec::new())],
+            log: smallvec![Record::Words(command("DEL", key, Vec::new()))],
         },
         Err(e) => Outcome::unchanged(reply(e)),
     }

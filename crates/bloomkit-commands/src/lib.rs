@@ -51,7 +51,7 @@
 //! ```
 //! use std::collections::HashMap;
 //!
-//! use bloomkit_commands::{Access, Ctx, Defaults, FilterCommand, Reply, Unlimited, Value};
+//! use bloomkit_commands::{Access, Ctx, Defaults, FilterCommand, Record, Reply, Unlimited, Value};
 //! use bytes::Bytes;
 //!
 //! let mut keys: HashMap<Bytes, Value> = HashMap::new();
@@ -73,7 +73,7 @@
 //!             if let Some(value) = slot {
 //!                 keys.insert(command.key().clone(), value);
 //!             }
-//!             log.extend(outcome.log);
+//!             log.extend(outcome.log.iter().map(Record::to_vec));
 //!             outcome.reply
 //!         }
 //!     }
@@ -121,5 +121,5 @@ pub use budget::{Budget, Unlimited};
 pub use command::FilterCommand;
 pub use params::{Defaults, Parameter, PARAMETERS};
 pub use reply::{Protocol, Reply};
-pub use run::{Access, Ctx, Log, Outcome};
+pub use run::{Access, Ctx, Log, Outcome, Record};
 pub use value::{PartialDump, Value};

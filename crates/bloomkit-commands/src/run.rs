@@ -26,9 +26,9 @@ pub enum Access {
     Write,
 }
 
-/// The result of a write command.
+/// The result of a write command, which may borrow from the command that ran.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Outcome {
+pub struct Outcome<'c> {
     /// What to answer.
     pub reply: Reply,
     /// Commands to append to the log, in order, before the reply is sent: empty when
@@ -39,21 +39,144 @@ pub struct Outcome {
     /// that created its key from [`Defaults`] logs a creation naming every parameter first.
     /// The one command logged that is not a filter command is `DEL key`, for a restore whose
     /// last chunk did not decode and removed its key.
-    pub log: Log,
+    pub log: Log<'c>,
 }
 
 /// What a write command logs, in order: room inline for the two records a command most
 /// often logs (a creation from the defaults, then the items it added), because inside Redis
-/// each allocation goes through the engine's accounting allocator. A host that keeps a log of
-/// its own takes it with `into_vec` or `extend`.
-pub type Log = SmallVec<[Vec<Bytes>; 2]>;
+/// each allocation goes through the engine's accounting allocator.
+pub type Log<'c> = SmallVec<[Record<'c>; 2]>;
 
-impl Outcome {
+/// One command to log or replicate.
+///
+/// The common record, a `BF.ADD`'s or a `CF.ADD`'s item that was new, is the command's own
+/// key and items under a name ([`Record::Items`]): nothing is copied or allocated to log
+/// it, and a host that replicates the request as it came (a module's
+/// `RedisModule_ReplicateVerbatim`) can see that it may, by comparing the words.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Record<'c> {
+    /// The words, name first, built for the log.
+    Words(Vec<Bytes>),
+    /// `name key items...`, the key and the items those of the command that ran.
+    Items {
+        /// The command's name, as logged (`BF.MADD` for a `BF.ADD`).
+        name: &'static str,
+        /// The key.
+        key: &'c Bytes,
+        /// The items, in order.
+        items: &'c [Bytes],
+    },
+}
+
+impl Record<'_> {
+    /// The number of words, the name included.
+    pub fn len(&self) -> usize {
+        match self {
+            Record::Words(words) => words.len(),
+            Record::Items { items, .. } => 2 + items.len(),
+        }
+    }
+
+    /// Whether the record has no words (never logged: a record always names its command).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The command's name (empty for an empty [`Record::Words`]).
+    pub fn name(&self) -> &[u8] {
+        match self {
+            Record::Words(words) => words.first().map_or(&[][..], |w| &w[..]),
+            Record::Items { name, .. } => name.as_bytes(),
+        }
+    }
+
+    /// The words after the name, in order.
+    pub fn args(&self) -> impl ExactSizeIterator<Item = &Bytes> + Clone {
+        let (key, rest): (Option<&Bytes>, &[Bytes]) = match self {
+            Record::Words(words) => (None, words.get(1..).unwrap_or_default()),
+            Record::Items { key, items, .. } => (Some(*key), items),
+        };
+        Args { key, rest }
+    }
+
+    /// The words, name first, as a list of their own.
+    pub fn to_vec(&self) -> Vec<Bytes> {
+        match self {
+            Record::Words(words) => words.clone(),
+            Record::Items { name, .. } => {
+                let mut words = Vec::with_capacity(self.len());
+                words.push(Bytes::from_static(name.as_bytes()));
+                words.extend(self.args().cloned());
+                words
+            }
+        }
+    }
+}
+
+/// [`Record::args`]: an optional key, then a slice.
+#[derive(Clone)]
+struct Args<'a> {
+    key: Option<&'a Bytes>,
+    rest: &'a [Bytes],
+}
+
+impl<'a> Iterator for Args<'a> {
+    type Item = &'a Bytes;
+
+    fn next(&mut self) -> Option<&'a Bytes> {
+        if let Some(key) = self.key.take() {
+            return Some(key);
+        }
+        let (first, rest) = self.rest.split_first()?;
+        self.rest = rest;
+        Some(first)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = usize::from(self.key.is_some()) + self.rest.len();
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Args<'_> {}
+
+impl<'c> Outcome<'c> {
     /// An outcome that changed nothing.
-    pub fn unchanged(reply: Reply) -> Outcome {
+    pub fn unchanged(reply: Reply) -> Outcome<'c> {
         Outcome {
             reply,
             log: Log::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_of_items_reads_as_its_words() {
+        let key = Bytes::from_static(b"k");
+        let items = [Bytes::from_static(b"a"), Bytes::from_static(b"b")];
+        let record = Record::Items {
+            name: "BF.MADD",
+            key: &key,
+            items: &items,
+        };
+        let words: Vec<Bytes> = ["BF.MADD", "k", "a", "b"]
+            .iter()
+            .map(|w| Bytes::from_static(w.as_bytes()))
+            .collect();
+        assert_eq!(record.to_vec(), words);
+        assert_eq!(record.len(), 4);
+        assert_eq!(record.name(), b"BF.MADD");
+        assert_eq!(record.args().len(), 3);
+        assert!(record.args().eq(words[1..].iter()));
+        let built = Record::Words(words.clone());
+        assert_eq!((built.len(), built.name()), (4, &b"BF.MADD"[..]));
+        assert!(built.args().eq(words[1..].iter()));
+        assert!(
+            Record::Words(Vec::new()).is_empty() && Record::Words(Vec::new()).name().is_empty()
+        );
     }
 }

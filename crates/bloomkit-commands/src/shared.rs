@@ -7,6 +7,7 @@ use smallvec::SmallVec;
 use crate::budget::Budget;
 use crate::errors::{INSUFFICIENT_MEMORY, NOT_FOUND, OOM, WRONGTYPE};
 use crate::reply::Reply;
+use crate::run::Record;
 
 /// Why a filter command cannot use a key, in RedisBloom's terms (`statusStrerror`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +118,36 @@ impl std::ops::Deref for Items {
 /// A command that changed its key, logged verbatim: the arguments as the client sent them.
 pub(crate) fn verbatim(args: &[Bytes]) -> Vec<Bytes> {
     args.to_vec()
+}
+
+/// What an insert of `items` logs under `name` (`BF.MADD`, `CF.ADD`) once it answered
+/// `answers` for the items it tried, in order (fewer than the items if it stopped early): the
+/// items that were new, or nothing. When every item was new, the record is the command's
+/// own key and items, copied nowhere.
+pub(crate) fn added_record<'c>(
+    name: &'static str,
+    key: &'c Bytes,
+    items: &'c [Bytes],
+    answers: &[bool],
+) -> Option<Record<'c>> {
+    let added = answers.iter().filter(|&&new| new).count();
+    if added == 0 {
+        return None;
+    }
+    if added == items.len() {
+        return Some(Record::Items { name, key, items });
+    }
+    let mut words = Vec::with_capacity(2 + added);
+    words.push(word(name));
+    words.push(key.clone());
+    words.extend(
+        items
+            .iter()
+            .zip(answers)
+            .filter(|(_, &new)| new)
+            .map(|(item, _)| item.clone()),
+    );
+    Some(Record::Words(words))
 }
 
 /// An argument list from string pieces (the name, then words) and byte strings.

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bloomkit::LayerLayout;
 use bloomkit_commands::Value;
-use bloomkit_commands::{Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Unlimited};
+use bloomkit_commands::{Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Record, Unlimited};
 use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
@@ -77,7 +77,7 @@ impl Slot {
             Access::Read => cmd.read(self.value.as_ref(), &ctx),
             Access::Write => {
                 let Outcome { reply, log } = cmd.write(&mut self.value, &ctx);
-                self.log.extend(log);
+                self.log.extend(log.iter().map(Record::to_vec));
                 reply
             }
         }
@@ -146,6 +146,60 @@ fn odd_defaults() -> Defaults {
         cf_expansion_factor: 0,
         cf_max_expansions: 1,
         bf_layout: LayerLayout::Blocked,
+    }
+}
+
+/// The common records, an add whose every item was new, are the command's own key and
+/// items (nothing copied); the others are built, and all read as the same words.
+#[test]
+fn an_add_of_new_items_logs_the_commands_own_words() {
+    let defaults = Defaults::default();
+    let ctx = Ctx {
+        defaults: &defaults,
+        budget: &Unlimited,
+    };
+    let mut bloom = None;
+    let mut cuckoo = None;
+    // (command, the records' words, whether the last is the command's own)
+    let cases: [(&str, &[&str], bool); 7] = [
+        (
+            "BF.ADD k a",
+            &[
+                "BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT CLASSIC",
+                "BF.MADD k a",
+            ],
+            true,
+        ),
+        ("BF.ADD k b", &["BF.MADD k b"], true),
+        ("BF.ADD k b", &[], false),
+        ("BF.MADD k c d", &["BF.MADD k c d"], true),
+        ("BF.MADD k c e", &["BF.MADD k e"], false),
+        ("BF.INSERT k ITEMS f g", &["BF.MADD k f g"], true),
+        (
+            "CF.ADDNX c x",
+            &[
+                "CF.RESERVE c 1024 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1 DISTINCT",
+                "CF.ADD c x",
+            ],
+            true,
+        ),
+    ];
+    for (line, expected, own) in cases {
+        let slot = if line.starts_with("CF.") {
+            &mut cuckoo
+        } else {
+            &mut bloom
+        };
+        let command = FilterCommand::parse(&words(line)).unwrap().unwrap();
+        let outcome = command.write(slot, &ctx);
+        let logged: Vec<Vec<Bytes>> = outcome.log.iter().map(Record::to_vec).collect();
+        let expected: Vec<Vec<Bytes>> = expected.iter().map(|l| words(l)).collect();
+        assert_eq!(logged, expected, "{line}");
+        let last_is_own = matches!(
+            outcome.log.last(),
+            Some(Record::Items { key, .. }) if std::ptr::eq(*key, command.key())
+        );
+        assert_eq!(last_is_own, own, "{line}: {:?}", outcome.log.last());
     }
 }
 

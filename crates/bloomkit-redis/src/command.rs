@@ -25,8 +25,8 @@ use std::ptr::NonNull;
 use std::sync::LazyLock;
 
 use bloomkit::{CuckooFilter, ScalableBloomFilter};
-use bloomkit_commands::table::{lookup, FilterSpec, FILTER_COMMANDS};
-use bloomkit_commands::{Access, Ctx, FilterCommand, Protocol, Reply, Value};
+use bloomkit_commands::table::{FilterSpec, FILTER_COMMANDS};
+use bloomkit_commands::{Access, Ctx, FilterCommand, Protocol, Record, Reply, Value};
 use bytes::{Bytes, BytesMut};
 use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::native_types::RedisType;
@@ -48,7 +48,14 @@ use crate::types::{type_of, BLOOM_TYPE, CUCKOO_TYPE};
 pub fn register(ctx: &Context) -> Result<(), String> {
     let create =
         api!(RedisModule_CreateCommand).ok_or("the engine has no RedisModule_CreateCommand")?;
-    for row in FILTER_COMMANDS {
+    if HANDLERS.len() != FILTER_COMMANDS.len() {
+        return Err(format!(
+            "the module has {} command handlers for {} commands: list one per row in HANDLERS",
+            HANDLERS.len(),
+            FILTER_COMMANDS.len()
+        ));
+    }
+    for (row, handler) in FILTER_COMMANDS.iter().zip(HANDLERS) {
         let spec = &row.spec;
         let name = CString::new(spec.name).map_err(|e| e.to_string())?;
         let flags = CString::new(spec.module_flags()).map_err(|e| e.to_string())?;
@@ -59,7 +66,7 @@ pub fn register(ctx: &Context) -> Result<(), String> {
             create(
                 ctx.ctx,
                 name.as_ptr(),
-                Some(handle),
+                Some(handler),
                 flags.as_ptr(),
                 spec.first_key as c_int,
                 spec.last_key as c_int,
@@ -73,8 +80,22 @@ pub fn register(ctx: &Context) -> Result<(), String> {
     Ok(())
 }
 
-/// The handler Redis calls for every filter command.
-extern "C" fn handle(
+/// What Redis calls for a command.
+type Handler =
+    extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
+
+/// A handler for each row named, in order.
+macro_rules! handlers {
+    ($($row:literal)*) => { [$(handle::<$row> as Handler),*] };
+}
+
+/// One handler per row of [`FILTER_COMMANDS`], in order: Redis passes a handler nothing
+/// but the arguments, and a handler of its own row need not look the command's name up.
+const HANDLERS: [Handler; 25] =
+    handlers![0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24];
+
+/// The handler Redis calls for the command of row `ROW`.
+extern "C" fn handle<const ROW: usize>(
     ctx: *mut raw::RedisModuleCtx,
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
@@ -88,7 +109,11 @@ extern "C" fn handle(
     // A bug must not take the server down with it: the client gets an error instead (the
     // key keeps a stand-in until the next write, which Redis's log then explains).
     let context = Context::new(ctx);
-    if catch_unwind(AssertUnwindSafe(|| run(&context, argv))).is_err() {
+    if catch_unwind(AssertUnwindSafe(|| {
+        run(&context, argv, FILTER_COMMANDS.get(ROW))
+    }))
+    .is_err()
+    {
         raw::reply_with_error(
             ctx,
             c"ERR bloomkit: internal error running this command; see the server's log".as_ptr(),
@@ -97,19 +122,24 @@ extern "C" fn handle(
     raw::REDISMODULE_OK as c_int
 }
 
-/// Runs one command: the host loop of the command crate's documentation.
-fn run(ctx: &Context, argv: &[*mut raw::RedisModuleString]) {
-    with_arguments(argv, |args| run_with(ctx, argv, args));
+/// Runs one command of `row`: the host loop of the command crate's documentation.
+fn run(ctx: &Context, argv: &[*mut raw::RedisModuleString], row: Option<&FilterSpec>) {
+    with_arguments(argv, |args| run_with(ctx, argv, args, row));
 }
 
-fn run_with(ctx: &Context, argv: &[*mut raw::RedisModuleString], args: &[Bytes]) {
+fn run_with(
+    ctx: &Context,
+    argv: &[*mut raw::RedisModuleString],
+    args: &[Bytes],
+    row: Option<&FilterSpec>,
+) {
     let flags = ctx.get_flags();
     let protocol = if flags.contains(ContextFlags::FLAGS_RESP3) {
         Protocol::Resp3
     } else {
         Protocol::Resp2
     };
-    let Some(row) = args.first().and_then(|name| lookup(name)) else {
+    let Some(row) = row else {
         send(ctx, &Reply::error("ERR unknown command"), protocol);
         return;
     };
@@ -173,7 +203,18 @@ const KEEP_ARGUMENTS: usize = 1024;
 /// reclaimed only once nothing holds a slice of it (`BytesMut` checks, when it reserves);
 /// a command that keeps one (a restore keeping a chunk) leaves the next command a new one.
 fn with_arguments<R>(argv: &[*mut raw::RedisModuleString], f: impl FnOnce(&[Bytes]) -> R) -> R {
-    let mut buffers = ARGUMENT_BUFFERS.with(RefCell::take);
+    ARGUMENT_BUFFERS.with(|kept| match kept.try_borrow_mut() {
+        Ok(mut buffers) => run_on_arguments(&mut buffers, argv, f),
+        // Only a command run from inside another (none is) finds them in use.
+        Err(_) => run_on_arguments(&mut ArgumentBuffers::default(), argv, f),
+    })
+}
+
+fn run_on_arguments<R>(
+    buffers: &mut ArgumentBuffers,
+    argv: &[*mut raw::RedisModuleString],
+    f: impl FnOnce(&[Bytes]) -> R,
+) -> R {
     buffers.ends.clear();
     for a in argv {
         buffers
@@ -194,9 +235,8 @@ fn with_arguments<R>(argv: &[*mut raw::RedisModuleString], f: impl FnOnce(&[Byte
     let result = f(&buffers.list);
     buffers.list.clear();
     if total > KEEP_ARGUMENT_BYTES || argv.len() > KEEP_ARGUMENTS {
-        buffers = ArgumentBuffers::default();
+        *buffers = ArgumentBuffers::default();
     }
-    ARGUMENT_BUFFERS.with(|kept| kept.replace(buffers));
     result
 }
 
@@ -325,27 +365,24 @@ fn write(
 /// `BF.MADD` whose items were all new), or one `BF.MADD` of the same key and item as a
 /// `BF.ADD` (which then found its key, or a creation would have been logged first, and adds
 /// the item as `BF.MADD` does; the replies differ, which a replica does not send).
-fn replays_as_sent(log: &[Vec<Bytes>], args: &[Bytes]) -> bool {
-    let [entry] = log else {
+fn replays_as_sent(log: &[Record<'_>], args: &[Bytes]) -> bool {
+    let ([entry], Some((sent, sent_args))) = (log, args.split_first()) else {
         return false;
     };
-    if same_words(entry, args) {
-        return true;
-    }
-    let madd_of_add = entry.len() == 3
-        && args.len() == 3
-        && entry[0].eq_ignore_ascii_case(b"BF.MADD")
-        && args[0].eq_ignore_ascii_case(b"BF.ADD");
-    madd_of_add && same_words(&entry[1..], &args[1..])
+    let name = entry.name();
+    let same_name = name.eq_ignore_ascii_case(sent)
+        || (sent_args.len() == 2
+            && name.eq_ignore_ascii_case(b"BF.MADD")
+            && sent.eq_ignore_ascii_case(b"BF.ADD"));
+    same_name && same_words(entry.args(), sent_args)
 }
 
 /// Whether two lists of words are equal. A logged record's key and items are the
 /// arguments' own slices, so most words compare by where they lie, without reading their
 /// bytes (a 100-item `BF.MADD` compared its items byte by byte: 3,000 instructions).
-fn same_words(a: &[Bytes], b: &[Bytes]) -> bool {
+fn same_words<'a>(a: impl ExactSizeIterator<Item = &'a Bytes>, b: &[Bytes]) -> bool {
     a.len() == b.len()
-        && a.iter()
-            .zip(b)
+        && a.zip(b)
             .all(|(x, y)| (x.as_ptr() == y.as_ptr() && x.len() == y.len()) || x == y)
 }
 
@@ -360,12 +397,9 @@ fn signal_modified(ctx: &Context, name: &RedisString) {
     }
 }
 
-/// Replicates one logged command (its name first) to the replicas and the append-only
-/// file. Arguments are binary-safe (an item may hold any bytes, NUL included).
-fn replicate(ctx: &Context, entry: &[Bytes]) {
-    let Some((command_name, args)) = entry.split_first() else {
-        return;
-    };
+/// Replicates one logged command to the replicas and the append-only file. Arguments are
+/// binary-safe (an item may hold any bytes, NUL included).
+fn replicate(ctx: &Context, entry: &Record<'_>) {
     let (Some(create), Some(free), Some(replicate)) = (
         api!(RedisModule_CreateString),
         api!(RedisModule_FreeString),
@@ -373,11 +407,11 @@ fn replicate(ctx: &Context, entry: &[Bytes]) {
     ) else {
         return;
     };
-    let Ok(command_name) = CString::new(command_name.to_vec()) else {
+    let Ok(command_name) = CString::new(entry.name()) else {
         return;
     };
-    let strings: Vec<*mut raw::RedisModuleString> = args
-        .iter()
+    let strings: Vec<*mut raw::RedisModuleString> = entry
+        .args()
         // SAFETY: each buffer is valid for its length during the call; a string created
         // without a context is the module's to free, below.
         .map(|a| unsafe { create(std::ptr::null_mut(), a.as_ptr().cast(), a.len()) })
@@ -397,5 +431,21 @@ fn replicate(ctx: &Context, entry: &[Bytes]) {
     for s in strings {
         // SAFETY: created above without a context, freed once.
         unsafe { free(std::ptr::null_mut(), s) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_has_its_handler() {
+        assert_eq!(HANDLERS.len(), FILTER_COMMANDS.len());
+        // Each row's handler is its own.
+        for (i, a) in HANDLERS.iter().enumerate() {
+            for b in &HANDLERS[i + 1..] {
+                assert!(!std::ptr::fn_addr_eq(*a, *b));
+            }
+        }
     }
 }

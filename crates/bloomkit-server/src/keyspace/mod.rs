@@ -59,7 +59,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use bloomkit_commands::{Access, Budget, Ctx, Defaults, FilterCommand, Reply, Unlimited, Value};
+use bloomkit_commands::{
+    Access, Budget, Ctx, Defaults, FilterCommand, Record, Reply, Unlimited, Value,
+};
 use bytes::Bytes;
 
 use crate::glob;
@@ -523,13 +525,15 @@ impl Keyspace {
             _ => {}
         }
         let changed = !outcome.log.is_empty();
-        // The command's records as it left them (inline, for one record) unless an expiry
-        // was logged first.
-        let ticket = if log.is_empty() {
-            self.append(index, &outcome.log)
-        } else {
-            log.extend(outcome.log);
-            self.append(index, &log)
+        // The command's records, after the expiry's if one was logged; one record (the
+        // common case) needs no list of its own.
+        let ticket = match (log.is_empty(), &outcome.log[..]) {
+            (true, []) => None,
+            (true, [one]) => self.append(index, &[one.to_vec()]),
+            _ => {
+                log.extend(outcome.log.iter().map(Record::to_vec));
+                self.append(index, &log)
+            }
         };
         drop(shard);
         ((outcome.reply, ticket), changed)

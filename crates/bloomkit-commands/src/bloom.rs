@@ -40,7 +40,7 @@ use crate::reply::Reply;
 use crate::run::{Access, Ctx, Log, Outcome, Record};
 use crate::shared::{
     added_record, admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim,
-    word, Answers, Items, Lookup, Origin,
+    word, Answers, Items, LazyOrigin, Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -266,7 +266,8 @@ pub(crate) mod parse {
         layout: None,
     };
 
-    pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<BloomCommand, Reply> {
+    pub(crate) fn reserve(args: &[Bytes], origin: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
+        let origin = origin();
         // RedisBloom's longest form has 7 arguments; `LAYOUT word` (a client's extension,
         // or what a logged creation names) may add two.
         let most = if origin == Origin::Log || layout_at(args).is_some() {
@@ -280,7 +281,7 @@ pub(crate) mod parse {
         parse_reserve(args, origin).map(|op| bloom(args, op))
     }
 
-    pub(crate) fn add(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+    pub(crate) fn add(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(bloom(
             args,
@@ -292,7 +293,7 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn madd(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+    pub(crate) fn madd(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(bloom(
             args,
@@ -304,11 +305,11 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn insert(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+    pub(crate) fn insert(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
         parse_insert(args).map(|op| bloom(args, op))
     }
 
-    pub(crate) fn exists(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+    pub(crate) fn exists(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(bloom(
             args,
@@ -319,31 +320,31 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn mexists(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+    pub(crate) fn mexists(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(bloom(args, Op::Exists { items, multi: true }))
     }
 
-    pub(crate) fn info(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+    pub(crate) fn info(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
         if args.len() > 3 {
             return Err(wrong_arity("bf.info"));
         }
         Ok(bloom(args, Op::Info(args.get(2).cloned())))
     }
 
-    pub(crate) fn card(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+    pub(crate) fn card(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
         Ok(bloom(args, Op::Card))
     }
 
-    pub(crate) fn debug(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+    pub(crate) fn debug(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
         Ok(bloom(args, Op::Debug))
     }
 
-    pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+    pub(crate) fn scandump(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
         Ok(bloom(args, Op::ScanDump(parse_i64(&args[2]))))
     }
 
-    pub(crate) fn loadchunk(args: &[Bytes], _: Origin) -> Result<BloomCommand, Reply> {
+    pub(crate) fn loadchunk(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
         let iter = parse_i64(&args[2])
             .ok_or_else(|| Reply::error("ERR Second argument must be numeric"))?;
         Ok(bloom(

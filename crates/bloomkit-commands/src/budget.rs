@@ -4,7 +4,7 @@
 ///
 /// The server answers from `--maxmemory` and its running total; replaying the log on start-up
 /// uses [`Unlimited`], since what was acknowledged once must load again.
-pub trait Budget: Send + Sync {
+pub trait Budget {
     /// Whether `extra_bytes` more may be allocated without exceeding `--maxmemory`.
     fn within_maxmemory(&self, extra_bytes: usize) -> bool;
 

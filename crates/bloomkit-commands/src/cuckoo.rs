@@ -49,7 +49,7 @@ use crate::reply::Reply;
 use crate::run::{Access, Ctx, Log, Outcome, Record};
 use crate::shared::{
     added_record, admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim,
-    word, Answers, Items, Lookup, Origin,
+    word, Answers, Items, LazyOrigin, Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -439,7 +439,8 @@ pub(crate) mod parse {
         }
     }
 
-    pub(crate) fn reserve(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn reserve(args: &[Bytes], origin: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
+        let origin = origin();
         // Options come in pairs after the capacity; a logged creation may end in one word
         // more (see `logged_placement`).
         let paired = args.len() - usize::from(ends_distinct(args, origin));
@@ -466,23 +467,25 @@ pub(crate) mod parse {
         )
     }
 
-    pub(crate) fn add(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn add(args: &[Bytes], origin: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
+        let origin = origin();
         Ok(add_one(args, origin, false))
     }
 
-    pub(crate) fn addnx(args: &[Bytes], origin: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn addnx(args: &[Bytes], origin: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
+        let origin = origin();
         Ok(add_one(args, origin, true))
     }
 
-    pub(crate) fn insert(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn insert(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
         parse_insert(args, false).map(|op| cuckoo(args, op))
     }
 
-    pub(crate) fn insertnx(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn insertnx(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
         parse_insert(args, true).map(|op| cuckoo(args, op))
     }
 
-    pub(crate) fn exists(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn exists(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(cuckoo(
             args,
@@ -493,39 +496,39 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn mexists(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn mexists(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
         let items = Items::of(&args[2..]);
         Ok(cuckoo(args, Op::Exists { items, multi: true }))
     }
 
-    pub(crate) fn count(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn count(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
         Ok(cuckoo(args, Op::Count(args[2].clone())))
     }
 
-    pub(crate) fn del(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn del(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
         Ok(cuckoo(args, Op::Del(args[2].clone())))
     }
 
-    pub(crate) fn info(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn info(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
         Ok(cuckoo(args, Op::Info))
     }
 
-    pub(crate) fn debug(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn debug(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
         Ok(cuckoo(args, Op::Debug))
     }
 
-    pub(crate) fn compact(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn compact(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
         Ok(cuckoo(args, Op::Compact))
     }
 
-    pub(crate) fn scandump(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn scandump(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
         parse_i64(&args[2])
             .filter(|&p| p >= 0)
             .map(|pos| cuckoo(args, Op::ScanDump(pos)))
             .ok_or_else(|| Reply::error("Invalid position"))
     }
 
-    pub(crate) fn loadchunk(args: &[Bytes], _: Origin) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn loadchunk(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
         let pos = parse_i64(&args[2])
             .filter(|&p| p != 0)
             .ok_or_else(|| Reply::error("Invalid position"))?;

@@ -64,6 +64,11 @@ pub(crate) enum Origin {
     Log,
 }
 
+/// Who sent a command, asked only by the parsers that need to know: a host may find out at a
+/// cost (a module asks the engine for its context's flags), and most commands parse alike
+/// either way.
+pub(crate) type LazyOrigin<'a> = &'a dyn Fn() -> Origin;
+
 /// RedisBloom's `RMUtil_ArgIndex`: the first argument equal to `word` (ignoring case).
 /// For a client it searches from the command name on, as RedisBloom searches (so a key
 /// spelled like an option is found as that option, exactly as there); for the log, after

@@ -29,7 +29,7 @@ use crate::command::FilterCommand;
 use crate::cuckoo::{self, CuckooCommand};
 use crate::errors::wrong_arity;
 use crate::reply::Reply;
-use crate::shared::Origin;
+use crate::shared::{LazyOrigin, Origin};
 
 /// A command flag: what Redis's `COMMAND INFO` lists, and what a module registers a command
 /// with.
@@ -326,8 +326,8 @@ pub const fn container(
 /// makes RedisBloom's checks, in its order, of what needs neither the key nor the defaults.
 #[derive(Clone, Copy)]
 enum Parser {
-    Bloom(fn(&[Bytes], Origin) -> Result<BloomCommand, Reply>),
-    Cuckoo(fn(&[Bytes], Origin) -> Result<CuckooCommand, Reply>),
+    Bloom(fn(&[Bytes], LazyOrigin<'_>) -> Result<BloomCommand, Reply>),
+    Cuckoo(fn(&[Bytes], LazyOrigin<'_>) -> Result<CuckooCommand, Reply>),
 }
 
 /// One `BF.*`/`CF.*` command: how it presents, and the parser it reaches.
@@ -355,7 +355,7 @@ impl FilterSpec {
     ///
     /// The reply RedisBloom answers before looking at the key.
     pub fn parse(&self, args: &[Bytes]) -> Result<FilterCommand, Reply> {
-        self.parse_from(args, Origin::Client)
+        self.parse_from(args, &|| Origin::Client)
     }
 
     /// Parses a command read back from a log or a replication stream (what
@@ -369,10 +369,32 @@ impl FilterSpec {
     ///
     /// As [`parse`](Self::parse).
     pub fn parse_logged(&self, args: &[Bytes]) -> Result<FilterCommand, Reply> {
-        self.parse_from(args, Origin::Log)
+        self.parse_from(args, &|| Origin::Log)
     }
 
-    fn parse_from(&self, args: &[Bytes], origin: Origin) -> Result<FilterCommand, Reply> {
+    /// Parses as [`parse_logged`](Self::parse_logged) if `logged()` says the command comes
+    /// from a log or a replication stream, else as [`parse`](Self::parse); `logged` is
+    /// called only if this command parses differently for the two, at most once. For a host
+    /// that pays to find out (a module asks the engine for its context's flags).
+    ///
+    /// # Errors
+    ///
+    /// As [`parse`](Self::parse).
+    pub fn parse_from_either(
+        &self,
+        args: &[Bytes],
+        logged: &dyn Fn() -> bool,
+    ) -> Result<FilterCommand, Reply> {
+        self.parse_from(args, &|| {
+            if logged() {
+                Origin::Log
+            } else {
+                Origin::Client
+            }
+        })
+    }
+
+    fn parse_from(&self, args: &[Bytes], origin: LazyOrigin<'_>) -> Result<FilterCommand, Reply> {
         // Every parser indexes up to its row's arity: this check is what makes that safe.
         if !self.spec.accepts(args.len()) {
             return Err(wrong_arity(self.spec.name));
@@ -416,7 +438,7 @@ pub fn find(key: NameKey) -> Option<&'static FilterSpec> {
 
 const fn bf(
     spec: CommandSpec,
-    parse: fn(&[Bytes], Origin) -> Result<BloomCommand, Reply>,
+    parse: fn(&[Bytes], LazyOrigin<'_>) -> Result<BloomCommand, Reply>,
 ) -> FilterSpec {
     FilterSpec {
         spec,
@@ -426,7 +448,7 @@ const fn bf(
 
 const fn cf(
     spec: CommandSpec,
-    parse: fn(&[Bytes], Origin) -> Result<CuckooCommand, Reply>,
+    parse: fn(&[Bytes], LazyOrigin<'_>) -> Result<CuckooCommand, Reply>,
 ) -> FilterSpec {
     FilterSpec {
         spec,

@@ -9,16 +9,17 @@ use bloomkit_commands::Budget;
 
 /// The budget of one command: the engine's `maxmemory` and the machine's available memory,
 /// both read only when a command asks (a filter's creation or growth, not every add).
-#[derive(Clone, Copy, Debug)]
-pub struct ModuleBudget {
-    /// A command replayed from the master or the append-only file: what was acknowledged
-    /// there is applied here, whatever this server's limits.
-    pub unlimited: bool,
+#[derive(Clone, Copy)]
+pub struct ModuleBudget<'a> {
+    /// Whether the command is replayed from the master or the append-only file (asked only
+    /// when the command asks the budget): what was acknowledged there is applied here,
+    /// whatever this server's limits.
+    pub replayed: &'a dyn Fn() -> bool,
 }
 
-impl Budget for ModuleBudget {
+impl Budget for ModuleBudget<'_> {
     fn within_maxmemory(&self, extra_bytes: usize) -> bool {
-        if self.unlimited {
+        if (self.replayed)() {
             return true;
         }
         match memory_info() {
@@ -28,7 +29,7 @@ impl Budget for ModuleBudget {
     }
 
     fn machine_available(&self) -> Option<usize> {
-        if self.unlimited {
+        if (self.replayed)() {
             return None;
         }
         let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -90,11 +91,13 @@ mod tests {
 
     #[test]
     fn replays_are_never_refused() {
-        let replay = ModuleBudget { unlimited: true };
+        let replay = ModuleBudget { replayed: &|| true };
         assert!(replay.within_maxmemory(usize::MAX));
         assert_eq!(replay.machine_available(), None);
         // On this machine, the budget reads what Linux says is available.
-        let live = ModuleBudget { unlimited: false };
+        let live = ModuleBudget {
+            replayed: &|| false,
+        };
         if std::path::Path::new("/proc/meminfo").exists() {
             assert!(live.machine_available().is_some_and(|bytes| bytes > 0));
         }

@@ -18,7 +18,7 @@
 //! logged commands ([`FilterSpec::parse_logged`]) and run without the memory budget: what
 //! the master acknowledged is applied.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::ffi::{c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
@@ -133,33 +133,41 @@ fn run_with(
     args: &[Bytes],
     row: Option<&FilterSpec>,
 ) {
-    let flags = ctx.get_flags();
-    let protocol = if flags.contains(ContextFlags::FLAGS_RESP3) {
-        Protocol::Resp3
-    } else {
-        Protocol::Resp2
+    // The context's flags cost the engine more than some commands do (it measures its
+    // memory for them): asked only when needed, at most once. Most commands need them for
+    // nothing: neither their parsing nor their budget depends on who sent them, and their
+    // reply is the same for both protocols.
+    let flags = OnceCell::new();
+    let flags = || flags.get_or_init(|| ctx.get_flags());
+    let protocol = || {
+        if flags().contains(ContextFlags::FLAGS_RESP3) {
+            Protocol::Resp3
+        } else {
+            Protocol::Resp2
+        }
     };
     let Some(row) = row else {
-        send(ctx, &Reply::error("ERR unknown command"), protocol);
+        send(ctx, &Reply::error("ERR unknown command"), &protocol);
         return;
     };
-    let from_log = flags.intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
-    let command = match parse(row, args, from_log) {
+    // Sent by the master or read back from the append-only file.
+    let replayed = || flags().intersects(ContextFlags::REPLICATED | ContextFlags::LOADING);
+    let command = match row.parse_from_either(args, &replayed) {
         Ok(command) => command,
-        Err(reply) => return send(ctx, &reply, protocol),
+        Err(reply) => return send(ctx, &reply, &protocol),
     };
     // Every parser needs the key (the row's arity admits no fewer than two arguments).
     let Some(&key_arg) = argv.get(1) else {
         return send(
             ctx,
             &bloomkit_commands::errors::wrong_arity(row.spec.name),
-            protocol,
+            &protocol,
         );
     };
     let key_name = RedisString::new(NonNull::new(ctx.ctx), key_arg);
     let defaults = config::defaults();
     let budget = ModuleBudget {
-        unlimited: from_log,
+        replayed: &replayed,
     };
     let cctx = Ctx {
         defaults: &defaults,
@@ -169,7 +177,7 @@ fn run_with(
         Access::Read => read(ctx, &key_name, &command, &cctx),
         Access::Write => write(ctx, &key_name, &command, &cctx, args),
     };
-    send(ctx, &reply, protocol);
+    send(ctx, &reply, &protocol);
 }
 
 /// The buffers that hold a command's arguments, kept from one command to the next.
@@ -238,14 +246,6 @@ fn run_on_arguments<R>(
         *buffers = ArgumentBuffers::default();
     }
     result
-}
-
-fn parse(row: &FilterSpec, args: &[Bytes], from_log: bool) -> Result<FilterCommand, Reply> {
-    if from_log {
-        row.parse_logged(args)
-    } else {
-        row.parse(args)
-    }
 }
 
 /// What a command sees for a key that holds a value of another kind (a string, a list,

@@ -11,8 +11,9 @@ use std::ffi::{c_long, CString};
 use bloomkit_commands::{Protocol, Reply};
 use redis_module::{raw, Context};
 
-/// Sends `reply` to the client of `ctx`, which speaks `protocol`.
-pub fn send(context: &Context, reply: &Reply, protocol: Protocol) {
+/// Sends `reply` to the client of `ctx`, which speaks `protocol()` (asked only for a
+/// [`Reply::PerProtocol`]).
+pub fn send(context: &Context, reply: &Reply, protocol: &dyn Fn() -> Protocol) {
     let ctx = context.ctx;
     match reply {
         Reply::Ok => {
@@ -63,7 +64,7 @@ pub fn send(context: &Context, reply: &Reply, protocol: Protocol) {
             raw::reply_with_double(ctx, *x);
         }
         Reply::PerProtocol { resp2, resp3 } => {
-            let chosen = match protocol {
+            let chosen = match protocol() {
                 Protocol::Resp2 => resp2,
                 Protocol::Resp3 => resp3,
             };

@@ -49,6 +49,12 @@ fn main() {
         }
         Ok(wasm_build::Built::TargetMissing(why)) => {
             println!("cargo:warning=bloomkit explore will have no page: {why}");
+            // Installing the target adds its directory under the toolchain's `rustlib`:
+            // the next build then runs this script again and embeds the page, as the
+            // warning promises, though no source changed.
+            if let Some(rustlib) = rustlib(Path::new(&rustc)) {
+                println!("cargo:rerun-if-changed={}", rustlib.display());
+            }
             std::fs::write(&module, b"")
                 .unwrap_or_else(|e| panic!("cannot write {}: {e}", module.display()));
         }
@@ -58,4 +64,15 @@ fn main() {
             std::process::exit(1);
         }
     }
+}
+
+/// The toolchain's directory of targets' libraries (`<sysroot>/lib/rustlib`).
+fn rustlib(rustc: &Path) -> Option<PathBuf> {
+    let output = std::process::Command::new(rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()?;
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    let rustlib = sysroot.join("lib").join("rustlib");
+    (output.status.success() && rustlib.is_dir()).then_some(rustlib)
 }

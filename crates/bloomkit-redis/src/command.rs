@@ -1,11 +1,11 @@
-//! The one handler behind every `BF.*`/`CF.*` command, and their registration from the
-//! command crate's table.
+//! The handler behind each `BF.*`/`CF.*` command (one per row of the command crate's
+//! table, which they are registered from), and the path every command takes.
 //!
 //! A command runs as the command crate's host loop says (its `lib.rs`): parse (the row's
-//! arity, then the command's own checks), find the key's value, read it or write its slot,
-//! replicate what the command logged, reply. Here the keyspace is Redis's: a value is
-//! borrowed from its key for the command and put back, or stored as a new key, or the key
-//! deleted.
+//! arity, then the command's own checks), find the key's value ([`OpenKey`]), read it or
+//! write its slot, replicate what the command logged, reply. Here the keyspace is Redis's: a
+//! value is borrowed from its key for the command and put back, or stored as a new key, or
+//! the key deleted.
 //!
 //! # What is replicated
 //!
@@ -28,14 +28,13 @@ use bloomkit::{CuckooFilter, ScalableBloomFilter};
 use bloomkit_commands::table::{FilterSpec, FILTER_COMMANDS};
 use bloomkit_commands::{Access, Ctx, FilterCommand, Protocol, Record, Reply, Value};
 use bytes::{Bytes, BytesMut};
-use redis_module::key::{RedisKey, RedisKeyWritable};
-use redis_module::native_types::RedisType;
 use redis_module::{raw, Context, ContextFlags, RedisString};
 
 use crate::budget::ModuleBudget;
 use crate::config;
+use crate::key::{Held, OpenKey};
 use crate::reply::send;
-use crate::types::{type_of, BLOOM_TYPE, CUCKOO_TYPE};
+use crate::types::type_of;
 
 /// Registers every row of [`FILTER_COMMANDS`] with the one handler, its flags
 /// ([`CommandSpec::module_flags`](bloomkit_commands::table::CommandSpec::module_flags):
@@ -270,34 +269,13 @@ fn foreign(command: &FilterCommand) -> &'static Value {
     }
 }
 
-/// The module's two types, the command's own family first: a key of the family the command
-/// names is found by the first check.
-fn family_first(command: &FilterCommand) -> [&'static RedisType; 2] {
-    match command {
-        FilterCommand::Bloom(_) => [&BLOOM_TYPE, &CUCKOO_TYPE],
-        FilterCommand::Cuckoo(_) => [&CUCKOO_TYPE, &BLOOM_TYPE],
-    }
-}
-
-/// What a key holds, as a command sees it.
-enum Held<'a> {
-    /// No such key.
-    Missing,
-    /// One of this module's values, and its type.
-    Ours(&'a mut Value, &'static RedisType),
-    /// A key of another kind.
-    Foreign,
-}
-
 fn read(ctx: &Context, name: &RedisString, command: &FilterCommand, cctx: &Ctx<'_>) -> Reply {
-    let key = RedisKey::open(ctx.ctx, name);
-    if key.is_null() {
-        return command.read(None, cctx);
+    let mut key = OpenKey::open(ctx, name, false);
+    match key.held() {
+        Held::Missing => command.read(None, cctx),
+        Held::Ours(value, _) => command.read(Some(value), cctx),
+        Held::Foreign => command.read(Some(foreign(command)), cctx),
     }
-    let ours = family_first(command)
-        .into_iter()
-        .find_map(|ty| key.get_value::<Value>(ty).ok().flatten());
-    command.read(Some(ours.unwrap_or_else(|| foreign(command))), cctx)
 }
 
 fn write(
@@ -307,20 +285,8 @@ fn write(
     cctx: &Ctx<'_>,
     args: &[Bytes],
 ) -> Reply {
-    let key = RedisKeyWritable::open(ctx.ctx, name);
-    let mut held = if key.is_empty() {
-        Held::Missing
-    } else {
-        family_first(command)
-            .into_iter()
-            .find_map(|ty| {
-                key.get_value::<Value>(ty)
-                    .ok()
-                    .flatten()
-                    .map(|value| Held::Ours(value, ty))
-            })
-            .unwrap_or(Held::Foreign)
-    };
+    let mut key = OpenKey::open(ctx, name, true);
+    let mut held = key.held();
     // The command gets the value itself; the key holds an empty stand-in meanwhile.
     let mut slot = match &mut held {
         Held::Missing => None,
@@ -328,23 +294,25 @@ fn write(
         Held::Foreign => Some(foreign(command).clone()),
     };
     let outcome = command.write(&mut slot, cctx);
-    match (held, slot) {
+    // What the command left goes back to the key's own place when it is a value of the
+    // same family, as it nearly always is; anything else is done once that place is let go.
+    let (delete, create) = match (held, slot) {
         (Held::Ours(place, ty), Some(value)) if std::ptr::eq(type_of(&value), ty) => {
             *place = value;
+            (false, None)
         }
-        (Held::Ours(..), None) => {
-            let _ = key.delete();
-        }
-        (Held::Ours(..), Some(value)) => {
-            // A value of the other family under the same key: stored as a new key.
-            let _ = key.delete();
-            let _ = key.set_value(type_of(&value), value);
-        }
-        (Held::Missing, Some(value)) => {
-            let _ = key.set_value(type_of(&value), value);
-        }
+        (Held::Ours(..), None) => (true, None),
+        // A value of the other family under the same key: stored as a new key.
+        (Held::Ours(..), Some(value)) => (true, Some(value)),
+        (Held::Missing, Some(value)) => (false, Some(value)),
         // A key of another kind is never changed: every command refuses it.
-        (Held::Missing, None) | (Held::Foreign, _) => {}
+        (Held::Missing, None) | (Held::Foreign, _) => (false, None),
+    };
+    if delete {
+        key.delete();
+    }
+    if let Some(value) = create {
+        key.set(value);
     }
     if !outcome.log.is_empty() {
         signal_modified(ctx, name);

@@ -18,9 +18,10 @@
 //! (its arguments, validation order, error strings, replies, the form it replicates) is the
 //! command crate's; every parameter (name, default, range) is its [`PARAMETERS`] table's.
 //!
-//! * [`command`]: the one handler every `BF.*`/`CF.*` command is registered with, from
-//!   [`FILTER_COMMANDS`] (name, flags, key positions): arguments in, the key's value to
+//! * [`command`]: the handlers the `BF.*`/`CF.*` commands are registered with, one per row
+//!   of [`FILTER_COMMANDS`] (name, flags, key positions): arguments in, the key's value to
 //!   the command layer, the value back, the reply out, and the logged form replicated.
+//! * [`key`]: a key opened for one command, and what it holds.
 //! * [`reply`]: a [`Reply`](bloomkit_commands::Reply) tree onto `RedisModule_ReplyWith*`.
 //! * [`types`]: the data types `MBbloom--` and `MBbloomCF` (RedisBloom's names, which
 //!   `TYPE` answers), with RDB save and load, AOF rewrite, `MEMORY USAGE`, `COPY`,
@@ -69,6 +70,7 @@ pub mod budget;
 pub mod command;
 pub mod config;
 pub mod encoding;
+pub mod key;
 pub mod reply;
 pub mod types;
 

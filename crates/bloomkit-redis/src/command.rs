@@ -106,7 +106,8 @@ extern "C" fn handle<const ROW: usize>(
         _ => &[],
     };
     // A bug must not take the server down with it: the client gets an error instead (the
-    // key keeps a stand-in until the next write, which Redis's log then explains).
+    // key keeps what the command left in its slot; an emptied slot reads as an empty
+    // stand-in until the next write).
     let context = Context::new(ctx);
     if catch_unwind(AssertUnwindSafe(|| {
         run(&context, argv, FILTER_COMMANDS.get(ROW))
@@ -273,7 +274,7 @@ fn read(ctx: &Context, name: &RedisString, command: &FilterCommand, cctx: &Ctx<'
     let mut key = OpenKey::open(ctx, name, false);
     match key.held() {
         Held::Missing => command.read(None, cctx),
-        Held::Ours(value, _) => command.read(Some(value), cctx),
+        Held::Ours(slot, _) => command.read(slot.as_ref(), cctx),
         Held::Foreign => command.read(Some(foreign(command)), cctx),
     }
 }
@@ -286,27 +287,28 @@ fn write(
     args: &[Bytes],
 ) -> Reply {
     let mut key = OpenKey::open(ctx, name, true);
-    let mut held = key.held();
-    // The command gets the value itself; the key holds an empty stand-in meanwhile.
-    let mut slot = match &mut held {
-        Held::Missing => None,
-        Held::Ours(value, _) => Some(std::mem::replace(*value, Value::stand_in())),
-        Held::Foreign => Some(foreign(command).clone()),
-    };
-    let outcome = command.write(&mut slot, cctx);
-    // What the command left goes back to the key's own place when it is a value of the
-    // same family, as it nearly always is; anything else is done once that place is let go.
-    let (delete, create) = match (held, slot) {
-        (Held::Ours(place, ty), Some(value)) if std::ptr::eq(type_of(&value), ty) => {
-            *place = value;
-            (false, None)
+    // The command runs on the key's own slot; anything but a change in place (the key
+    // emptied, a value of the other family under it) is done once the slot is let go.
+    let (outcome, delete, create) = match key.held() {
+        Held::Ours(slot, ty) => {
+            let outcome = command.write(slot, cctx);
+            match slot {
+                Some(value) if std::ptr::eq(type_of(value), ty) => (outcome, false, None),
+                // A value of the other family under the same key: stored as a new key.
+                Some(_) => (outcome, true, slot.take()),
+                None => (outcome, true, None),
+            }
         }
-        (Held::Ours(..), None) => (true, None),
-        // A value of the other family under the same key: stored as a new key.
-        (Held::Ours(..), Some(value)) => (true, Some(value)),
-        (Held::Missing, Some(value)) => (false, Some(value)),
+        Held::Missing => {
+            let mut slot = None;
+            let outcome = command.write(&mut slot, cctx);
+            (outcome, false, slot)
+        }
         // A key of another kind is never changed: every command refuses it.
-        (Held::Missing, None) | (Held::Foreign, _) => (false, None),
+        Held::Foreign => {
+            let mut slot = Some(foreign(command).clone());
+            (command.write(&mut slot, cctx), false, None)
+        }
     };
     if delete {
         key.delete();

@@ -13,14 +13,15 @@ use bloomkit_commands::Value;
 use redis_module::native_types::RedisType;
 use redis_module::{raw, Context, RedisString};
 
-use crate::types::{type_of, BLOOM_TYPE, CUCKOO_TYPE};
+use crate::types::{type_of, Stored, BLOOM_TYPE, CUCKOO_TYPE};
 
 /// What a key holds, as a command sees it.
 pub enum Held<'a> {
     /// No such key.
     Missing,
-    /// One of this module's values, and its type.
-    Ours(&'a mut Value, &'static RedisType),
+    /// One of this module's values, in its slot (which a command may change in place, or
+    /// empty), and its type.
+    Ours(&'a mut Stored, &'static RedisType),
     /// A key of another kind (a string, a list, another module's type).
     Foreign,
 }
@@ -76,11 +77,11 @@ impl OpenKey {
         else {
             return Held::Foreign;
         };
-        // SAFETY: a value of one of this module's types is a `Box<Value>` this module
+        // SAFETY: a value of one of this module's types is a `Box<Stored>` this module
         // gave the engine (`set`, or the types' `rdb_load` and `copy`); the borrow of
         // `self` keeps the key open, and no other reference to the value exists while a
         // command runs on Redis's main thread.
-        match unsafe { value_of(key.as_ptr()).cast::<Value>().as_mut() } {
+        match unsafe { value_of(key.as_ptr()).cast::<Stored>().as_mut() } {
             Some(value) => Held::Ours(value, ours),
             None => Held::Foreign,
         }
@@ -93,9 +94,9 @@ impl OpenKey {
             return false;
         };
         let ty = *type_of(&value).raw_type.borrow();
-        let boxed = Box::into_raw(Box::new(value));
+        let boxed = Box::into_raw(Box::new(Some(value)));
         // SAFETY: `key` is open; the engine owns the box from here and frees it through
-        // the type's `free` callback, which takes back a `Box<Value>`.
+        // the type's `free` callback, which takes back a `Box<Stored>`.
         let status = unsafe { set(key.as_ptr(), ty, boxed.cast::<c_void>()) };
         if status != raw::REDISMODULE_OK as c_int {
             // SAFETY: the engine refused it, so the box is still this module's.

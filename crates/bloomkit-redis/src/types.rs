@@ -1,6 +1,6 @@
 //! The data types: `MBbloom--` for Bloom keys and `MBbloomCF` for cuckoo keys (RedisBloom's
-//! names, which `TYPE` answers), each holding a boxed [`Value`], with the callbacks Redis
-//! calls to save, load, rewrite, measure, digest, copy and free it.
+//! names, which `TYPE` answers), each holding a boxed [`Stored`] value, with the callbacks
+//! Redis calls to save, load, rewrite, measure, digest, copy and free it.
 //!
 //! Both types share one set of callbacks: the value says what it is. Their RDB encoding is
 //! the module's own ([`encoding`](crate::encoding)); the append-only file's rewrite emits
@@ -12,6 +12,13 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::encoding::ENCODING_VERSION;
+
+/// What a key's value points at: a [`Value`], in the slot a write command runs on in place
+/// (the command layer's `&mut Option<Value>`), so that a command moves no value out of its
+/// key and back. `None` only between a command emptying the slot and the key's deletion
+/// right after it (or, after a bug, until the next write); the callbacks see it as an empty
+/// stand-in.
+pub type Stored = Option<Value>;
 
 /// The type of a Bloom key.
 pub static BLOOM_TYPE: RedisType = RedisType::new("MBbloom--", ENCODING_VERSION, methods(false));
@@ -73,11 +80,13 @@ pub fn set_module_options(ctx: &redis_module::Context) {
 /// The callbacks, each a thin `extern "C"` layer over safe code.
 mod callbacks {
     use std::ffi::{c_int, c_void, CString};
+    use std::sync::LazyLock;
 
     use bloomkit_commands::Value;
     use bytes::Bytes;
     use redis_module::{raw, RedisString};
 
+    use super::Stored;
     use crate::encoding::{check_version, Assembler, ChunkWriter, LoadError};
 
     /// The value behind a pointer Redis passes to a callback.
@@ -85,12 +94,17 @@ mod callbacks {
     /// # Safety
     ///
     /// `value` must be a pointer this module gave Redis as a key's value: from
-    /// `Box::<Value>::into_raw` (in `rdb_load`, `copy`, or the commands' `set_value`), not
-    /// yet freed.
+    /// `Box::<Stored>::into_raw` (in `rdb_load`, `copy`, or [`OpenKey::set`]), not yet freed.
+    ///
+    /// [`OpenKey::set`]: crate::key::OpenKey::set
     unsafe fn value_ref<'a>(value: *const c_void) -> &'a Value {
         // SAFETY: the caller's promise.
-        unsafe { &*value.cast::<Value>() }
+        let stored = unsafe { &*value.cast::<Stored>() };
+        stored.as_ref().unwrap_or_else(|| &EMPTY)
     }
+
+    /// What a callback sees of an emptied slot.
+    static EMPTY: LazyLock<Value> = LazyLock::new(Value::stand_in);
 
     pub(super) unsafe extern "C" fn rdb_load<const CUCKOO: bool>(
         rdb: *mut raw::RedisModuleIO,
@@ -98,7 +112,7 @@ mod callbacks {
     ) -> *mut c_void {
         let type_name = if CUCKOO { "MBbloomCF" } else { "MBbloom--" };
         match load(rdb, type_name, encver) {
-            Ok(value) => Box::into_raw(Box::new(value)).cast(),
+            Ok(value) => Box::into_raw(Box::new(Some(value))).cast(),
             Err(why) => {
                 log_io_error(rdb, type_name, &why);
                 std::ptr::null_mut()
@@ -189,7 +203,7 @@ mod callbacks {
     pub(super) unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
         // SAFETY: Redis passes a value this module stored.
         let value = unsafe { value_ref(value) };
-        std::mem::size_of::<Value>() + value.memory_bytes()
+        std::mem::size_of::<Stored>() + value.memory_bytes()
     }
 
     pub(super) unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
@@ -212,8 +226,8 @@ mod callbacks {
 
     pub(super) unsafe extern "C" fn free(value: *mut c_void) {
         // SAFETY: Redis frees each value it was given once; this module gave it a
-        // `Box<Value>`.
-        drop(unsafe { Box::from_raw(value.cast::<Value>()) });
+        // `Box<Stored>`.
+        drop(unsafe { Box::from_raw(value.cast::<Stored>()) });
     }
 
     pub(super) unsafe extern "C" fn copy(
@@ -223,6 +237,6 @@ mod callbacks {
     ) -> *mut c_void {
         // SAFETY: Redis passes the value of the key being copied, which this module stored.
         let value = unsafe { value_ref(value) };
-        Box::into_raw(Box::new(value.clone())).cast()
+        Box::into_raw(Box::new(Some(value.clone()))).cast()
     }
 }

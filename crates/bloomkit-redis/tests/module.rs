@@ -398,6 +398,61 @@ fn golden_dumps_restore() {
     });
 }
 
+/// A restore whose last chunk does not decode removes its key (the command empties the
+/// key's slot, which the module then deletes), in both families; a good restore answers
+/// as its source does.
+#[test]
+fn a_restore_whose_last_chunk_is_damaged_removes_its_key() {
+    on_each_engine(&[], &[], |server| {
+        let mut c = server.conn();
+        for family in ["BF", "CF"] {
+            for i in 0..500 {
+                c.line(&format!("{family}.ADD src {family}{i}"));
+            }
+            let mut chunks = Vec::new();
+            let mut iter = 0;
+            loop {
+                let Resp::Array(reply) = c.line(&format!("{family}.SCANDUMP src {iter}")) else {
+                    panic!("SCANDUMP answers an array");
+                };
+                iter = reply[0].int();
+                if iter == 0 {
+                    break;
+                }
+                chunks.push((iter, reply[1].bytes()));
+            }
+            assert!(chunks.len() >= 2, "{family}: a header and data");
+            let loadchunk = format!("{family}.LOADCHUNK");
+            for (dst, damaged) in [("good", false), ("bad", true)] {
+                for (n, (iter, chunk)) in chunks.iter().enumerate() {
+                    let mut chunk = chunk.clone();
+                    let last = n + 1 == chunks.len();
+                    if damaged && last {
+                        *chunk.last_mut().expect("a byte") ^= 0xff;
+                    }
+                    let reply = c.cmd(&[
+                        loadchunk.as_bytes(),
+                        dst.as_bytes(),
+                        iter.to_string().as_bytes(),
+                        &chunk,
+                    ]);
+                    assert_eq!(
+                        reply.is_error(),
+                        damaged && last,
+                        "{family} {dst}: {reply:?}"
+                    );
+                }
+            }
+            assert_eq!(
+                c.line(&format!("{family}.EXISTS good {family}7")),
+                Resp::Int(1)
+            );
+            assert_eq!(c.line("EXISTS bad"), Resp::Int(0), "{family}");
+            c.line("DEL src good");
+        }
+    });
+}
+
 /// RedisBloom's values, under the same type names, are refused by name, not misread.
 #[test]
 fn redisbloom_dumps_are_refused_by_name() {

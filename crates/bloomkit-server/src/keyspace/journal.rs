@@ -23,7 +23,7 @@ use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use bloomkit_commands::Value;
+use bloomkit_commands::{Record, Value};
 use bytes::Bytes;
 
 /// A position in the log: [`Journal::durable`] of a ticket waits for everything appended
@@ -56,6 +56,14 @@ pub trait Journal: Send + Sync + 'static {
     /// journal returns a ticket whatever its fsync policy: the reply must wait at least for
     /// the record to be written.
     fn append(&self, commands: &[Vec<Bytes>]) -> Option<Ticket>;
+
+    /// [`Journal::append`] for a filter command's records, which may lie where the command
+    /// holds its key and items. The default builds each record's words; a journal that
+    /// encodes records as they lie overrides it.
+    fn append_records(&self, records: &[Record<'_>]) -> Option<Ticket> {
+        let words: Vec<Vec<Bytes>> = records.iter().map(Record::to_vec).collect();
+        self.append(&words)
+    }
 
     /// Completes when everything up to `ticket` is written and, as the fsync policy
     /// requires, synced. An error means the write may not survive a crash: the connection
@@ -172,6 +180,10 @@ pub struct NoJournal;
 
 impl Journal for NoJournal {
     fn append(&self, _commands: &[Vec<Bytes>]) -> Option<Ticket> {
+        None
+    }
+
+    fn append_records(&self, _records: &[Record<'_>]) -> Option<Ticket> {
         None
     }
 

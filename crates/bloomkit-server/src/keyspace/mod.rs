@@ -525,15 +525,13 @@ impl Keyspace {
             _ => {}
         }
         let changed = !outcome.log.is_empty();
-        // The command's records, after the expiry's if one was logged; one record (the
-        // common case) needs no list of its own.
-        let ticket = match (log.is_empty(), &outcome.log[..]) {
-            (true, []) => None,
-            (true, [one]) => self.append(index, &[one.to_vec()]),
-            _ => {
-                log.extend(outcome.log.iter().map(Record::to_vec));
-                self.append(index, &log)
-            }
+        // The command's records as they lie (its own key and items, for the common add),
+        // unless an expiry was logged first.
+        let ticket = if log.is_empty() {
+            self.append_records(index, &outcome.log)
+        } else {
+            log.extend(outcome.log.iter().map(Record::to_vec));
+            self.append(index, &log)
         };
         drop(shard);
         ((outcome.reply, ticket), changed)
@@ -986,6 +984,18 @@ impl Keyspace {
             .dirty
             .fetch_add(log.len() as u64, Ordering::Relaxed);
         journal.append(log)
+    }
+
+    /// [`append`](Self::append) for a filter command's records.
+    fn append_records(&self, index: usize, records: &[Record<'_>]) -> Option<Ticket> {
+        if records.is_empty() {
+            return None;
+        }
+        let journal = self.journal.get()?;
+        self.shards[index]
+            .dirty
+            .fetch_add(records.len() as u64, Ordering::Relaxed);
+        journal.append_records(records)
     }
 
     /// Calls `f` with `key`'s live entry (`None` if missing or expired) under its shard's

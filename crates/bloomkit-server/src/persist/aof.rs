@@ -116,19 +116,40 @@ pub fn log_header_version(generation: u64, version: u32) -> [u8; LOG_HEADER_LEN]
 /// `InvalidInput` if the command is empty (a record always holds a command name) or if its
 /// RESP form exceeds 4 GiB (a record's length is a `u32`); nothing is appended then.
 pub fn encode_record(out: &mut Vec<u8>, command: &[Bytes]) -> io::Result<()> {
-    if command.is_empty() {
+    encode_words(out, command.len(), command.iter().map(|word| &word[..]))
+}
+
+/// Appends the command of `count` words `words` (name first) to `out` as one record, as
+/// [`encode_record`] does: for a command whose words are not one list (a command layer's
+/// [`Record`](bloomkit_commands::Record)).
+///
+/// # Errors
+///
+/// As [`encode_record`]; `InvalidInput` also if `words` does not give `count` words.
+pub fn encode_words<'a>(
+    out: &mut Vec<u8>,
+    count: usize,
+    words: impl Iterator<Item = &'a [u8]> + Clone,
+) -> io::Result<()> {
+    if count == 0 {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "cannot log an empty command",
         ));
     }
+    if words.clone().count() != count {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a command's word count is not its number of words",
+        ));
+    }
     let start = out.len();
     // One reservation for the whole record (a `$<len>\r\n...\r\n` costs at most 25 bytes
     // beside its argument), so the pieces below are copies, never reallocations.
-    let payload_bound = 25 + command.iter().map(|arg| arg.len() + 25).sum::<usize>();
+    let payload_bound = 25 + words.clone().map(|word| word.len() + 25).sum::<usize>();
     out.reserve(RECORD_OVERHEAD + payload_bound);
     out.extend_from_slice(&[0u8; RECORD_HEADER_LEN]);
-    push_resp_array(out, command);
+    push_resp_array(out, count, words);
     let payload_len = out.len() - start - RECORD_HEADER_LEN;
     let Ok(len) = u32::try_from(payload_len) else {
         out.truncate(start);
@@ -144,12 +165,12 @@ pub fn encode_record(out: &mut Vec<u8>, command: &[Bytes]) -> io::Result<()> {
     Ok(())
 }
 
-/// Writes `*<n>\r\n` then `$<len>\r\n<bytes>\r\n` for each argument.
-fn push_resp_array(out: &mut Vec<u8>, args: &[Bytes]) {
-    push_prefixed(out, b'*', args.len());
-    for arg in args {
-        push_prefixed(out, b'$', arg.len());
-        out.extend_from_slice(arg);
+/// Writes `*<count>\r\n` then `$<len>\r\n<bytes>\r\n` for each word.
+fn push_resp_array<'a>(out: &mut Vec<u8>, count: usize, words: impl Iterator<Item = &'a [u8]>) {
+    push_prefixed(out, b'*', count);
+    for word in words {
+        push_prefixed(out, b'$', word.len());
+        out.extend_from_slice(word);
         out.extend_from_slice(b"\r\n");
     }
 }
@@ -782,6 +803,23 @@ mod tests {
         let mut out = Vec::new();
         assert!(encode_record(&mut out, &[]).is_err());
         assert!(out.is_empty());
+    }
+
+    /// A command's words encoded where they lie make the record their list makes; a count
+    /// that is not the words' is refused, and nothing is appended.
+    #[test]
+    fn words_encode_as_their_list_does() {
+        let words = cmd(&["BF.MADD", "k", "a\0b", ""]);
+        let mut listed = Vec::new();
+        encode_record(&mut listed, &words).unwrap();
+        let mut lying = Vec::new();
+        encode_words(&mut lying, 4, words.iter().map(|w| &w[..])).unwrap();
+        assert_eq!(listed, lying);
+        for wrong in [0, 3, 5] {
+            let mut out = Vec::new();
+            assert!(encode_words(&mut out, wrong, words.iter().map(|w| &w[..])).is_err());
+            assert!(out.is_empty());
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use std::io;
 
+use bloomkit_commands::Record;
 use bytes::Bytes;
 
 use super::{Persistence, Ticket as LogTicket};
@@ -35,13 +36,22 @@ impl PersistentJournal {
     }
 }
 
+/// The keyspace's ticket for what the log answered an append.
+fn ticket_of(appended: io::Result<LogTicket>) -> Ticket {
+    match appended {
+        Ok(ticket) => Ticket(ticket.sequence()),
+        // The log has said why on standard error, once; the reply says it to the client.
+        Err(_) => Ticket(FAILED),
+    }
+}
+
 impl Journal for PersistentJournal {
     fn append(&self, commands: &[Vec<Bytes>]) -> Option<Ticket> {
-        match self.persistence.append(commands) {
-            Ok(ticket) => Some(Ticket(ticket.sequence())),
-            // The log has said why on standard error, once; the reply says it to the client.
-            Err(_) => Some(Ticket(FAILED)),
-        }
+        Some(ticket_of(self.persistence.append(commands)))
+    }
+
+    fn append_records(&self, records: &[Record<'_>]) -> Option<Ticket> {
+        Some(ticket_of(self.persistence.append_records(records)))
     }
 
     fn durable(&self, ticket: Ticket) -> Durable<'_> {

@@ -143,6 +143,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use bloomkit_commands::Record;
 use bytes::Bytes;
 
 pub use dir::{log_file_name, LOCK_FILE, SNAPSHOT_FILE};
@@ -465,29 +466,55 @@ impl Persistence {
     /// down); and for a command that cannot be encoded, which stops the log for good: the
     /// keyspace already holds the change, and the log could never bring it back.
     pub fn append(&self, commands: &[Vec<Bytes>]) -> io::Result<Ticket> {
+        self.append_with(commands.len(), |pending| {
+            commands
+                .iter()
+                .try_for_each(|command| aof::encode_record(pending, command))
+        })
+    }
+
+    /// [`append`](Self::append) for a filter command's records, encoded from where their
+    /// words lie (the command's own key and items): no list of words is built to log them.
+    ///
+    /// # Errors
+    ///
+    /// As [`append`](Self::append).
+    pub fn append_records(&self, records: &[Record<'_>]) -> io::Result<Ticket> {
+        self.append_with(records.len(), |pending| {
+            records.iter().try_for_each(|record| {
+                let words = std::iter::once(record.name()).chain(record.args().map(|w| &w[..]));
+                aof::encode_words(pending, record.len(), words)
+            })
+        })
+    }
+
+    /// Appends `count` records, which `encode` writes to the pending buffer.
+    fn append_with(
+        &self,
+        count: usize,
+        encode: impl FnOnce(&mut Vec<u8>) -> io::Result<()>,
+    ) -> io::Result<Ticket> {
         let mut guard = self.shared.lock_log();
         let log = &mut *guard;
         if let Some(failure) = &log.halted {
             return Err(io::Error::other(failure.held_back(false)));
         }
-        let mut records = commands.len() as u64;
-        if log.transaction == LogTransaction::Begun && !commands.is_empty() {
+        let mut records = count as u64;
+        if log.transaction == LogTransaction::Begun && count > 0 {
             aof::encode_marker(&mut log.pending, aof::Marker::Multi);
             log.transaction = LogTransaction::Open;
             records += 1;
         }
         let mark = log.pending.len();
-        for command in commands {
-            if let Err(e) = aof::encode_record(&mut log.pending, command) {
-                // Nothing of this call may reach the file: drop its half-encoded records.
-                log.pending.truncate(mark);
-                let failure = Failure::other(
-                    "a command could not be logged",
-                    format!("a command could not be logged ({e})"),
-                );
-                self.shared.halt(log, failure.clone());
-                return Err(io::Error::other(failure.held_back(false)));
-            }
+        if let Err(e) = encode(&mut log.pending) {
+            // Nothing of this call may reach the file: drop its half-encoded records.
+            log.pending.truncate(mark);
+            let failure = Failure::other(
+                "a command could not be logged",
+                format!("a command could not be logged ({e})"),
+            );
+            self.shared.halt(log, failure.clone());
+            return Err(io::Error::other(failure.held_back(false)));
         }
         log.pending_records += records;
         log.written += records;

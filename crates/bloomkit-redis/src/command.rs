@@ -4,8 +4,8 @@
 //! A command runs as the command crate's host loop says (its `lib.rs`): parse (the row's
 //! arity, then the command's own checks), find the key's value ([`OpenKey`]), read it or
 //! write its slot, replicate what the command logged, reply. Here the keyspace is Redis's: a
-//! value is borrowed from its key for the command and put back, or stored as a new key, or
-//! the key deleted.
+//! write runs on the key's own slot ([`Stored`](crate::types::Stored)), or its value is
+//! stored as a new key, or the key is deleted.
 //!
 //! # What is replicated
 //!
@@ -36,14 +36,15 @@ use crate::key::{Held, OpenKey};
 use crate::reply::send;
 use crate::types::type_of;
 
-/// Registers every row of [`FILTER_COMMANDS`] with the one handler, its flags
+/// Registers every row of [`FILTER_COMMANDS`] with its own handler, its flags
 /// ([`CommandSpec::module_flags`](bloomkit_commands::table::CommandSpec::module_flags):
 /// `write deny-oom`, `readonly`) and key positions, which cluster routing, ACL key
 /// patterns and `COMMAND GETKEYS` use.
 ///
 /// # Errors
 ///
-/// The name of a command the engine refused to register.
+/// The name of a command the engine refused to register, or a table that has grown past
+/// the handlers.
 pub fn register(ctx: &Context) -> Result<(), String> {
     let create =
         api!(RedisModule_CreateCommand).ok_or("the engine has no RedisModule_CreateCommand")?;

@@ -976,26 +976,27 @@ impl Keyspace {
 
     /// Appends `log` for a change made under shard `index`'s lock (the first of several).
     fn append(&self, index: usize, log: &[Vec<Bytes>]) -> Option<Ticket> {
-        if log.is_empty() {
-            return None;
-        }
-        let journal = self.journal.get()?;
-        self.shards[index]
-            .dirty
-            .fetch_add(log.len() as u64, Ordering::Relaxed);
-        journal.append(log)
+        self.journal_for(index, log.len())?.append(log)
     }
 
     /// [`append`](Self::append) for a filter command's records.
     fn append_records(&self, index: usize, records: &[Record<'_>]) -> Option<Ticket> {
-        if records.is_empty() {
+        self.journal_for(index, records.len())?
+            .append_records(records)
+    }
+
+    /// The journal to append `records` records to for a change under shard `index`'s lock,
+    /// counted as that shard's unsaved changes; `None` if there is nothing to append or no
+    /// journal.
+    fn journal_for(&self, index: usize, records: usize) -> Option<&dyn Journal> {
+        if records == 0 {
             return None;
         }
         let journal = self.journal.get()?;
         self.shards[index]
             .dirty
-            .fetch_add(records.len() as u64, Ordering::Relaxed);
-        journal.append_records(records)
+            .fetch_add(records as u64, Ordering::Relaxed);
+        Some(&**journal)
     }
 
     /// Calls `f` with `key`'s live entry (`None` if missing or expired) under its shard's

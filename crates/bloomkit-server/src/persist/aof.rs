@@ -137,16 +137,19 @@ pub fn encode_words<'a>(
             "cannot log an empty command",
         ));
     }
-    if words.clone().count() != count {
+    // One reservation for the whole record (a `$<len>\r\n...\r\n` costs at most 25 bytes
+    // beside its argument), so the pieces below are copies, never reallocations; counted in
+    // the same pass, the words are checked against `count`.
+    let (words_seen, payload_bound) = words
+        .clone()
+        .fold((0, 25), |(n, bound), word| (n + 1, bound + word.len() + 25));
+    if words_seen != count {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "a command's word count is not its number of words",
         ));
     }
     let start = out.len();
-    // One reservation for the whole record (a `$<len>\r\n...\r\n` costs at most 25 bytes
-    // beside its argument), so the pieces below are copies, never reallocations.
-    let payload_bound = 25 + words.clone().map(|word| word.len() + 25).sum::<usize>();
     out.reserve(RECORD_OVERHEAD + payload_bound);
     out.extend_from_slice(&[0u8; RECORD_HEADER_LEN]);
     push_resp_array(out, count, words);

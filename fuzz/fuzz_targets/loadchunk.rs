@@ -35,7 +35,8 @@ fn run(slot: &mut Option<Value>, args: Vec<Bytes>) -> Reply {
         defaults: &defaults,
         budget: &Limit,
     };
-    match FilterCommand::parse(&args) {
+    let words: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+    match FilterCommand::parse(&words) {
         None => panic!("not a filter command: {args:?}"),
         Some(Err(reply)) => reply,
         Some(Ok(cmd)) => match cmd.access() {

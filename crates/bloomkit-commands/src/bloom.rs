@@ -37,7 +37,7 @@ use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYP
 use crate::limits::{BF_MAX_CAPACITY as MAX_CAPACITY, BF_MAX_EXPANSION as MAX_EXPANSION};
 use crate::params::Defaults;
 use crate::reply::Reply;
-use crate::run::{Access, Ctx, Log, Outcome, Record};
+use crate::run::{Access, Args, Ctx, Log, Outcome, Record, Word};
 use crate::shared::{
     added_record, admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim,
     word, Answers, Items, LazyOrigin, Lookup, Origin,
@@ -82,20 +82,20 @@ enum InfoField {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-enum Op {
+enum Op<'a> {
     Reserve(Params),
     /// `BF.ADD` (`multi` false), `BF.MADD` and `BF.INSERT`: create if allowed, then add.
     Add {
-        items: Items,
+        items: Items<'a>,
         multi: bool,
         create: Option<Params>,
     },
     Exists {
-        items: Items,
+        items: Items<'a>,
         multi: bool,
     },
     /// The field as given: RedisBloom checks it only after finding the key.
-    Info(Option<Bytes>),
+    Info(Option<&'a [u8]>),
     Card,
     /// `BF.DEBUG`: the chain and each layer, as RedisBloom prints them.
     Debug,
@@ -103,22 +103,22 @@ enum Op {
     ScanDump(Option<i64>),
     LoadChunk {
         iter: i64,
-        data: Bytes,
-        args: Vec<Bytes>,
+        data: &'a [u8],
+        args: Args<'a>,
     },
 }
 
 /// A parsed `BF.*` command.
 #[derive(Clone, Debug, PartialEq)]
-pub struct BloomCommand {
-    key: Bytes,
-    op: Op,
+pub struct BloomCommand<'a> {
+    key: &'a [u8],
+    op: Op<'a>,
 }
 
-impl BloomCommand {
+impl<'a> BloomCommand<'a> {
     /// The key.
-    pub fn key(&self) -> &Bytes {
-        &self.key
+    pub fn key(&self) -> &'a [u8] {
+        self.key
     }
 
     /// Whether the command only reads its key: `BF.EXISTS`, `BF.MEXISTS`, `BF.INFO`,
@@ -137,7 +137,7 @@ impl BloomCommand {
     pub fn read(&self, value: Option<&Value>, ctx: &Ctx<'_>) -> Reply {
         match &self.op {
             Op::Exists { items, multi } => exists(value, items, *multi),
-            Op::Info(field) => info(value, field.as_deref()),
+            Op::Info(field) => info(value, *field),
             Op::Card => match lookup(value) {
                 Ok(f) => Reply::Integer(f.len() as i64),
                 Err(Lookup::Missing) => Reply::Integer(0),
@@ -164,9 +164,7 @@ impl BloomCommand {
                 multi,
                 create,
             } => self.add(slot, items, *multi, create.as_ref(), ctx),
-            Op::LoadChunk { iter, data, args } => {
-                loadchunk(slot, &self.key, *iter, data, args, ctx)
-            }
+            Op::LoadChunk { iter, data, args } => loadchunk(slot, *iter, data, args, ctx),
             _ => Outcome::unchanged(self.read(slot.as_ref(), ctx)),
         }
     }
@@ -179,7 +177,7 @@ impl BloomCommand {
             };
             return Outcome::unchanged(status);
         }
-        match create(&self.key, params, ctx) {
+        match create(self.key, params, ctx) {
             Ok((filter, log)) => {
                 *slot = Some(Value::Bloom(filter));
                 Outcome {
@@ -194,7 +192,7 @@ impl BloomCommand {
     fn add<'c>(
         &'c self,
         slot: &mut Option<Value>,
-        items: &'c [Bytes],
+        items: Items<'c>,
         multi: bool,
         create_with: Option<&Params>,
         ctx: &Ctx<'_>,
@@ -202,7 +200,7 @@ impl BloomCommand {
         let mut log = Log::new();
         match (lookup(slot.as_ref()), create_with) {
             (Ok(_), _) => {}
-            (Err(Lookup::Missing), Some(params)) => match create(&self.key, params, ctx) {
+            (Err(Lookup::Missing), Some(params)) => match create(self.key, params, ctx) {
                 Ok((filter, creation)) => {
                     *slot = Some(Value::Bloom(filter));
                     log.push(Record::Words(creation));
@@ -233,7 +231,7 @@ impl BloomCommand {
                 last = Some(error);
             }
         }
-        if let Some(record) = added_record("BF.MADD", &self.key, items, &answers) {
+        if let Some(record) = added_record("BF.MADD", self.key, items, &answers) {
             log.push(record);
         }
         let reply = if multi {
@@ -250,11 +248,8 @@ impl BloomCommand {
 pub(crate) mod parse {
     use super::*;
 
-    fn bloom(args: &[Bytes], op: Op) -> BloomCommand {
-        BloomCommand {
-            key: args[1].clone(),
-            op,
-        }
+    fn bloom<'a>(args: Args<'a>, op: Op<'a>) -> BloomCommand<'a> {
+        BloomCommand { key: args[1], op }
     }
 
     /// What `BF.ADD`/`BF.MADD` create a missing key with: the defaults, when it runs. (A
@@ -266,7 +261,10 @@ pub(crate) mod parse {
         layout: None,
     };
 
-    pub(crate) fn reserve(args: &[Bytes], origin: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
+    pub(crate) fn reserve<'a>(
+        args: Args<'a>,
+        origin: LazyOrigin<'_>,
+    ) -> Result<BloomCommand<'a>, Reply> {
         let origin = origin();
         // RedisBloom's longest form has 7 arguments; `LAYOUT word` (a client's extension,
         // or what a logged creation names) may add two.
@@ -281,8 +279,8 @@ pub(crate) mod parse {
         parse_reserve(args, origin).map(|op| bloom(args, op))
     }
 
-    pub(crate) fn add(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
-        let items = Items::of(&args[2..]);
+    pub(crate) fn add<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply> {
+        let items = &args[2..];
         Ok(bloom(
             args,
             Op::Add {
@@ -293,8 +291,8 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn madd(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
-        let items = Items::of(&args[2..]);
+    pub(crate) fn madd<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply> {
+        let items = &args[2..];
         Ok(bloom(
             args,
             Op::Add {
@@ -305,12 +303,12 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn insert(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
+    pub(crate) fn insert<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply> {
         parse_insert(args).map(|op| bloom(args, op))
     }
 
-    pub(crate) fn exists(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
-        let items = Items::of(&args[2..]);
+    pub(crate) fn exists<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply> {
+        let items = &args[2..];
         Ok(bloom(
             args,
             Op::Exists {
@@ -320,39 +318,48 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn mexists(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
-        let items = Items::of(&args[2..]);
+    pub(crate) fn mexists<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<BloomCommand<'a>, Reply> {
+        let items = &args[2..];
         Ok(bloom(args, Op::Exists { items, multi: true }))
     }
 
-    pub(crate) fn info(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
+    pub(crate) fn info<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply> {
         if args.len() > 3 {
             return Err(wrong_arity("bf.info"));
         }
-        Ok(bloom(args, Op::Info(args.get(2).cloned())))
+        Ok(bloom(args, Op::Info(args.get(2).copied())))
     }
 
-    pub(crate) fn card(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
+    pub(crate) fn card<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply> {
         Ok(bloom(args, Op::Card))
     }
 
-    pub(crate) fn debug(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
+    pub(crate) fn debug<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply> {
         Ok(bloom(args, Op::Debug))
     }
 
-    pub(crate) fn scandump(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
-        Ok(bloom(args, Op::ScanDump(parse_i64(&args[2]))))
+    pub(crate) fn scandump<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<BloomCommand<'a>, Reply> {
+        Ok(bloom(args, Op::ScanDump(parse_i64(args[2]))))
     }
 
-    pub(crate) fn loadchunk(args: &[Bytes], _: LazyOrigin<'_>) -> Result<BloomCommand, Reply> {
-        let iter = parse_i64(&args[2])
+    pub(crate) fn loadchunk<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<BloomCommand<'a>, Reply> {
+        let iter = parse_i64(args[2])
             .ok_or_else(|| Reply::error("ERR Second argument must be numeric"))?;
         Ok(bloom(
             args,
             Op::LoadChunk {
                 iter,
-                data: args[3].clone(),
-                args: args.to_vec(),
+                data: args[3],
+                args,
             },
         ))
     }
@@ -373,14 +380,14 @@ fn lookup(value: Option<&Value>) -> Result<&ScalableBloomFilter, Lookup> {
     }
 }
 
-fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
-    let error_rate = parse_f64(&args[2]).ok_or_else(|| Reply::error("ERR bad error rate"))?;
+fn parse_reserve<'a>(args: Args<'a>, origin: Origin) -> Result<Op<'a>, Reply> {
+    let error_rate = parse_f64(args[2]).ok_or_else(|| Reply::error("ERR bad error rate"))?;
     if !(error_rate > 0.0 && error_rate < 1.0) {
         return Err(Reply::error(
             "ERR error rate must be in the range (0.000000, 1.000000)",
         ));
     }
-    let capacity = parse_i64(&args[3]).ok_or_else(|| Reply::error("ERR bad capacity"))?;
+    let capacity = parse_i64(args[3]).ok_or_else(|| Reply::error("ERR bad capacity"))?;
     if !(1..=MAX_CAPACITY).contains(&capacity) {
         return Err(Reply::error(
             "ERR capacity must be in the range [1, 1073741824]",
@@ -425,8 +432,8 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
 /// Where `LAYOUT` stands in a `BF.RESERVE`: after the rate and the capacity (so that a key
 /// named `layout` stays a key, for a client too: `LAYOUT` is bloomkit's, and RedisBloom's
 /// search from the command name on need not be kept for it).
-fn layout_at(args: &[Bytes]) -> Option<usize> {
-    (4..args.len()).find(|&at| is_word(&args[at], "LAYOUT"))
+fn layout_at(args: &[&[u8]]) -> Option<usize> {
+    (4..args.len()).find(|&at| is_word(args[at], "LAYOUT"))
 }
 
 /// The layout a `BF.RESERVE` names with `LAYOUT CLASSIC|BLOCKED`, or `None` for
@@ -434,7 +441,7 @@ fn layout_at(args: &[Bytes]) -> Option<usize> {
 /// created classic layers hold blocked filters and must replay into the same bits (items
 /// that were false positives then were never logged; replayed into another layout, some
 /// would come back absent).
-fn reserve_layout(args: &[Bytes], origin: Origin) -> Result<Option<LayerLayout>, Reply> {
+fn reserve_layout(args: &[&[u8]], origin: Origin) -> Result<Option<LayerLayout>, Reply> {
     let Some(at) = layout_at(args) else {
         return Ok((origin == Origin::Log).then_some(LayerLayout::Blocked));
     };
@@ -447,7 +454,7 @@ fn reserve_layout(args: &[Bytes], origin: Origin) -> Result<Option<LayerLayout>,
 /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS ...`,
 /// scanned as RedisBloom scans it: by the first letter of each option (and the second of
 /// `ERROR`, the third of `NOCREATE`), stopping at `ITEMS`.
-fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
+fn parse_insert<'a>(args: Args<'a>) -> Result<Op<'a>, Reply> {
     let mut error_rate = None;
     let mut capacity = None;
     let mut expansion = None;
@@ -455,9 +462,9 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
     let mut nocreate = false;
     let mut items_at = None;
     let mut pos = 2;
-    let lower = |arg: &Bytes, i: usize| arg.get(i).map(u8::to_ascii_lowercase);
+    let lower = |arg: &[u8], i: usize| arg.get(i).map(u8::to_ascii_lowercase);
     while pos < args.len() && items_at.is_none() {
-        let arg = &args[pos];
+        let arg = args[pos];
         match lower(arg, 0) {
             Some(b'i') => {
                 pos += 1;
@@ -511,7 +518,7 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
         None => Growth::Default,
     };
     Ok(Op::Add {
-        items: Items::of(&args[items_at..]),
+        items: &args[items_at..],
         multi: true,
         create: (!nocreate).then_some(Params {
             error_rate,
@@ -523,11 +530,11 @@ fn parse_insert(args: &[Bytes]) -> Result<Op, Reply> {
 }
 
 /// Builds a filter after asking the budget, and the `BF.RESERVE` that replays it.
-fn create(
-    key: &Bytes,
+fn create<'c>(
+    key: &'c [u8],
     params: &Params,
     ctx: &Ctx<'_>,
-) -> Result<(ScalableBloomFilter, Vec<Bytes>), Reply> {
+) -> Result<(ScalableBloomFilter, Vec<Word<'c>>), Reply> {
     let d: &Defaults = ctx.defaults;
     let could_not = || Reply::error("ERR could not create filter");
     let error_rate = params
@@ -588,7 +595,7 @@ fn create(
 /// of the item that stopped the batch, if one did.
 fn add_many(
     filter: &mut ScalableBloomFilter,
-    items: &[Bytes],
+    items: &[&[u8]],
     ctx: &Ctx<'_>,
 ) -> (Answers, Option<Reply>) {
     let hashes = item_hashes(items, filter.seed());
@@ -623,8 +630,8 @@ fn add_many(
     (added, failure)
 }
 
-fn exists(value: Option<&Value>, items: &[Bytes], multi: bool) -> Reply {
-    let answer = |item: &Bytes| match value {
+fn exists(value: Option<&Value>, items: &[&[u8]], multi: bool) -> Reply {
+    let answer = |item: &&[u8]| match value {
         Some(Value::Bloom(f)) => Reply::Bool(f.contains_hash(hash_bytes_with_seed(item, f.seed()))),
         _ => Reply::Bool(false),
     };
@@ -792,15 +799,14 @@ fn scandump(value: Option<&Value>, iter: Option<i64>, ctx: &Ctx<'_>) -> Reply {
 
 fn loadchunk<'c>(
     slot: &mut Option<Value>,
-    key: &Bytes,
     iter: i64,
-    data: &Bytes,
-    args: &[Bytes],
+    data: &[u8],
+    args: Items<'c>,
     ctx: &Ctx<'_>,
 ) -> Outcome<'c> {
     let changed = || Outcome {
         reply: Reply::Ok,
-        log: smallvec![Record::Words(verbatim(args))],
+        log: smallvec![verbatim(LOADCHUNK, args)],
     };
     match lookup(slot.as_ref()) {
         Err(Lookup::Missing) if iter == 1 => {
@@ -817,7 +823,7 @@ fn loadchunk<'c>(
         }
         Ok(_) | Err(Lookup::Loading) => dump::load_outcome(
             slot,
-            key,
+            LOADCHUNK,
             iter,
             data,
             args,

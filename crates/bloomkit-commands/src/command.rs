@@ -7,8 +7,6 @@
 //! it, calls [`FilterCommand::read`] or [`FilterCommand::write`], appends
 //! [`Outcome::log`] to its log (or replicates it) and sends the reply.
 
-use bytes::Bytes;
-
 use crate::reply::Reply;
 use crate::run::{Access, Ctx, Outcome};
 use crate::value::Value;
@@ -16,16 +14,16 @@ use crate::{bloom, cuckoo};
 
 /// One parsed `BF.*` or `CF.*` command.
 #[derive(Clone, Debug, PartialEq)]
-pub enum FilterCommand {
+pub enum FilterCommand<'a> {
     /// A `BF.*` command.
-    Bloom(bloom::BloomCommand),
+    Bloom(bloom::BloomCommand<'a>),
     /// A `CF.*` command.
-    Cuckoo(cuckoo::CuckooCommand),
+    Cuckoo(cuckoo::CuckooCommand<'a>),
 }
 
-impl FilterCommand {
+impl<'a> FilterCommand<'a> {
     /// The one key the command touches.
-    pub fn key(&self) -> &Bytes {
+    pub fn key(&self) -> &'a [u8] {
         match self {
             FilterCommand::Bloom(c) => c.key(),
             FilterCommand::Cuckoo(c) => c.key(),

@@ -34,7 +34,6 @@
 //! `CF.INSERT ... MAXEXPANSIONS n` records only.)
 
 use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooPlacement, Error, FilterKind};
-use bytes::Bytes;
 use smallvec::smallvec;
 
 use crate::args::parse_i64;
@@ -46,7 +45,7 @@ use crate::limits::{
     CF_MAX_SUB_FILTERS as MAX_SUB_FILTERS,
 };
 use crate::reply::Reply;
-use crate::run::{Access, Ctx, Log, Outcome, Record};
+use crate::run::{Access, Args, Ctx, Log, Outcome, Record, Word};
 use crate::shared::{
     added_record, admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim,
     word, Answers, Items, LazyOrigin, Lookup, Origin,
@@ -75,11 +74,11 @@ struct Deferred {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-enum Op {
+enum Op<'a> {
     Reserve(Reserve),
     /// `CF.ADD`, `CF.ADDNX`, `CF.INSERT`, `CF.INSERTNX`.
     Insert {
-        items: Items,
+        items: Items<'a>,
         nx: bool,
         multi: bool,
         autocreate: bool,
@@ -88,11 +87,11 @@ enum Op {
         deferred: Option<Deferred>,
     },
     Exists {
-        items: Items,
+        items: Items<'a>,
         multi: bool,
     },
-    Count(Bytes),
-    Del(Bytes),
+    Count(&'a [u8]),
+    Del(&'a [u8]),
     Info,
     /// `CF.DEBUG`: the filter's shape and counts on one line, as RedisBloom prints them.
     Debug,
@@ -102,22 +101,22 @@ enum Op {
     ScanDump(i64),
     LoadChunk {
         pos: i64,
-        data: Bytes,
-        args: Vec<Bytes>,
+        data: &'a [u8],
+        args: Args<'a>,
     },
 }
 
 /// A parsed `CF.*` command.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CuckooCommand {
-    key: Bytes,
-    op: Op,
+pub struct CuckooCommand<'a> {
+    key: &'a [u8],
+    op: Op<'a>,
 }
 
-impl CuckooCommand {
+impl<'a> CuckooCommand<'a> {
     /// The key.
-    pub fn key(&self) -> &Bytes {
-        &self.key
+    pub fn key(&self) -> &'a [u8] {
+        self.key
     }
 
     /// Whether the command only reads its key: `CF.EXISTS`, `CF.MEXISTS`, `CF.COUNT`,
@@ -137,7 +136,7 @@ impl CuckooCommand {
     pub fn read(&self, value: Option<&Value>, ctx: &Ctx<'_>) -> Reply {
         match &self.op {
             Op::Exists { items, multi } => {
-                let answer = |item: &Bytes| {
+                let answer = |item: &&[u8]| {
                     Reply::Bool(lookup(value).is_ok_and(|f| f.contains_hash(hash(f, item))))
                 };
                 match lookup(value) {
@@ -209,24 +208,28 @@ impl CuckooCommand {
                 Outcome {
                     reply: Reply::Bool(removed),
                     log: if removed {
-                        smallvec![Record::Words(command(
-                            "CF.DEL",
-                            &self.key,
-                            vec![item.clone()]
-                        ))]
+                        smallvec![Record::Items {
+                            name: "CF.DEL",
+                            key: self.key,
+                            items: std::slice::from_ref(item),
+                        }]
                     } else {
                         Log::new()
                     },
                 }
             }
-            Op::LoadChunk { pos, data, args } => loadchunk(slot, &self.key, *pos, data, args, ctx),
+            Op::LoadChunk { pos, data, args } => loadchunk(slot, *pos, data, args, ctx),
             Op::Compact => match slot.as_mut() {
                 Some(Value::Cuckoo(f)) => {
                     f.compact();
                     // Logged even when nothing moved: the deletion count restarts at 0.
                     Outcome {
                         reply: Reply::Ok,
-                        log: smallvec![Record::Words(command("CF.COMPACT", &self.key, Vec::new()))],
+                        log: smallvec![Record::Items {
+                            name: "CF.COMPACT",
+                            key: self.key,
+                            items: &[],
+                        }],
                     }
                 }
                 Some(Value::Loading(d)) if d.kind() == FilterKind::Cuckoo => {
@@ -260,7 +263,7 @@ impl CuckooCommand {
             expansion: r.expansion.unwrap_or(d.cf_expansion_factor),
             placement: r.placement,
         };
-        match create(&self.key, shape, ctx) {
+        match create(self.key, shape, ctx) {
             Ok((filter, log)) => {
                 *slot = Some(Value::Cuckoo(filter));
                 Outcome {
@@ -276,7 +279,7 @@ impl CuckooCommand {
     fn insert<'c>(
         &'c self,
         slot: &mut Option<Value>,
-        items: &'c [Bytes],
+        items: Items<'c>,
         nx: bool,
         multi: bool,
         create_with: Option<u64>,
@@ -295,7 +298,7 @@ impl CuckooCommand {
                     expansion: d.cf_expansion_factor,
                     placement: CuckooPlacement::Distinct,
                 };
-                match create(&self.key, shape, ctx) {
+                match create(self.key, shape, ctx) {
                     Ok((filter, creation)) => {
                         *slot = Some(Value::Cuckoo(filter));
                         log.push(Record::Words(creation));
@@ -321,7 +324,7 @@ impl CuckooCommand {
         let mut last = None;
         // The log record, built as items are stored: `CF.ADD key item` until a second item
         // makes it a `CF.INSERT` (below). One allocation for the common single item.
-        let mut record: Vec<Bytes> = Vec::new();
+        let mut record: Vec<Word<'c>> = Vec::new();
         // CF.INSERTNX answers integers; the others booleans (RESP3), as RedisBloom does.
         let integers = nx && multi;
         let hashes = item_hashes(items, filter.seed());
@@ -362,9 +365,9 @@ impl CuckooCommand {
                     if record.is_empty() {
                         record.reserve_exact(if multi { 5 + items.len() } else { 3 });
                         record.push(word("CF.ADD"));
-                        record.push(self.key.clone());
+                        record.push(Word::Borrowed(self.key));
                     }
-                    record.push(item.clone());
+                    record.push(Word::Borrowed(item));
                 }
                 let reply = if integers {
                     Reply::Integer(inserted as i64)
@@ -404,7 +407,7 @@ impl CuckooCommand {
             start += 1;
         }
         if !multi {
-            if let Some(record) = added_record("CF.ADD", &self.key, items, &answers) {
+            if let Some(record) = added_record("CF.ADD", self.key, items, &answers) {
                 log.push(record);
             }
         } else if record.len() > 3 {
@@ -432,14 +435,14 @@ impl CuckooCommand {
 pub(crate) mod parse {
     use super::*;
 
-    fn cuckoo(args: &[Bytes], op: Op) -> CuckooCommand {
-        CuckooCommand {
-            key: args[1].clone(),
-            op,
-        }
+    fn cuckoo<'a>(args: Args<'a>, op: Op<'a>) -> CuckooCommand<'a> {
+        CuckooCommand { key: args[1], op }
     }
 
-    pub(crate) fn reserve(args: &[Bytes], origin: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn reserve<'a>(
+        args: Args<'a>,
+        origin: LazyOrigin<'_>,
+    ) -> Result<CuckooCommand<'a>, Reply> {
         let origin = origin();
         // Options come in pairs after the capacity; a logged creation may end in one word
         // more (see `logged_placement`).
@@ -450,11 +453,11 @@ pub(crate) mod parse {
         parse_reserve(args, origin).map(|op| cuckoo(args, op))
     }
 
-    fn add_one(args: &[Bytes], origin: Origin, nx: bool) -> CuckooCommand {
+    fn add_one(args: Args<'_>, origin: Origin, nx: bool) -> CuckooCommand<'_> {
         cuckoo(
             args,
             Op::Insert {
-                items: Items::of(&args[2..]),
+                items: &args[2..],
                 nx,
                 multi: false,
                 autocreate: true,
@@ -467,26 +470,41 @@ pub(crate) mod parse {
         )
     }
 
-    pub(crate) fn add(args: &[Bytes], origin: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn add<'a>(
+        args: Args<'a>,
+        origin: LazyOrigin<'_>,
+    ) -> Result<CuckooCommand<'a>, Reply> {
         let origin = origin();
         Ok(add_one(args, origin, false))
     }
 
-    pub(crate) fn addnx(args: &[Bytes], origin: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn addnx<'a>(
+        args: Args<'a>,
+        origin: LazyOrigin<'_>,
+    ) -> Result<CuckooCommand<'a>, Reply> {
         let origin = origin();
         Ok(add_one(args, origin, true))
     }
 
-    pub(crate) fn insert(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn insert<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<CuckooCommand<'a>, Reply> {
         parse_insert(args, false).map(|op| cuckoo(args, op))
     }
 
-    pub(crate) fn insertnx(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn insertnx<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<CuckooCommand<'a>, Reply> {
         parse_insert(args, true).map(|op| cuckoo(args, op))
     }
 
-    pub(crate) fn exists(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
-        let items = Items::of(&args[2..]);
+    pub(crate) fn exists<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<CuckooCommand<'a>, Reply> {
+        let items = &args[2..];
         Ok(cuckoo(
             args,
             Op::Exists {
@@ -496,48 +514,60 @@ pub(crate) mod parse {
         ))
     }
 
-    pub(crate) fn mexists(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
-        let items = Items::of(&args[2..]);
+    pub(crate) fn mexists<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<CuckooCommand<'a>, Reply> {
+        let items = &args[2..];
         Ok(cuckoo(args, Op::Exists { items, multi: true }))
     }
 
-    pub(crate) fn count(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
-        Ok(cuckoo(args, Op::Count(args[2].clone())))
+    pub(crate) fn count<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<CuckooCommand<'a>, Reply> {
+        Ok(cuckoo(args, Op::Count(args[2])))
     }
 
-    pub(crate) fn del(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
-        Ok(cuckoo(args, Op::Del(args[2].clone())))
+    pub(crate) fn del<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<CuckooCommand<'a>, Reply> {
+        Ok(cuckoo(args, Op::Del(args[2])))
     }
 
-    pub(crate) fn info(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn info<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<CuckooCommand<'a>, Reply> {
         Ok(cuckoo(args, Op::Info))
     }
 
-    pub(crate) fn debug(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn debug<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<CuckooCommand<'a>, Reply> {
         Ok(cuckoo(args, Op::Debug))
     }
 
-    pub(crate) fn compact(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
+    pub(crate) fn compact<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<CuckooCommand<'a>, Reply> {
         Ok(cuckoo(args, Op::Compact))
     }
 
-    pub(crate) fn scandump(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
-        parse_i64(&args[2])
+    pub(crate) fn scandump<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<CuckooCommand<'a>, Reply> {
+        parse_i64(args[2])
             .filter(|&p| p >= 0)
             .map(|pos| cuckoo(args, Op::ScanDump(pos)))
             .ok_or_else(|| Reply::error("Invalid position"))
     }
 
-    pub(crate) fn loadchunk(args: &[Bytes], _: LazyOrigin<'_>) -> Result<CuckooCommand, Reply> {
-        let pos = parse_i64(&args[2])
+    pub(crate) fn loadchunk<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<CuckooCommand<'a>, Reply> {
+        let pos = parse_i64(args[2])
             .filter(|&p| p != 0)
             .ok_or_else(|| Reply::error("Invalid position"))?;
         Ok(cuckoo(
             args,
             Op::LoadChunk {
                 pos,
-                data: args[3].clone(),
-                args: args.to_vec(),
+                data: args[3],
+                args,
             },
         ))
     }
@@ -565,8 +595,8 @@ fn lookup(value: Option<&Value>) -> Result<&CuckooFilter, Lookup> {
     }
 }
 
-fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
-    let capacity = parse_i64(&args[2]).ok_or_else(|| Reply::error("Bad capacity"))?;
+fn parse_reserve(args: &[&[u8]], origin: Origin) -> Result<Op<'static>, Reply> {
+    let capacity = parse_i64(args[2]).ok_or_else(|| Reply::error("Bad capacity"))?;
     // RedisBloom finds each option anywhere in the arguments and reads the one after it.
     let option = |name: &str, lo: i64, hi: i64| -> Result<Option<u32>, Reply> {
         let Some(at) = arg_index(args, name, origin) else {
@@ -602,7 +632,7 @@ fn parse_reserve(args: &[Bytes], origin: Origin) -> Result<Op, Reply> {
 /// One word, not a pair: it makes the argument count even, which a build from before the
 /// placement refuses (`wrong number of arguments`, stopping its start-up) instead of
 /// ignoring an unknown option and replaying the log into the original placement.
-fn logged_placement(args: &[Bytes], origin: Origin) -> CuckooPlacement {
+fn logged_placement(args: &[&[u8]], origin: Origin) -> CuckooPlacement {
     if origin != Origin::Log || ends_distinct(args, origin) {
         CuckooPlacement::Distinct
     } else {
@@ -611,7 +641,7 @@ fn logged_placement(args: &[Bytes], origin: Origin) -> CuckooPlacement {
 }
 
 /// Whether a logged `CF.RESERVE` ends in `DISTINCT` after its capacity and option pairs.
-fn ends_distinct(args: &[Bytes], origin: Origin) -> bool {
+fn ends_distinct(args: &[&[u8]], origin: Origin) -> bool {
     origin == Origin::Log
         && args.len() >= 4
         && args.len().is_multiple_of(2)
@@ -622,7 +652,7 @@ fn ends_distinct(args: &[Bytes], origin: Origin) -> bool {
 
 /// `CF.INSERT key [CAPACITY c] [NOCREATE] [MAXEXPANSIONS n] ITEMS ...`, scanned as
 /// RedisBloom scans it: by each option's first letter, stopping at `ITEMS`.
-fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
+fn parse_insert(args: Args<'_>, nx: bool) -> Result<Op<'_>, Reply> {
     let name = if nx { "cf.insertnx" } else { "cf.insert" };
     let mut capacity = None;
     let mut max_expansions = None;
@@ -633,7 +663,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
     let mut pos = 2;
     let mut scan = |pos: &mut usize, items_at: &mut Option<usize>| -> Result<(), Reply> {
         while *pos < args.len() && items_at.is_none() {
-            let arg = &args[*pos];
+            let arg = args[*pos];
             match arg.first().map(u8::to_ascii_lowercase) {
                 Some(b'c') => {
                     *pos += 1;
@@ -683,7 +713,7 @@ fn parse_insert(args: &[Bytes], nx: bool) -> Result<Op, Reply> {
         (None, None) => None,
     };
     Ok(Op::Insert {
-        items: Items::of(items_at.map_or(&[][..], |at| &args[at..])),
+        items: items_at.map_or(&[][..], |at| &args[at..]),
         nx,
         multi: true,
         autocreate,
@@ -704,7 +734,11 @@ struct Shape {
 }
 
 /// Builds a filter after asking the budget, and the `CF.RESERVE` that replays it.
-fn create(key: &Bytes, s: Shape, ctx: &Ctx<'_>) -> Result<(CuckooFilter, Vec<Bytes>), Reply> {
+fn create<'c>(
+    key: &'c [u8],
+    s: Shape,
+    ctx: &Ctx<'_>,
+) -> Result<(CuckooFilter, Vec<Word<'c>>), Reply> {
     let could_not = || Reply::error("ERR Could not create filter");
     if s.capacity < 2 * s.bucket_size as u64 || s.capacity > MAX_CAPACITY as u64 {
         return Err(could_not());
@@ -803,15 +837,14 @@ fn scandump(value: Option<&Value>, pos: i64, ctx: &Ctx<'_>) -> Reply {
 
 fn loadchunk<'c>(
     slot: &mut Option<Value>,
-    key: &Bytes,
     pos: i64,
-    data: &Bytes,
-    args: &[Bytes],
+    data: &[u8],
+    args: Args<'c>,
     ctx: &Ctx<'_>,
 ) -> Outcome<'c> {
     let changed = || Outcome {
         reply: Reply::Ok,
-        log: smallvec![Record::Words(verbatim(args))],
+        log: smallvec![verbatim(LOADCHUNK, args)],
     };
     let status = lookup(slot.as_ref()).map(|_| ());
     if pos == 1 {
@@ -833,7 +866,7 @@ fn loadchunk<'c>(
         }
         Ok(()) | Err(Lookup::Loading) => dump::load_outcome(
             slot,
-            key,
+            LOADCHUNK,
             pos,
             data,
             args,

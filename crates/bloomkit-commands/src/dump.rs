@@ -30,8 +30,8 @@ use smallvec::smallvec;
 use crate::budget::Budget;
 use crate::errors::{INSUFFICIENT_MEMORY, OOM};
 use crate::reply::Reply;
-use crate::run::{Outcome, Record};
-use crate::shared::{command, num, verbatim};
+use crate::run::{Args, Outcome, Record};
+use crate::shared::verbatim;
 use crate::value::{PartialDump, Value};
 
 /// The largest chunk `SCANDUMP` answers: RedisBloom's `MAX_SCANDUMP_SIZE`.
@@ -149,7 +149,7 @@ pub(crate) fn scandump(value: &Value, iter: i64, budget: &dyn Budget) -> Chunk {
 /// the iterator `SCANDUMP` would have answered with it.
 struct Restore<'a> {
     name: &'static str,
-    key: &'a Bytes,
+    key: &'a [u8],
     header_len: usize,
     /// Bytes of the encoding after the header already emitted.
     emitted_after_header: u64,
@@ -170,7 +170,12 @@ impl Restore<'_> {
             1
         };
         let chunk = Bytes::from(std::mem::take(&mut self.pending));
-        (self.emit)(command(self.name, self.key, vec![num(iter), chunk]));
+        (self.emit)(vec![
+            Bytes::from_static(self.name.as_bytes()),
+            Bytes::copy_from_slice(self.key),
+            Bytes::from(iter.to_string()),
+            chunk,
+        ]);
     }
 
     /// How many more bytes the pending command takes.
@@ -211,7 +216,7 @@ impl Write for Restore<'_> {
 /// in order, each handed to `emit` as soon as it is cut, so a large filter is never held
 /// twice. Replayed as logged commands, they give a value equal to `value`: a filter still
 /// being restored comes back with the bytes it had received.
-pub(crate) fn restore_commands(value: &Value, key: &Bytes, emit: &mut dyn FnMut(Vec<Bytes>)) {
+pub(crate) fn restore_commands(value: &Value, key: &[u8], emit: &mut dyn FnMut(Vec<Bytes>)) {
     let Some((_, info)) = header(value) else {
         return;
     };
@@ -322,27 +327,32 @@ pub(crate) fn start(
 }
 
 /// A chunk after the header ([`load`]) as its command's outcome, for either family (`reply`
-/// words a [`LoadError`] as the family does): logged verbatim when it changed the key.
+/// words a [`LoadError`] as the family does): logged verbatim (under `name`, from `args`,
+/// the command's arguments) when it changed the key.
 pub(crate) fn load_outcome<'c>(
     slot: &mut Option<Value>,
-    key: &Bytes,
+    name: &'static str,
     iter: i64,
     data: &[u8],
-    args: &[Bytes],
+    args: Args<'c>,
     budget: &dyn Budget,
     reply: fn(LoadError) -> Reply,
 ) -> Outcome<'c> {
     match load(slot, iter, data, budget) {
         Ok(Loaded::Changed) => Outcome {
             reply: Reply::Ok,
-            log: smallvec![Record::Words(verbatim(args))],
+            log: smallvec![verbatim(name, args)],
         },
         Ok(Loaded::Unchanged) => Outcome::unchanged(Reply::Ok),
         // The key was removed. Logged as that removal, not as the chunk: replayed, the chunk
         // would answer the same error, and a log that replays with an error stops start-up.
         Err(e @ LoadError::Corrupt) => Outcome {
             reply: reply(e),
-            log: smallvec![Record::Words(command("DEL", key, Vec::new()))],
+            log: smallvec![Record::Items {
+                name: "DEL",
+                key: args.get(1).copied().unwrap_or_default(),
+                items: &[],
+            }],
         },
         Err(e) => Outcome::unchanged(reply(e)),
     }

@@ -9,8 +9,8 @@
 //!
 //! # How a host runs a command
 //!
-//! 1. [`FilterCommand::parse`] the request's arguments (name first, as byte strings): the
-//!    name picks a row of the [command table](table::FILTER_COMMANDS), which checks the
+//! 1. [`FilterCommand::parse`] the request's arguments (name first, as byte strings, each a
+//!    slice of the host's own buffer: [`Args`]): the name picks a row of the [command table](table::FILTER_COMMANDS), which checks the
 //!    argument count, then the command's parser checks what needs neither the key nor the
 //!    defaults. An error here is the reply.
 //! 2. Find the value at [`FilterCommand::key`]: `None` if the key is missing, else a
@@ -59,7 +59,7 @@
 //! let defaults = Defaults::default();
 //! let ctx = Ctx { defaults: &defaults, budget: &Unlimited };
 //! let mut run = |line: &str| -> Reply {
-//!     let args: Vec<Bytes> = line.split(' ').map(|w| Bytes::from(w.to_string())).collect();
+//!     let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
 //!     let command = match FilterCommand::parse(&args) {
 //!         None => return Reply::error("ERR unknown command"),
 //!         Some(Err(reply)) => return reply,
@@ -71,7 +71,7 @@
 //!             let mut slot = keys.remove(command.key());
 //!             let outcome = command.write(&mut slot, &ctx);
 //!             if let Some(value) = slot {
-//!                 keys.insert(command.key().clone(), value);
+//!                 keys.insert(Bytes::copy_from_slice(command.key()), value);
 //!             }
 //!             log.extend(outcome.log.iter().map(Record::to_vec));
 //!             outcome.reply
@@ -121,5 +121,5 @@ pub use budget::{Budget, Unlimited};
 pub use command::FilterCommand;
 pub use params::{Defaults, Parameter, PARAMETERS};
 pub use reply::{Protocol, Reply};
-pub use run::{Access, Ctx, Log, Outcome, Record};
+pub use run::{Access, Args, Ctx, Log, Outcome, Record, Word};
 pub use value::{PartialDump, Value};

@@ -1,12 +1,20 @@
 //! What a filter command runs with ([`Ctx`]), whether it may change its key ([`Access`]),
 //! and what running it gives ([`Outcome`]).
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use smallvec::SmallVec;
 
 use crate::budget::Budget;
 use crate::params::Defaults;
 use crate::reply::Reply;
+
+/// A request's arguments, name first, as the host holds them: each a slice of the host's own
+/// buffer (a module's strings, a server's request frame). A parsed command borrows its key
+/// and items from them, and so does the record it logs, so that nothing is copied into the
+/// command layer's own buffers on the way in or on the way to the log.
+pub type Args<'a> = &'a [&'a [u8]];
 
 /// What a filter command may consult besides its key.
 #[derive(Clone, Copy)]
@@ -52,19 +60,22 @@ pub type Log<'c> = SmallVec<[Record<'c>; 2]>;
 /// The common record, a `BF.ADD`'s or a `CF.ADD`'s item that was new, is the command's own
 /// key and items under a name ([`Record::Items`]): nothing is copied or allocated to log
 /// it, and a host that replicates the request as it came (a module's
-/// `RedisModule_ReplicateVerbatim`) can see that it may, by comparing the words.
+/// `RedisModule_ReplicateVerbatim`) can see that it may, by comparing the words. A command
+/// logged as it was sent (a `LOADCHUNK`, a `CF.DEL`) is such a record too.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record<'c> {
-    /// The words, name first, built for the log.
-    Words(Vec<Bytes>),
-    /// `name key items...`, the key and the items those of the command that ran.
+    /// The words, name first, built for the log: each the command's own (its key, its items)
+    /// or made for the record (a parameter's value).
+    Words(Vec<Word<'c>>),
+    /// `name key items...`, the key and the items (or the other words after the key) those
+    /// of the command that ran.
     Items {
         /// The command's name, as logged (`BF.MADD` for a `BF.ADD`).
         name: &'static str,
         /// The key.
-        key: &'c Bytes,
+        key: &'c [u8],
         /// The items, in order.
-        items: &'c [Bytes],
+        items: Args<'c>,
     },
 }
 
@@ -91,54 +102,65 @@ impl Record<'_> {
     }
 
     /// The words after the name, in order.
-    pub fn args(&self) -> impl ExactSizeIterator<Item = &Bytes> + Clone {
-        let (key, rest): (Option<&Bytes>, &[Bytes]) = match self {
-            Record::Words(words) => (None, words.get(1..).unwrap_or_default()),
-            Record::Items { key, items, .. } => (Some(*key), items),
-        };
-        Args { key, rest }
+    pub fn args(&self) -> impl ExactSizeIterator<Item = &[u8]> + Clone {
+        match self {
+            Record::Words(words) => Words::Built(words.get(1..).unwrap_or_default().iter()),
+            Record::Items { key, items, .. } => Words::Borrowed {
+                key: Some(key),
+                rest: items.iter(),
+            },
+        }
     }
 
     /// The words, name first, as a list of their own.
     pub fn to_vec(&self) -> Vec<Bytes> {
         match self {
-            Record::Words(words) => words.clone(),
+            Record::Words(words) => words.iter().map(|w| Bytes::copy_from_slice(w)).collect(),
             Record::Items { name, .. } => {
                 let mut words = Vec::with_capacity(self.len());
                 words.push(Bytes::from_static(name.as_bytes()));
-                words.extend(self.args().cloned());
+                words.extend(self.args().map(Bytes::copy_from_slice));
                 words
             }
         }
     }
 }
 
-/// [`Record::args`]: an optional key, then a slice.
+/// One word of a built record: borrowed from the command or the command layer, or made for
+/// the record.
+pub type Word<'c> = Cow<'c, [u8]>;
+
+/// [`Record::args`]: the words of a built record after its name, or a borrowed key and
+/// slice.
 #[derive(Clone)]
-struct Args<'a> {
-    key: Option<&'a Bytes>,
-    rest: &'a [Bytes],
+enum Words<'a> {
+    Built(std::slice::Iter<'a, Word<'a>>),
+    Borrowed {
+        key: Option<&'a [u8]>,
+        rest: std::slice::Iter<'a, &'a [u8]>,
+    },
 }
 
-impl<'a> Iterator for Args<'a> {
-    type Item = &'a Bytes;
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a [u8];
 
-    fn next(&mut self) -> Option<&'a Bytes> {
-        if let Some(key) = self.key.take() {
-            return Some(key);
+    fn next(&mut self) -> Option<&'a [u8]> {
+        match self {
+            Words::Built(words) => words.next().map(|w| &w[..]),
+            Words::Borrowed { key, rest } => key.take().or_else(|| rest.next().copied()),
         }
-        let (first, rest) = self.rest.split_first()?;
-        self.rest = rest;
-        Some(first)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = usize::from(self.key.is_some()) + self.rest.len();
+        let n = match self {
+            Words::Built(words) => words.len(),
+            Words::Borrowed { key, rest } => usize::from(key.is_some()) + rest.len(),
+        };
         (n, Some(n))
     }
 }
 
-impl ExactSizeIterator for Args<'_> {}
+impl ExactSizeIterator for Words<'_> {}
 
 impl<'c> Outcome<'c> {
     /// An outcome that changed nothing.
@@ -156,11 +178,10 @@ mod tests {
 
     #[test]
     fn a_record_of_items_reads_as_its_words() {
-        let key = Bytes::from_static(b"k");
-        let items = [Bytes::from_static(b"a"), Bytes::from_static(b"b")];
+        let items: [&[u8]; 2] = [b"a", b"b"];
         let record = Record::Items {
             name: "BF.MADD",
-            key: &key,
+            key: b"k",
             items: &items,
         };
         let words: Vec<Bytes> = ["BF.MADD", "k", "a", "b"]
@@ -171,10 +192,10 @@ mod tests {
         assert_eq!(record.len(), 4);
         assert_eq!(record.name(), b"BF.MADD");
         assert_eq!(record.args().len(), 3);
-        assert!(record.args().eq(words[1..].iter()));
-        let built = Record::Words(words.clone());
+        assert!(record.args().eq(words[1..].iter().map(|w| &w[..])));
+        let built = Record::Words(words.iter().map(|w| Word::from(&w[..])).collect());
         assert_eq!((built.len(), built.name()), (4, &b"BF.MADD"[..]));
-        assert!(built.args().eq(words[1..].iter()));
+        assert!(built.args().eq(words[1..].iter().map(|w| &w[..])));
         assert!(
             Record::Words(Vec::new()).is_empty() && Record::Words(Vec::new()).name().is_empty()
         );

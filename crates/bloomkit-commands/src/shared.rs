@@ -1,13 +1,12 @@
 //! What the `BF.*` and `CF.*` commands share: finding a key's filter, asking the memory
 //! budget, RedisBloom's argument search, and building what they log.
 
-use bytes::Bytes;
 use smallvec::SmallVec;
 
 use crate::budget::Budget;
 use crate::errors::{INSUFFICIENT_MEMORY, NOT_FOUND, OOM, WRONGTYPE};
 use crate::reply::Reply;
-use crate::run::Record;
+use crate::run::{Args, Record, Word};
 
 /// Why a filter command cannot use a key, in RedisBloom's terms (`statusStrerror`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +72,7 @@ pub(crate) type LazyOrigin<'a> = &'a dyn Fn() -> Origin;
 /// For a client it searches from the command name on, as RedisBloom searches (so a key
 /// spelled like an option is found as that option, exactly as there); for the log, after
 /// the key (see [`Origin::Log`]).
-pub(crate) fn arg_index(args: &[Bytes], word: &str, origin: Origin) -> Option<usize> {
+pub(crate) fn arg_index(args: &[&[u8]], word: &str, origin: Origin) -> Option<usize> {
     let first = match origin {
         Origin::Client => 0,
         Origin::Log => 2,
@@ -87,42 +86,21 @@ pub(crate) fn arg_index(args: &[Bytes], word: &str, origin: Origin) -> Option<us
 
 /// `RedisModule_StringToLongLong` on an optional argument (`None` fails, where RedisBloom
 /// would read past the end of its argument vector).
-pub(crate) fn long_long(arg: Option<&Bytes>) -> Option<i64> {
+pub(crate) fn long_long(arg: Option<&&[u8]>) -> Option<i64> {
     arg.and_then(|a| crate::args::parse_i64(a))
 }
 
-/// A command's items (`BF.ADD`'s one, `BF.MADD`'s many), as a slice. Most commands carry
-/// exactly one, which is held without the allocation a vector would make per request.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Items {
-    One(Bytes),
-    Many(Vec<Bytes>),
-}
+/// A command's items (`BF.ADD`'s one, `BF.MADD`'s many): a slice of its arguments.
+pub(crate) type Items<'a> = Args<'a>;
 
-impl Items {
-    /// The items `args` name (usually the arguments after the key).
-    pub(crate) fn of(args: &[Bytes]) -> Items {
-        match args {
-            [one] => Items::One(one.clone()),
-            many => Items::Many(many.to_vec()),
-        }
+/// A command that changed its key, logged verbatim under `name`: the key and the words after
+/// it as the client sent them (`args`, name first), borrowed.
+pub(crate) fn verbatim<'a>(name: &'static str, args: Args<'a>) -> Record<'a> {
+    Record::Items {
+        name,
+        key: args.get(1).copied().unwrap_or_default(),
+        items: args.get(2..).unwrap_or_default(),
     }
-}
-
-impl std::ops::Deref for Items {
-    type Target = [Bytes];
-
-    fn deref(&self) -> &[Bytes] {
-        match self {
-            Items::One(item) => std::slice::from_ref(item),
-            Items::Many(items) => items,
-        }
-    }
-}
-
-/// A command that changed its key, logged verbatim: the arguments as the client sent them.
-pub(crate) fn verbatim(args: &[Bytes]) -> Vec<Bytes> {
-    args.to_vec()
 }
 
 /// What an insert of `items` logs under `name` (`BF.MADD`, `CF.ADD`) once it answered
@@ -131,8 +109,8 @@ pub(crate) fn verbatim(args: &[Bytes]) -> Vec<Bytes> {
 /// own key and items, copied nowhere.
 pub(crate) fn added_record<'c>(
     name: &'static str,
-    key: &'c Bytes,
-    items: &'c [Bytes],
+    key: &'c [u8],
+    items: Items<'c>,
     answers: &[bool],
 ) -> Option<Record<'c>> {
     let added = answers.iter().filter(|&&new| new).count();
@@ -144,45 +122,47 @@ pub(crate) fn added_record<'c>(
     }
     let mut words = Vec::with_capacity(2 + added);
     words.push(word(name));
-    words.push(key.clone());
+    words.push(Word::Borrowed(key));
     words.extend(
         items
             .iter()
             .zip(answers)
             .filter(|(_, &new)| new)
-            .map(|(item, _)| item.clone()),
+            .map(|(item, _)| Word::Borrowed(*item)),
     );
     Some(Record::Words(words))
 }
 
 /// An argument list from string pieces (the name, then words) and byte strings.
-pub(crate) fn command(name: &'static str, key: &Bytes, rest: Vec<Bytes>) -> Vec<Bytes> {
+pub(crate) fn command<'c>(name: &'static str, key: &'c [u8], rest: Vec<Word<'c>>) -> Vec<Word<'c>> {
     let mut out = Vec::with_capacity(2 + rest.len());
-    out.push(Bytes::from_static(name.as_bytes()));
-    out.push(key.clone());
+    out.push(word(name));
+    out.push(Word::Borrowed(key));
     out.extend(rest);
     out
 }
 
 /// A number as a log argument.
-pub(crate) fn num(n: impl ToString) -> Bytes {
-    Bytes::from(n.to_string())
+pub(crate) fn num(n: impl ToString) -> Word<'static> {
+    Word::Owned(n.to_string().into_bytes())
 }
 
 /// A keyword as a log argument.
-pub(crate) fn word(w: &'static str) -> Bytes {
-    Bytes::from_static(w.as_bytes())
+pub(crate) fn word(w: &'static str) -> Word<'static> {
+    Word::Borrowed(w.as_bytes())
 }
 
 /// The hashes of `items` for a filter of hash seed `seed`, for its batched calls: items are
 /// hashed as their raw bytes, as the one-key commands hash them. One item's hash is held
 /// inline: inside Redis every allocation goes through the engine's accounting allocator, and
 /// the buffers of a one-item command were a measurable share of its instructions.
-pub(crate) fn item_hashes(items: &[Bytes], seed: u64) -> Hashes {
-    items
-        .iter()
-        .map(|item| bloomkit::hash_bytes_with_seed(item, seed))
-        .collect()
+pub(crate) fn item_hashes(items: &[&[u8]], seed: u64) -> Hashes {
+    let hash = |item: &&[u8]| bloomkit::hash_bytes_with_seed(item, seed);
+    match items {
+        // Without `collect`'s generic growth, which costs one item more than its hash.
+        [one] => smallvec::smallvec![hash(one)],
+        many => many.iter().map(hash).collect(),
+    }
 }
 
 /// The items' hashes ([`item_hashes`]): inline for one.

@@ -22,13 +22,12 @@
 //! assert!(lookup(b"BF.NOSUCH").is_none());
 //! ```
 
-use bytes::Bytes;
-
 use crate::bloom::{self, BloomCommand};
 use crate::command::FilterCommand;
 use crate::cuckoo::{self, CuckooCommand};
 use crate::errors::wrong_arity;
 use crate::reply::Reply;
+use crate::run::Args;
 use crate::shared::{LazyOrigin, Origin};
 
 /// A command flag: what Redis's `COMMAND INFO` lists, and what a module registers a command
@@ -326,8 +325,8 @@ pub const fn container(
 /// makes RedisBloom's checks, in its order, of what needs neither the key nor the defaults.
 #[derive(Clone, Copy)]
 enum Parser {
-    Bloom(fn(&[Bytes], LazyOrigin<'_>) -> Result<BloomCommand, Reply>),
-    Cuckoo(fn(&[Bytes], LazyOrigin<'_>) -> Result<CuckooCommand, Reply>),
+    Bloom(for<'a> fn(Args<'a>, LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply>),
+    Cuckoo(for<'a> fn(Args<'a>, LazyOrigin<'_>) -> Result<CuckooCommand<'a>, Reply>),
 }
 
 /// One `BF.*`/`CF.*` command: how it presents, and the parser it reaches.
@@ -354,7 +353,7 @@ impl FilterSpec {
     /// # Errors
     ///
     /// The reply RedisBloom answers before looking at the key.
-    pub fn parse(&self, args: &[Bytes]) -> Result<FilterCommand, Reply> {
+    pub fn parse<'a>(&self, args: Args<'a>) -> Result<FilterCommand<'a>, Reply> {
         self.parse_from(args, &|| Origin::Client)
     }
 
@@ -368,7 +367,7 @@ impl FilterSpec {
     /// # Errors
     ///
     /// As [`parse`](Self::parse).
-    pub fn parse_logged(&self, args: &[Bytes]) -> Result<FilterCommand, Reply> {
+    pub fn parse_logged<'a>(&self, args: Args<'a>) -> Result<FilterCommand<'a>, Reply> {
         self.parse_from(args, &|| Origin::Log)
     }
 
@@ -380,11 +379,11 @@ impl FilterSpec {
     /// # Errors
     ///
     /// As [`parse`](Self::parse).
-    pub fn parse_from_either(
+    pub fn parse_from_either<'a>(
         &self,
-        args: &[Bytes],
+        args: Args<'a>,
         logged: &dyn Fn() -> bool,
-    ) -> Result<FilterCommand, Reply> {
+    ) -> Result<FilterCommand<'a>, Reply> {
         self.parse_from(args, &|| {
             if logged() {
                 Origin::Log
@@ -394,7 +393,11 @@ impl FilterSpec {
         })
     }
 
-    fn parse_from(&self, args: &[Bytes], origin: LazyOrigin<'_>) -> Result<FilterCommand, Reply> {
+    fn parse_from<'a>(
+        &self,
+        args: Args<'a>,
+        origin: LazyOrigin<'_>,
+    ) -> Result<FilterCommand<'a>, Reply> {
         // Every parser indexes up to its row's arity: this check is what makes that safe.
         if !self.spec.accepts(args.len()) {
             return Err(wrong_arity(self.spec.name));
@@ -408,19 +411,19 @@ impl FilterSpec {
 
 /// Parsing is the table's: a request's name picks its row, which checks the arity and
 /// calls the command's parser.
-impl FilterCommand {
+impl FilterCommand<'_> {
     /// Parses `args` (the command name first, in any case): `None` if the name is not a
     /// filter command (not in [`FILTER_COMMANDS`](crate::table::FILTER_COMMANDS));
     /// `Some(Err(reply))` for a wrong argument count or an argument that is invalid whatever
     /// the key holds, in RedisBloom's validation order. A host that has already looked the
     /// name up calls [`FilterSpec::parse`](crate::table::FilterSpec::parse).
-    pub fn parse(args: &[Bytes]) -> Option<Result<FilterCommand, Reply>> {
+    pub fn parse(args: Args<'_>) -> Option<Result<FilterCommand<'_>, Reply>> {
         lookup(args.first()?).map(|row| row.parse(args))
     }
 
     /// Parses a command read back from [`Outcome::log`](crate::Outcome::log), as
     /// [`FilterSpec::parse_logged`](crate::table::FilterSpec::parse_logged) does.
-    pub fn parse_logged(args: &[Bytes]) -> Option<Result<FilterCommand, Reply>> {
+    pub fn parse_logged(args: Args<'_>) -> Option<Result<FilterCommand<'_>, Reply>> {
         lookup(args.first()?).map(|row| row.parse_logged(args))
     }
 }
@@ -438,7 +441,7 @@ pub fn find(key: NameKey) -> Option<&'static FilterSpec> {
 
 const fn bf(
     spec: CommandSpec,
-    parse: fn(&[Bytes], LazyOrigin<'_>) -> Result<BloomCommand, Reply>,
+    parse: for<'a> fn(Args<'a>, LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply>,
 ) -> FilterSpec {
     FilterSpec {
         spec,
@@ -448,7 +451,7 @@ const fn bf(
 
 const fn cf(
     spec: CommandSpec,
-    parse: fn(&[Bytes], LazyOrigin<'_>) -> Result<CuckooCommand, Reply>,
+    parse: for<'a> fn(Args<'a>, LazyOrigin<'_>) -> Result<CuckooCommand<'a>, Reply>,
 ) -> FilterSpec {
     FilterSpec {
         spec,

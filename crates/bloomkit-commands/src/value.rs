@@ -73,12 +73,13 @@ impl Value {
     /// let ctx = Ctx { defaults: &defaults, budget: &Unlimited };
     /// let mut slot = None;
     /// for command in &commands {
-    ///     let command = FilterCommand::parse_logged(command).unwrap().unwrap();
+    ///     let words: Vec<&[u8]> = command.iter().map(|w| &w[..]).collect();
+    ///     let command = FilterCommand::parse_logged(&words).unwrap().unwrap();
     ///     assert!(!command.write(&mut slot, &ctx).reply.is_error());
     /// }
     /// assert_eq!(slot, Some(value));
     /// ```
-    pub fn restore_commands(&self, key: &bytes::Bytes, emit: &mut dyn FnMut(Vec<bytes::Bytes>)) {
+    pub fn restore_commands(&self, key: &[u8], emit: &mut dyn FnMut(Vec<bytes::Bytes>)) {
         crate::dump::restore_commands(self, key, emit);
     }
 

@@ -42,6 +42,11 @@ fn args(words: &[&[u8]]) -> Vec<Bytes> {
     words.iter().map(|w| Bytes::copy_from_slice(w)).collect()
 }
 
+/// The arguments as the command layer borrows them.
+fn views(args: &[Bytes]) -> Vec<&[u8]> {
+    args.iter().map(|a| &a[..]).collect()
+}
+
 fn words(line: &str) -> Vec<Bytes> {
     line.split(' ')
         .map(|w| Bytes::copy_from_slice(w.as_bytes()))
@@ -65,7 +70,8 @@ impl Slot {
     }
 
     fn run_with(&mut self, args: Vec<Bytes>, budget: &dyn Budget) -> Reply {
-        let cmd = match FilterCommand::parse(&args).expect("a filter command") {
+        let views = views(&args);
+        let cmd = match FilterCommand::parse(&views).expect("a filter command") {
             Ok(cmd) => cmd,
             Err(reply) => return reply,
         };
@@ -122,7 +128,8 @@ fn replay(log: &[Vec<Bytes>], defaults: Defaults) -> Option<Value> {
             value = None;
             continue;
         }
-        let cmd = FilterCommand::parse_logged(entry)
+        let entry_views = views(entry);
+        let cmd = FilterCommand::parse_logged(&entry_views)
             .expect("a filter command")
             .unwrap_or_else(|reply| panic!("replaying {entry:?}: {reply:?}"));
         let ctx = Ctx {
@@ -161,7 +168,7 @@ fn an_add_of_new_items_logs_the_commands_own_words() {
     let mut bloom = None;
     let mut cuckoo = None;
     // (command, the records' words, whether the last is the command's own)
-    let cases: [(&str, &[&str], bool); 7] = [
+    let cases: [(&str, &[&str], bool); 10] = [
         (
             "BF.ADD k a",
             &[
@@ -183,21 +190,29 @@ fn an_add_of_new_items_logs_the_commands_own_words() {
             ],
             true,
         ),
+        // Logged as sent: the key and the words after it are the command's own too.
+        ("cf.del c x", &["CF.DEL c x"], true),
+        ("CF.DEL c x", &[], false),
+        ("CF.COMPACT c", &["CF.COMPACT c"], true),
     ];
     for (line, expected, own) in cases {
-        let slot = if line.starts_with("CF.") {
+        let slot = if line.to_ascii_uppercase().starts_with("CF.") {
             &mut cuckoo
         } else {
             &mut bloom
         };
-        let command = FilterCommand::parse(&words(line)).unwrap().unwrap();
+        let args = words(line);
+        let args = views(&args);
+        let command = FilterCommand::parse(&args).unwrap().unwrap();
         let outcome = command.write(slot, &ctx);
         let logged: Vec<Vec<Bytes>> = outcome.log.iter().map(Record::to_vec).collect();
         let expected: Vec<Vec<Bytes>> = expected.iter().map(|l| words(l)).collect();
         assert_eq!(logged, expected, "{line}");
+        // The command's own: its key and every word after it the very slices it was given.
         let last_is_own = matches!(
             outcome.log.last(),
-            Some(Record::Items { key, .. }) if std::ptr::eq(*key, command.key())
+            Some(Record::Items { key, items, .. }) if std::ptr::eq(*key, command.key())
+                && items.iter().all(|item| args.iter().any(|arg| std::ptr::eq(*arg, *item)))
         );
         assert_eq!(last_is_own, own, "{line}: {:?}", outcome.log.last());
     }
@@ -205,9 +220,9 @@ fn an_add_of_new_items_logs_the_commands_own_words() {
 
 #[test]
 fn names_outside_the_families_are_not_filter_commands() {
-    assert!(FilterCommand::parse(&words("GET k")).is_none());
-    assert!(FilterCommand::parse(&words("BF.NOPE k")).is_none());
-    assert!(FilterCommand::parse(&words("cf.nope k")).is_none());
+    assert!(FilterCommand::parse(&views(&words("GET k"))).is_none());
+    assert!(FilterCommand::parse(&views(&words("BF.NOPE k"))).is_none());
+    assert!(FilterCommand::parse(&views(&words("cf.nope k"))).is_none());
     assert!(FilterCommand::parse(&[]).is_none());
 }
 
@@ -621,7 +636,9 @@ fn bf_log_replays_each_filter_into_the_layout_it_was_written_with() {
         t.value
     });
     // A bad layout in the log stops the replay.
-    let bad = FilterCommand::parse_logged(&words("BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT X"));
+    let bad = words("BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT X");
+    let bad = views(&bad);
+    let bad = FilterCommand::parse_logged(&bad);
     let bad_layout = err("ERR bad layout: LAYOUT takes CLASSIC or BLOCKED");
     assert_eq!(bad, Some(Err(bad_layout.clone())));
 }
@@ -1494,18 +1511,20 @@ fn write_commands_through_read_change_nothing() {
     let mut s = Slot::new();
     s.run("BF.ADD k a");
     let before = s.value.clone();
-    let cmd = FilterCommand::parse(&words("BF.ADD k b")).unwrap().unwrap();
+    let add = words("BF.ADD k b");
+    let add = views(&add);
+    let cmd = FilterCommand::parse(&add).unwrap().unwrap();
     let ctx = Ctx {
         defaults: &s.defaults,
         budget: &Unlimited,
     };
     assert_eq!(cmd.read(s.value.as_ref(), &ctx), Reply::Bool(true));
     assert_eq!(s.value, before);
-    assert_eq!(cmd.key(), &Bytes::from_static(b"k"));
+    assert_eq!(cmd.key(), b"k");
     // And read commands through write log nothing.
-    let cmd = FilterCommand::parse(&words("BF.EXISTS k a"))
-        .unwrap()
-        .unwrap();
+    let exists = words("BF.EXISTS k a");
+    let exists = views(&exists);
+    let cmd = FilterCommand::parse(&exists).unwrap().unwrap();
     let out = cmd.write(&mut s.value, &ctx);
     assert_eq!((out.reply, out.log.len()), (Reply::Bool(true), 0));
 }
@@ -1817,9 +1836,9 @@ fn cf_log_replays_each_filter_into_the_placement_it_was_written_with() {
     let arity = Some(Err(err(
         "ERR wrong number of arguments for 'cf.reserve' command",
     )));
-    assert_eq!(FilterCommand::parse(&s.log[0]), arity);
+    assert_eq!(FilterCommand::parse(&views(&s.log[0])), arity);
     assert_eq!(
-        FilterCommand::parse(&words("CF.RESERVE k 2 BUCKETSIZE 1 DISTINCT")),
+        FilterCommand::parse(&views(&words("CF.RESERVE k 2 BUCKETSIZE 1 DISTINCT"))),
         arity
     );
     // Only a last word makes it distinct; elsewhere it is an unknown word, as a client's.

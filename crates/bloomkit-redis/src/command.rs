@@ -18,21 +18,19 @@
 //! logged commands ([`FilterSpec::parse_logged`]) and run without the memory budget: what
 //! the master acknowledged is applied.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::OnceCell;
 use std::ffi::{c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::ptr::NonNull;
 use std::sync::LazyLock;
 
 use bloomkit::{CuckooFilter, ScalableBloomFilter};
 use bloomkit_commands::table::{FilterSpec, FILTER_COMMANDS};
-use bloomkit_commands::{Access, Ctx, FilterCommand, Protocol, Record, Reply, Value};
-use bytes::{Bytes, BytesMut};
+use bloomkit_commands::{Access, Args, Ctx, FilterCommand, Protocol, Record, Reply, Value};
 use redis_module::{raw, Context, ContextFlags, RedisString};
 
 use crate::budget::ModuleBudget;
 use crate::config;
-use crate::key::{Held, OpenKey};
+use crate::key::{Held, KeyName, OpenKey};
 use crate::reply::send;
 use crate::types::type_of;
 
@@ -125,13 +123,31 @@ extern "C" fn handle<const ROW: usize>(
 
 /// Runs one command of `row`: the host loop of the command crate's documentation.
 fn run(ctx: &Context, argv: &[*mut raw::RedisModuleString], row: Option<&FilterSpec>) {
-    with_arguments(argv, |args| run_with(ctx, argv, args, row));
+    // The command layer borrows its arguments where Redis holds them (alive for the call):
+    // nothing is copied, and a short command allocates nothing for them (inside Redis
+    // every allocation goes through the engine's accounting allocator). A plain array, not
+    // a collected `SmallVec`: its generic extend cost a `BF.ADD` 300 instructions.
+    let view = |&a: &*mut raw::RedisModuleString| RedisString::string_as_slice(a);
+    if argv.len() <= INLINE_ARGUMENTS {
+        let mut inline: [&[u8]; INLINE_ARGUMENTS] = [&[]; INLINE_ARGUMENTS];
+        for (arg, a) in inline.iter_mut().zip(argv) {
+            *arg = view(a);
+        }
+        run_with(ctx, argv, &inline[..argv.len()], row);
+    } else {
+        let args: Vec<&[u8]> = argv.iter().map(view).collect();
+        run_with(ctx, argv, &args, row);
+    }
 }
+
+/// The most arguments held on the stack: every small command's (`CF.INSERT` with a few
+/// options and items); more take one allocation.
+const INLINE_ARGUMENTS: usize = 8;
 
 fn run_with(
     ctx: &Context,
     argv: &[*mut raw::RedisModuleString],
-    args: &[Bytes],
+    args: Args<'_>,
     row: Option<&FilterSpec>,
 ) {
     // The context's flags cost the engine more than some commands do (it measures its
@@ -165,7 +181,9 @@ fn run_with(
             &protocol,
         );
     };
-    let key_name = RedisString::new(NonNull::new(ctx.ctx), key_arg);
+    // SAFETY: `argv` holds the arguments Redis passed this command, and the name is used
+    // only while it runs.
+    let key_arg = unsafe { KeyName::of_argument(key_arg) };
     let defaults = config::defaults();
     let budget = ModuleBudget {
         replayed: &replayed,
@@ -175,78 +193,10 @@ fn run_with(
         budget: &budget,
     };
     let reply = match command.access() {
-        Access::Read => read(ctx, &key_name, &command, &cctx),
-        Access::Write => write(ctx, &key_name, &command, &cctx, args),
+        Access::Read => read(ctx, key_arg, &command, &cctx),
+        Access::Write => write(ctx, key_arg, &command, &cctx, args),
     };
     send(ctx, &reply, &protocol);
-}
-
-/// The buffers that hold a command's arguments, kept from one command to the next.
-#[derive(Default)]
-struct ArgumentBuffers {
-    /// Every argument's bytes, one after another.
-    bytes: BytesMut,
-    /// Where each argument ends in `bytes`.
-    ends: Vec<usize>,
-    /// Each argument, a slice of `bytes`.
-    list: Vec<Bytes>,
-}
-
-thread_local! {
-    /// Redis runs module commands on its main thread, one at a time; a thread-local keeps
-    /// this safe anywhere else all the same.
-    static ARGUMENT_BUFFERS: RefCell<ArgumentBuffers> = RefCell::default();
-}
-
-/// The most argument bytes, and the most arguments, whose buffers are kept for the next
-/// command: a 100 MB `BF.LOADCHUNK` or a million-item `BF.MEXISTS` should not pin its
-/// buffers for as long as the server runs.
-const KEEP_ARGUMENT_BYTES: usize = 64 * 1024;
-const KEEP_ARGUMENTS: usize = 1024;
-
-/// Runs `f` on the arguments as the command layer takes them: copied into one buffer, each
-/// a slice of it. The buffers are reused, so that a command in the steady state allocates
-/// nothing for its arguments: inside Redis every allocation goes through the engine's
-/// accounting allocator (a `malloc_usable_size` on each allocation and each free), and a
-/// fresh buffer, its shared header and the list were three per command. The byte buffer is
-/// reclaimed only once nothing holds a slice of it (`BytesMut` checks, when it reserves);
-/// a command that keeps one (a restore keeping a chunk) leaves the next command a new one.
-fn with_arguments<R>(argv: &[*mut raw::RedisModuleString], f: impl FnOnce(&[Bytes]) -> R) -> R {
-    ARGUMENT_BUFFERS.with(|kept| match kept.try_borrow_mut() {
-        Ok(mut buffers) => run_on_arguments(&mut buffers, argv, f),
-        // Only a command run from inside another (none is) finds them in use.
-        Err(_) => run_on_arguments(&mut ArgumentBuffers::default(), argv, f),
-    })
-}
-
-fn run_on_arguments<R>(
-    buffers: &mut ArgumentBuffers,
-    argv: &[*mut raw::RedisModuleString],
-    f: impl FnOnce(&[Bytes]) -> R,
-) -> R {
-    buffers.ends.clear();
-    for a in argv {
-        buffers
-            .bytes
-            .extend_from_slice(RedisString::string_as_slice(*a));
-        buffers.ends.push(buffers.bytes.len());
-    }
-    let total = buffers.bytes.len();
-    let all = buffers.bytes.split().freeze();
-    let mut start = 0;
-    buffers.list.clear();
-    buffers.list.extend(buffers.ends.iter().map(|&end| {
-        let arg = all.slice(start..end);
-        start = end;
-        arg
-    }));
-    drop(all);
-    let result = f(&buffers.list);
-    buffers.list.clear();
-    if total > KEEP_ARGUMENT_BYTES || argv.len() > KEEP_ARGUMENTS {
-        *buffers = ArgumentBuffers::default();
-    }
-    result
 }
 
 /// What a command sees for a key that holds a value of another kind (a string, a list,
@@ -264,14 +214,14 @@ static FOREIGN: LazyLock<(Value, Value)> = LazyLock::new(|| {
 });
 
 /// The foreign value a command of this family sees for a key of another kind.
-fn foreign(command: &FilterCommand) -> &'static Value {
+fn foreign(command: &FilterCommand<'_>) -> &'static Value {
     match command {
         FilterCommand::Bloom(_) => &FOREIGN.0,
         FilterCommand::Cuckoo(_) => &FOREIGN.1,
     }
 }
 
-fn read(ctx: &Context, name: &RedisString, command: &FilterCommand, cctx: &Ctx<'_>) -> Reply {
+fn read(ctx: &Context, name: KeyName, command: &FilterCommand<'_>, cctx: &Ctx<'_>) -> Reply {
     let mut key = OpenKey::open(ctx, name, false);
     match key.held() {
         Held::Missing => command.read(None, cctx),
@@ -282,10 +232,10 @@ fn read(ctx: &Context, name: &RedisString, command: &FilterCommand, cctx: &Ctx<'
 
 fn write(
     ctx: &Context,
-    name: &RedisString,
-    command: &FilterCommand,
+    name: KeyName,
+    command: &FilterCommand<'_>,
     cctx: &Ctx<'_>,
-    args: &[Bytes],
+    args: Args<'_>,
 ) -> Reply {
     let mut key = OpenKey::open(ctx, name, true);
     // The command runs on the key's own slot; anything but a change in place (the key
@@ -336,35 +286,43 @@ fn write(
 /// `BF.MADD` whose items were all new), or one `BF.MADD` of the same key and item as a
 /// `BF.ADD` (which then found its key, or a creation would have been logged first, and adds
 /// the item as `BF.MADD` does; the replies differ, which a replica does not send).
-fn replays_as_sent(log: &[Record<'_>], args: &[Bytes]) -> bool {
+fn replays_as_sent(log: &[Record<'_>], args: Args<'_>) -> bool {
     let ([entry], Some((sent, sent_args))) = (log, args.split_first()) else {
         return false;
+    };
+    // The common record: the very key and items of the arguments (the same slices).
+    let own = match entry {
+        Record::Items { key, items, .. } => {
+            sent_args.first().is_some_and(|k| std::ptr::eq(*k, *key))
+                && std::ptr::eq(*items, &sent_args[1..])
+        }
+        Record::Words(_) => false,
     };
     let name = entry.name();
     let same_name = name.eq_ignore_ascii_case(sent)
         || (sent_args.len() == 2
             && name.eq_ignore_ascii_case(b"BF.MADD")
             && sent.eq_ignore_ascii_case(b"BF.ADD"));
-    same_name && same_words(entry.args(), sent_args)
+    same_name && (own || same_words(entry.args(), sent_args))
 }
 
 /// Whether two lists of words are equal. A logged record's key and items are the
 /// arguments' own slices, so most words compare by where they lie, without reading their
 /// bytes (a 100-item `BF.MADD` compared its items byte by byte: 3,000 instructions).
-fn same_words<'a>(a: impl ExactSizeIterator<Item = &'a Bytes>, b: &[Bytes]) -> bool {
+fn same_words<'a>(a: impl ExactSizeIterator<Item = &'a [u8]>, b: Args<'_>) -> bool {
     a.len() == b.len()
         && a.zip(b)
-            .all(|(x, y)| (x.as_ptr() == y.as_ptr() && x.len() == y.len()) || x == y)
+            .all(|(x, y)| (x.as_ptr() == y.as_ptr() && x.len() == y.len()) || x == *y)
 }
 
 /// Tells Redis the key changed (the module handles this itself, see
 /// [`set_module_options`](crate::types::set_module_options)): `WATCH` and client-side
 /// caching then see it.
-fn signal_modified(ctx: &Context, name: &RedisString) {
+fn signal_modified(ctx: &Context, name: KeyName) {
     if let Some(signal) = api!(RedisModule_SignalModifiedKey) {
         // SAFETY: `ctx` is the context of the running command and `name` one of its
         // arguments, alive for the call.
-        unsafe { signal(ctx.ctx, name.inner) };
+        unsafe { signal(ctx.ctx, name.as_ptr()) };
     }
 }
 

@@ -11,9 +11,32 @@ use std::ptr::NonNull;
 
 use bloomkit_commands::Value;
 use redis_module::native_types::RedisType;
-use redis_module::{raw, Context, RedisString};
+use redis_module::{raw, Context};
 
 use crate::types::{type_of, Stored, BLOOM_TYPE, CUCKOO_TYPE};
+
+/// A key's name as the engine holds it: one of the running command's arguments. Not a
+/// `RedisString`: that wrapper retains the string and frees it again, 130 instructions a
+/// command for nothing.
+#[derive(Clone, Copy)]
+pub struct KeyName(*mut raw::RedisModuleString);
+
+impl KeyName {
+    /// The name `name`.
+    ///
+    /// # Safety
+    ///
+    /// `name` must be one of the arguments Redis passed the running command: a valid string
+    /// for as long as the command runs, and the name is used no longer.
+    pub unsafe fn of_argument(name: *mut raw::RedisModuleString) -> KeyName {
+        KeyName(name)
+    }
+
+    /// The engine's string.
+    pub fn as_ptr(self) -> *mut raw::RedisModuleString {
+        self.0
+    }
+}
 
 /// What a key holds, as a command sees it.
 pub enum Held<'a> {
@@ -34,7 +57,7 @@ pub struct OpenKey {
 
 impl OpenKey {
     /// Opens `name` in the running command's context `ctx`, to write if `write`.
-    pub fn open(ctx: &Context, name: &RedisString, write: bool) -> OpenKey {
+    pub fn open(ctx: &Context, name: KeyName, write: bool) -> OpenKey {
         let mode = if write {
             raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
         } else {
@@ -43,7 +66,7 @@ impl OpenKey {
         let key = api!(RedisModule_OpenKey).and_then(|open| {
             // SAFETY: `ctx` is the running command's context and `name` a string alive for
             // the call; the key is closed once, when this is dropped.
-            let key = unsafe { open(ctx.ctx, name.inner, mode as c_int) };
+            let key = unsafe { open(ctx.ctx, name.as_ptr(), mode as c_int) };
             NonNull::new(key.cast::<raw::RedisModuleKey>())
         });
         OpenKey { key }

@@ -83,7 +83,6 @@ mod callbacks {
     use std::sync::LazyLock;
 
     use bloomkit_commands::Value;
-    use bytes::Bytes;
     use redis_module::{raw, RedisString};
 
     use super::Stored;
@@ -173,8 +172,8 @@ mod callbacks {
         let Some(emit_aof) = api!(RedisModule_EmitAOF) else {
             return;
         };
-        let name = Bytes::copy_from_slice(RedisString::string_as_slice(key));
-        value.restore_commands(&name, &mut |command| {
+        let name = RedisString::string_as_slice(key);
+        value.restore_commands(name, &mut |command| {
             // Every restore command is `LOADCHUNK key iterator chunk`.
             let [command_name, _key, iter, chunk] = &command[..] else {
                 return;

@@ -20,6 +20,7 @@ use bloomkit_commands::errors::{wrong_arity, OOM};
 use bloomkit_commands::table::{CommandSpec, Flag};
 use bloomkit_commands::{Budget, Reply};
 use bytes::Bytes;
+use smallvec::SmallVec;
 
 use crate::cmd::table::{self, Route};
 use crate::cmd::transaction::runs_inside_multi;
@@ -177,9 +178,11 @@ fn run_routed(
                     return queued;
                 }
             }
+            // The command borrows its key and items from the request's own buffers.
+            let words: SmallVec<[&[u8]; 8]> = args.iter().map(|a| &a[..]).collect();
             let parsed = match origin {
-                Origin::Client => row.parse(args),
-                Origin::Log => row.parse_logged(args),
+                Origin::Client => row.parse(&words),
+                Origin::Log => row.parse_logged(&words),
             };
             match parsed {
                 Err(reply) => Executed::reply(reply),

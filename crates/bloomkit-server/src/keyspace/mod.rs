@@ -443,7 +443,7 @@ impl Keyspace {
             let map = read(&self.shards[index]);
             let entry = map
                 .entries
-                .get(&key[..])
+                .get(key)
                 .filter(|entry| !entry.is_expired_with(|| self.now()));
             if let Some(entry) = entry {
                 entry.access.touch(ticks, lfu);
@@ -460,7 +460,7 @@ impl Keyspace {
         let live = shard
             .map
             .entries
-            .get_mut(&key[..])
+            .get_mut(key)
             .filter(|entry| !entry.is_expired_with(now));
         // What the command left the filter's health at, applied once `live` is let go.
         let mut changed_health = None;
@@ -511,16 +511,22 @@ impl Keyspace {
             let mut slot = None;
             let outcome = command.write(&mut slot, &ctx);
             if let Some(value) = slot {
-                shard.insert(key.clone(), Entry::new(Arc::new(value), None, ticks));
+                shard.insert(
+                    Bytes::copy_from_slice(key),
+                    Entry::new(Arc::new(value), None, ticks),
+                );
             }
             outcome
         };
         match changed_health {
             Some(Some(health)) => {
-                shard.map.flagged.insert(key.clone(), health);
+                shard
+                    .map
+                    .flagged
+                    .insert(Bytes::copy_from_slice(key), health);
             }
             Some(None) if !shard.map.flagged.is_empty() => {
-                shard.map.flagged.remove(&key[..]);
+                shard.map.flagged.remove(key);
             }
             _ => {}
         }
@@ -688,7 +694,10 @@ impl Keyspace {
             match now {
                 Some(now) if at_ms <= now as i64 => {
                     shard.remove(key);
-                    log.push(vec![Bytes::from_static(b"DEL"), key.clone()]);
+                    log.push(vec![
+                        Bytes::from_static(b"DEL"),
+                        Bytes::copy_from_slice(key),
+                    ]);
                 }
                 _ => {
                     let at = u64::try_from(at_ms).unwrap_or(0);
@@ -1016,14 +1025,17 @@ impl Keyspace {
     fn expire_if_needed(
         &self,
         shard: &mut ShardWriter<'_>,
-        key: &Bytes,
+        key: &[u8],
         now: Option<u64>,
         log: &mut Vec<Vec<Bytes>>,
     ) {
         if shard.get(key).is_some_and(|entry| entry.is_expired(now)) {
             shard.remove(key);
             self.expired_keys.fetch_add(1, Ordering::Relaxed);
-            log.push(vec![Bytes::from_static(b"DEL"), key.clone()]);
+            log.push(vec![
+                Bytes::from_static(b"DEL"),
+                Bytes::copy_from_slice(key),
+            ]);
         }
     }
 

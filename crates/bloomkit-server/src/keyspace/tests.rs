@@ -349,7 +349,7 @@ fn writes_in_place_copy_what_a_snapshot_holds_and_track_growth() {
     let (keyspace, _) = recorded();
     let defaults = Defaults::default();
     let add = |item: &str| {
-        let args = ["BF.ADD", "k", item].map(|a| Bytes::from(a.to_string()));
+        let args: [&[u8]; 3] = [b"BF.ADD", b"k", item.as_bytes()];
         let command = FilterCommand::parse(&args).unwrap().unwrap();
         keyspace.run_filter(&command, &defaults).0
     };
@@ -414,7 +414,7 @@ fn a_write_that_panics_leaves_its_value_in_place_not_the_stand_in() {
 
 /// Runs one filter command (words split on spaces) with the default defaults.
 fn filter_command(keyspace: &Keyspace, line: &str) -> Reply {
-    let args: Vec<Bytes> = line.split(' ').map(key).collect();
+    let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
     let command = FilterCommand::parse(&args).unwrap().unwrap();
     keyspace.run_filter(&command, &Defaults::default()).0
 }

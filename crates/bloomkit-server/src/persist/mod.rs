@@ -482,7 +482,7 @@ impl Persistence {
     pub fn append_records(&self, records: &[Record<'_>]) -> io::Result<Ticket> {
         self.append_with(records.len(), |pending| {
             records.iter().try_for_each(|record| {
-                let words = std::iter::once(record.name()).chain(record.args().map(|w| &w[..]));
+                let words = std::iter::once(record.name()).chain(record.args());
                 aof::encode_words(pending, record.len(), words)
             })
         })

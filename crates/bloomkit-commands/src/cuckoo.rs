@@ -27,9 +27,11 @@
 //! `CF.INSERT`/`CF.INSERTNX` (RedisBloom answers `Unknown argument received` to it): a
 //! per-command `cf-max-expansions`.
 //!
-//! A logged `CF.ADD` replays without the `cf-max-expansions` check: an insert is logged only
-//! once it passed that check, and replay rebuilds the same filter, so a check could only
-//! refuse it when the configuration had changed. It is the form of the commonest record, the
+//! A replayed `CF.ADD` (one its [`Budget`](crate::Budget) says
+//! [`replays`](crate::Budget::replays)) skips the `cf-max-expansions` check: an insert is
+//! logged only once it passed that check, and replay rebuilds the same filter, so a check could
+//! only refuse it when the configuration had changed. The budget is asked only when the check
+//! would refuse the insert: a module pays to learn who sent a command. It is the form of the commonest record, the
 //! shortest one, and plain RedisBloom. (Logs written before it still replay: they hold
 //! `CF.INSERT ... MAXEXPANSIONS n` records only.)
 
@@ -104,6 +106,26 @@ enum Op<'a> {
         data: &'a [u8],
         args: Args<'a>,
     },
+}
+
+/// The `cf-max-expansions` an insert runs under.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Limit {
+    /// A number: the command's own (`MAXEXPANSIONS`), or the configured one, already read.
+    Named(u32),
+    /// The configured one, not applied to a replay (asked of the budget only if the limit
+    /// would refuse the insert).
+    Configured,
+}
+
+impl Limit {
+    /// The number a record names (a several-item insert always has one).
+    fn named(self) -> u32 {
+        match self {
+            Limit::Named(n) => n,
+            Limit::Configured => u32::MAX,
+        }
+    }
 }
 
 /// A parsed `CF.*` command.
@@ -193,7 +215,15 @@ impl<'a> CuckooCommand<'a> {
                         return Outcome::unchanged(then.clone());
                     }
                 }
-                let limit = max_expansions.unwrap_or(ctx.defaults.cf_max_expansions);
+                // A replay that names no limit is not held to this host's (see the module
+                // documentation). Several items log the limit they ran under, so they need
+                // it now; one item asks only if the configured limit would refuse it.
+                let limit = match (max_expansions, *multi) {
+                    (Some(n), _) => Limit::Named(*n),
+                    (None, true) if ctx.budget.replays() => Limit::Named(u32::MAX),
+                    (None, true) => Limit::Named(ctx.defaults.cf_max_expansions),
+                    (None, false) => Limit::Configured,
+                };
                 let create = autocreate.then(|| capacity.unwrap_or(ctx.defaults.cf_initial_size));
                 self.insert(slot, items, *nx, *multi, create, limit, ctx)
             }
@@ -283,7 +313,7 @@ impl<'a> CuckooCommand<'a> {
         nx: bool,
         multi: bool,
         create_with: Option<u64>,
-        max_expansions: u32,
+        max_expansions: Limit,
         ctx: &Ctx<'_>,
     ) -> Outcome<'c> {
         let mut log = Log::new();
@@ -313,7 +343,12 @@ impl<'a> CuckooCommand<'a> {
         };
         // RedisBloom's guard against runaway growth: checked once, before any insert (the
         // creation above stays, and is logged).
-        if filter.num_filters() as u64 >= max_expansions as u64 {
+        let reached = |limit: u32| filter.num_filters() as u64 >= limit as u64;
+        let refused = match max_expansions {
+            Limit::Named(n) => reached(n),
+            Limit::Configured => reached(ctx.defaults.cf_max_expansions) && !ctx.budget.replays(),
+        };
+        if refused {
             return Outcome {
                 reply: Reply::error("Maximum expansions reached"),
                 log,
@@ -415,7 +450,11 @@ impl<'a> CuckooCommand<'a> {
             record[0] = word("CF.INSERT");
             record.splice(
                 2..2,
-                [word("MAXEXPANSIONS"), num(max_expansions), word("ITEMS")],
+                [
+                    word("MAXEXPANSIONS"),
+                    num(max_expansions.named()),
+                    word("ITEMS"),
+                ],
             );
         }
         if !record.is_empty() {
@@ -453,7 +492,7 @@ pub(crate) mod parse {
         parse_reserve(args, origin).map(|op| cuckoo(args, op))
     }
 
-    fn add_one(args: Args<'_>, origin: Origin, nx: bool) -> CuckooCommand<'_> {
+    fn add_one(args: Args<'_>, nx: bool) -> CuckooCommand<'_> {
         cuckoo(
             args,
             Op::Insert {
@@ -462,28 +501,19 @@ pub(crate) mod parse {
                 multi: false,
                 autocreate: true,
                 capacity: None,
-                // From the log: an insert that passed the check when it ran (see the
-                // module documentation), so none.
-                max_expansions: (origin == Origin::Log).then_some(u32::MAX),
+                // The configured one; none for a replay (see the module documentation).
+                max_expansions: None,
                 deferred: None,
             },
         )
     }
 
-    pub(crate) fn add<'a>(
-        args: Args<'a>,
-        origin: LazyOrigin<'_>,
-    ) -> Result<CuckooCommand<'a>, Reply> {
-        let origin = origin();
-        Ok(add_one(args, origin, false))
+    pub(crate) fn add<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<CuckooCommand<'a>, Reply> {
+        Ok(add_one(args, false))
     }
 
-    pub(crate) fn addnx<'a>(
-        args: Args<'a>,
-        origin: LazyOrigin<'_>,
-    ) -> Result<CuckooCommand<'a>, Reply> {
-        let origin = origin();
-        Ok(add_one(args, origin, true))
+    pub(crate) fn addnx<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<CuckooCommand<'a>, Reply> {
+        Ok(add_one(args, true))
     }
 
     pub(crate) fn insert<'a>(

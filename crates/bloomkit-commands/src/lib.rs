@@ -36,7 +36,8 @@
 //! * [`value`]: what a key holds ([`Value`]), and its storage encoding.
 //! * [`params`]: the `bf-*`/`cf-*` parameters, one table ([`PARAMETERS`]) with each one's
 //!   name, type, default and range, and the [`Defaults`] they set.
-//! * [`Budget`] and [`Unlimited`]: the memory a command may allocate, asked before it does.
+//! * [`Budget`], [`Unlimited`] and [`Replay`]: the memory a command may allocate, asked
+//!   before it does, and whether it is replayed.
 //! * [`Ctx`], [`Access`], [`Outcome`]: what a command runs with and gives back.
 //! * [`bloom`] (`BF.*`) and [`cuckoo`] (`CF.*`): the commands, in RedisBloom's validation
 //!   order and with its error strings; `SCANDUMP`/`LOADCHUNK` share their chunking.
@@ -117,7 +118,7 @@ mod shared;
 pub mod table;
 pub mod value;
 
-pub use budget::{Budget, Unlimited};
+pub use budget::{Budget, Replay, Unlimited};
 pub use command::FilterCommand;
 pub use params::{Defaults, Parameter, PARAMETERS};
 pub use reply::{Protocol, Reply};

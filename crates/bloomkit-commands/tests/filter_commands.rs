@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bloomkit::LayerLayout;
 use bloomkit_commands::Value;
-use bloomkit_commands::{Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Record, Unlimited};
+use bloomkit_commands::{
+    Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Record, Replay, Unlimited,
+};
 use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
@@ -134,7 +136,7 @@ fn replay(log: &[Vec<Bytes>], defaults: Defaults) -> Option<Value> {
             .unwrap_or_else(|reply| panic!("replaying {entry:?}: {reply:?}"));
         let ctx = Ctx {
             defaults: &defaults,
-            budget: &Unlimited,
+            budget: &Replay,
         };
         let reply = cmd.write(&mut value, &ctx).reply;
         assert!(!reply.is_error(), "replaying {entry:?}: {reply:?}");
@@ -1000,6 +1002,76 @@ fn cf_full_and_maximum_expansions() {
     assert_eq!(s.run("CF.ADD k a"), err("Maximum expansions reached"));
     assert!(s.value.is_some());
     assert_eq!(s.log.len(), 1);
+}
+
+/// A budget that says whether its command is replayed, and counts how often it was asked.
+struct Replaying {
+    replays: bool,
+    asked: std::cell::Cell<usize>,
+}
+
+impl Budget for Replaying {
+    fn within_maxmemory(&self, _extra_bytes: usize) -> bool {
+        true
+    }
+    fn machine_available(&self) -> Option<usize> {
+        None
+    }
+    fn replays(&self) -> bool {
+        self.asked.set(self.asked.get() + 1);
+        self.replays
+    }
+}
+
+/// A replayed `CF.ADD` passes a `cf-max-expansions` it would not pass from a client (the
+/// host that acknowledged it had another), and its budget is asked who sent it only then:
+/// a module pays to find out.
+#[test]
+fn replayed_cf_adds_ask_only_when_refused() {
+    let budget = |replays| Replaying {
+        replays,
+        asked: std::cell::Cell::new(0),
+    };
+    let mut s = Slot::new();
+    s.defaults.cf_max_expansions = 2;
+    s.run("CF.RESERVE k 4");
+    let mut i = 0;
+    // Below the limit nobody asks.
+    loop {
+        let asking = budget(false);
+        let reply = s.run_with(words(&format!("CF.ADD k {i}")), &asking);
+        if reply != Reply::Bool(true) {
+            assert_eq!(reply, err("Maximum expansions reached"));
+            assert_eq!(asking.asked.get(), 1, "asked once it mattered");
+            break;
+        }
+        assert_eq!(asking.asked.get(), 0, "asked below the limit");
+        i += 1;
+    }
+    let filters = |s: &Slot| match &s.value {
+        Some(Value::Cuckoo(f)) => f.num_filters(),
+        _ => panic!("{:?}", s.value),
+    };
+    assert_eq!(filters(&s), 2);
+    // The same insert, replayed, is applied (and may grow the filter).
+    for word in ["CF.ADD", "CF.ADDNX"] {
+        let replay = budget(true);
+        let reply = s.run_with(words(&format!("{word} k {i}")), &replay);
+        assert!(!reply.is_error(), "{word}: {reply:?}");
+        assert_eq!(replay.asked.get(), 1, "{word}");
+        i += 1;
+    }
+    // Several items name their limit in the record, so they learn it at once.
+    let replay = budget(true);
+    let reply = s.run_with(words(&format!("CF.INSERT k ITEMS {i} x{i}")), &replay);
+    assert!(!reply.is_error(), "{reply:?}");
+    assert_eq!(replay.asked.get(), 1);
+    assert_eq!(
+        s.log
+            .last()
+            .map(|record| String::from_utf8_lossy(&record[3]).into_owned()),
+        Some(u32::MAX.to_string())
+    );
 }
 
 #[test]

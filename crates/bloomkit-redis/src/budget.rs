@@ -35,6 +35,10 @@ impl Budget for ModuleBudget<'_> {
         let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
         mem_available(&meminfo)
     }
+
+    fn replays(&self) -> bool {
+        (self.replayed)()
+    }
 }
 
 /// `MemAvailable` in bytes, from the text of `/proc/meminfo`.
@@ -94,10 +98,12 @@ mod tests {
         let replay = ModuleBudget { replayed: &|| true };
         assert!(replay.within_maxmemory(usize::MAX));
         assert_eq!(replay.machine_available(), None);
+        assert!(replay.replays());
         // On this machine, the budget reads what Linux says is available.
         let live = ModuleBudget {
             replayed: &|| false,
         };
+        assert!(!live.replays());
         if std::path::Path::new("/proc/meminfo").exists() {
             assert!(live.machine_available().is_some_and(|bytes| bytes > 0));
         }

@@ -24,7 +24,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::LazyLock;
 
 use bloomkit::{CuckooFilter, ScalableBloomFilter};
-use bloomkit_commands::table::{FilterSpec, FILTER_COMMANDS};
+use bloomkit_commands::table::{FilterSpec, NameKey, FILTER_COMMANDS};
 use bloomkit_commands::{Access, Args, Ctx, FilterCommand, Protocol, Record, Reply, Value};
 use redis_module::{raw, Context, ContextFlags, RedisString};
 
@@ -194,7 +194,7 @@ fn run_with(
     };
     let reply = match command.access() {
         Access::Read => read(ctx, key_arg, &command, &cctx),
-        Access::Write => write(ctx, key_arg, &command, &cctx, args),
+        Access::Write => write(ctx, key_arg, &command, &cctx, args, row),
     };
     send(ctx, &reply, &protocol);
 }
@@ -236,29 +236,36 @@ fn write(
     command: &FilterCommand<'_>,
     cctx: &Ctx<'_>,
     args: Args<'_>,
+    row: &FilterSpec,
 ) -> Reply {
     let mut key = OpenKey::open(ctx, name, true);
     // The command runs on the key's own slot; anything but a change in place (the key
     // emptied, a value of the other family under it) is done once the slot is let go.
-    let (outcome, delete, create) = match key.held() {
+    // (The outcome is not moved into a tuple with these: it is large, and the copy was a
+    // `memcpy` call per command.)
+    let mut delete = false;
+    let mut create = None;
+    let outcome = match key.held() {
         Held::Ours(slot, ty) => {
             let outcome = command.write(slot, cctx);
             match slot {
-                Some(value) if std::ptr::eq(type_of(value), ty) => (outcome, false, None),
+                Some(value) if std::ptr::eq(type_of(value), ty) => {}
                 // A value of the other family under the same key: stored as a new key.
-                Some(_) => (outcome, true, slot.take()),
-                None => (outcome, true, None),
+                Some(_) => (delete, create) = (true, slot.take()),
+                None => delete = true,
             }
+            outcome
         }
         Held::Missing => {
             let mut slot = None;
             let outcome = command.write(&mut slot, cctx);
-            (outcome, false, slot)
+            create = slot;
+            outcome
         }
         // A key of another kind is never changed: every command refuses it.
         Held::Foreign => {
             let mut slot = Some(foreign(command).clone());
-            (command.write(&mut slot, cctx), false, None)
+            command.write(&mut slot, cctx)
         }
     };
     if delete {
@@ -269,7 +276,7 @@ fn write(
     }
     if !outcome.log.is_empty() {
         signal_modified(ctx, name);
-        if replays_as_sent(&outcome.log, args) {
+        if replays_as_sent(&outcome.log, args, row) {
             // Redis replicates its own copy of the arguments: no strings to build.
             ctx.replicate_verbatim();
             return outcome.reply;
@@ -281,15 +288,21 @@ fn write(
     outcome.reply
 }
 
-/// Whether the command as the client sent it replays exactly as its logged form `log`,
-/// so that it can be replicated verbatim: the log is that very command (a `CF.ADD`, a
-/// `BF.MADD` whose items were all new), or one `BF.MADD` of the same key and item as a
-/// `BF.ADD` (which then found its key, or a creation would have been logged first, and adds
-/// the item as `BF.MADD` does; the replies differ, which a replica does not send).
-fn replays_as_sent(log: &[Record<'_>], args: Args<'_>) -> bool {
-    let ([entry], Some((sent, sent_args))) = (log, args.split_first()) else {
+/// Whether the command as the client sent it (`args`, of `row`) replays exactly as its
+/// logged form `log`, so that it can be replicated verbatim: the log is that very command
+/// (a `CF.ADD`, a `BF.MADD` whose items were all new), or one `BF.MADD` of the same key and
+/// item as a `BF.ADD` (which then found its key, or a creation would have been logged first,
+/// and adds the item as `BF.MADD` does; the replies differ, which a replica does not send).
+/// The name sent is the row's (Redis called this row's handler for it); a record's name is
+/// always a command's own spelling, in capitals.
+fn replays_as_sent(log: &[Record<'_>], args: Args<'_>, row: &FilterSpec) -> bool {
+    const BF_ADD: NameKey = NameKey::of_row("bf.add");
+    let ([entry], Some((_, sent_args))) = (log, args.split_first()) else {
         return false;
     };
+    let name = entry.name();
+    let same_name = is_row_name(name, row.spec.name)
+        || (row.spec.key == BF_ADD && sent_args.len() == 2 && name == b"BF.MADD");
     // The common record: the very key and items of the arguments (the same slices).
     let own = match entry {
         Record::Items { key, items, .. } => {
@@ -298,12 +311,18 @@ fn replays_as_sent(log: &[Record<'_>], args: Args<'_>) -> bool {
         }
         Record::Words(_) => false,
     };
-    let name = entry.name();
-    let same_name = name.eq_ignore_ascii_case(sent)
-        || (sent_args.len() == 2
-            && name.eq_ignore_ascii_case(b"BF.MADD")
-            && sent.eq_ignore_ascii_case(b"BF.ADD"));
     same_name && (own || same_words(entry.args(), sent_args))
+}
+
+/// Whether `name`, in any case, is a row's lower-case `row_name`. Command names are ASCII
+/// letters, digits and dots, where case is the 0x20 bit alone (set in digits and the dot):
+/// one OR a byte, where `eq_ignore_ascii_case` cost a `CF.ADD` 78 instructions.
+fn is_row_name(name: &[u8], row_name: &str) -> bool {
+    name.len() == row_name.len()
+        && name
+            .iter()
+            .zip(row_name.bytes())
+            .all(|(a, b)| a | 0x20 == b)
 }
 
 /// Whether two lists of words are equal. A logged record's key and items are the
@@ -366,6 +385,25 @@ fn replicate(ctx: &Context, entry: &Record<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_names_its_row_in_any_case() {
+        for row in FILTER_COMMANDS.iter() {
+            let name = row.spec.name;
+            assert!(
+                is_row_name(name.to_ascii_uppercase().as_bytes(), name),
+                "{name}"
+            );
+            assert!(is_row_name(name.as_bytes(), name), "{name}");
+            assert!(!is_row_name(&name.as_bytes()[1..], name), "{name}");
+            for other in FILTER_COMMANDS.iter().filter(|o| o.spec.name != name) {
+                assert!(!is_row_name(
+                    other.spec.name.to_ascii_uppercase().as_bytes(),
+                    name
+                ));
+            }
+        }
+    }
 
     #[test]
     fn every_command_has_its_handler() {

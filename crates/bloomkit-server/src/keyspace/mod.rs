@@ -60,7 +60,7 @@ use std::sync::{Arc, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWrite
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bloomkit_commands::{
-    Access, Budget, Ctx, Defaults, FilterCommand, Record, Reply, Unlimited, Value,
+    Access, Budget, Ctx, Defaults, FilterCommand, Record, Replay, Reply, Value,
 };
 use bytes::Bytes;
 
@@ -390,7 +390,7 @@ impl Keyspace {
 
     /// Runs a `BF.*`/`CF.*` command on its key: under the shard's read lock for
     /// [`Access::Read`], else under the write lock, logging what it changed before the
-    /// lock is released. While loading, the budget is [`Unlimited`]: what was acknowledged
+    /// lock is released. While loading, the budget is [`Replay`]: what was acknowledged
     /// once must load again.
     ///
     /// Past `maxmemory`, under an evicting `maxmemory-policy`, a write first evicts keys
@@ -404,7 +404,7 @@ impl Keyspace {
         defaults: &Defaults,
     ) -> (Reply, Option<Ticket>) {
         if self.is_loading() {
-            return self.run_filter_once(command, defaults, &Unlimited).0;
+            return self.run_filter_once(command, defaults, &Replay).0;
         }
         let evicting = self.eviction.policy() != Policy::NoEviction;
         if command.access() == Access::Read || !evicting {

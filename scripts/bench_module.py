@@ -21,7 +21,8 @@ no RDB snapshots), then:
   big batches: BF.MADD and BF.MEXISTS of 100 random items into a filter reserved for
      100,000,000 items at 1% (138 MB of bits: out of cache, where the memory layout decides),
      -P 1 and -P 16;
-each rate the median of three runs, with the server's CPU time per request (from /proc) and
+each rate the median of five runs (the servers taking turns, run by run, so that a slow
+spell of the machine falls on all of them), with the server's CPU time per request (from /proc) and
 the ratio bloomkit / RedisBloom. With --layouts classic,blocked the module's filters are
 measured in both layouts (module argument bf-layout), RedisBloom's once. With --callgrind N,
 each module's instructions per command inside Redis's module call, under valgrind's

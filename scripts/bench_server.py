@@ -16,7 +16,8 @@ every second, no snapshots during the run), then:
   throughput: reserves `bench:bf` (50,000,000 at 1%), `bench:cf` (16,000,000) and
      `bench:big` (100,000,000 at 1%) on each, then redis-benchmark, 50 clients, for BF.ADD,
      BF.EXISTS, CF.ADD, CF.EXISTS, and BF.MADD / BF.MEXISTS of 100 items into `bench:big`,
-     each without pipelining and with -P 16; requests per second (median of three runs),
+     each without pipelining and with -P 16; requests per second (median of five runs, the
+     servers taking turns run by run),
      their ratio to RedisBloom's, and each server's CPU time per request (user + system, all
      threads and reaped children, from /proc: the work a request costs, whatever the load
      generator leaves of the machine).
@@ -80,22 +81,32 @@ def cpu_seconds(pid):
     return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
-def benchmark(port, pid, command, pipeline, requests):
+def benchmark_once(port, pid, command, pipeline, requests):
     """Requests per second and the server's CPU microseconds per request, for one
-    redis-benchmark run (each the median of three)."""
-    rates = []
-    cpu = []
-    for _ in range(3):
-        before = cpu_seconds(pid)
-        out = subprocess.run(
-            ["redis-benchmark", "-p", str(port), "-c", "50", "-n", str(requests),
-             "-r", "100000000", "-P", str(pipeline), "--csv"] + command.split(),
-            check=True, capture_output=True, text=True).stdout
-        # --csv: a header line, then "name","rps",... for the one test.
-        line = [l for l in out.strip().splitlines() if not l.startswith('"test"')][-1]
-        rates.append(float(line.split(",")[1].strip('"')))
-        cpu.append((cpu_seconds(pid) - before) * 1e6 / requests)
-    return statistics.median(rates), statistics.median(cpu)
+    redis-benchmark run."""
+    before = cpu_seconds(pid)
+    out = subprocess.run(
+        ["redis-benchmark", "-p", str(port), "-c", "50", "-n", str(requests),
+         "-r", "100000000", "-P", str(pipeline), "--csv"] + command.split(),
+        check=True, capture_output=True, text=True).stdout
+    # --csv: a header line, then "name","rps",... for the one test.
+    line = [l for l in out.strip().splitlines() if not l.startswith('"test"')][-1]
+    return float(line.split(",")[1].strip('"')), (cpu_seconds(pid) - before) * 1e6 / requests
+
+
+# Runs of each row per server. The servers take turns, run by run, so that a slow spell of a
+# shared machine falls on all of them rather than on one server's runs.
+ROUNDS = 5
+
+
+def benchmark_all(servers, command, pipeline, requests):
+    """For each server, the median rate and CPU per request of ROUNDS runs, taken in turns."""
+    runs = [[] for _ in servers]
+    for _ in range(ROUNDS):
+        for i, (_, port, proc) in enumerate(servers):
+            runs[i].append(benchmark_once(port, proc.pid, command, pipeline, requests))
+    return [(statistics.median(r for r, _ in run), statistics.median(c for _, c in run))
+            for run in runs]
 
 
 # The small commands, on keys reserved alike on every server (`reserve_benchmark_keys`).
@@ -193,7 +204,7 @@ def throughput(servers, requests):
     for _, port, _ in servers:
         reserve_benchmark_keys(redis.Redis(port=port))
     names = [name for name, _, _ in servers]
-    print("\n## Throughput: redis-benchmark -c 50, requests/s (median of 3)\n")
+    print("\n## Throughput: redis-benchmark -c 50, requests/s (median of %d, the servers in turns)\n" % ROUNDS)
     print("| command | pipeline | " + " | ".join(names) + " | " + " | ".join(
         "%s / RedisBloom" % n for n in names[1:]) + " | " + " | ".join(
         "%s CPU µs/request" % n for n in names) + " |")
@@ -202,8 +213,7 @@ def throughput(servers, requests):
         for pipeline in (1, 16):
             n = requests if command in SMALL else requests // 10
             n = n if pipeline > 1 else max(n // 5, 1000)
-            results = [benchmark(port, proc.pid, command, pipeline, n)
-                       for _, port, proc in servers]
+            results = benchmark_all(servers, command, pipeline, n)
             base = results[0][0]
             print("| %s | %d | %s | %s | %s |" % (
                 command.split()[0], pipeline,

@@ -241,8 +241,8 @@ fn write(
     let mut key = OpenKey::open(ctx, name, true);
     // The command runs on the key's own slot; anything but a change in place (the key
     // emptied, a value of the other family under it) is done once the slot is let go.
-    // (The outcome is not moved into a tuple with these: it is large, and the copy was a
-    // `memcpy` call per command.)
+    // (Not in a tuple with the outcome: the outcome is large, and moving it into one costs
+    // a `memcpy` call a command.)
     let mut delete = false;
     let mut create = None;
     let outcome = match key.held() {

@@ -77,11 +77,22 @@ pub(crate) fn fingerprint(hash: u64, fp_bits: u32) -> u32 {
 /// An exact remainder by a fixed divisor without a division (Lemire, Kaser & Kurz, "Faster
 /// remainder by direct computation", 2019): with a 128-bit magic constant the result is
 /// exact for every 64-bit dividend and divisor.
+///
+/// A power of two (every RedisBloom-shaped filter's bucket count) is reduced by its mask
+/// instead: the same remainder, for one well-predicted branch (a `CF.ADD` inside Redis
+/// measured 2,651 → 2,630 instructions, callgrind).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Modulus {
     divisor: u64,
     magic: u128,
+    /// `divisor − 1` when the divisor is a power of two, else `NOT_A_POWER` (no power of
+    /// two below 2^64 has this mask). A plain word: it fits where the 128-bit constant's
+    /// alignment left padding, so a sub-filter is no larger.
+    mask: u64,
 }
+
+/// [`Modulus::mask`] of a divisor that is not a power of two.
+const NOT_A_POWER: u64 = u64::MAX;
 
 impl Modulus {
     /// `divisor` must be at least 1.
@@ -90,14 +101,23 @@ impl Modulus {
         // ⌈2^128 / d⌉; for d = 1 this wraps to 0, and the remainder is then always 0, as it
         // should be.
         let magic = (u128::MAX / divisor.max(1) as u128).wrapping_add(1);
+        let divisor = divisor.max(1);
         Modulus {
-            divisor: divisor.max(1),
+            divisor,
             magic,
+            mask: if divisor.is_power_of_two() {
+                divisor - 1
+            } else {
+                NOT_A_POWER
+            },
         }
     }
 
     #[inline]
     pub(crate) fn rem(&self, a: u64) -> u64 {
+        if self.mask != NOT_A_POWER {
+            return a & self.mask;
+        }
         let low = self.magic.wrapping_mul(a as u128);
         let d = self.divisor as u128;
         let bottom = ((low as u64) as u128 * d) >> 64;
@@ -583,6 +603,12 @@ mod tests {
 
     #[test]
     fn fastmod_is_exact() {
+        // Powers of two below take the mask, the others the multiplies. The mask fits in the
+        // padding the 128-bit constant leaves: a sub-filter is no larger for it.
+        assert_eq!(
+            std::mem::size_of::<Modulus>(),
+            std::mem::size_of::<(u128, u128)>()
+        );
         let divisors = [
             1u64,
             2,

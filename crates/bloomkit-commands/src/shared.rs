@@ -158,10 +158,15 @@ pub(crate) fn word(w: &'static str) -> Word<'static> {
 /// the buffers of a one-item command were a measurable share of its instructions.
 pub(crate) fn item_hashes(items: &[&[u8]], seed: u64) -> Hashes {
     let hash = |item: &&[u8]| bloomkit::hash_bytes_with_seed(item, seed);
+    // Not `collect`: a `SmallVec`'s generic growth checks its room for every item, which
+    // cost one item about as much as its hash; a `Vec` of the exact length does not.
     match items {
-        // Without `collect`'s generic growth, which costs one item more than its hash.
         [one] => smallvec::smallvec![hash(one)],
-        many => many.iter().map(hash).collect(),
+        many => {
+            let mut hashes = Vec::with_capacity(many.len());
+            hashes.extend(many.iter().map(hash));
+            Hashes::from_vec(hashes)
+        }
     }
 }
 

@@ -122,5 +122,5 @@ pub use budget::{Budget, Replay, Unlimited};
 pub use command::FilterCommand;
 pub use params::{Defaults, Parameter, PARAMETERS};
 pub use reply::{Protocol, Reply};
-pub use run::{Access, Args, Ctx, Log, Outcome, Record, Word};
+pub use run::{with_args, Access, Args, Ctx, Log, Outcome, Record, Word};
 pub use value::{PartialDump, Value};

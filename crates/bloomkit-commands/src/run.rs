@@ -16,6 +16,28 @@ use crate::reply::Reply;
 /// command layer's own buffers on the way in or on the way to the log.
 pub type Args<'a> = &'a [&'a [u8]];
 
+/// Runs `f` on `items` viewed as [`Args`] (`view` gives each one's bytes): for a host whose
+/// arguments are its own type (a module's strings, a server's `Bytes`). Up to eight are held
+/// on the stack, more in one allocation. Not a collected `SmallVec`, whose generic growth
+/// cost a three-argument command inside Redis about 300 instructions.
+pub fn with_args<'t, T, R>(
+    items: &'t [T],
+    view: impl Fn(&'t T) -> &'t [u8],
+    f: impl FnOnce(Args<'_>) -> R,
+) -> R {
+    const INLINE: usize = 8;
+    if items.len() <= INLINE {
+        let mut inline: [&[u8]; INLINE] = [&[]; INLINE];
+        for (arg, item) in inline.iter_mut().zip(items) {
+            *arg = view(item);
+        }
+        f(&inline[..items.len()])
+    } else {
+        let all: Vec<&[u8]> = items.iter().map(view).collect();
+        f(&all)
+    }
+}
+
 /// What a filter command may consult besides its key.
 #[derive(Clone, Copy)]
 pub struct Ctx<'a> {
@@ -175,6 +197,20 @@ impl<'c> Outcome<'c> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arguments_are_viewed_in_order_however_many() {
+        for n in [0usize, 1, 3, 8, 9, 100] {
+            let items: Vec<Bytes> = (0..n).map(|i| Bytes::from(i.to_string())).collect();
+            let seen = with_args(
+                &items,
+                |b| &b[..],
+                |args| args.iter().map(|a| a.to_vec()).collect::<Vec<_>>(),
+            );
+            let expected: Vec<Vec<u8>> = items.iter().map(|b| b.to_vec()).collect();
+            assert_eq!(seen, expected, "{n}");
+        }
+    }
 
     #[test]
     fn a_record_of_items_reads_as_its_words() {

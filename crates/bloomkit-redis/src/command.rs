@@ -25,7 +25,9 @@ use std::sync::LazyLock;
 
 use bloomkit::{CuckooFilter, ScalableBloomFilter};
 use bloomkit_commands::table::{FilterSpec, NameKey, FILTER_COMMANDS};
-use bloomkit_commands::{Access, Args, Ctx, FilterCommand, Protocol, Record, Reply, Value};
+use bloomkit_commands::{
+    with_args, Access, Args, Ctx, FilterCommand, Protocol, Record, Reply, Value,
+};
 use redis_module::{raw, Context, ContextFlags, RedisString};
 
 use crate::budget::ModuleBudget;
@@ -125,24 +127,10 @@ extern "C" fn handle<const ROW: usize>(
 fn run(ctx: &Context, argv: &[*mut raw::RedisModuleString], row: Option<&FilterSpec>) {
     // The command layer borrows its arguments where Redis holds them (alive for the call):
     // nothing is copied, and a short command allocates nothing for them (inside Redis
-    // every allocation goes through the engine's accounting allocator). A plain array, not
-    // a collected `SmallVec`: its generic extend cost a `BF.ADD` 300 instructions.
+    // every allocation goes through the engine's accounting allocator).
     let view = |&a: &*mut raw::RedisModuleString| RedisString::string_as_slice(a);
-    if argv.len() <= INLINE_ARGUMENTS {
-        let mut inline: [&[u8]; INLINE_ARGUMENTS] = [&[]; INLINE_ARGUMENTS];
-        for (arg, a) in inline.iter_mut().zip(argv) {
-            *arg = view(a);
-        }
-        run_with(ctx, argv, &inline[..argv.len()], row);
-    } else {
-        let args: Vec<&[u8]> = argv.iter().map(view).collect();
-        run_with(ctx, argv, &args, row);
-    }
+    with_args(argv, view, |args| run_with(ctx, argv, args, row));
 }
-
-/// The most arguments held on the stack: every small command's (`CF.INSERT` with a few
-/// options and items); more take one allocation.
-const INLINE_ARGUMENTS: usize = 8;
 
 fn run_with(
     ctx: &Context,

@@ -18,9 +18,8 @@ use std::sync::Arc;
 
 use bloomkit_commands::errors::{wrong_arity, OOM};
 use bloomkit_commands::table::{CommandSpec, Flag};
-use bloomkit_commands::{Budget, Reply};
+use bloomkit_commands::{with_args, Budget, Reply};
 use bytes::Bytes;
-use smallvec::SmallVec;
 
 use crate::cmd::table::{self, Route};
 use crate::cmd::transaction::runs_inside_multi;
@@ -179,19 +178,24 @@ fn run_routed(
                 }
             }
             // The command borrows its key and items from the request's own buffers.
-            let words: SmallVec<[&[u8]; 8]> = args.iter().map(|a| &a[..]).collect();
-            let parsed = match origin {
-                Origin::Client => row.parse(&words),
-                Origin::Log => row.parse_logged(&words),
-            };
-            match parsed {
-                Err(reply) => Executed::reply(reply),
-                Ok(command) => {
-                    let defaults = shared.settings().cached(&mut session.defaults);
-                    let (reply, ticket) = shared.keyspace().run_filter(&command, defaults);
-                    Executed::logged(reply, ticket)
-                }
-            }
+            with_args(
+                args,
+                |a| &a[..],
+                |words| {
+                    let parsed = match origin {
+                        Origin::Client => row.parse(words),
+                        Origin::Log => row.parse_logged(words),
+                    };
+                    match parsed {
+                        Err(reply) => Executed::reply(reply),
+                        Ok(command) => {
+                            let defaults = shared.settings().cached(&mut session.defaults);
+                            let (reply, ticket) = shared.keyspace().run_filter(&command, defaults);
+                            Executed::logged(reply, ticket)
+                        }
+                    }
+                },
+            )
         }
         Route::Generic(row) => {
             if !row.spec.accepts(args.len()) {

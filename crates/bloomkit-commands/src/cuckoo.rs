@@ -29,10 +29,10 @@
 //!
 //! A replayed `CF.ADD` (one its [`Budget`](crate::Budget) says
 //! [`replays`](crate::Budget::replays)) skips the `cf-max-expansions` check: an insert is
-//! logged only once it passed that check, and replay rebuilds the same filter, so a check could
-//! only refuse it when the configuration had changed. The budget is asked only when the check
-//! would refuse the insert: a module pays to learn who sent a command. It is the form of the commonest record, the
-//! shortest one, and plain RedisBloom. (Logs written before it still replay: they hold
+//! logged only once it passed that check, and replay rebuilds the same filter, so a check
+//! could only refuse it when the configuration had changed. The budget is asked only when the
+//! check would refuse the insert: a module pays to learn who sent a command. It is the form of
+//! the commonest record, the shortest one, and plain RedisBloom. (Logs written before it still replay: they hold
 //! `CF.INSERT ... MAXEXPANSIONS n` records only.)
 
 use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooPlacement, Error, FilterKind};

@@ -694,10 +694,7 @@ impl Keyspace {
             match now {
                 Some(now) if at_ms <= now as i64 => {
                     shard.remove(key);
-                    log.push(vec![
-                        Bytes::from_static(b"DEL"),
-                        Bytes::copy_from_slice(key),
-                    ]);
+                    log.push(vec![Bytes::from_static(b"DEL"), key.clone()]);
                 }
                 _ => {
                     let at = u64::try_from(at_ms).unwrap_or(0);

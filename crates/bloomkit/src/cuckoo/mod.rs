@@ -203,13 +203,19 @@ impl Skip {
     }
 
     /// The first sub-filter that may have room for `key`.
+    #[inline]
     fn first_for(&self, key: &KeyParts) -> usize {
-        let known = self
-            .no_room
-            .iter()
-            .find(|n| n.below > 0 && n.fp == key.fp && n.x == key.x)
-            .map_or(0, |n| n.below);
-        known.max(self.full_below)
+        // Both entries tested without a loop: an insert's most frequent question.
+        let [a, b] = &self.no_room;
+        let known = |n: &NoRoom| n.fp == key.fp && n.x == key.x;
+        let below = if known(a) {
+            a.below
+        } else if known(b) {
+            b.below
+        } else {
+            0
+        };
+        below.max(self.full_below)
     }
 
     /// `key` found no room in sub-filters `0..below`.
@@ -412,23 +418,38 @@ impl CuckooFilter {
         hash: u64,
         may_grow: impl FnOnce(usize) -> bool,
     ) -> Result<()> {
-        let layout = self.layout;
-        let key = KeyParts::new(hash, &layout);
+        let key = KeyParts::new(hash, &self.layout);
         // Any free slot in any sub-filter, newest first (where room is likeliest), skipping
         // those known to have none for this key (see `Skip`).
         let count = self.filters.len();
         for j in (self.skip.first_for(&key)..count).rev() {
-            if self.filters[j].try_put(&layout, &key) {
+            if self.filters[j].try_put(&self.layout, &key) {
                 self.stored(j);
                 return Ok(());
             }
         }
-        self.skip.no_room(&key, count);
+        self.insert_by_kicks(&key, hash, may_grow)
+    }
+
+    /// The rest of an insert once no bucket of the key has an empty slot: kicks, then
+    /// growth. Out of line, so that the common insert (an empty slot found) saves and
+    /// restores no more registers than it uses.
+    #[cold]
+    #[inline(never)]
+    fn insert_by_kicks(
+        &mut self,
+        key: &KeyParts,
+        hash: u64,
+        may_grow: impl FnOnce(usize) -> bool,
+    ) -> Result<()> {
+        let layout = self.layout;
+        let count = self.filters.len();
+        self.skip.no_room(key, count);
         let newest = count - 1;
         // A chain through two buckets full of the key's own fingerprint only swaps copies of
         // it, and fails (and is undone): skipping it changes nothing but the time.
-        if !self.filters[newest].holds_only(&layout, &key)
-            && self.filters[newest].kick_insert(&layout, &key, hash, self.shape.max_kicks)
+        if !self.filters[newest].holds_only(&layout, key)
+            && self.filters[newest].kick_insert(&layout, key, hash, self.shape.max_kicks)
         {
             self.stored(newest);
             return Ok(());
@@ -436,7 +457,7 @@ impl CuckooFilter {
         self.grow(may_grow)?;
         let newest = self.filters.len() - 1;
         // A fresh sub-filter has an empty slot in every bucket.
-        if self.filters[newest].try_put(&layout, &key) {
+        if self.filters[newest].try_put(&layout, key) {
             self.stored(newest);
             Ok(())
         } else {

@@ -49,8 +49,8 @@ use crate::limits::{
 use crate::reply::Reply;
 use crate::run::{Access, Args, Ctx, Log, Outcome, Record, Word};
 use crate::shared::{
-    added_record, admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim,
-    word, Answers, Items, LazyOrigin, Lookup, Origin,
+    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Answers,
+    Items, LazyOrigin, Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -354,18 +354,19 @@ impl<'a> CuckooCommand<'a> {
                 log,
             };
         }
-        // One reply without an array (CF.ADD) needs no vector.
-        let mut replies = Vec::with_capacity(if multi { items.len() } else { 0 });
-        let mut last = None;
-        // The log record, built as items are stored: `CF.ADD key item` until a second item
-        // makes it a `CF.INSERT` (below). One allocation for the common single item.
+        if !multi {
+            return self.insert_one(filter, items, nx, ctx, log);
+        }
+        // Several items (`CF.INSERT`, `CF.INSERTNX`): an array of answers.
+        let mut replies = Vec::with_capacity(items.len());
+        // The log record, built as items are stored: the items that were new.
         let mut record: Vec<Word<'c>> = Vec::new();
-        // CF.INSERTNX answers integers; the others booleans (RESP3), as RedisBloom does.
-        let integers = nx && multi;
+        // CF.INSERTNX answers integers, CF.INSERT booleans (RESP3), as RedisBloom does.
+        let integers = nx;
         let hashes = item_hashes(items, filter.seed());
         let mut answers = Answers::new();
         // The batch stops at an item that finds no room; the command answers for it and
-        // goes on with the next (or ends, for a single item).
+        // goes on with the next.
         let mut start = 0;
         while start < items.len() {
             let mut refused = false;
@@ -374,8 +375,8 @@ impl<'a> CuckooCommand<'a> {
                 !refused
             };
             answers.clear();
-            // One item (`CF.ADD`) through the one-key call, which the batch would make for
-            // it: no answer buffer to allocate.
+            // The last item through the one-key call, which the batch would make for it:
+            // no answer buffer to allocate.
             let result = match (&hashes[start..], nx) {
                 (&[hash], true) => filter
                     .insert_unique_hash_within(hash, may_grow)
@@ -395,38 +396,22 @@ impl<'a> CuckooCommand<'a> {
                 }
             };
             for (item, &inserted) in items[start..].iter().zip(&answers) {
-                // One item is logged as the command's own (below).
-                if inserted && multi {
+                if inserted {
                     if record.is_empty() {
-                        record.reserve_exact(if multi { 5 + items.len() } else { 3 });
+                        record.reserve_exact(5 + items.len());
                         record.push(word("CF.ADD"));
                         record.push(Word::Borrowed(self.key));
                     }
                     record.push(Word::Borrowed(item));
                 }
-                let reply = if integers {
+                replies.push(if integers {
                     Reply::Integer(inserted as i64)
                 } else {
                     Reply::Bool(inserted)
-                };
-                if multi {
-                    replies.push(reply);
-                } else {
-                    last = Some(reply);
-                }
+                });
             }
             start += answers.len();
-            let Err(e) = result else { break };
-            let error = if refused {
-                OOM
-            } else {
-                match e {
-                    Error::Full { .. } if filter.expansion() == 0 => "Filter is full",
-                    _ => "ERR Insufficient memory",
-                }
-            };
-            if !multi {
-                last = Some(Reply::error(error));
+            if result.is_ok() {
                 break;
             }
             // RedisBloom answers −1 for an item that found no room (in RESP3, false for
@@ -441,12 +426,9 @@ impl<'a> CuckooCommand<'a> {
             });
             start += 1;
         }
-        if !multi {
-            if let Some(record) = added_record("CF.ADD", self.key, items, &answers) {
-                log.push(record);
-            }
-        } else if record.len() > 3 {
-            // Several items: `CF.ADD` takes one, so the record names the limit it ran under.
+        if record.len() > 3 {
+            // Several items new: `CF.ADD` takes one, so the record names the limit it ran
+            // under (one new item stays a `CF.ADD`, which replays alike).
             record[0] = word("CF.INSERT");
             record.splice(
                 2..2,
@@ -460,12 +442,67 @@ impl<'a> CuckooCommand<'a> {
         if !record.is_empty() {
             log.push(Record::Words(record));
         }
-        let reply = if multi {
-            Reply::Array(replies)
+        Outcome {
+            reply: Reply::Array(replies),
+            log,
+        }
+    }
+
+    /// [`insert`](Self::insert) of one item (`CF.ADD`, `CF.ADDNX`) into `filter`, after the
+    /// creation logged in `log`: the batch above for one item, without its buffers (inside
+    /// Redis they were a sixth of a `CF.ADD`'s instructions).
+    fn insert_one<'c>(
+        &'c self,
+        filter: &mut CuckooFilter,
+        items: Items<'c>,
+        nx: bool,
+        ctx: &Ctx<'_>,
+        mut log: Log<'c>,
+    ) -> Outcome<'c> {
+        let Some(item) = items.first() else {
+            return Outcome {
+                reply: Reply::Bool(false),
+                log,
+            };
+        };
+        let mut refused = false;
+        let may_grow = |bytes: usize| {
+            refused = !ctx.budget.within_maxmemory(bytes);
+            !refused
+        };
+        let hash = hash(filter, item);
+        let result = if nx {
+            filter.insert_unique_hash_within(hash, may_grow)
         } else {
-            last.unwrap_or(Reply::Bool(false))
+            filter.insert_hash_within(hash, may_grow).map(|()| true)
+        };
+        let reply = match result {
+            Ok(new) => {
+                if new {
+                    log.push(Record::Items {
+                        name: "CF.ADD",
+                        key: self.key,
+                        items,
+                    });
+                }
+                Reply::Bool(new)
+            }
+            Err(e) => Reply::error(insert_error(&e, refused, filter)),
         };
         Outcome { reply, log }
+    }
+}
+
+/// What an insert that failed with `e` answers: `refused` if the memory budget refused the
+/// growth it needed.
+fn insert_error(e: &Error, refused: bool, filter: &CuckooFilter) -> &'static str {
+    if refused {
+        OOM
+    } else {
+        match e {
+            Error::Full { .. } if filter.expansion() == 0 => "Filter is full",
+            _ => "ERR Insufficient memory",
+        }
     }
 }
 

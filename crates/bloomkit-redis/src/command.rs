@@ -128,7 +128,14 @@ fn run(ctx: &Context, argv: &[*mut raw::RedisModuleString], row: Option<&FilterS
     // The command layer borrows its arguments where Redis holds them (alive for the call):
     // nothing is copied, and a short command allocates nothing for them (inside Redis
     // every allocation goes through the engine's accounting allocator).
-    let view = |&a: &*mut raw::RedisModuleString| RedisString::string_as_slice(a);
+    // The name is the row's (Redis called its handler for it; a parser reads the name only
+    // where RedisBloom searches it for options, which no command's name spells): not asked
+    // of the engine, one call fewer.
+    let name = argv.as_ptr();
+    let view = |a: &*mut raw::RedisModuleString| match row {
+        Some(row) if std::ptr::eq(a, name) => row.spec.name.as_bytes(),
+        _ => RedisString::string_as_slice(*a),
+    };
     with_args(argv, view, |args| run_with(ctx, argv, args, row));
 }
 

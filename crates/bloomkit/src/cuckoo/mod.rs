@@ -250,6 +250,44 @@ impl Skip {
     }
 }
 
+/// Stores the fingerprint of the key of `hash` in a free slot of any sub-filter, newest first
+/// (where room is likeliest), skipping those `skip` knows have none for it: the key's parts,
+/// and the sub-filter that took it. `layout` is the filter's own, or the same shape as a
+/// constant ([`Layout::REDISBLOOM`]), for which this is compiled apart.
+#[inline(always)]
+fn put_anywhere(
+    filters: &mut [SubFilter],
+    skip: &Skip,
+    layout: &Layout,
+    hash: u64,
+) -> (KeyParts, Option<usize>) {
+    let key = KeyParts::new(hash, layout);
+    // Loops, not iterator adapters: an adapter left as a call would take `layout` as a
+    // pointer again, and with it the constants.
+    let mut j = filters.len();
+    let first = skip.first_for(&key);
+    while j > first {
+        j -= 1;
+        if filters[j].try_put(layout, &key) {
+            return (key, Some(j));
+        }
+    }
+    (key, None)
+}
+
+/// Whether any sub-filter holds the fingerprint of the key of `hash` (`layout` as in
+/// [`put_anywhere`]).
+#[inline(always)]
+fn contains_anywhere(filters: &[SubFilter], layout: &Layout, hash: u64) -> bool {
+    let key = KeyParts::new(hash, layout);
+    for sub in filters {
+        if sub.contains(layout, &key) {
+            return true;
+        }
+    }
+    false
+}
+
 impl CuckooFilter {
     /// A filter for `capacity` keys (0 is treated as 1) at a false-positive rate of about
     /// `fp_rate` when full, with the library's defaults ([`CuckooFilter::builder`]): 4-slot
@@ -418,17 +456,19 @@ impl CuckooFilter {
         hash: u64,
         may_grow: impl FnOnce(usize) -> bool,
     ) -> Result<()> {
-        let key = KeyParts::new(hash, &self.layout);
-        // Any free slot in any sub-filter, newest first (where room is likeliest), skipping
-        // those known to have none for this key (see `Skip`).
-        let count = self.filters.len();
-        for j in (self.skip.first_for(&key)..count).rev() {
-            if self.filters[j].try_put(&self.layout, &key) {
+        // RedisBloom's shape gets the table's code with its shape as constants.
+        let (key, stored) = if self.layout.is_redisbloom() {
+            put_anywhere(&mut self.filters, &self.skip, &Layout::REDISBLOOM, hash)
+        } else {
+            put_anywhere(&mut self.filters, &self.skip, &self.layout, hash)
+        };
+        match stored {
+            Some(j) => {
                 self.stored(j);
-                return Ok(());
+                Ok(())
             }
+            None => self.insert_by_kicks(&key, hash, may_grow),
         }
-        self.insert_by_kicks(&key, hash, may_grow)
     }
 
     /// The rest of an insert once no bucket of the key has an empty slot: kicks, then
@@ -572,10 +612,12 @@ impl CuckooFilter {
     /// [`contains`](Self::contains) by a precomputed hash.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let key = KeyParts::new(hash, &self.layout);
-        self.filters
-            .iter()
-            .any(|sub| sub.contains(&self.layout, &key))
+        // As in `insert_hash_within`: RedisBloom's shape as constants.
+        if self.layout.is_redisbloom() {
+            contains_anywhere(&self.filters, &Layout::REDISBLOOM, hash)
+        } else {
+            contains_anywhere(&self.filters, &self.layout, hash)
+        }
     }
 
     /// Removes one copy of `key`'s fingerprint, from the newest sub-filter holding one (like

@@ -169,6 +169,7 @@ impl<'a> BloomCommand<'a> {
         }
     }
 
+    #[inline(never)]
     fn reserve(&self, slot: &mut Option<Value>, params: &Params, ctx: &Ctx<'_>) -> Outcome<'_> {
         if slot.is_some() {
             let status = match lookup(slot.as_ref()) {
@@ -215,6 +216,19 @@ impl<'a> BloomCommand<'a> {
         if !multi {
             return self.add_one(filter, items, ctx, log);
         }
+        self.add_several(filter, items, ctx, log)
+    }
+
+    /// [`add`](Self::add) of several items (`BF.MADD`, `BF.INSERT`) into `filter`, after the
+    /// creation logged in `log`. Out of line, as `CF.INSERT`'s is.
+    #[inline(never)]
+    fn add_several<'c>(
+        &'c self,
+        filter: &mut ScalableBloomFilter,
+        items: Items<'c>,
+        ctx: &Ctx<'_>,
+        mut log: Log<'c>,
+    ) -> Outcome<'c> {
         let (answers, failure) = add_many(filter, items, ctx);
         let mut replies = Vec::with_capacity(items.len());
         replies.extend(answers.iter().map(|&added| Reply::Bool(added)));
@@ -555,6 +569,7 @@ fn parse_insert<'a>(args: Args<'a>) -> Result<Op<'a>, Reply> {
 }
 
 /// Builds a filter after asking the budget, and the `BF.RESERVE` that replays it.
+#[inline(never)]
 fn create<'c>(
     key: &'c [u8],
     params: &Params,

@@ -272,6 +272,7 @@ impl<'a> CuckooCommand<'a> {
         }
     }
 
+    #[inline(never)]
     fn reserve(&self, slot: &mut Option<Value>, r: &Reserve, ctx: &Ctx<'_>) -> Outcome<'_> {
         let d = ctx.defaults;
         let bucket_size = r.bucket_size.unwrap_or(d.cf_bucket_size);
@@ -357,6 +358,23 @@ impl<'a> CuckooCommand<'a> {
         if !multi {
             return self.insert_one(filter, items, nx, ctx, log);
         }
+        self.insert_several(filter, items, nx, max_expansions, ctx, log)
+    }
+
+    /// [`insert`](Self::insert) of several items (`CF.INSERT`, `CF.INSERTNX`) into `filter`,
+    /// after the creation logged in `log`. Out of line: the one-item commands' path stays
+    /// short, which inside Redis keeps more of the engine's own code in the instruction
+    /// cache.
+    #[inline(never)]
+    fn insert_several<'c>(
+        &'c self,
+        filter: &mut CuckooFilter,
+        items: Items<'c>,
+        nx: bool,
+        max_expansions: Limit,
+        ctx: &Ctx<'_>,
+        mut log: Log<'c>,
+    ) -> Outcome<'c> {
         // Several items (`CF.INSERT`, `CF.INSERTNX`): an array of answers.
         let mut replies = Vec::with_capacity(items.len());
         // The log record, built as items are stored: the items that were new.
@@ -801,6 +819,7 @@ struct Shape {
 }
 
 /// Builds a filter after asking the budget, and the `CF.RESERVE` that replays it.
+#[inline(never)]
 fn create<'c>(
     key: &'c [u8],
     s: Shape,

@@ -39,8 +39,8 @@ use crate::params::Defaults;
 use crate::reply::Reply;
 use crate::run::{Access, Args, Ctx, Log, Outcome, Record, Word};
 use crate::shared::{
-    added_record, admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim,
-    word, Answers, Items, LazyOrigin, Lookup, Origin,
+    added_record, admit_new_filter, arg_index, command, item_hashes, long_long, num, one_added,
+    verbatim, word, Answers, Items, LazyOrigin, Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -213,8 +213,17 @@ impl<'a> BloomCommand<'a> {
         let Some(Value::Bloom(filter)) = slot.as_mut() else {
             return Outcome::unchanged(Lookup::Missing.error(LOADCHUNK));
         };
-        if !multi {
-            return self.add_one(filter, items, ctx, log);
+        if let (false, [item]) = (multi, items) {
+            // Logged as the `BF.MADD` of its one item.
+            let mut refused = false;
+            let may_grow = |bytes: usize| {
+                refused = !ctx.budget.within_maxmemory(bytes);
+                !refused
+            };
+            let hash = hash_bytes_with_seed(item, filter.seed());
+            let result = filter.insert_hash_within(hash, may_grow);
+            let result = result.map_err(|_| add_error(refused, filter.is_scaling()));
+            return one_added("BF.MADD", self.key, items, log, result);
         }
         self.add_several(filter, items, ctx, log)
     }
@@ -241,44 +250,6 @@ impl<'a> BloomCommand<'a> {
             reply: Reply::Array(replies),
             log,
         }
-    }
-
-    /// [`add`](Self::add) of one item (`BF.ADD`) into `filter`, after the creation logged in
-    /// `log`: [`add_many`] for one item, without its buffers (inside Redis they cost a
-    /// `BF.ADD` a tenth of its instructions). Logged as the `BF.MADD` of the one item.
-    fn add_one<'c>(
-        &'c self,
-        filter: &mut ScalableBloomFilter,
-        items: Items<'c>,
-        ctx: &Ctx<'_>,
-        mut log: Log<'c>,
-    ) -> Outcome<'c> {
-        let Some(item) = items.first() else {
-            return Outcome {
-                reply: Reply::Bool(false),
-                log,
-            };
-        };
-        let mut refused = false;
-        let may_grow = |bytes: usize| {
-            refused = !ctx.budget.within_maxmemory(bytes);
-            !refused
-        };
-        let hash = hash_bytes_with_seed(item, filter.seed());
-        let reply = match filter.insert_hash_within(hash, may_grow) {
-            Ok(new) => {
-                if new {
-                    log.push(Record::Items {
-                        name: "BF.MADD",
-                        key: self.key,
-                        items,
-                    });
-                }
-                Reply::Bool(new)
-            }
-            Err(_) => Reply::error(add_error(refused, filter)),
-        };
-        Outcome { reply, log }
     }
 }
 
@@ -660,16 +631,16 @@ fn add_many(
     };
     let failure = result
         .err()
-        .map(|_| Reply::error(add_error(refused, filter)));
+        .map(|_| Reply::error(add_error(refused, filter.is_scaling())));
     (added, failure)
 }
 
 /// What an add that failed answers: `refused` if the memory budget refused the layer it
-/// needed.
-fn add_error(refused: bool, filter: &ScalableBloomFilter) -> &'static str {
+/// needed, `scaling` if the filter may grow.
+fn add_error(refused: bool, scaling: bool) -> &'static str {
     if refused {
         OOM
-    } else if filter.is_scaling() {
+    } else if scaling {
         "ERR problem inserting into filter"
     } else {
         "ERR non scaling filter is full"

@@ -49,8 +49,8 @@ use crate::limits::{
 use crate::reply::Reply;
 use crate::run::{Access, Args, Ctx, Log, Outcome, Record, Word};
 use crate::shared::{
-    admit_new_filter, arg_index, command, item_hashes, long_long, num, verbatim, word, Answers,
-    Items, LazyOrigin, Lookup, Origin,
+    admit_new_filter, arg_index, command, item_hashes, long_long, num, one_added, verbatim, word,
+    Answers, Items, LazyOrigin, Lookup, Origin,
 };
 use crate::value::Value;
 
@@ -355,8 +355,20 @@ impl<'a> CuckooCommand<'a> {
                 log,
             };
         }
-        if !multi {
-            return self.insert_one(filter, items, nx, ctx, log);
+        if let (false, [item]) = (multi, items) {
+            let mut refused = false;
+            let may_grow = |bytes: usize| {
+                refused = !ctx.budget.within_maxmemory(bytes);
+                !refused
+            };
+            let hash = hash(filter, item);
+            let result = if nx {
+                filter.insert_unique_hash_within(hash, may_grow)
+            } else {
+                filter.insert_hash_within(hash, may_grow).map(|()| true)
+            };
+            let result = result.map_err(|_| insert_error(refused, filter.expansion()));
+            return one_added("CF.ADD", self.key, items, log, result);
         }
         self.insert_several(filter, items, nx, max_expansions, ctx, log)
     }
@@ -465,62 +477,18 @@ impl<'a> CuckooCommand<'a> {
             log,
         }
     }
-
-    /// [`insert`](Self::insert) of one item (`CF.ADD`, `CF.ADDNX`) into `filter`, after the
-    /// creation logged in `log`: the batch above for one item, without its buffers (inside
-    /// Redis they were a sixth of a `CF.ADD`'s instructions).
-    fn insert_one<'c>(
-        &'c self,
-        filter: &mut CuckooFilter,
-        items: Items<'c>,
-        nx: bool,
-        ctx: &Ctx<'_>,
-        mut log: Log<'c>,
-    ) -> Outcome<'c> {
-        let Some(item) = items.first() else {
-            return Outcome {
-                reply: Reply::Bool(false),
-                log,
-            };
-        };
-        let mut refused = false;
-        let may_grow = |bytes: usize| {
-            refused = !ctx.budget.within_maxmemory(bytes);
-            !refused
-        };
-        let hash = hash(filter, item);
-        let result = if nx {
-            filter.insert_unique_hash_within(hash, may_grow)
-        } else {
-            filter.insert_hash_within(hash, may_grow).map(|()| true)
-        };
-        let reply = match result {
-            Ok(new) => {
-                if new {
-                    log.push(Record::Items {
-                        name: "CF.ADD",
-                        key: self.key,
-                        items,
-                    });
-                }
-                Reply::Bool(new)
-            }
-            Err(e) => Reply::error(insert_error(&e, refused, filter)),
-        };
-        Outcome { reply, log }
-    }
 }
 
-/// What an insert that failed with `e` answers: `refused` if the memory budget refused the
-/// growth it needed.
-fn insert_error(e: &Error, refused: bool, filter: &CuckooFilter) -> &'static str {
+/// What a one-item insert that failed answers: `refused` if the memory budget refused the
+/// growth it needed; else a filter that may not grow (`expansion` 0) is full, and one that
+/// may could not allocate its next sub-filter.
+fn insert_error(refused: bool, expansion: u32) -> &'static str {
     if refused {
         OOM
+    } else if expansion == 0 {
+        "Filter is full"
     } else {
-        match e {
-            Error::Full { .. } if filter.expansion() == 0 => "Filter is full",
-            _ => "ERR Insufficient memory",
-        }
+        "ERR Insufficient memory"
     }
 }
 

@@ -59,32 +59,39 @@ async fn ping_stays_fast_while_others_send_a_million_arguments() {
         }));
     }
     let mut pinger = server.raw().await;
-    let mut slowest = Duration::ZERO;
-    let mut pings = 0;
+    let mut pings = Vec::new();
     tokio::time::sleep(Duration::from_millis(100)).await;
     while Instant::now() < stop {
         let start = Instant::now();
         pinger.roundtrip(&resp(&["PING"]), b"+PONG\r\n").await;
-        slowest = slowest.max(start.elapsed());
-        pings += 1;
+        pings.push(start.elapsed());
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    pings.sort_unstable();
+    let slowest = pings.last().copied().unwrap_or_default();
+    // The 90th percentile: a few PINGs may wait behind a request's parsing or a scheduler
+    // slice on a loaded machine (the slowest, once 171 ms against 193 ms for a command, while
+    // valgrind shared the two cores), but without the hand-off most of them wait.
+    let p90 = pings.get(pings.len() * 9 / 10).copied().unwrap_or_default();
     let mut ran = 0;
     for task in heavy {
         ran += task.await.unwrap();
     }
     println!(
-        "one command alone: {one_command:?}; {ran} run by 3 clients; \
-         {pings} pings, the slowest {slowest:?}"
+        "one command alone: {one_command:?}; {ran} run by 3 clients; {} pings, the 90th \
+         percentile {p90:?}, the slowest {slowest:?}",
+        pings.len()
     );
     assert!(ran >= 3, "the long commands did not run: {ran}");
+    assert!(pings.len() >= 10, "too few PINGs answered: {}", pings.len());
     // Without the hand-off a PING waits for a whole command (and often more: 627 ms against
-    // 626 ms for one command, measured); with it, for a scheduler's time slice and the
-    // request's parsing, which stays on the worker (about a tenth of a command when the
-    // machine is quiet, up to a third under a load of 5 on 2 cores). Half a command tells the
+    // 626 ms for one command, measured), and so would most PINGs while three clients keep both
+    // workers busy; with it, for a scheduler's time slice and the request's parsing, which
+    // stays on the worker (about a tenth of a command when the machine is quiet, up to a
+    // third under a load of 5 on 2 cores). Half a command at the 90th percentile tells the
     // two apart on a loaded machine.
     assert!(
-        slowest < one_command / 2,
-        "a PING took {slowest:?} while a long command alone takes {one_command:?}"
+        p90 < one_command / 2,
+        "PINGs took {p90:?} (90th percentile) while a long command alone takes {one_command:?}"
     );
 }

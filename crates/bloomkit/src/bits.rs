@@ -154,6 +154,11 @@ impl LineArray {
         self.lines.iter().flat_map(|line| line.0)
     }
 
+    /// The words in file order, a line at a time.
+    pub(crate) fn line_words(&self) -> impl Iterator<Item = &[u64]> + '_ {
+        self.lines.iter().map(|line| &line.0[..])
+    }
+
     pub(crate) fn count_ones(&self) -> u64 {
         self.words().map(|w| w.count_ones() as u64).sum()
     }

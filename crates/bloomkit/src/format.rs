@@ -215,6 +215,13 @@ impl Params<'_> {
     }
 }
 
+/// A run of a payload's words ([`Persist::payload_runs`]): words where the filter keeps
+/// them, or one word made for the payload (a count, a layer's descriptor).
+pub(crate) enum Run<'a> {
+    Words(&'a [u64]),
+    Word(u64),
+}
+
 /// What a filter type provides to be stored in the shared format.
 pub(crate) trait Persist: Sized {
     /// The kind written in the header and required when reading.
@@ -225,6 +232,11 @@ pub(crate) trait Persist: Sized {
     fn params(&self) -> Vec<u8>;
     /// The payload as 64-bit words (written little-endian).
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_;
+    /// The same payload as runs, which the writer turns into bytes a run at a time: a kind
+    /// whose words lie in slices hands those over whole.
+    fn payload_runs(&self) -> impl Iterator<Item = Run<'_>> + '_ {
+        self.payload_words().map(Run::Word)
+    }
     fn payload_words_len(&self) -> u64;
     /// Builds the filter from a header already checked to be of `KIND`, reading the payload
     /// from `payload`.
@@ -371,15 +383,38 @@ pub(crate) fn write_to<F: Persist, W: Write>(filter: &F, writer: W) -> Result<()
     head.extend_from_slice(&params);
     head.extend_from_slice(&(filter.payload_words_len() * 8).to_le_bytes());
     w.put(&head)?;
-    let mut buf = Vec::with_capacity(CHUNK_WORDS * 8);
-    for word in filter.payload_words() {
-        buf.extend_from_slice(&word.to_le_bytes());
-        if buf.len() == buf.capacity() {
-            w.put(&buf)?;
-            buf.clear();
+    // The payload by runs: a kind's words where they lie go out a chunk at a time, turned
+    // into bytes by a loop the compiler vectorizes. (Word by word, through the chained and
+    // flattened iterators of a layered filter, the payload cost about 80 instructions a
+    // word: a Redis module's save of a 60 MB filter took 2.4x RedisBloom's instructions.)
+    let mut bytes = vec![0u8; CHUNK_WORDS * 8];
+    let mut put = |w: &mut ChecksumWriter<W>, words: &[u64]| -> io::Result<()> {
+        for chunk in words.chunks(CHUNK_WORDS) {
+            for (out, word) in bytes.chunks_exact_mut(8).zip(chunk) {
+                out.copy_from_slice(&word.to_le_bytes());
+            }
+            w.put(&bytes[..chunk.len() * 8])?;
+        }
+        Ok(())
+    };
+    let mut single = Vec::with_capacity(CHUNK_WORDS);
+    for run in filter.payload_runs() {
+        match run {
+            Run::Word(word) => {
+                single.push(word);
+                if single.len() == CHUNK_WORDS {
+                    put(&mut w, &single)?;
+                    single.clear();
+                }
+            }
+            Run::Words(words) => {
+                put(&mut w, &single)?;
+                single.clear();
+                put(&mut w, words)?;
+            }
         }
     }
-    w.put(&buf)?;
+    put(&mut w, &single)?;
     let checksum = w.checksum.digest();
     w.inner.write_all(&checksum.to_le_bytes())?;
     w.inner.flush()?;

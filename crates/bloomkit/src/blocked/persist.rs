@@ -6,7 +6,7 @@ use std::io::Read;
 use super::BlockedBloomFilter;
 use crate::bits::LINE_WORDS;
 use crate::error::Result;
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist, Run};
 use crate::key::KeyHasher;
 use crate::sizing::LINE_BITS;
 
@@ -51,6 +51,10 @@ impl Persist for BlockedBloomFilter {
 
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
         self.lines.words()
+    }
+
+    fn payload_runs(&self) -> impl Iterator<Item = Run<'_>> + '_ {
+        self.lines.line_words().map(Run::Words)
     }
 
     fn payload_words_len(&self) -> u64 {

@@ -5,7 +5,7 @@ use std::io::Read;
 
 use super::BloomFilter;
 use crate::error::Result;
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist, Run};
 use crate::key::KeyHasher;
 
 format::format_methods!(
@@ -47,6 +47,10 @@ impl Persist for BloomFilter {
 
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
         self.bits.words().iter().copied()
+    }
+
+    fn payload_runs(&self) -> impl Iterator<Item = Run<'_>> + '_ {
+        std::iter::once(Run::Words(self.bits.words()))
     }
 
     fn payload_words_len(&self) -> u64 {

@@ -10,7 +10,7 @@
 use std::io::Read;
 
 use crate::error::{Error, Result};
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist, Run};
 use crate::key::KeyHasher;
 
 use super::builder::{
@@ -85,6 +85,11 @@ impl Persist for CuckooFilter {
             .iter()
             .flat_map(|sub| sub.words().iter().copied());
         descriptors.chain(slots)
+    }
+
+    fn payload_runs(&self) -> impl Iterator<Item = Run<'_>> + '_ {
+        let descriptors = self.filters.iter().map(|sub| Run::Word(sub.num_buckets()));
+        descriptors.chain(self.filters.iter().map(|sub| Run::Words(sub.words())))
     }
 
     fn payload_words_len(&self) -> u64 {

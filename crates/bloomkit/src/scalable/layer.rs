@@ -173,6 +173,16 @@ impl LayerBits {
             .chain(words.into_iter().flatten())
     }
 
+    /// The same words as runs that lie in memory: a classic layer's all at once, a blocked
+    /// layer's a line at a time.
+    pub(super) fn word_runs(&self) -> impl Iterator<Item = &[u64]> + '_ {
+        let (lines, words) = match self {
+            LayerBits::Blocked(f) => (Some(f.lines().line_words()), None),
+            LayerBits::Classic(f) => (None, Some(f.words())),
+        };
+        lines.into_iter().flatten().chain(words)
+    }
+
     /// Heap bytes of the bits.
     pub(super) fn heap_bytes(&self) -> usize {
         match self {

@@ -28,7 +28,7 @@ use super::ScalableBloomFilter;
 use crate::blocked::BlockedBloomFilter;
 use crate::classic::BloomFilter;
 use crate::error::{Error, Result};
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist, Run};
 use crate::key::KeyHasher;
 use crate::sizing::{self, LINE_BITS};
 
@@ -241,6 +241,17 @@ impl Persist for ScalableBloomFilter {
         std::iter::once(self.layers.len() as u64)
             .chain(descriptors)
             .chain(bits)
+    }
+
+    fn payload_runs(&self) -> impl Iterator<Item = Run<'_>> + '_ {
+        // The count and descriptors as words (from `payload_words`, which they lead), then
+        // each layer's bits where they lie.
+        let head = 1 + DESCRIPTOR_WORDS as usize * self.layers.len();
+        let bits = self
+            .layers
+            .iter()
+            .flat_map(|l| l.filter.word_runs().map(Run::Words));
+        self.payload_words().take(head).map(Run::Word).chain(bits)
     }
 
     fn payload_words_len(&self) -> u64 {

@@ -10,9 +10,11 @@
 //! # How a host runs a command
 //!
 //! 1. [`FilterCommand::parse`] the request's arguments (name first, as byte strings, each a
-//!    slice of the host's own buffer: [`Args`]): the name picks a row of the [command table](table::FILTER_COMMANDS), which checks the
-//!    argument count, then the command's parser checks what needs neither the key nor the
-//!    defaults. An error here is the reply.
+//!    slice of the host's own buffer: [`Args`], which [`with_args`] makes of a host's own
+//!    argument type): the name picks a row of the
+//!    [command table](table::FILTER_COMMANDS), which checks the argument count, then the
+//!    command's parser checks what needs neither the key nor the defaults. An error here is
+//!    the reply.
 //! 2. Find the value at [`FilterCommand::key`]: `None` if the key is missing, else a
 //!    [`Value`] (a Bloom filter, a cuckoo filter, or a dump still being restored).
 //! 3. For [`Access::Read`], [`FilterCommand::read`] the value; for [`Access::Write`],
@@ -38,7 +40,9 @@
 //!   name, type, default and range, and the [`Defaults`] they set.
 //! * [`Budget`], [`Unlimited`] and [`Replay`]: the memory a command may allocate, asked
 //!   before it does, and whether it is replayed.
-//! * [`Ctx`], [`Access`], [`Outcome`]: what a command runs with and gives back.
+//! * [`Args`] and [`with_args`]: a request's arguments as slices where the host holds them.
+//! * [`Ctx`], [`Access`], [`Outcome`]: what a command runs with and gives back, and the
+//!   [`Record`]s of its [`Log`].
 //! * [`bloom`] (`BF.*`) and [`cuckoo`] (`CF.*`): the commands, in RedisBloom's validation
 //!   order and with its error strings; `SCANDUMP`/`LOADCHUNK` share their chunking.
 //! * [`FilterCommand`]: one parsed command of either family.

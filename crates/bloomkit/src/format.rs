@@ -836,6 +836,50 @@ pub(crate) fn grow_toward<T>(v: &mut Vec<T>, additional: usize, total: u64) -> R
 mod tests {
     use super::*;
 
+    /// Every kind's payload by runs, as the writer takes it, is its payload word for word.
+    #[test]
+    fn payload_runs_are_the_payload_words() {
+        fn check<F: Persist>(f: &F, what: &str) {
+            let mut from_runs = Vec::new();
+            for run in f.payload_runs() {
+                match run {
+                    Run::Words(words) => from_runs.extend_from_slice(words),
+                    Run::Word(word) => from_runs.push(word),
+                }
+            }
+            let words: Vec<u64> = f.payload_words().collect();
+            assert_eq!(from_runs, words, "{what}");
+            assert_eq!(words.len() as u64, f.payload_words_len(), "{what}");
+        }
+        let keys = 0..3_000u32;
+        let mut classic = crate::BloomFilter::new(1_000, 0.01).unwrap();
+        let mut blocked = crate::BlockedBloomFilter::new(1_000, 0.01).unwrap();
+        let mut cuckoo = crate::CuckooFilter::redisbloom_builder(500)
+            .expansion(2)
+            .build()
+            .unwrap();
+        for k in keys.clone() {
+            classic.insert(&k);
+            blocked.insert(&k);
+            cuckoo.insert(&k).unwrap();
+        }
+        check(&classic, "classic");
+        check(&blocked, "blocked");
+        assert!(cuckoo.num_filters() > 1);
+        check(&cuckoo, "cuckoo");
+        for layout in [crate::LayerLayout::Classic, crate::LayerLayout::Blocked] {
+            let mut scalable = crate::ScalableBloomFilter::builder(100, 0.01)
+                .layout(layout)
+                .build()
+                .unwrap();
+            for k in keys.clone() {
+                scalable.insert(&k).unwrap();
+            }
+            assert!(scalable.num_layers() > 2);
+            check(&scalable, &format!("scalable, {layout:?} layers"));
+        }
+    }
+
     #[test]
     fn kind_codes_round_trip() {
         for code in 1..=8 {

@@ -863,8 +863,16 @@ mod tests {
             blocked.insert(&k);
             cuckoo.insert(&k).unwrap();
         }
+        let mut sector = crate::SectorBloomFilter::new(1_000, 0.01).unwrap();
+        let mut aging = crate::AgingBloomFilter::new(1_000, 0.01).unwrap();
+        for k in keys.clone() {
+            sector.insert(&k);
+            aging.insert(&k);
+        }
         check(&classic, "classic");
         check(&blocked, "blocked");
+        check(&sector, "sector");
+        check(&aging, "aging");
         assert!(cuckoo.num_filters() > 1);
         check(&cuckoo, "cuckoo");
         for layout in [crate::LayerLayout::Classic, crate::LayerLayout::Blocked] {

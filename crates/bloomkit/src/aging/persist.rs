@@ -5,7 +5,7 @@ use std::io::Read;
 
 use super::{check_generations, total_item_count, AgingBloomFilter, MAX_GENERATIONS};
 use crate::error::{Error, Result};
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist, Run};
 use crate::key::KeyHasher;
 use crate::sizing::{self, LINE_BITS};
 use crate::BlockedBloomFilter;
@@ -100,6 +100,12 @@ impl Persist for AgingBloomFilter {
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
         let counts = self.generations.iter().map(|g| g.len());
         counts.chain(self.generations.iter().flat_map(|g| g.lines().words()))
+    }
+
+    fn payload_runs(&self) -> impl Iterator<Item = Run<'_>> + '_ {
+        let counts = self.generations.iter().map(|g| Run::Word(g.len()));
+        let lines = self.generations.iter().flat_map(|g| g.lines().line_words());
+        counts.chain(lines.map(Run::Words))
     }
 
     fn payload_words_len(&self) -> u64 {

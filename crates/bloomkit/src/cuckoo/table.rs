@@ -471,6 +471,8 @@ impl SubFilter {
         }
     }
 
+    /// [`bucket_count`](Self::bucket_count) for buckets wider than 64 bits, out of line as
+    /// [`find_slot_by_slot`](Self::find_slot_by_slot) is.
     #[inline(never)]
     fn count_slot_by_slot(&self, layout: &Layout, i: u64, fp: u32) -> u32 {
         (0..layout.bucket_size)

@@ -6,7 +6,7 @@ use std::io::Read;
 use super::SectorBloomFilter;
 use crate::bits::LINE_WORDS;
 use crate::error::{Error, Result};
-use crate::format::{self, FilterKind, FormatReader, Header, Persist};
+use crate::format::{self, FilterKind, FormatReader, Header, Persist, Run};
 use crate::key::KeyHasher;
 use crate::sizing::LINE_BITS;
 
@@ -48,6 +48,10 @@ impl Persist for SectorBloomFilter {
 
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
         self.lines.words()
+    }
+
+    fn payload_runs(&self) -> impl Iterator<Item = Run<'_>> + '_ {
+        self.lines.line_words().map(Run::Words)
     }
 
     fn payload_words_len(&self) -> u64 {

@@ -26,6 +26,21 @@ pub(crate) fn has_avx2() -> bool {
     }
 }
 
+/// Whether this CPU has AVX-512F and AVX-512 VPOPCNTDQ (a popcount of each 64-bit lane),
+/// which the ribbon's AVX-512 query needs (`is_x86_feature_detected!` caches its answer).
+#[inline]
+pub(crate) fn has_avx512_popcount() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        false
+    }
+}
+
 /// Whether the AVX2 kernels are in use: the CPU has AVX2 and the portable ones are not
 /// forced.
 #[inline]
@@ -47,6 +62,24 @@ pub(crate) fn avx2_for_test(test: &str) -> bool {
              the AVX2 kernel cannot be checked"
         );
         eprintln!("{test}: no AVX2 here; only the portable kernel was checked");
+    }
+    available
+}
+
+/// [`avx2_for_test`] for the AVX-512 kernels: fails when this CPU lacks AVX2, AVX-512F or
+/// AVX-512 VPOPCNTDQ but the run expects them (`BLOOMKIT_REQUIRE_AVX512`, which CI sets
+/// where the CPU reports them), so a kernel the CPU could run is never left unchecked.
+/// Returns whether the AVX-512 kernel can be run.
+#[cfg(test)]
+pub(crate) fn avx512_for_test(test: &str) -> bool {
+    let available = has_avx2() && has_avx512_popcount();
+    if !available {
+        assert!(
+            std::env::var_os("BLOOMKIT_REQUIRE_AVX512").is_none(),
+            "{test}: BLOOMKIT_REQUIRE_AVX512 is set but this CPU (or build) lacks AVX2, \
+             AVX-512F or AVX-512 VPOPCNTDQ, so the AVX-512 kernel cannot be checked"
+        );
+        eprintln!("{test}: no AVX-512 popcount here; the AVX-512 kernel was not checked");
     }
     available
 }

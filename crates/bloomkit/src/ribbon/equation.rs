@@ -119,19 +119,26 @@ pub(super) fn evaluate(solution: &[u64], result_bits: u32, eq: &Equation) -> u32
     evaluate_with(Kernel::detect(), solution, result_bits, eq)
 }
 
-/// Which kernel [`evaluate_with`] uses: AVX2 or portable, chosen once, when a filter is made,
-/// so that a query does not look up the CPU's features (about a tenth of its instructions).
+/// Which kernel [`evaluate_with`] and the layout-2 query use: AVX2 or portable, and for
+/// layout 2 at r ≤ 8 AVX-512 where the CPU has it; chosen once, when a filter is made, so
+/// that a query does not look up the CPU's features (about a tenth of its instructions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Kernel {
     /// True only if this CPU has AVX2: the field is private, and only [`Kernel::detect`]
     /// sets it. The AVX2 kernel's safety rests on this.
     avx2: bool,
+    /// True only if `avx2` is and this CPU also has AVX-512F and AVX-512 VPOPCNTDQ (the
+    /// 64-bit popcount of a whole register): set, like `avx2`, only by [`Kernel::detect`].
+    avx512: bool,
 }
 
 impl Kernel {
     /// The portable kernel, on any machine.
     #[cfg(test)]
-    pub(super) const PORTABLE: Kernel = Kernel { avx2: false };
+    pub(super) const PORTABLE: Kernel = Kernel {
+        avx2: false,
+        avx512: false,
+    };
 
     /// Whether this is the AVX2 kernel: true only on a CPU that has AVX2 (or in a test that
     /// checked). The layout-2 query's choice of code rests on it (compiled only where the
@@ -141,16 +148,37 @@ impl Kernel {
         self.avx2
     }
 
-    /// The AVX2 kernel, for tests that compare the two: only for a filter queried on a CPU
-    /// that has AVX2, which such a test checks first (`cpu::avx2_for_test`).
-    #[cfg(test)]
-    pub(super) const AVX2: Kernel = Kernel { avx2: true };
+    /// Whether the layout-2 query may use its AVX-512 kernel: true only on a CPU that has
+    /// AVX2, AVX-512F and AVX-512 VPOPCNTDQ (or in a test that checked).
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    pub(super) fn avx512(self) -> bool {
+        self.avx512
+    }
 
-    /// The AVX2 kernel where this CPU has it (and `use_portable_kernel` is off), the
-    /// portable one elsewhere.
+    /// The AVX2 kernel without AVX-512, for tests that compare the kernels: only for a
+    /// filter queried on a CPU that has AVX2, which such a test checks first
+    /// (`cpu::avx2_for_test`).
+    #[cfg(test)]
+    pub(super) const AVX2: Kernel = Kernel {
+        avx2: true,
+        avx512: false,
+    };
+
+    /// The AVX-512 kernel where layout 2 can use it, for tests: only on a CPU that has it,
+    /// which such a test checks first (`cpu::avx512_for_test`).
+    #[cfg(test)]
+    pub(super) const AVX512: Kernel = Kernel {
+        avx2: true,
+        avx512: true,
+    };
+
+    /// The fastest kernels this CPU has (unless `use_portable_kernel` is on), the portable
+    /// ones elsewhere.
     pub(super) fn detect() -> Self {
+        let avx2 = crate::cpu::avx2_in_use();
         Kernel {
-            avx2: crate::cpu::avx2_in_use(),
+            avx2,
+            avx512: avx2 && crate::cpu::has_avx512_popcount(),
         }
     }
 }
@@ -164,7 +192,8 @@ impl Kernel {
 /// blocks at most, so the answer is, for each result bit, the parity of three ANDed words:
 /// a few adjacent cache lines, with no branch on the coefficients. Three kernels compute it
 /// (tests check they agree): an AVX2 one where the CPU has it, a portable one, and a
-/// word-by-word one for the filter's last blocks.
+/// word-by-word one for the filter's last blocks; layout 2 also has an AVX-512 one for
+/// r ≤ 8 ([`avx512`]).
 ///
 /// `solution` must hold at least one block of `result_bits` words, and `eq` must come from a
 /// [`Shape`] of the same size. `kernel` is chosen once per filter ([`Kernel::detect`]).
@@ -484,6 +513,55 @@ pub(super) mod avx2 {
     }
 }
 
+/// The layout-2 query kernel for r ≤ 8 in AVX-512 registers: each block's words in one
+/// 512-bit register, so the three blocks take three loads, one AND and two three-input
+/// logic instructions (`vpternlogq`: `x ^ (y & c)` in one), then one popcount of all eight
+/// words (`vpopcntq`) and one test of their low bits: about a third of the AVX2 kernel's
+/// instructions, which has no popcount and folds each word's parity by hand.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[allow(unsafe_code)]
+pub(super) mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::{group_words, Shifted};
+
+    /// [`super::vanishes_inside`] for r ≤ 8: whether all `r` parities are even.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX-512F and AVX-512 VPOPCNTDQ; r is from 1 to 8, and `words`
+    /// holds at least `2·r + group_words(r)` (that is `2·r + 8`) words.
+    #[target_feature(enable = "avx512f,avx512vpopcntdq")]
+    #[inline]
+    pub(in crate::ribbon) unsafe fn vanishes_one_group(
+        words: &[u64],
+        r: usize,
+        row: &Shifted,
+    ) -> bool {
+        debug_assert!((1..=8).contains(&r) && words.len() >= 2 * r + group_words(r));
+        let p = words.as_ptr();
+        // SAFETY: each load reads eight words, the last ending at word `2·r + 8`, within
+        // the `2·r + group_words(r)` words our caller guarantees; unaligned loads have no
+        // alignment requirement. Words past a block's r belong to the next block or to
+        // the spare words after the last: read, then masked out of the test below.
+        let (a, b, d) = unsafe {
+            (
+                _mm512_loadu_si512(p.cast()),
+                _mm512_loadu_si512(p.add(r).cast()),
+                _mm512_loadu_si512(p.add(2 * r).cast()),
+            )
+        };
+        // (a & c0) ^ (b & c1) ^ (d & c2), word by word: 0x78 is the truth table of
+        // `x ^ (y & z)` for (x, y, z) = (first, second, third) operand.
+        let x = _mm512_and_si512(a, _mm512_set1_epi64(row.c0 as i64));
+        let x = _mm512_ternarylogic_epi64::<0x78>(x, b, _mm512_set1_epi64(row.c1 as i64));
+        let x = _mm512_ternarylogic_epi64::<0x78>(x, d, _mm512_set1_epi64(row.c2 as i64));
+        // Odd popcounts among the first r words: the key is absent.
+        let lanes = (0xffu32 >> (8 - r)) as __mmask8;
+        _mm512_mask_test_epi64_mask(lanes, _mm512_popcnt_epi64(x), _mm512_set1_epi64(1)) == 0
+    }
+}
+
 /// The kernel for the last blocks, where the words read would run past the end:
 /// word by word, clamping block indices into the solution.
 pub(super) fn evaluate_clamped(solution: &[u64], r: usize, block: usize, row: &Shifted) -> u32 {
@@ -591,6 +669,7 @@ mod tests {
             fmix64(state)
         };
         let avx2 = crate::cpu::avx2_for_test("ribbon kernels_agree");
+        let avx512 = crate::cpu::avx512_for_test("ribbon kernels_agree");
         let (mut checked, mut zeros) = (0u64, 0u64);
         for r in 1..=MAX_RESULT_BITS as usize {
             let num_blocks = 8usize;
@@ -636,6 +715,14 @@ mod tests {
                             assert_eq!(one, want == 0, "r={r} {eq:?}");
                         }
                     }
+                    #[cfg(all(target_arch = "x86_64", not(miri)))]
+                    if avx512 && r <= 8 {
+                        // SAFETY: the CPU has AVX-512F and VPOPCNTDQ (checked above), r is
+                        // at most 8 and `words` holds `span` words.
+                        #[allow(unsafe_code)]
+                        let one = unsafe { avx512::vanishes_one_group(words, r, &row) };
+                        assert_eq!(one, want == 0, "r={r} {eq:?}");
+                    }
                     zeros += u64::from(want == 0);
                     checked += 1;
                 }
@@ -646,6 +733,9 @@ mod tests {
         // mostly at small r; `kernels_answer_alike` checks many more, the rows of built keys)
         // and rows that do not.
         assert!(zeros > 50, "{zeros}");
-        eprintln!("ribbon kernels agree on {checked} rows (AVX2 kernel checked: {avx2})");
+        eprintln!(
+            "ribbon kernels agree on {checked} rows (AVX2 kernel checked: {avx2}, AVX-512: \
+             {avx512})"
+        );
     }
 }

@@ -123,7 +123,8 @@ impl Shards {
 /// [`crate::RibbonFilter::contains_hash`].
 #[derive(Clone, Copy)]
 pub(super) struct Probe {
-    /// The query. An AVX2 one only if this CPU has AVX2 and BMI2, and the one-group one only
+    /// The query. An AVX2 one only if this CPU has AVX2 and BMI2, an AVX-512 one only if
+    /// `Kernel::avx512` also says it has AVX-512F and VPOPCNTDQ, and a one-group one only
     /// for r ≤ 8: the field is private, and only [`Probe::new`] sets it.
     contains: unsafe fn(&Shards, &[u64], u32, u64) -> bool,
     /// The result bits `contains` was chosen for.
@@ -143,7 +144,9 @@ impl Probe {
     pub(super) fn new(kernel: Kernel, result_bits: u32) -> Self {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         if kernel.avx2() && std::arch::is_x86_feature_detected!("bmi2") {
-            let contains = if result_bits <= 8 {
+            let contains = if result_bits <= 8 && kernel.avx512() {
+                avx512_query(result_bits)
+            } else if result_bits <= 8 {
                 avx2::contains_one_group
             } else {
                 avx2::contains_groups
@@ -165,14 +168,30 @@ impl Probe {
     /// result bits are this probe's).
     #[inline]
     pub(super) fn contains(&self, shards: &Shards, solution: &[u64], hash: u64) -> bool {
-        // SAFETY: `contains` is an AVX2 query only on a CPU with AVX2 and BMI2, and the
-        // one-group one only for r ≤ 8 (only `Probe::new` sets it, and it checks); the result bits
-        // are the ones it was chosen for. The queries check the solution's length
-        // themselves.
+        // SAFETY: `contains` is an AVX2 query only on a CPU with AVX2 and BMI2, an AVX-512
+        // one only on a CPU that also has AVX-512F and VPOPCNTDQ, and a one-group one only
+        // for r ≤ 8 (only `Probe::new` sets it, and it checks); the result bits are the ones
+        // it was chosen for. The queries check the solution's length themselves.
         #[allow(unsafe_code)]
         unsafe {
             (self.contains)(shards, solution, self.result_bits, hash)
         }
+    }
+}
+
+/// The AVX-512 query for `result_bits` (1 to 8).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[allow(clippy::type_complexity)]
+fn avx512_query(result_bits: u32) -> unsafe fn(&Shards, &[u64], u32, u64) -> bool {
+    match result_bits {
+        1 => avx2::contains_one_group_avx512::<1>,
+        2 => avx2::contains_one_group_avx512::<2>,
+        3 => avx2::contains_one_group_avx512::<3>,
+        4 => avx2::contains_one_group_avx512::<4>,
+        5 => avx2::contains_one_group_avx512::<5>,
+        6 => avx2::contains_one_group_avx512::<6>,
+        7 => avx2::contains_one_group_avx512::<7>,
+        _ => avx2::contains_one_group_avx512::<8>,
     }
 }
 
@@ -222,7 +241,7 @@ fn contains_portable(shards: &Shards, solution: &[u64], result_bits: u32, hash: 
 #[allow(unsafe_code)]
 mod avx2 {
     use super::super::equation::avx2::{vanishes_inside, vanishes_one_group};
-    use super::super::equation::group_words;
+    use super::super::equation::{avx512, group_words};
     use super::{contains_with, Shards};
 
     /// The query for r ≤ 8: one group of eight words per block.
@@ -242,6 +261,28 @@ mod avx2 {
             // SAFETY: the CPU has AVX2 and r ≤ 8, as our caller guarantees; `contains_with`
             // hands over `2·r + group_words(r)` words.
             unsafe { vanishes_one_group(words, r, row) }
+        })
+    }
+
+    /// [`contains_one_group`] with the AVX-512 kernel, compiled for `R` result bits so
+    /// that the block's offset and the lanes tested are constants.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2, BMI2, AVX-512F and AVX-512 VPOPCNTDQ; `R` is from 1 to 8
+    /// and `result_bits` is `R`.
+    #[target_feature(enable = "avx2,bmi2,avx512f,avx512vpopcntdq")]
+    pub(super) unsafe fn contains_one_group_avx512<const R: u32>(
+        shards: &Shards,
+        solution: &[u64],
+        result_bits: u32,
+        hash: u64,
+    ) -> bool {
+        debug_assert_eq!(result_bits, R);
+        contains_with(shards, solution, R, 8, hash, |words, r, row| {
+            // SAFETY: the CPU has AVX-512F and VPOPCNTDQ and r ≤ 8, as our caller
+            // guarantees; `contains_with` hands over `2·r + group_words(r)` words.
+            unsafe { avx512::vanishes_one_group(words, r, row) }
         })
     }
 

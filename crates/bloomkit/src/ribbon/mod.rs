@@ -728,8 +728,8 @@ impl RibbonFilter {
 
 impl RibbonFilter {
     /// The filter with its query kernel set directly, not through the process-wide switch
-    /// that benchmarks flip: for tests that compare the kernels. The AVX2 one only where
-    /// this CPU has it (`cpu::avx2_for_test`).
+    /// that benchmarks flip: for tests that compare the kernels. The AVX2 and AVX-512 ones
+    /// only where this CPU has them (`cpu::avx2_for_test`, `cpu::avx512_for_test`).
     #[cfg(test)]
     fn with_kernel(mut self, kernel: Kernel) -> Self {
         self.kernel = kernel;
@@ -834,17 +834,23 @@ mod tests {
             ]
             .map(|c| (l, c))
         }) {
-            let mut f = build_in(layout, &hashes(n), p);
-            // Each kernel set directly: the AVX2 one where this CPU has it.
-            if crate::cpu::avx2_for_test("kernels_answer_alike") {
-                f = f.with_kernel(Kernel::AVX2);
-            }
+            let f = build_in(layout, &hashes(n), p);
+            // Each kernel set directly: AVX2 and AVX-512 where this CPU has them.
             let portable = f.clone().with_kernel(Kernel::PORTABLE);
+            let mut others = Vec::new();
+            if crate::cpu::avx2_for_test("kernels_answer_alike") {
+                others.push(f.clone().with_kernel(Kernel::AVX2));
+            }
+            if crate::cpu::avx512_for_test("kernels_answer_alike") {
+                others.push(f.clone().with_kernel(Kernel::AVX512));
+            }
             let probes = (0..100_000u64).map(|i| crate::hash(&(i + n / 2)));
             let mut hits = 0u64;
             for h in probes {
-                let answer = f.contains_hash(h);
-                assert_eq!(answer, portable.contains_hash(h), "{layout:?} n={n} p={p}");
+                let answer = portable.contains_hash(h);
+                for other in &others {
+                    assert_eq!(other.contains_hash(h), answer, "{layout:?} n={n} p={p}");
+                }
                 hits += u64::from(answer);
             }
             assert!(hits >= n / 2, "{layout:?} n={n} p={p} {hits}");

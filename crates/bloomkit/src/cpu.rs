@@ -26,6 +26,20 @@ pub(crate) fn has_avx2() -> bool {
     }
 }
 
+/// Whether this CPU has AVX-512F, which the sector filter's AVX-512 kernels need
+/// (`is_x86_feature_detected!` caches its answer).
+#[inline]
+pub(crate) fn has_avx512f() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        false
+    }
+}
+
 /// Whether this CPU has AVX-512F and AVX-512 VPOPCNTDQ (a popcount of each 64-bit lane),
 /// which the ribbon's AVX-512 query needs (`is_x86_feature_detected!` caches its answer).
 #[inline]
@@ -66,8 +80,9 @@ pub(crate) fn avx2_for_test(test: &str) -> bool {
     available
 }
 
-/// [`avx2_for_test`] for the AVX-512 kernels: fails when this CPU lacks AVX2, AVX-512F or
-/// AVX-512 VPOPCNTDQ but the run expects them (`BLOOMKIT_REQUIRE_AVX512`, which CI sets
+/// [`avx2_for_test`] for the AVX-512 kernels (the sector filter's need AVX-512F, the
+/// ribbon's also VPOPCNTDQ; the test asks for both): fails when this CPU lacks AVX2,
+/// AVX-512F or AVX-512 VPOPCNTDQ but the run expects them (`BLOOMKIT_REQUIRE_AVX512`, which CI sets
 /// where the CPU reports them), so a kernel the CPU could run is never left unchecked.
 /// Returns whether the AVX-512 kernel can be run.
 #[cfg(test)]

@@ -71,7 +71,7 @@
 //!   [`ScalableBloomFilter`] (`scalable/`), [`CuckooFilter`] (`cuckoo/`),
 //!   [`RibbonFilter`] (`ribbon/`), [`BinaryFuseFilter`] (`fuse/`),
 //!   [`AgingBloomFilter`] (`aging/`), [`SectorBloomFilter`] (`sector/`: `layout.rs`, its
-//!   bits; `kernel.rs` and `avx2.rs`, its kernels; it borrows the blocked line choice and
+//!   bits; `kernel.rs`, `avx2.rs` and `avx512.rs`, its kernels; it borrows the blocked line choice and
 //!   batched walk). The blocked layout, which the atomic, scalable and
 //!   aging filters also use, keeps its pieces apart: `blocked/probe.rs` (which line, which
 //!   bits; the portable query and insert), `blocked/kernel.rs` (the dispatch to the portable

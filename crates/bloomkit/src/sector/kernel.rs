@@ -1,31 +1,41 @@
-//! The sectored filters' insert and query kernels: AVX2 where the CPU has it, portable
-//! elsewhere, chosen once per filter ([`Kernel::detect`]) so a call costs no feature check.
+//! The sectored filters' insert and query kernels: AVX-512 or AVX2 where the CPU has it,
+//! portable elsewhere, chosen once per filter ([`Kernel::detect`]) so a call costs no feature
+//! check.
 
 use super::layout;
 use crate::bits::Line;
 
-/// Which kernel a filter runs. Both set and test the same bits (tests check they agree).
+/// Which kernel a filter runs. All set and test the same bits (tests check they agree).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Kernel {
     /// The CPU has AVX2 and the portable kernels were not forced when the filter was made
     /// (always false, and never read, where the AVX2 kernels are not compiled).
     #[cfg_attr(not(all(target_arch = "x86_64", not(miri))), allow(dead_code))]
     avx2: bool,
+    /// `avx2` is set and the CPU also has AVX-512F: the kernels use one 512-bit register
+    /// for the line (always false where they are not compiled).
+    #[cfg_attr(not(all(target_arch = "x86_64", not(miri))), allow(dead_code))]
+    avx512: bool,
 }
 
 impl Kernel {
-    /// The kernel for this CPU: AVX2 where it has it and a benchmark has not forced the
-    /// portable one.
+    /// The kernel for this CPU: AVX-512 or AVX2 where it has them and a benchmark has not
+    /// forced the portable one.
     pub(crate) fn detect() -> Self {
+        let avx2 = cfg!(all(target_arch = "x86_64", not(miri))) && crate::cpu::avx2_in_use();
         Kernel {
-            avx2: cfg!(all(target_arch = "x86_64", not(miri))) && crate::cpu::avx2_in_use(),
+            avx2,
+            avx512: avx2 && crate::cpu::has_avx512f(),
         }
     }
 
     /// The portable kernel, whatever the CPU.
     #[cfg(test)]
     pub(crate) fn portable() -> Self {
-        Kernel { avx2: false }
+        Kernel {
+            avx2: false,
+            avx512: false,
+        }
     }
 
     /// Sets the bits of `hash` in `line`; returns whether any bit was new.
@@ -37,6 +47,12 @@ impl Kernel {
     pub(crate) fn insert(self, line: &mut Line, hash: u64, per_word: u32) -> bool {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         {
+            if self.avx512 {
+                // SAFETY: `avx512` is true only when `detect` found AVX-512F on this CPU
+                // (or a test checked), the kernel's only requirement.
+                #[allow(unsafe_code)]
+                return unsafe { super::avx512::insert(line, hash, per_word) };
+            }
             if self.avx2 {
                 // SAFETY: `avx2` is true only when `detect` found AVX2 on this CPU, the
                 // kernel's only requirement.
@@ -54,6 +70,11 @@ impl Kernel {
     pub(crate) fn probes_set(self, line: &Line, hash: u64, per_word: u32) -> bool {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         {
+            if self.avx512 {
+                // SAFETY: as in `insert`.
+                #[allow(unsafe_code)]
+                return unsafe { super::avx512::probes_set(line, hash, per_word) };
+            }
             if self.avx2 {
                 // SAFETY: as in `insert`.
                 #[allow(unsafe_code)]
@@ -88,7 +109,18 @@ mod tests {
 
     /// The AVX2 kernel itself (not a filter's choice): `None` where it cannot run.
     fn avx2() -> Option<Kernel> {
-        crate::cpu::avx2_for_test("sector kernels").then_some(Kernel { avx2: true })
+        crate::cpu::avx2_for_test("sector kernels").then_some(Kernel {
+            avx2: true,
+            avx512: false,
+        })
+    }
+
+    /// The AVX-512 kernel itself: `None` where it cannot run.
+    fn avx512() -> Option<Kernel> {
+        crate::cpu::avx512_for_test("sector kernels").then_some(Kernel {
+            avx2: true,
+            avx512: true,
+        })
     }
 
     /// Both kernels set the same bits, report a change the same way, and answer queries the
@@ -96,7 +128,7 @@ mod tests {
     #[test]
     fn kernels_agree() {
         let mut next = splitmix(0x5ec7_0a11_0000_0001);
-        let fast = avx2();
+        let fast: Vec<Kernel> = [avx2(), avx512()].into_iter().flatten().collect();
         let (mut checked, mut unchanged, mut present) = (0u64, 0u64, 0u64);
         for density in [0u32, 1, 2, 3, 4, 8] {
             for _ in 0..100 {
@@ -112,7 +144,7 @@ mod tests {
                         for ((got, was), m) in portable.0.iter().zip(start.0).zip(mask) {
                             assert_eq!(*got, was | m);
                         }
-                        if let Some(k) = fast {
+                        for k in &fast {
                             assert_eq!(k.probes_set(&start, hash, per_word), answer);
                             let mut direct = start;
                             assert_eq!(k.insert(&mut direct, hash, per_word), changed);
@@ -130,16 +162,13 @@ mod tests {
             "{unchanged} of {checked}"
         );
         assert_eq!(unchanged, present);
-        eprintln!(
-            "sector kernels agree on {checked} keys (AVX2 checked: {})",
-            fast.is_some()
-        );
+        eprintln!("sector kernels agree on {checked} keys (checked: {fast:?})");
     }
 
     /// A line holding exactly a key's bits answers yes; clearing any one of them, no.
     #[test]
     fn each_bit_matters() {
-        let kernels = [Some(Kernel::portable()), avx2()];
+        let kernels = [Some(Kernel::portable()), avx2(), avx512()];
         for hash in [1u64, 0xdead_beef, u64::MAX, 0x0123_4567_89ab_cdef] {
             for per_word in [1, 2, 5, MAX_PER_WORD] {
                 let line = Line(layout::line_mask(hash, per_word));

@@ -2,12 +2,15 @@
 //! eight 64-bit words.
 //!
 //! This file has the type and its operations. The layout (which line, which bits) is in
-//! `layout.rs`, the insert and query kernels in `kernel.rs` (portable, or `avx2.rs` where the
-//! CPU has it), the file format in `persist.rs`. Calls go one way: this file → `kernel` →
-//! `layout`/`avx2`; the line's choice and the batched walk are the blocked layout's.
+//! `layout.rs`, the insert and query kernels in `kernel.rs` (portable, or `avx2.rs` or
+//! `avx512.rs` where the CPU has it), the file format in `persist.rs`. Calls go one way: this
+//! file → `kernel` → `layout`/`avx2`/`avx512`; the line's choice and the batched walk are the
+//! blocked layout's.
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod avx2;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod avx512;
 mod builder;
 mod kernel;
 pub(crate) mod layout;

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// kernels on AVX2 machines.
 static FORCE_PORTABLE: AtomicBool = AtomicBool::new(false);
 
-/// Makes the blocked filters' kernels, and ribbon filters made while it is set, use their
-/// portable code even where AVX2 is available. Both give the same answers.
+/// Makes the blocked filters' kernels, and sector and ribbon filters made while it is set,
+/// use their portable code even where AVX2 or AVX-512 is available. All give the same
+/// answers.
 pub(crate) fn set_force_portable(portable: bool) {
     FORCE_PORTABLE.store(portable, Ordering::Relaxed);
 }
@@ -26,22 +27,11 @@ pub(crate) fn has_avx2() -> bool {
     }
 }
 
-/// Whether this CPU has AVX-512F, which the sector filter's AVX-512 kernels need
-/// (`is_x86_feature_detected!` caches its answer).
-#[inline]
-pub(crate) fn has_avx512f() -> bool {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    {
-        false
-    }
-}
-
-/// Whether this CPU has AVX-512F and AVX-512 VPOPCNTDQ (a popcount of each 64-bit lane),
-/// which the ribbon's AVX-512 query needs (`is_x86_feature_detected!` caches its answer).
+/// Whether this CPU has the AVX-512 the kernels use: AVX-512F and AVX-512 VPOPCNTDQ (a
+/// popcount of each 64-bit lane, which the ribbon's query needs), that is Intel from Ice Lake
+/// and AMD from Zen 4 on (`is_x86_feature_detected!` caches its answer). Asking for both
+/// also leaves out the first AVX-512 Xeons (Skylake-SP, Cascade Lake), whose clock slows
+/// for a while after 512-bit work.
 #[inline]
 pub(crate) fn has_avx512_popcount() -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -80,9 +70,9 @@ pub(crate) fn avx2_for_test(test: &str) -> bool {
     available
 }
 
-/// [`avx2_for_test`] for the AVX-512 kernels (the sector filter's need AVX-512F, the
-/// ribbon's also VPOPCNTDQ; the test asks for both): fails when this CPU lacks AVX2,
-/// AVX-512F or AVX-512 VPOPCNTDQ but the run expects them (`BLOOMKIT_REQUIRE_AVX512`, which CI sets
+/// [`avx2_for_test`] for the AVX-512 kernels (the sector filter's and the ribbon's, chosen
+/// where [`has_avx512_popcount`] and AVX2 are): fails when this CPU lacks AVX2, AVX-512F or
+/// AVX-512 VPOPCNTDQ but the run expects them (`BLOOMKIT_REQUIRE_AVX512`, which CI sets
 /// where the CPU reports them), so a kernel the CPU could run is never left unchecked.
 /// Returns whether the AVX-512 kernel can be run.
 #[cfg(test)]

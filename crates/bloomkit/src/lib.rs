@@ -264,7 +264,8 @@ pub fn query_kernel() -> &'static str {
 
 /// Makes the blocked filters use the portable query kernel even where AVX2 is available
 /// (`true`), or go back to the best one (`false`): for benchmarks that compare the two, and
-/// for checking a result on the portable path. It affects the whole process.
+/// for checking a result on the portable path. It affects the whole process, and also the
+/// sector and ribbon filters made while it is set (their AVX2 and AVX-512 kernels).
 pub fn use_portable_kernel(portable: bool) {
     cpu::set_force_portable(portable);
 }

@@ -672,7 +672,8 @@ mod tests {
         let avx512 = crate::cpu::avx512_for_test("ribbon kernels_agree");
         let (mut checked, mut zeros) = (0u64, 0u64);
         for r in 1..=MAX_RESULT_BITS as usize {
-            let num_blocks = 8usize;
+            // 16 blocks: r = 1 needs 2·r + 8 = 10 words away from the end.
+            let num_blocks = 16usize;
             let solution: Vec<u64> = (0..num_blocks * r).map(|_| next()).collect();
             let num_slots = (num_blocks * 64) as u64;
             for _ in 0..300 {

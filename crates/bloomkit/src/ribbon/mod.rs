@@ -97,7 +97,8 @@ use self::shard_build::ShardPlan;
 /// * **Interleaved storage** (RocksDB's "interleaved solution storage"): slots in blocks of
 ///   64, each block r words, word j holding bit j of the block's 64 values. A query reads r
 ///   words from each of at most three adjacent blocks and takes r parities (eight at a time
-///   in AVX2 registers where the CPU has them); no loop over the 128 coefficients. No remix
+///   in AVX2 registers where the CPU has them, all eight words of a block in one AVX-512
+///   register for r ≤ 8 in layout 2); no loop over the 128 coefficients. No remix
 ///   of the hash: the start comes from its high bits, the coefficients from its low bits.
 /// * **Build memory**: the keys' hashes (8 bytes each, unless built from hashes), and beside
 ///   them and the filter at most 2.7 bytes a key (a third of the hashes at a time, grouped by
@@ -817,16 +818,23 @@ mod tests {
         }))
     }
 
-    /// A filter answers alike with either query kernel (AVX2 where the CPU has it), for keys
-    /// in it and not, at rates whose r takes the AVX2 kernel's single group, several groups
-    /// and one partial group, in filters large and small (where more rows reach the end), in
-    /// both layouts.
+    /// A filter answers alike with every query kernel (AVX2 and AVX-512 where the CPU has
+    /// them), for keys in it and not, at rates whose r takes the AVX2 kernel's single group
+    /// (every r the AVX-512 kernel masks differently: 1 to 8), several groups and one
+    /// partial group, in filters large and small (where more rows reach the end), in both
+    /// layouts.
     #[test]
     fn kernels_answer_alike() {
         for (layout, (n, p)) in LAYOUTS.into_iter().flat_map(|l| {
             [
                 (10_000u64, 0.01),
                 (3_000, 0.5),
+                (3_000, 0.25),
+                (3_000, 0.125),
+                (3_000, 0.06),
+                (3_000, 0.03),
+                (3_000, 0.015),
+                (3_000, 0.004),
                 (2_000, 1e-3),
                 (1_000, 1e-7),
                 (500, 3e-10),

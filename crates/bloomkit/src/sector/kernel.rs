@@ -12,8 +12,9 @@ pub(crate) struct Kernel {
     /// (always false, and never read, where the AVX2 kernels are not compiled).
     #[cfg_attr(not(all(target_arch = "x86_64", not(miri))), allow(dead_code))]
     avx2: bool,
-    /// `avx2` is set and the CPU also has AVX-512F: the kernels use one 512-bit register
-    /// for the line (always false where they are not compiled).
+    /// `avx2` is set and the CPU also has the AVX-512 the kernels use
+    /// (`cpu::has_avx512_popcount`; these need only AVX-512F): one 512-bit register for the
+    /// line (always false where they are not compiled).
     #[cfg_attr(not(all(target_arch = "x86_64", not(miri))), allow(dead_code))]
     avx512: bool,
 }
@@ -25,7 +26,7 @@ impl Kernel {
         let avx2 = cfg!(all(target_arch = "x86_64", not(miri))) && crate::cpu::avx2_in_use();
         Kernel {
             avx2,
-            avx512: avx2 && crate::cpu::has_avx512f(),
+            avx512: avx2 && crate::cpu::has_avx512_popcount(),
         }
     }
 
@@ -48,8 +49,8 @@ impl Kernel {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         {
             if self.avx512 {
-                // SAFETY: `avx512` is true only when `detect` found AVX-512F on this CPU
-                // (or a test checked), the kernel's only requirement.
+                // SAFETY: `avx512` is true only when `detect` found AVX-512F (and more) on
+                // this CPU, or a test checked, the kernel's only requirement.
                 #[allow(unsafe_code)]
                 return unsafe { super::avx512::insert(line, hash, per_word) };
             }

@@ -150,7 +150,17 @@ pub(crate) fn one_added<'c>(
     let reply = match result {
         Ok(new) => {
             if new {
-                log.push(Record::Items { name, key, items });
+                let record = Record::Items { name, key, items };
+                // The common case, a key that existed, logs nothing before: the record
+                // becomes the log's inline buffer where it is made. `push` is out of line
+                // and read the record back with wider loads than the stores that had just
+                // written it, a stall on forwarding them (1.4% of a pipelined `CF.ADD`'s
+                // time inside Redis, by perf's clock samples).
+                if log.is_empty() {
+                    log = Log::from_buf([record]);
+                } else {
+                    log.push(record);
+                }
             }
             Reply::Bool(new)
         }

@@ -28,6 +28,7 @@ use bloomkit_commands::table::{FilterSpec, NameKey, FILTER_COMMANDS};
 use bloomkit_commands::{
     with_args, Access, Args, Ctx, FilterCommand, Protocol, Record, Reply, Value,
 };
+use redis_module::native_types::RedisType;
 use redis_module::{raw, Context, ContextFlags, RedisString};
 
 use crate::budget::ModuleBudget;
@@ -245,27 +246,25 @@ fn write(
     // with wider loads than the stores that had just written it, a stall on forwarding
     // them (1.1% of a pipelined `CF.ADD`'s time inside Redis, by perf's clock samples).
     let mut own = None;
-    let mut foreign_key = false;
-    let (slot, held) = match key.held() {
-        Held::Ours(slot, ty) => (slot, Some(ty)),
-        Held::Missing => (&mut own, None),
-        // A key of another kind is never changed: every command refuses it.
+    let (slot, before) = match key.held() {
+        Held::Ours(slot, ty) => (slot, Before::Ours(ty)),
+        Held::Missing => (&mut own, Before::Missing),
         Held::Foreign => {
             own = Some(foreign(command).clone());
-            foreign_key = true;
-            (&mut own, None)
+            (&mut own, Before::Foreign)
         }
     };
     let outcome = command.write(slot, cctx);
     let mut delete = false;
     let mut create = None;
-    match (held, slot) {
-        (Some(ty), Some(value)) if std::ptr::eq(type_of(value), ty) => {}
+    match (before, slot) {
+        (Before::Ours(ty), Some(value)) if std::ptr::eq(type_of(value), ty) => {}
         // A value of the other family under the same key: stored as a new key.
-        (Some(_), slot @ Some(_)) => (delete, create) = (true, slot.take()),
-        (Some(_), None) => delete = true,
-        (None, slot) if !foreign_key => create = slot.take(),
-        (None, _) => {}
+        (Before::Ours(_), slot @ Some(_)) => (delete, create) = (true, slot.take()),
+        (Before::Ours(_), None) => delete = true,
+        (Before::Missing, slot) => create = slot.take(),
+        // A key of another kind is never changed: every command refuses it.
+        (Before::Foreign, _) => {}
     }
     if delete {
         key.delete();
@@ -285,6 +284,17 @@ fn write(
         }
     }
     send(ctx, &outcome.reply, protocol);
+}
+
+/// What a key held before a write command, once its slot is lent to the command: [`Held`]
+/// without the slot.
+enum Before {
+    /// One of this module's values, of this type.
+    Ours(&'static RedisType),
+    /// No such key.
+    Missing,
+    /// A key of another kind.
+    Foreign,
 }
 
 /// Whether the command as the client sent it (`args`, of `row`) replays exactly as its

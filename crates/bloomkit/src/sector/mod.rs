@@ -46,11 +46,11 @@ pub(crate) fn bits_per_word(num_hashes: u32) -> Result<u32> {
 ///
 /// The fastest filter to insert into: with the same number of bits in every word, a key's
 /// whole 512-bit mask is built in registers from one multiply (eight probe values at once
-/// with AVX2 or AVX-512) and ORed into the line, with no loop over probes. A query is the same mask
-/// and one test. The price is accuracy per bit: eight probes, one per word, are a little
-/// less even than the blocked filter's six anywhere in the line, so at 1% it needs about
-/// 10.1 bits per key where [`crate::BlockedBloomFilter`] needs 9.93 (and a classic filter
-/// 9.59). [`new`](Self::new) sizes it for its achieved rate
+/// with AVX2 or AVX-512) and ORed into the line, with no loop over probes. A query is the
+/// same mask and one test. The price is accuracy per bit: eight probes, one per word, are a
+/// little less even than the blocked filter's six anywhere in the line, so at 1% it needs
+/// about 10.1 bits per key where [`crate::BlockedBloomFilter`] needs 9.93 (and a classic
+/// filter 9.59). [`new`](Self::new) sizes it for its achieved rate
 /// ([`sizing::sector_fp_rate`]), choosing how many bits per word (8 probes per key at 1%,
 /// 16 from about 0.05% down).
 ///

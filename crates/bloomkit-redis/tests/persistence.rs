@@ -249,3 +249,86 @@ fn a_damaged_rdb_stops_loading_with_a_reason() {
         );
     }
 }
+
+/// `tests/data/bf-classic-v1/`, written by the module whose classic layers had only the first
+/// probe derivation (`scripts/make_bf_fixtures.py`): its file `name`.
+fn classic_v1(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/bf-classic-v1")
+        .join(name)
+}
+
+/// Checks every item `{key}0` to `{key}19999` of the fixture's seven keys against its
+/// `answers` (the items that answered "maybe"; every other one answered "no").
+fn check_classic_v1_answers(c: &mut Conn, what: &str) {
+    let text = std::fs::read_to_string(classic_v1("answers")).expect("the answers");
+    let mut maybe = std::collections::BTreeMap::<&str, std::collections::HashSet<&str>>::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (key, item) = line.split_once('\t').expect("key<TAB>item");
+        maybe.entry(key).or_default().insert(item);
+    }
+    assert_eq!(maybe.len(), 7);
+    for (key, maybe) in &maybe {
+        let items: Vec<String> = (0..20_000).map(|i| format!("{key}{i}")).collect();
+        let mut args = vec!["BF.MEXISTS".to_string(), key.to_string()];
+        args.extend(items.iter().cloned());
+        let Resp::Array(found) = c.cmd(&args) else {
+            panic!("{what}: BF.MEXISTS {key} answers an array");
+        };
+        let differ: Vec<&String> = items
+            .iter()
+            .zip(&found)
+            .filter(|(item, found)| (found.int() == 1) != maybe.contains(item.as_str()))
+            .map(|(item, _)| item)
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{what}, {key}: {} differ: {differ:?}",
+            differ.len()
+        );
+    }
+}
+
+/// The fixture's RDB file, its append-only directory and its `DUMP` payloads each give back
+/// the seven keys answering every item, false positives included, as that module did.
+#[test]
+fn bf_keys_of_the_first_classic_derivation_answer_as_before() {
+    for engine in Engine::available() {
+        let dir = tempfile::tempdir().expect("a directory");
+        std::fs::copy(classic_v1("dump.rdb"), dir.path().join("dump.rdb")).expect("copy");
+        let server = Server::start_raw(engine, dir.path(), common::args_with(&[], &[]));
+        check_classic_v1_answers(&mut server.conn(), &format!("{} rdb", engine.name()));
+        drop(server);
+
+        let dir = tempfile::tempdir().expect("a directory");
+        let aof = dir.path().join("appendonlydir");
+        std::fs::create_dir(&aof).expect("the append-only directory");
+        for name in [
+            "appendonly.aof.1.base.rdb",
+            "appendonly.aof.1.incr.aof",
+            "appendonly.aof.manifest",
+        ] {
+            std::fs::copy(classic_v1(&format!("appendonlydir/{name}")), aof.join(name))
+                .expect("copy");
+        }
+        let extra = ["--appendonly", "yes"];
+        let server = Server::start_raw(engine, dir.path(), common::args_with(&[], &extra));
+        check_classic_v1_answers(&mut server.conn(), &format!("{} aof", engine.name()));
+        drop(server);
+
+        let dir = tempfile::tempdir().expect("a directory");
+        let server = Server::start_raw(engine, dir.path(), common::args_with(&[], &[]));
+        let mut c = server.conn();
+        for key in ["a", "b", "c", "d", "e", "f", "g"] {
+            let text = std::fs::read_to_string(classic_v1(&format!("dump-{key}.hex"))).unwrap();
+            let text = text.trim();
+            let payload: Vec<u8> = (0..text.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
+                .collect();
+            let restored = c.cmd(&[&b"RESTORE"[..], key.as_bytes(), b"0", &payload]);
+            assert_eq!(restored, Resp::Simple("OK".into()), "{key}");
+        }
+        check_classic_v1_answers(&mut c, &format!("{} dumps", engine.name()));
+    }
+}

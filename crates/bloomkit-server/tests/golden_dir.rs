@@ -122,3 +122,57 @@ async fn an_old_log_replays_every_item_as_before() {
 
     server.stop().await.unwrap();
 }
+
+/// The items of `tests/data/bf-classic-v1/answers` that answer "maybe", by key: every other
+/// item `{key}0` to `{key}19999` answers "no".
+fn classic_v1_answers() -> std::collections::BTreeMap<String, std::collections::HashSet<String>> {
+    let text = String::from_utf8(data("bf-classic-v1/answers")).unwrap();
+    let mut answers = std::collections::BTreeMap::<_, std::collections::HashSet<_>>::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (key, item) = line.split_once('\t').expect("key<TAB>item");
+        answers
+            .entry(key.to_string())
+            .or_default()
+            .insert(item.to_string());
+    }
+    answers
+}
+
+/// A directory written by the build whose classic layers had only the first probe derivation
+/// (`scripts/make_bf_fixtures.py`: a snapshot of five keys, then a log that adds to them and
+/// creates two more, every creation logged with `LAYOUT CLASSIC` but one blocked) answers
+/// every item, its false positives included, exactly as that build did.
+#[tokio::test]
+async fn bf_keys_of_the_first_classic_derivation_answer_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(String, String)> = ["MANIFEST", "SYNCED", "appendonly.2.aof", "dump.bks"]
+        .iter()
+        .map(|f| (f.to_string(), format!("bf-classic-v1/{f}")))
+        .collect();
+    let files: Vec<(String, &str)> = files.iter().map(|(n, f)| (n.clone(), f.as_str())).collect();
+    let server = serve(dir.path(), &files).await;
+    let mut c = server.client().await;
+    let answers = classic_v1_answers();
+    assert_eq!(answers.len(), 7);
+    for (key, maybe) in &answers {
+        let items: Vec<String> = (0..20_000).map(|i| format!("{key}{i}")).collect();
+        let found: Vec<bool> = redis::cmd("BF.MEXISTS")
+            .arg(key)
+            .arg(&items)
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        let differ: Vec<&String> = items
+            .iter()
+            .zip(&found)
+            .filter(|(item, &found)| found != maybe.contains(*item))
+            .map(|(item, _)| item)
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{key}: {} differ: {differ:?}",
+            differ.len()
+        );
+    }
+    server.stop().await.unwrap();
+}

@@ -13,7 +13,7 @@
 //!
 //! A command that changes its key returns the commands that replay the change under any
 //! [`Defaults`]: a creation is logged as
-//! `BF.RESERVE key rate capacity EXPANSION x LAYOUT CLASSIC` with every parameter (`x` = 0
+//! `BF.RESERVE key rate capacity EXPANSION x LAYOUT CLASSIC2` with every parameter (`x` = 0
 //! for a non-scaling filter), then the items actually added as one `BF.MADD`. A blocked
 //! filter's creation is logged without `LAYOUT` (`... EXPANSION x`, or `... NONSCALING`), as
 //! every creation was before `BF.*` had classic layers, and such a record replays into
@@ -27,7 +27,9 @@
 //! item and layer), as `bf-layout` says or, for one filter, bloomkit's extension
 //! `BF.RESERVE key rate capacity [...] LAYOUT CLASSIC|BLOCKED`.
 
-use bloomkit::{hash_bytes_with_seed, Error, LayerInfo, LayerLayout, ScalableBloomFilter};
+use bloomkit::{
+    hash_bytes_with_seed, ClassicProbes, Error, LayerInfo, LayerLayout, ScalableBloomFilter,
+};
 use bytes::Bytes;
 use smallvec::smallvec;
 
@@ -69,6 +71,9 @@ struct Params {
     /// The layers' layout: named by `LAYOUT` (a client's extension, or a logged creation),
     /// else `bf-layout`'s.
     layout: Option<LayerLayout>,
+    /// How classic layers probe: [`ClassicProbes::DoubleHashing`] only for a logged
+    /// `LAYOUT CLASSIC` (see [`reserve_layout`]), else [`ClassicProbes::Rotating`].
+    probes: ClassicProbes,
 }
 
 /// A `BF.INFO` field.
@@ -269,6 +274,7 @@ pub(crate) mod parse {
         capacity: None,
         growth: Growth::Default,
         layout: None,
+        probes: ClassicProbes::Rotating,
     };
 
     pub(crate) fn reserve<'a>(
@@ -431,11 +437,13 @@ fn parse_reserve<'a>(args: Args<'a>, origin: Origin) -> Result<Op<'a>, Reply> {
         None if nonscaling => Growth::NonScaling,
         None => Growth::Default,
     };
+    let (layout, probes) = reserve_layout(args, origin)?;
     Ok(Op::Reserve(Params {
         error_rate: Some(error_rate.min(MAX_ERROR_RATE)),
         capacity: Some(capacity as u64),
         growth,
-        layout: reserve_layout(args, origin)?,
+        layout,
+        probes,
     }))
 }
 
@@ -446,19 +454,40 @@ fn layout_at(args: &[&[u8]]) -> Option<usize> {
     (4..args.len()).find(|&at| is_word(args[at], "LAYOUT"))
 }
 
-/// The layout a `BF.RESERVE` names with `LAYOUT CLASSIC|BLOCKED`, or `None` for
-/// `bf-layout`'s. A logged creation without it is blocked: logs written before the server
-/// created classic layers hold blocked filters and must replay into the same bits (items
-/// that were false positives then were never logged; replayed into another layout, some
-/// would come back absent).
-fn reserve_layout(args: &[&[u8]], origin: Origin) -> Result<Option<LayerLayout>, Reply> {
+/// The word a creation of classic layers probing by [`ClassicProbes::Rotating`] is logged
+/// with (`LAYOUT CLASSIC2`): a logged `LAYOUT CLASSIC` was written before that derivation
+/// existed and replays into [`ClassicProbes::DoubleHashing`], the bits it was acknowledged
+/// from. A build that does not know the word refuses the record (`ERR bad layout`), and
+/// with it the log, rather than replaying it into other probes. A client may send it too:
+/// it names what `CLASSIC` names for a client.
+const LOGGED_ROTATING_CLASSIC: &str = "CLASSIC2";
+
+/// The layout a `BF.RESERVE` names with `LAYOUT CLASSIC|BLOCKED` (or `CLASSIC2`), or `None`
+/// for `bf-layout`'s, and how its classic layers probe. A logged creation without it is
+/// blocked: logs written before the server created classic layers hold blocked filters and
+/// must replay into the same bits (items that were false positives then were never logged;
+/// replayed into another layout, some would come back absent). For the same reason a logged
+/// `LAYOUT CLASSIC` probes by [`ClassicProbes::DoubleHashing`].
+fn reserve_layout(
+    args: &[&[u8]],
+    origin: Origin,
+) -> Result<(Option<LayerLayout>, ClassicProbes), Reply> {
     let Some(at) = layout_at(args) else {
-        return Ok((origin == Origin::Log).then_some(LayerLayout::Blocked));
+        let layout = (origin == Origin::Log).then_some(LayerLayout::Blocked);
+        return Ok((layout, ClassicProbes::Rotating));
     };
-    args.get(at + 1)
-        .and_then(|word| crate::params::layout_named(word))
-        .map(Some)
-        .ok_or_else(|| Reply::error("ERR bad layout: LAYOUT takes CLASSIC or BLOCKED"))
+    let word = args.get(at + 1).copied().unwrap_or_default();
+    if is_word(word, LOGGED_ROTATING_CLASSIC) {
+        return Ok((Some(LayerLayout::Classic), ClassicProbes::Rotating));
+    }
+    let layout = crate::params::layout_named(word)
+        .ok_or_else(|| Reply::error("ERR bad layout: LAYOUT takes CLASSIC or BLOCKED"))?;
+    let probes = if origin == Origin::Log && layout == LayerLayout::Classic {
+        ClassicProbes::DoubleHashing
+    } else {
+        ClassicProbes::Rotating
+    };
+    Ok((Some(layout), probes))
 }
 
 /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS ...`,
@@ -535,6 +564,7 @@ fn parse_insert<'a>(args: Args<'a>) -> Result<Op<'a>, Reply> {
             capacity,
             growth,
             layout: None,
+            probes: ClassicProbes::Rotating,
         }),
     })
 }
@@ -568,8 +598,29 @@ fn create<'c>(
         Growth::InsertExpansion(x) => Growth::Scaling(x),
         g => g,
     };
+    // The first layer gets the whole rate without scaling, half of it with (the tightening
+    // RedisBloom fixes at 0.5), and no layer is planned below 2^-64.
+    let first_share = match growth {
+        Growth::NonScaling => 1.0,
+        _ => 1.0 - ScalableBloomFilter::DEFAULT_TIGHTENING,
+    };
+    let smallest = ScalableBloomFilter::MIN_LAYER_FP_RATE / first_share;
+    if error_rate < smallest {
+        return Err(Reply::error(format!(
+            "ERR error rate {error_rate:e} is below the smallest this server accepts, \
+             {smallest:e}: every probe comes from one 64-bit hash, so no layer can be planned \
+             below 2^-64{}",
+            if first_share < 1.0 {
+                ", and a scaling filter's first layer gets half the rate"
+            } else {
+                ""
+            }
+        )));
+    }
     let layout = params.layout.unwrap_or(d.bf_layout);
-    let builder = ScalableBloomFilter::builder(capacity, error_rate).layout(layout);
+    let builder = ScalableBloomFilter::builder(capacity, error_rate)
+        .layout(layout)
+        .classic_probes(params.probes);
     let (builder, mut growth_words) = match growth {
         Growth::Scaling(x) if x as i64 <= MAX_EXPANSION => {
             (builder.expansion(x), vec![word("EXPANSION"), num(x)])
@@ -587,7 +638,11 @@ fn create<'c>(
         // Eight arguments: more than any client's `BF.RESERVE` may have, so a build from
         // before the layout existed refuses this record (and with it the log) instead of
         // replaying it into blocked layers.
-        growth_words.extend([word("LAYOUT"), word("CLASSIC")]);
+        let name = match params.probes {
+            ClassicProbes::DoubleHashing => "CLASSIC",
+            _ => LOGGED_ROTATING_CLASSIC,
+        };
+        growth_words.extend([word("LAYOUT"), word(name)]);
     }
     let memory_error = |e: Error| match e {
         Error::TooLarge { .. } | Error::OutOfMemory { .. } => Reply::error(INSUFFICIENT_MEMORY),

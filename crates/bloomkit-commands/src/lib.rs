@@ -99,7 +99,7 @@
 //! assert_eq!(
 //!     logged,
 //!     [
-//!         "BF.RESERVE fruit 0.01 100 EXPANSION 2 LAYOUT CLASSIC",
+//!         "BF.RESERVE fruit 0.01 100 EXPANSION 2 LAYOUT CLASSIC2",
 //!         "BF.MADD fruit apple",
 //!     ]
 //! );

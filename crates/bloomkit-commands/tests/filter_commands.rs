@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bloomkit::LayerLayout;
+use bloomkit::{ClassicProbes, LayerLayout};
 use bloomkit_commands::Value;
 use bloomkit_commands::{
     Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Record, Replay, Unlimited,
@@ -174,7 +174,7 @@ fn an_add_of_new_items_logs_the_commands_own_words() {
         (
             "BF.ADD k a",
             &[
-                "BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT CLASSIC",
+                "BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT CLASSIC2",
                 "BF.MADD k a",
             ],
             true,
@@ -300,7 +300,7 @@ fn bf_reserve_errors_in_redisbloom_order() {
     assert_eq!(s.run("bf.reserve k 0.9 100 whatever"), Reply::Ok);
     assert_eq!(
         s.log,
-        vec![words("BF.RESERVE k 0.25 100 EXPANSION 2 LAYOUT CLASSIC")]
+        vec![words("BF.RESERVE k 0.25 100 EXPANSION 2 LAYOUT CLASSIC2")]
     );
     let Some(Value::Bloom(f)) = &s.value else {
         panic!()
@@ -376,7 +376,7 @@ fn bf_add_exists_card_info_answer_as_redisbloom() {
     assert_eq!(
         s.log,
         vec![
-            words("BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT CLASSIC"),
+            words("BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT CLASSIC2"),
             words("BF.MADD k a"),
             words("BF.MADD k b c"),
         ]
@@ -475,7 +475,7 @@ fn bf_insert_options_and_errors() {
     assert_eq!(
         s.log,
         vec![
-            words("BF.RESERVE k 0.25 20 EXPANSION 3 LAYOUT CLASSIC"),
+            words("BF.RESERVE k 0.25 20 EXPANSION 3 LAYOUT CLASSIC2"),
             words("BF.MADD k a b")
         ]
     );
@@ -489,7 +489,7 @@ fn bf_insert_options_and_errors() {
     n.run("BF.INSERT n EXPANSION 0 CAPACITY 2 ITEMS NONSCALING x");
     assert_eq!(
         n.log[0],
-        words("BF.RESERVE n 0.01 2 EXPANSION 0 LAYOUT CLASSIC")
+        words("BF.RESERVE n 0.01 2 EXPANSION 0 LAYOUT CLASSIC2")
     );
     assert_eq!(
         n.run("BF.INSERT n ITEMS y z"),
@@ -565,10 +565,10 @@ fn bf_scaling_follows_redisbloom_examples() {
     // Every layer holds 4; the last may be partly filled.
     assert_eq!(one, (added as usize).div_ceil(4));
     assert!((23..=25).contains(&one), "{one} layers for {added} added");
-    // With bloomkit's stable hash one of "0".."99" is a false positive in these 64-bit
-    // layers, so 99 are counted: 25 layers, where RedisBloom's hash makes more of them
+    // With bloomkit's stable hash none of "0".."99" is a false positive in these 64-bit
+    // layers, so 100 are counted: 25 layers, where RedisBloom's hash makes some of them
     // false positives (23 layers).
-    assert_eq!((one, added), (25, 99));
+    assert_eq!((one, added), (25, 100));
     assert_eq!(layers(2).0, 5); // 4+8+16+32+64 = 124 ≥ 100 > 60
     assert_eq!(layers(4).0, 4); // 4+16+64+256 ≥ 100 > 84
 }
@@ -622,6 +622,23 @@ fn bf_log_replays_each_filter_into_the_layout_it_was_written_with() {
             assert!(items.iter().all(|i| f.contains(i.as_str())), "{reserve}");
         }
     }
+    // A logged `LAYOUT CLASSIC` was written before the rotating probes: it replays into
+    // the double hashing its items were acknowledged from; `CLASSIC2` into rotating probes.
+    for (reserve, probes) in [
+        (
+            "BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT CLASSIC",
+            ClassicProbes::DoubleHashing,
+        ),
+        (
+            "BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT CLASSIC2",
+            ClassicProbes::Rotating,
+        ),
+    ] {
+        let Some(Value::Bloom(f)) = replay(&[words(reserve)], Defaults::default()) else {
+            panic!("{reserve}")
+        };
+        assert_eq!(f.classic_probes(), probes, "{reserve}");
+    }
     // What this build logs replays into what it built, bit for bit.
     let mut s = Slot::new();
     s.run("BF.RESERVE k 0.01 100 NONSCALING");
@@ -629,7 +646,7 @@ fn bf_log_replays_each_filter_into_the_layout_it_was_written_with() {
     s.run("BF.RESERVE g 0.001 50");
     assert_eq!(
         s.log[0],
-        words("BF.RESERVE k 0.01 100 EXPANSION 0 LAYOUT CLASSIC")
+        words("BF.RESERVE k 0.01 100 EXPANSION 0 LAYOUT CLASSIC2")
     );
     assert_eq!(replay(&s.log[..2], Defaults::default()), {
         let mut t = Slot::new();
@@ -2056,4 +2073,44 @@ fn batches_answer_item_for_item_as_one_key_commands() {
             assert_eq!(many.run(&line("CF.MEXISTS", &asked)), Reply::Array(want));
         }
     }
+}
+
+/// RedisBloom 2.8 takes 300,000 items into `BF.RESERVE cap 0.01 1000 EXPANSION 1` (297
+/// layers): so do we, each layer past the probe limit's rate kept at the floor, every item
+/// found. A rate below what a layer can be planned for is refused with the smallest accepted.
+#[test]
+fn bf_expansion_1_keeps_growing_and_a_tiny_rate_names_the_smallest() {
+    let mut s = Slot::new();
+    assert_eq!(s.run("BF.RESERVE cap 0.01 1000 EXPANSION 1"), Reply::Ok);
+    for batch in 0..300u32 {
+        let items: Vec<String> = (batch * 1000..(batch + 1) * 1000)
+            .map(|i| i.to_string())
+            .collect();
+        let reply = s.run(&format!("BF.MADD cap {}", items.join(" ")));
+        assert!(
+            !format!("{reply:?}").contains("Error"),
+            "batch {batch}: {reply:?}"
+        );
+    }
+    let Some(Value::Bloom(f)) = &s.value else {
+        panic!("a Bloom key")
+    };
+    assert!(f.num_layers() >= 290, "{}", f.num_layers());
+    assert!((0..300_000u32).all(|i| f.contains(i.to_string().as_str())));
+    let rates: f64 = f.layers().map(|l| l.fp_rate).sum();
+    assert!(rates <= 0.01, "{rates}");
+
+    let mut s = Slot::new();
+    let reply = s.run("BF.RESERVE k 1e-20 100");
+    assert_eq!(
+        reply,
+        err(
+            "ERR error rate 1e-20 is below the smallest this server accepts, \
+             1.0842021724855044e-19: every probe comes from one 64-bit hash, so no layer can \
+             be planned below 2^-64, and a scaling filter's first layer gets half the rate"
+        )
+    );
+    assert_eq!(s.run("BF.RESERVE k 1.1e-19 100"), Reply::Ok);
+    let mut s = Slot::new();
+    assert_eq!(s.run("BF.RESERVE k 6e-20 100 NONSCALING"), Reply::Ok);
 }

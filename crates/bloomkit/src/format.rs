@@ -757,6 +757,63 @@ pub(crate) fn decode_bits_and_hashes(header: &Header, granularity: u64) -> Resul
     Ok((num_bits, num_hashes))
 }
 
+/// A classic or counting filter's parameters: [`encode_bits_and_hashes`]'s 12 bytes, then,
+/// for any probe derivation but the first, its code as a u32 (16 bytes). The first
+/// derivation is written without it, as every file before the second was, so those files
+/// write back byte for byte; a reader that knows only 12 bytes refuses the longer block
+/// ("too long") instead of probing a new filter the old way.
+pub(crate) fn encode_classic_params(
+    num_positions: u64,
+    num_hashes: u32,
+    probes: crate::ClassicProbes,
+) -> Vec<u8> {
+    let mut params = encode_bits_and_hashes(num_positions, num_hashes);
+    if probes != crate::ClassicProbes::DoubleHashing {
+        params.extend_from_slice(&probes.code().to_le_bytes());
+    }
+    params
+}
+
+/// Decodes and checks [`encode_classic_params`]'s parameters: `m` (of `positions`, "bits"
+/// or "counters") a positive multiple of 64, `k` in range, the derivation one this build
+/// knows. The caller checks the payload's length, which depends on the kind.
+pub(crate) fn decode_classic_params(
+    header: &Header,
+    positions: &str,
+) -> Result<(u64, u32, crate::ClassicProbes)> {
+    let mut params = header.params();
+    let num_positions = params.u64()?;
+    let num_hashes = params.u32()?;
+    let probes = if params.is_empty() {
+        crate::ClassicProbes::DoubleHashing
+    } else {
+        let code = params.u32()?;
+        match crate::ClassicProbes::from_code(code) {
+            // The first derivation is never written with a code: a file that says 1 was not
+            // written by bloomkit.
+            Some(probes) if probes != crate::ClassicProbes::DoubleHashing => probes,
+            _ => {
+                return Err(Error::corrupt(format!(
+                    "the header's probe derivation {code} is not one this build knows (2); \
+                     a newer bloomkit may read it"
+                )))
+            }
+        }
+    };
+    params.finish()?;
+    if num_positions == 0 || num_positions % 64 != 0 {
+        return Err(Error::corrupt(format!(
+            "the header's number of {positions} {num_positions} is not a positive multiple of 64"
+        )));
+    }
+    if crate::sizing::check_num_hashes(num_hashes).is_err() {
+        return Err(Error::corrupt(format!(
+            "the header's number of hashes {num_hashes} is out of range"
+        )));
+    }
+    Ok((num_positions, num_hashes, probes))
+}
+
 /// The bits of a classic or blocked filter's encoding, borrowed where they lie: what the
 /// views (`BloomFilterRef`, `BlockedBloomFilterRef`) read in place.
 #[derive(Clone, Copy, Debug)]
@@ -765,6 +822,8 @@ pub(crate) struct BorrowedBits<'a> {
     pub(crate) item_count: u64,
     pub(crate) num_bits: u64,
     pub(crate) num_hashes: u32,
+    /// A classic filter's probe derivation; the blocked layout has one, stored as the first.
+    pub(crate) probes: crate::ClassicProbes,
     /// The payload: `num_bits / 8` bytes, the words little-endian.
     pub(crate) payload: &'a [u8],
 }
@@ -788,7 +847,14 @@ pub(crate) fn borrow_bits(
             found: header.kind,
         });
     }
-    let (num_bits, num_hashes) = decode_bits_and_hashes(&header, granularity)?;
+    let (num_bits, num_hashes, probes) = if kind == FilterKind::Classic {
+        let (num_bits, num_hashes, probes) = decode_classic_params(&header, "bits")?;
+        header.expect_payload_len(num_bits / 8)?;
+        (num_bits, num_hashes, probes)
+    } else {
+        let (num_bits, num_hashes) = decode_bits_and_hashes(&header, granularity)?;
+        (num_bits, num_hashes, crate::ClassicProbes::DoubleHashing)
+    };
     // The header has checked that the payload and the checksum fit in what is left.
     let start = 44 + header.params.len();
     let end = start as u64 + header.payload_len;
@@ -812,6 +878,7 @@ pub(crate) fn borrow_bits(
         item_count: header.item_count,
         num_bits,
         num_hashes,
+        probes,
         payload: &bytes[start..end],
     })
 }

@@ -237,7 +237,7 @@ pub use crate::aging::{AgingBloomFilter, AgingBuilder};
 pub use crate::any::AnyFilter;
 pub use crate::atomic::{AtomicBloomFilter, AtomicBuilder};
 pub use crate::blocked::{BlockedBloomFilter, BlockedBloomFilterRef, BlockedBuilder};
-pub use crate::classic::{BloomBuilder, BloomFilter, BloomFilterRef};
+pub use crate::classic::{BloomBuilder, BloomFilter, BloomFilterRef, ClassicProbes};
 pub use crate::counting::{CountingBloomFilter, CountingBuilder};
 pub use crate::cuckoo::{CuckooBuilder, CuckooFilter, CuckooPlacement};
 pub use crate::error::{Error, Result};

@@ -70,14 +70,18 @@ pub fn classic_plan(items: u64, fp_rate: f64) -> Result<Plan> {
     check_reachable(items, fp_rate)?;
     let bits = optimal_num_bits(items, fp_rate)?;
     let num_hashes = optimal_num_hashes(items, bits);
-    let num_bits = bits
-        .div_ceil(64)
-        .checked_mul(64)
-        .ok_or(Error::TooLarge { num_bits: u64::MAX })?;
+    let n = items.max(1);
+    // The textbook size misses the target where the fill's spread matters (a few hundred
+    // bits): add words until the true rate meets it. Within 3%, what rounding k to a whole
+    // number already costs the textbook plan (0.3% at 1%: 7 probes for 6.64), so that a
+    // large filter keeps the textbook size.
+    let meets = |words: u64| classic_fp_rate(n, words * 64, num_hashes) <= fp_rate * 1.03;
+    let words = fewest_units(bits.div_ceil(64), u64::MAX / 64, meets)?;
+    let num_bits = words * 64;
     Ok(Plan {
         num_bits,
         num_hashes,
-        fp_rate: classic_fp_rate(items.max(1), num_bits, num_hashes),
+        fp_rate: classic_fp_rate(n, num_bits, num_hashes),
     })
 }
 
@@ -189,7 +193,18 @@ pub fn optimal_num_hashes(items: u64, num_bits: u64) -> u32 {
 }
 
 /// The predicted false-positive rate of a classic filter of `num_bits` bits and `num_hashes`
-/// probes holding `items` keys: (1 − e^(−kn/m))^k.
+/// probes holding `items` keys.
+///
+/// The textbook (1 − e^(−kn/m))^k is the rate at the mean fill. A query hits k set bits with
+/// probability E[(X/m)^k] over the number X of set bits, which by Jensen's inequality is
+/// higher, by a margin that grows with k²/m: negligible in a large filter, about 17% in one
+/// of 192 bits and 13 probes (10 keys at 10^−4). So: exactly, from the occupancy
+/// distribution, where that is cheap (t·k² ≤ 4·10^6 for t = k·n probes: every filter of a few
+/// thousand bits); else the second-order expansion E[f(X)] ≈ f(μ) + ½·f″(μ)·Var X that
+/// [`blocked_fp_rate`] uses inside a line; and past 2^32 bits, where that correction is below
+/// 10^−6 (and its terms would lose their precision), the fill at its mean. Probes are taken as
+/// independent and uniform, which [`crate::ClassicProbes::Rotating`] delivers (the grid test
+/// in `crates/bloomkit-bench` measures every size against this).
 ///
 /// # Examples
 ///
@@ -200,13 +215,68 @@ pub fn optimal_num_hashes(items: u64, num_bits: u64) -> u32 {
 /// // Holding twice the planned keys, the same filter answers "maybe" 15% of the time.
 /// let p2 = classic_fp_rate(2_000_000, 9_585_059, 7);
 /// assert!((p2 - 0.15).abs() < 0.01, "{p2}");
+/// // A small filter: above the textbook rate at its mean fill.
+/// let textbook = (1.0 - (-13.0 * 10.0 / 192.0f64).exp()).powi(13);
+/// let small = classic_fp_rate(10, 192, 13);
+/// assert!(small > textbook * 1.1, "{small} vs {textbook}");
 /// ```
 pub fn classic_fp_rate(items: u64, num_bits: u64, num_hashes: u32) -> f64 {
     if num_bits == 0 {
         return 1.0;
     }
+    if items == 0 {
+        return 0.0;
+    }
+    let m = num_bits as f64;
     let k = num_hashes as f64;
-    (1.0 - (-k * items as f64 / num_bits as f64).exp()).powf(k)
+    let t = k * items as f64;
+    if t * k * k <= 4e6 {
+        return exact_occupancy_fp_rate(num_bits, t as u64, num_hashes);
+    }
+    let q1 = (t * (-1.0 / m).ln_1p()).exp();
+    if num_bits > 1 << 32 {
+        return (1.0 - q1).powf(k);
+    }
+    let q2 = (t * (-2.0 / m).ln_1p()).exp();
+    occupancy_fp_rate(m, q1, q2, k)
+}
+
+/// The chance that `k` independent uniform positions among `m` all fall on bits that `t`
+/// independent uniform positions set: the sum over the number d of distinct query positions
+/// of P(d) times the chance that t probes cover d given positions (a Markov chain over how
+/// many are covered). O(t·k²).
+fn exact_occupancy_fp_rate(num_bits: u64, t: u64, k: u32) -> f64 {
+    let m = num_bits as f64;
+    let k = k as usize;
+    let mut pd = vec![0.0; k + 1];
+    pd[0] = 1.0;
+    for _ in 0..k {
+        let mut next = vec![0.0; k + 1];
+        for d in 0..=k {
+            next[d] += pd[d] * (d as f64 / m).min(1.0);
+            if d < k {
+                next[d + 1] += pd[d] * ((m - d as f64) / m).max(0.0);
+            }
+        }
+        pd = next;
+    }
+    let mut total = 0.0;
+    for (d, &p) in pd.iter().enumerate().skip(1) {
+        if p == 0.0 {
+            continue;
+        }
+        let mut covered = vec![0.0; d + 1];
+        covered[0] = 1.0;
+        for _ in 0..t {
+            for i in (0..d).rev() {
+                let hit = covered[i] * (d - i) as f64 / m;
+                covered[i] -= hit;
+                covered[i + 1] += hit;
+            }
+        }
+        total += p * covered[d];
+    }
+    total.min(1.0)
 }
 
 /// The rate inside one 512-bit line holding `load` keys of `k` probes each.
@@ -224,11 +294,9 @@ fn line_fp_rate(load: f64, k: f64) -> f64 {
     line_fp_rate_from((1.0 - 1.0 / m).powf(t), (1.0 - 2.0 / m).powf(t), k)
 }
 
-/// [`line_fp_rate`] given q1 = (1 − 1/m)^t and q2 = (1 − 2/m)^t for the line's t probes, so
-/// that a sum over loads can step them by one multiply each instead of two `powf`s.
-#[inline]
-fn line_fp_rate_from(q1: f64, q2: f64, k: f64) -> f64 {
-    let m = LINE_BITS as f64;
+/// [`line_fp_rate_from`] for `m` bits of any number: the rate E[(X/m)^k] by the second-order
+/// expansion, given q1 = (1 − 1/m)^t and q2 = (1 − 2/m)^t.
+fn occupancy_fp_rate(m: f64, q1: f64, q2: f64, k: f64) -> f64 {
     let mean = m * (1.0 - q1);
     if mean <= 0.0 {
         return 0.0;
@@ -236,6 +304,13 @@ fn line_fp_rate_from(q1: f64, q2: f64, k: f64) -> f64 {
     let variance = (m * (m - 1.0) * q2 + m * q1 - m * m * q1 * q1).max(0.0);
     let at_mean = (mean / m).powi(k as i32);
     (at_mean * (1.0 + k * (k - 1.0) * variance / (2.0 * mean * mean))).min(1.0)
+}
+
+/// [`line_fp_rate`] given q1 = (1 − 1/m)^t and q2 = (1 − 2/m)^t for the line's t probes, so
+/// that a sum over loads can step them by one multiply each instead of two `powf`s.
+#[inline]
+fn line_fp_rate_from(q1: f64, q2: f64, k: f64) -> f64 {
+    occupancy_fp_rate(LINE_BITS as f64, q1, q2, k)
 }
 
 /// ln(n!): exact below 20, Stirling's series above (error under 1e-12 there).
@@ -369,29 +444,37 @@ pub fn blocked_num_bits(items: u64, fp_rate: f64) -> Result<u64> {
 }
 
 /// The fewest lines, `start` or more, that `meets` (which must hold for every count past the
-/// first that does): doubling from `start` until met, then halving the gap.
+/// first that does).
 ///
 /// Errors: [`Error::TooLarge`] if no count of 512-bit lines that fits in a `u64` of bits
 /// meets it.
 fn fewest_lines(start: u64, meets: impl Fn(u64) -> bool) -> Result<u64> {
-    let max_lines = u64::MAX / LINE_BITS;
-    let mut lo = start.clamp(1, max_lines);
+    fewest_units(start, u64::MAX / LINE_BITS, meets)
+}
+
+/// The fewest units (lines, words), from `start` up to `most`, that `meets` (which must hold
+/// for every count past the first that does): doubling from `start` until met, then halving
+/// the gap.
+///
+/// Errors: [`Error::TooLarge`] if no count up to `most` meets it.
+fn fewest_units(start: u64, most: u64, meets: impl Fn(u64) -> bool) -> Result<u64> {
+    let mut lo = start.clamp(1, most);
     if meets(lo) {
-        // Tiny filters (one line) can meet the target at the classic size already.
+        // Most plans meet the target at the first size tried.
         return Ok(lo);
     }
     let mut hi = lo;
     loop {
-        if hi >= max_lines {
+        if hi >= most {
             return Err(Error::TooLarge { num_bits: u64::MAX });
         }
-        hi = hi.saturating_mul(2).min(max_lines);
+        hi = hi.saturating_mul(2).min(most);
         if meets(hi) {
             break;
         }
         lo = hi;
     }
-    // Invariant: `lo` lines miss the target, `hi` lines meet it.
+    // Invariant: `lo` units miss the target, `hi` units meet it.
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
         if meets(mid) {

@@ -317,7 +317,10 @@ fn golden_key(i: u64) -> String {
 /// The recipe: 1,100 keys in, the last 100 removed again, so the file holds keys `0..1000`
 /// and has been through removal.
 fn golden_build() -> CountingBloomFilter {
-    let mut f = CountingBloomFilter::new(1000, 0.01).unwrap();
+    let mut f = CountingBloomFilter::builder(1000, 0.01)
+        .probes(bloomkit::ClassicProbes::DoubleHashing)
+        .build()
+        .unwrap();
     for i in 0..1100 {
         f.insert(golden_key(i).as_str());
     }
@@ -414,10 +417,12 @@ fn other_kinds_are_refused_both_ways() {
 
 /// A small file whose header claims `num_counters` counters, with the matching payload length.
 fn claims(num_counters: u64, payload_len: u64) -> Vec<u8> {
-    // Header (36) + parameters: counters at 36..44, hashes at 44..48; payload length 48..56.
+    // Header (36) + parameters: counters at 36..44, hashes at 44..48 (the first probe
+    // derivation, stored without a code); payload length 48..56.
     let mut f = CountingBloomFilter::builder(0, 0.01)
         .num_counters(64)
         .num_hashes(3)
+        .probes(bloomkit::ClassicProbes::DoubleHashing)
         .build()
         .unwrap()
         .to_bytes();

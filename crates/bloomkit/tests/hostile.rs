@@ -112,6 +112,7 @@ fn claims_huge(num_bits: u64) -> Vec<u8> {
     let mut f = BloomFilter::builder(0, 0.01)
         .num_bits(64)
         .num_hashes(3)
+        .probes(bloomkit::ClassicProbes::DoubleHashing)
         .build()
         .unwrap()
         .to_bytes();

@@ -424,6 +424,7 @@ fn golden_files_pin_the_key_feed() {
             let mut f = BloomFilter::builder(0, 0.01)
                 .num_bits(9600)
                 .num_hashes(7)
+                .probes(bloomkit::ClassicProbes::DoubleHashing)
                 .build()
                 .unwrap();
             for i in 0..1000 {
@@ -443,7 +444,10 @@ fn golden_files_pin_the_key_feed() {
             f.into()
         }),
         ("counting-keys-v1", || {
-            let mut f = CountingBloomFilter::new(1000, 0.01).unwrap();
+            let mut f = CountingBloomFilter::builder(1000, 0.01)
+                .probes(bloomkit::ClassicProbes::DoubleHashing)
+                .build()
+                .unwrap();
             for i in 0..1100 {
                 with_key!(&typed_key(i), |v| f.insert(v));
             }

@@ -144,15 +144,16 @@ fn classic_reaches_the_top_of_a_filter_past_2_pow_32_bits() {
     for i in 0..keys {
         f.insert(&i);
     }
-    // Header (36 bytes) + classic parameters (12) + payload length (8), per docs/FORMAT.md.
+    // Header (36 bytes) + classic parameters (16, with the probe derivation) + payload
+    // length (8), per docs/FORMAT.md.
     let mut counter = TopQuarterOnes {
         offset: 0,
-        payload_start: 56,
+        payload_start: 60,
         payload_len: num_bits / 8,
         ones: 0,
     };
     f.write_to(&mut counter).unwrap();
-    assert_eq!(counter.offset, 56 + num_bits / 8 + 8);
+    assert_eq!(counter.offset, 60 + num_bits / 8 + 8);
     let share = counter.ones as f64 / f.count_ones() as f64;
     assert!((share - 0.25).abs() < 0.01, "{share}");
 }

@@ -1,6 +1,6 @@
 //! [`BloomBuilder`]: a [`BloomFilter`]'s plan, and the settings that change it.
 
-use super::BloomFilter;
+use super::{BloomFilter, ClassicProbes};
 use crate::builder::bits_builder;
 use crate::error::Result;
 use crate::key::KeyHasher;
@@ -12,6 +12,7 @@ bits_builder!(
     /// examples.
     BloomBuilder for BloomFilter,
     num_bits: "bits",
+    probes: ClassicProbes = ClassicProbes::Rotating,
 );
 
 impl BloomBuilder {
@@ -29,6 +30,18 @@ impl BloomBuilder {
         let (num_bits, num_hashes) = self
             .plan
             .resolve(sizing::classic_plan, sizing::optimal_num_hashes)?;
-        BloomFilter::with_params_and_hasher(num_bits, num_hashes, KeyHasher::new(self.plan.seed))
+        BloomFilter::with_params_and_hasher(
+            num_bits,
+            num_hashes,
+            KeyHasher::new(self.plan.seed),
+            self.probes,
+        )
+    }
+
+    /// Derive the probes by `probes` instead of [`ClassicProbes::Rotating`]: only to build a
+    /// filter that must answer as one stored with [`ClassicProbes::DoubleHashing`] does.
+    pub fn probes(mut self, probes: ClassicProbes) -> Self {
+        self.probes = probes;
+        self
     }
 }

@@ -25,9 +25,10 @@ use crate::Filter;
 /// k cache misses per query on a large filter; [`crate::BlockedBloomFilter`] trades a little
 /// memory for one miss.
 ///
-/// The k probes come from the key's one 64-bit hash by enhanced double hashing, and each is
-/// mapped to a bit with a multiply-high range reduction over all 64 bits, so filters far past
-/// 2^32 bits reach every bit.
+/// The k probes come from the key's one 64-bit hash ([`ClassicProbes`]: rotating steps for
+/// every new filter, enhanced double hashing for files written before), and each is mapped to
+/// a bit with a multiply-high range reduction over all 64 bits, so filters far past 2^32 bits
+/// reach every bit.
 ///
 /// # Examples
 ///
@@ -57,17 +58,140 @@ pub struct BloomFilter {
     num_hashes: u32,
     hasher: KeyHasher,
     item_count: u64,
+    probes: ClassicProbes,
 }
 
-/// The k probe positions of a key: enhanced double hashing (Dillinger & Manolios) over the
-/// 64-bit space, each value mapped to `[0, num_bits)` by multiply-high.
+/// How a classic filter derives a key's k probe positions from its one 64-bit hash: the
+/// classic filter's, the counting filter's (the same positions, counters in place of bits),
+/// and a scalable filter's classic layers.
+///
+/// Both start from the key hash `h` and a second value `h2` remixed from it, and map each
+/// 64-bit step to a position in `[0, m)` by multiply-high. They differ in how they step.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit::{BloomFilter, ClassicProbes};
+///
+/// // New filters probe by rotating steps.
+/// assert_eq!(BloomFilter::new(100, 0.01)?.probes(), ClassicProbes::Rotating);
+/// // The first derivation, which files written before it existed keep.
+/// let old = BloomFilter::builder(100, 0.01).probes(ClassicProbes::DoubleHashing).build()?;
+/// assert_eq!(BloomFilter::from_bytes(&old.to_bytes())?.probes(), ClassicProbes::DoubleHashing);
+/// # Ok::<(), bloomkit::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ClassicProbes {
+    /// Each step adds `h2` and rotates the sum left by 5 bits, so each position comes from
+    /// bits of the state that the earlier positions did not use, and the k positions depend
+    /// on all 64 bits of the hash: a filter of any size delivers the rate its size predicts.
+    /// What every new filter uses (stored as probe derivation 2, `docs/FORMAT.md`).
+    #[default]
+    Rotating,
+    /// Enhanced double hashing (Dillinger & Manolios): position i from `h + i·h2 + (i³ − i)/6`.
+    /// Multiply-high keeps only each sum's top log2(m) bits, so a key's positions depend on
+    /// about 2·log2(m) bits of its hash, and an absent key repeats an inserted key's positions
+    /// with probability about 1/m² each: in a filter of a few hundred bits this floor is far
+    /// above a small target (a filter of 10 keys planned for 10^−5 measures 7·10^−4). Kept so
+    /// that filters stored with it (every file of bloomkit 0.1 and 0.2, probe derivation 1)
+    /// answer every key as they did; build it only to match such a filter.
+    DoubleHashing,
+}
+
+impl ClassicProbes {
+    /// The code stored in a file: 1 for [`DoubleHashing`](Self::DoubleHashing), 2 for
+    /// [`Rotating`](Self::Rotating).
+    pub fn code(self) -> u32 {
+        match self {
+            ClassicProbes::DoubleHashing => 1,
+            ClassicProbes::Rotating => 2,
+        }
+    }
+
+    /// The derivation a code names, if any.
+    pub fn from_code(code: u32) -> Option<ClassicProbes> {
+        match code {
+            1 => Some(ClassicProbes::DoubleHashing),
+            2 => Some(ClassicProbes::Rotating),
+            _ => None,
+        }
+    }
+
+    /// Whether every position of the key with this hash passes `test`, stopping at the first
+    /// that does not (a query).
+    #[inline]
+    pub(crate) fn all(
+        self,
+        hash: u64,
+        num_bits: u64,
+        num_hashes: u32,
+        test: impl FnMut(u64) -> bool,
+    ) -> bool {
+        // One branch per key, predicted perfectly: a filter has one derivation.
+        match self {
+            ClassicProbes::Rotating => rotating_probes(hash, num_bits, num_hashes).all(test),
+            ClassicProbes::DoubleHashing => {
+                double_hashing_probes(hash, num_bits, num_hashes).all(test)
+            }
+        }
+    }
+
+    /// Calls `visit` with every position of the key with this hash, in order (an insert).
+    #[inline]
+    pub(crate) fn for_each(
+        self,
+        hash: u64,
+        num_bits: u64,
+        num_hashes: u32,
+        visit: impl FnMut(u64),
+    ) {
+        match self {
+            ClassicProbes::Rotating => rotating_probes(hash, num_bits, num_hashes).for_each(visit),
+            ClassicProbes::DoubleHashing => {
+                double_hashing_probes(hash, num_bits, num_hashes).for_each(visit)
+            }
+        }
+    }
+}
+
+/// The second value both derivations step by: the rotated hash remixed (a bijection, so no
+/// information is lost, but its top bits depend on all of `hash`).
 #[inline]
-pub(crate) fn probes(hash: u64, num_bits: u64, num_hashes: u32) -> impl Iterator<Item = u64> {
-    // The second hash must look independent of the first: remix the rotated hash (a
-    // bijection, so no information is lost, but its top bits depend on all of `hash`).
+fn second_hash(hash: u64) -> u64 {
     let mut h2 = hash.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15;
     h2 = (h2 ^ (h2 >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h2 ^= h2 >> 32;
+    h2 ^ (h2 >> 32)
+}
+
+/// [`ClassicProbes::Rotating`]'s k positions: `x = h`, then for each probe the position
+/// `(x * m) >> 64` and the step `x = rotl(x + h2, 5)`.
+#[inline]
+pub(crate) fn rotating_probes(
+    hash: u64,
+    num_bits: u64,
+    num_hashes: u32,
+) -> impl Iterator<Item = u64> {
+    let h2 = second_hash(hash);
+    let mut x = hash;
+    (0..num_hashes).map(move |_| {
+        let bit = ((x as u128 * num_bits as u128) >> 64) as u64;
+        // The rotation brings bits from below the top into it: the next position reads
+        // bits this one did not, so positions do not repeat for close hashes.
+        x = x.wrapping_add(h2).rotate_left(5);
+        bit
+    })
+}
+
+/// [`ClassicProbes::DoubleHashing`]'s k positions: enhanced double hashing over the 64-bit
+/// space, each value mapped to `[0, num_bits)` by multiply-high.
+#[inline]
+pub(crate) fn double_hashing_probes(
+    hash: u64,
+    num_bits: u64,
+    num_hashes: u32,
+) -> impl Iterator<Item = u64> {
+    let mut h2 = second_hash(hash);
     let mut h1 = hash;
     (0..num_hashes as u64).map(move |i| {
         let bit = ((h1 as u128 * num_bits as u128) >> 64) as u64;
@@ -151,14 +275,19 @@ impl BloomFilter {
     }
 
     /// [`new`](Self::new) with a given key hasher, for the kinds built of these filters.
-    pub(crate) fn new_with_hasher(items: u64, fp_rate: f64, hasher: KeyHasher) -> Result<Self> {
+    pub(crate) fn new_with_hasher(
+        items: u64,
+        fp_rate: f64,
+        hasher: KeyHasher,
+        probes: ClassicProbes,
+    ) -> Result<Self> {
         let plan = sizing::classic_plan(items, fp_rate)?;
-        Self::with_params_and_hasher(plan.num_bits, plan.num_hashes, hasher)
+        Self::with_params_and_hasher(plan.num_bits, plan.num_hashes, hasher, probes)
     }
 
     /// A filter of `num_bits` bits (rounded up to whole 64-bit words) and `num_hashes` probes,
-    /// hashing keys with `hasher`: what the builder builds, and what the kinds built of
-    /// classic filters make, with their own (perhaps bloomkit 0.1's) feed.
+    /// hashing keys with `hasher` and probing by `probes`: what the builder builds, and what
+    /// the kinds built of classic filters make, with their own (perhaps bloomkit 0.1's) feed.
     ///
     /// Errors: [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
     /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or [`Error::OutOfMemory`].
@@ -166,6 +295,7 @@ impl BloomFilter {
         num_bits: u64,
         num_hashes: u32,
         hasher: KeyHasher,
+        probes: ClassicProbes,
     ) -> Result<Self> {
         if num_bits == 0 {
             return Err(Error::ZeroBits);
@@ -179,6 +309,7 @@ impl BloomFilter {
             num_hashes,
             hasher,
             item_count: 0,
+            probes,
         })
     }
 
@@ -191,6 +322,7 @@ impl BloomFilter {
         num_hashes: u32,
         hasher: KeyHasher,
         item_count: u64,
+        probes: ClassicProbes,
     ) -> Self {
         debug_assert_eq!(words.len() as u64 * 64, num_bits);
         debug_assert!(sizing::check_num_hashes(num_hashes).is_ok());
@@ -200,6 +332,7 @@ impl BloomFilter {
             num_hashes,
             hasher,
             item_count,
+            probes,
         }
     }
 
@@ -215,9 +348,11 @@ impl BloomFilter {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let mut changed = false;
-        for bit in probes(hash, self.num_bits, self.num_hashes) {
-            changed |= self.bits.set(bit);
-        }
+        let bits = &mut self.bits;
+        self.probes
+            .for_each(hash, self.num_bits, self.num_hashes, |bit| {
+                changed |= bits.set(bit)
+            });
         self.item_count += changed as u64;
         changed
     }
@@ -231,7 +366,10 @@ impl BloomFilter {
     /// [`contains`](Self::contains) by a precomputed hash.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        probes(hash, self.num_bits, self.num_hashes).all(|bit| self.bits.get(bit))
+        self.probes
+            .all(hash, self.num_bits, self.num_hashes, |bit| {
+                self.bits.get(bit)
+            })
     }
 
     /// Forgets every key, keeping the memory: every bit zero and [`len`](Self::len) 0, the
@@ -260,6 +398,12 @@ impl BloomFilter {
     /// Probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.num_hashes
+    }
+
+    /// How the probes are derived from a key's hash: [`ClassicProbes::Rotating`] for a new
+    /// filter, what its file says for a loaded one.
+    pub fn probes(&self) -> ClassicProbes {
+        self.probes
     }
 
     /// The hash seed keys are hashed with.
@@ -342,6 +486,7 @@ impl BloomFilter {
     fn check_compatible(&self, other: &Self) -> Result<()> {
         Error::check_same("number of bits", self.num_bits, other.num_bits)?;
         Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
+        Error::check_same("probe derivation", self.probes.code(), other.probes.code())?;
         Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
         Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
     }
@@ -399,6 +544,7 @@ impl PartialEq for BloomFilter {
         self.num_bits == other.num_bits
             && self.num_hashes == other.num_hashes
             && self.hasher == other.hasher
+            && self.probes == other.probes
             && self.bits == other.bits
     }
 }
@@ -413,6 +559,7 @@ impl fmt::Debug for BloomFilter {
             .field("num_hashes", &self.num_hashes)
             .field("hasher", &self.hasher)
             .field("item_count", &self.item_count)
+            .field("probes", &self.probes)
             .finish_non_exhaustive()
     }
 }
@@ -455,14 +602,14 @@ mod tests {
     fn probes_stay_in_range_and_spread() {
         for &m in &[1u64, 63, 64, 1000, 1 << 40, u64::MAX] {
             for h in [0u64, 1, u64::MAX, 0x1234_5678_9abc_def0] {
-                for bit in probes(h, m, 64) {
+                for bit in rotating_probes(h, m, 64).chain(double_hashing_probes(h, m, 64)) {
                     assert!(bit < m);
                 }
             }
         }
         // Enough distinct positions, even for degenerate hashes.
         for h in [0u64, u64::MAX, 1 << 32] {
-            let mut seen: Vec<u64> = probes(h, 1 << 20, 10).collect();
+            let mut seen: Vec<u64> = rotating_probes(h, 1 << 20, 10).collect();
             seen.sort_unstable();
             seen.dedup();
             assert!(seen.len() >= 9, "{h:#x}: {seen:?}");
@@ -475,7 +622,7 @@ mod tests {
         // probe function so the test needs no 1 GiB allocation.
         let m = 1u64 << 36;
         let high = (0..10_000u64)
-            .flat_map(|i| probes(crate::hash(&i), m, 7))
+            .flat_map(|i| rotating_probes(crate::hash(&i), m, 7))
             .filter(|&b| b >= 1 << 35)
             .count();
         assert!(high > 30_000, "{high}");

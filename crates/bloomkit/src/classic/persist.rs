@@ -1,5 +1,6 @@
 //! [`BloomFilter`]'s file format (kind 1 in `docs/FORMAT.md`): the number of bits and of
-//! hashes as parameters, then the bit array's words.
+//! hashes, and the probe derivation but for the first, as parameters, then the bit array's
+//! words.
 
 use std::io::Read;
 
@@ -19,7 +20,7 @@ format::format_methods!(
         /// let mut f = bloomkit::BloomFilter::builder(0, 0.01).num_bits(1024).num_hashes(7).build()?;
         /// f.insert("a");
         /// let bytes = f.to_bytes();
-        /// assert_eq!(bytes.len(), 44 + 12 + 1024 / 8 + 8);
+        /// assert_eq!(bytes.len(), 44 + 16 + 1024 / 8 + 8);
         /// assert_eq!(bytes.len(), f.encoded_len());
         /// assert_eq!(bloomkit::BloomFilter::from_bytes(&bytes)?, f);
         /// # Ok::<(), bloomkit::Error>(())
@@ -42,7 +43,7 @@ impl Persist for BloomFilter {
     }
 
     fn params(&self) -> Vec<u8> {
-        format::encode_bits_and_hashes(self.num_bits, self.num_hashes)
+        format::encode_classic_params(self.num_bits, self.num_hashes, self.probes)
     }
 
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
@@ -58,7 +59,8 @@ impl Persist for BloomFilter {
     }
 
     fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
-        let (num_bits, num_hashes) = format::decode_bits_and_hashes(header, 64)?;
+        let (num_bits, num_hashes, probes) = format::decode_classic_params(header, "bits")?;
+        header.expect_payload_len(num_bits / 8)?;
         let num_words = num_bits / 64;
         let words = payload.read_word_vec(num_words)?;
         Ok(BloomFilter::from_words(
@@ -67,6 +69,7 @@ impl Persist for BloomFilter {
             num_hashes,
             header.hasher,
             header.item_count,
+            probes,
         ))
     }
 }

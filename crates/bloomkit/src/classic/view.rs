@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{probes, BloomFilter};
+use super::{BloomFilter, ClassicProbes};
 use crate::error::Result;
 use crate::format::{self, FilterKind};
 use crate::key::{Key, KeyHasher};
@@ -46,6 +46,7 @@ pub struct BloomFilterRef<'a> {
     num_hashes: u32,
     hasher: KeyHasher,
     item_count: u64,
+    probes: ClassicProbes,
 }
 
 impl<'a> BloomFilterRef<'a> {
@@ -108,6 +109,7 @@ impl<'a> BloomFilterRef<'a> {
             num_hashes: parts.num_hashes,
             hasher: parts.hasher,
             item_count: parts.item_count,
+            probes: parts.probes,
         })
     }
 
@@ -124,11 +126,12 @@ impl<'a> BloomFilterRef<'a> {
     pub fn contains_hash(&self, hash: u64) -> bool {
         // Every probe is below `num_bits`, and the payload holds `num_bits / 8` bytes; a byte
         // out of range (there is none) would read as set: "maybe", never a false negative.
-        probes(hash, self.num_bits, self.num_hashes).all(|bit| {
-            self.bits
-                .get((bit / 8) as usize)
-                .is_none_or(|byte| (byte >> (bit % 8)) & 1 == 1)
-        })
+        self.probes
+            .all(hash, self.num_bits, self.num_hashes, |bit| {
+                self.bits
+                    .get((bit / 8) as usize)
+                    .is_none_or(|byte| (byte >> (bit % 8)) & 1 == 1)
+            })
     }
 
     /// Bits in the filter (a multiple of 64).
@@ -139,6 +142,11 @@ impl<'a> BloomFilterRef<'a> {
     /// Probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.num_hashes
+    }
+
+    /// How the probes are derived from a key's hash, as the file says.
+    pub fn probes(&self) -> ClassicProbes {
+        self.probes
     }
 
     /// The hash seed keys are hashed with: the file's.
@@ -214,6 +222,7 @@ impl<'a> BloomFilterRef<'a> {
             self.num_hashes,
             self.hasher,
             self.item_count,
+            self.probes,
         ))
     }
 }

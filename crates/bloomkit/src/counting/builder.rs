@@ -2,6 +2,7 @@
 
 use super::CountingBloomFilter;
 use crate::builder::bits_builder;
+use crate::classic::ClassicProbes;
 use crate::error::Result;
 use crate::key::KeyHasher;
 use crate::sizing;
@@ -12,6 +13,7 @@ bits_builder!(
     /// settings changed. Made by [`CountingBloomFilter::builder`]; see there for examples.
     CountingBuilder for CountingBloomFilter,
     num_counters: "counters",
+    probes: ClassicProbes = ClassicProbes::Rotating,
 );
 
 impl CountingBuilder {
@@ -34,6 +36,14 @@ impl CountingBuilder {
             num_counters,
             num_hashes,
             KeyHasher::new(self.plan.seed),
+            self.probes,
         )
+    }
+
+    /// Derive the probes by `probes` instead of [`ClassicProbes::Rotating`]: only to build a
+    /// filter that must answer as one stored with [`ClassicProbes::DoubleHashing`] does.
+    pub fn probes(mut self, probes: ClassicProbes) -> Self {
+        self.probes = probes;
+        self
     }
 }

@@ -34,7 +34,7 @@
 use std::fmt;
 
 use crate::bits::try_vec;
-use crate::classic::probes;
+use crate::classic::ClassicProbes;
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
 use crate::key::{Key, KeyHasher};
@@ -103,6 +103,8 @@ pub struct CountingBloomFilter {
     num_hashes: u32,
     hasher: KeyHasher,
     item_count: u64,
+    /// How the probes are derived: [`BloomFilter`]'s, and the same as its projection's.
+    probes: ClassicProbes,
 }
 
 impl CountingBloomFilter {
@@ -202,6 +204,7 @@ impl CountingBloomFilter {
         num_counters: u64,
         num_hashes: u32,
         hasher: KeyHasher,
+        probes: ClassicProbes,
     ) -> Result<Self> {
         if num_counters == 0 {
             return Err(Error::InvalidParameter {
@@ -222,6 +225,7 @@ impl CountingBloomFilter {
             num_hashes,
             hasher,
             item_count: 0,
+            probes,
         })
     }
 
@@ -259,16 +263,18 @@ impl CountingBloomFilter {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let mut was_absent = false;
-        for index in probes(hash, self.num_counters, self.num_hashes) {
-            let (w, shift) = slot(index);
-            let word = &mut self.counters[w];
-            let count = (*word >> shift) & COUNTER_MAX;
-            was_absent |= count == 0;
-            // Only below the maximum: 15 + 1 would carry into the next counter's bits.
-            if count < COUNTER_MAX {
-                *word += 1 << shift;
-            }
-        }
+        let counters = &mut self.counters;
+        self.probes
+            .for_each(hash, self.num_counters, self.num_hashes, |index| {
+                let (w, shift) = slot(index);
+                let word = &mut counters[w];
+                let count = (*word >> shift) & COUNTER_MAX;
+                was_absent |= count == 0;
+                // Only below the maximum: 15 + 1 would carry into the next counter's bits.
+                if count < COUNTER_MAX {
+                    *word += 1 << shift;
+                }
+            });
         self.item_count = self.item_count.saturating_add(1);
         was_absent
     }
@@ -300,7 +306,10 @@ impl CountingBloomFilter {
     /// ```
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        probes(hash, self.num_counters, self.num_hashes).all(|index| self.counter(index) != 0)
+        self.probes
+            .all(hash, self.num_counters, self.num_hashes, |index| {
+                self.counter(index) != 0
+            })
     }
 
     /// Removes one copy of `key`: its k counters go down by one, except saturated ones (15),
@@ -345,18 +354,20 @@ impl CountingBloomFilter {
         if !self.contains_hash(hash) {
             return false;
         }
-        for index in probes(hash, self.num_counters, self.num_hashes) {
-            let (w, shift) = slot(index);
-            let word = &mut self.counters[w];
-            let count = (*word >> shift) & COUNTER_MAX;
-            // A saturated counter no longer knows how many keys it holds: it stays, so none of
-            // them can be forgotten. A zero can only be a probe this key repeats, already taken
-            // down (from 1, so the key was never inserted); subtracting would borrow from the
-            // next counter.
-            if count != 0 && count != COUNTER_MAX {
-                *word -= 1 << shift;
-            }
-        }
+        let counters = &mut self.counters;
+        self.probes
+            .for_each(hash, self.num_counters, self.num_hashes, |index| {
+                let (w, shift) = slot(index);
+                let word = &mut counters[w];
+                let count = (*word >> shift) & COUNTER_MAX;
+                // A saturated counter no longer knows how many keys it holds: it stays, so
+                // none of them can be forgotten. A zero can only be a probe this key repeats,
+                // already taken down (from 1, so the key was never inserted); subtracting
+                // would borrow from the next counter.
+                if count != 0 && count != COUNTER_MAX {
+                    *word -= 1 << shift;
+                }
+            });
         self.item_count = self.item_count.saturating_sub(1);
         true
     }
@@ -408,6 +419,12 @@ impl CountingBloomFilter {
     /// ```
     pub fn num_hashes(&self) -> u32 {
         self.num_hashes
+    }
+
+    /// How the probes are derived from a key's hash ([`BloomFilter::probes`]'s meaning):
+    /// [`ClassicProbes::Rotating`] for a new filter, what its file says for a loaded one.
+    pub fn probes(&self) -> ClassicProbes {
+        self.probes
     }
 
     /// The hash seed keys are hashed with.
@@ -572,12 +589,14 @@ impl CountingBloomFilter {
             self.num_hashes,
             self.hasher,
             self.item_count,
+            self.probes,
         ))
     }
 
     fn check_compatible(&self, other: &Self) -> Result<()> {
         Error::check_same("number of counters", self.num_counters, other.num_counters)?;
         Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
+        Error::check_same("probe derivation", self.probes.code(), other.probes.code())?;
         Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
         Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
     }
@@ -639,6 +658,7 @@ impl PartialEq for CountingBloomFilter {
         self.num_counters == other.num_counters
             && self.num_hashes == other.num_hashes
             && self.hasher == other.hasher
+            && self.probes == other.probes
             && self.counters == other.counters
     }
 }

@@ -5,10 +5,9 @@ use std::io::Read;
 
 use super::counters::COUNTERS_PER_WORD;
 use super::CountingBloomFilter;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::{self, FilterKind, FormatReader, Header, Persist};
 use crate::key::KeyHasher;
-use crate::sizing;
 
 format::format_methods!(
     CountingBloomFilter,
@@ -29,7 +28,7 @@ format::format_methods!(
         /// let mut f = CountingBloomFilter::new(1000, 0.01)?;
         /// f.insert("a");
         /// let bytes = f.to_bytes();
-        /// assert_eq!(bytes.len(), 44 + 12 + f.num_counters() as usize / 2 + 8);
+        /// assert_eq!(bytes.len(), 44 + 16 + f.num_counters() as usize / 2 + 8);
         /// assert_eq!(CountingBloomFilter::from_bytes(&bytes)?, f);
         /// # Ok::<(), bloomkit::Error>(())
         /// ```
@@ -89,8 +88,8 @@ impl Persist for CountingBloomFilter {
     }
 
     fn params(&self) -> Vec<u8> {
-        // The Bloom kinds' shape, a u64 then a u32: here the number of counters.
-        format::encode_bits_and_hashes(self.num_counters, self.num_hashes)
+        // The classic filter's shape: here the number of counters.
+        format::encode_classic_params(self.num_counters, self.num_hashes, self.probes)
     }
 
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
@@ -102,20 +101,7 @@ impl Persist for CountingBloomFilter {
     }
 
     fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
-        let mut params = header.params();
-        let num_counters = params.u64()?;
-        let num_hashes = params.u32()?;
-        params.finish()?;
-        if num_counters == 0 || num_counters % 64 != 0 {
-            return Err(Error::corrupt(format!(
-                "the header's number of counters {num_counters} is not a positive multiple of 64"
-            )));
-        }
-        if sizing::check_num_hashes(num_hashes).is_err() {
-            return Err(Error::corrupt(format!(
-                "the header's number of hashes {num_hashes} is out of range"
-            )));
-        }
+        let (num_counters, num_hashes, probes) = format::decode_classic_params(header, "counters")?;
         let num_words = num_counters / COUNTERS_PER_WORD;
         header.expect_payload_len(num_words * 8)?;
         let counters = payload.read_word_vec(num_words)?;
@@ -125,6 +111,7 @@ impl Persist for CountingBloomFilter {
             num_hashes,
             hasher: header.hasher,
             item_count: header.item_count,
+            probes,
         })
     }
 }

@@ -2,7 +2,7 @@
 
 use super::counters::*;
 use super::*;
-use crate::classic::probes;
+use crate::classic::rotating_probes as probes;
 
 /// A filter of one word of counters, for poking at single counters.
 fn one_word() -> CountingBloomFilter {

@@ -2,6 +2,7 @@
 
 use super::layer::{Layer, LayerLayout};
 use super::ScalableBloomFilter;
+use crate::classic::ClassicProbes;
 use crate::error::{Error, Result};
 use crate::hash::DEFAULT_SEED;
 use crate::key::KeyHasher;
@@ -18,6 +19,9 @@ pub(super) struct Params {
     pub(super) tightening: f64,
     pub(super) non_scaling: bool,
     pub(super) layout: LayerLayout,
+    /// How classic layers derive their probes; blocked layers have one derivation, and
+    /// keep [`ClassicProbes::Rotating`] here so that equal chains compare equal.
+    pub(super) probes: ClassicProbes,
 }
 
 impl Params {
@@ -61,6 +65,22 @@ impl Params {
             self.fp_rate * (1.0 - self.tightening)
         }
     }
+
+    /// The rate of the layer after one of rate `rate`, whose capacity will be `capacity`:
+    /// `rate · tightening`, or, where 64 probes cannot reach that
+    /// ([`sizing::check_reachable`]: below about 2^−64.5), the floor
+    /// [`ScalableBloomFilter::MIN_LAYER_FP_RATE`] (2^−64), which they reach for any
+    /// capacity. Every rate a chain held before the floor existed was reachable, so old
+    /// files follow the same rule. Past the floor each layer adds at most 2^−64 to the
+    /// chain's rate: it stays below p + (layers at the floor) · 2^−64.
+    pub(super) fn next_rate(&self, rate: f64, capacity: u64) -> f64 {
+        let next = rate * self.tightening;
+        if next > 0.0 && sizing::check_reachable(capacity, next).is_ok() {
+            next
+        } else {
+            ScalableBloomFilter::MIN_LAYER_FP_RATE
+        }
+    }
 }
 
 /// How to build a [`ScalableBloomFilter`]: [`ScalableBloomFilter::new`]'s plan, with any of
@@ -99,6 +119,7 @@ impl ScalableBuilder {
                 tightening: ScalableBloomFilter::DEFAULT_TIGHTENING,
                 non_scaling: false,
                 layout: LayerLayout::Blocked,
+                probes: ClassicProbes::Rotating,
             },
             seed: DEFAULT_SEED,
         }
@@ -134,6 +155,15 @@ impl ScalableBuilder {
     /// as RedisBloom's layers).
     pub fn layout(mut self, layout: LayerLayout) -> Self {
         self.params.layout = layout;
+        self
+    }
+
+    /// Classic layers derive their probes by `probes` instead of
+    /// [`ClassicProbes::Rotating`]: only to rebuild a chain that must answer as one stored
+    /// with [`ClassicProbes::DoubleHashing`] does (a server replaying a log written before
+    /// the rotating derivation existed). Blocked layers ignore it.
+    pub fn classic_probes(mut self, probes: ClassicProbes) -> Self {
+        self.params.probes = probes;
         self
     }
 
@@ -182,10 +212,14 @@ impl ScalableBuilder {
     /// [`Error::FpRateTooSmall`] if the first layer's rate needs more than 64 probes;
     /// [`Error::TooLarge`] or [`Error::OutOfMemory`] if the first layer does not fit.
     pub fn build(&self) -> Result<ScalableBloomFilter> {
-        let params = self.params;
+        let mut params = self.params;
         params.validate()?;
+        if params.layout == LayerLayout::Blocked {
+            params.probes = ClassicProbes::Rotating;
+        }
         let first = Layer::new(
             params.layout,
+            params.probes,
             params.initial_capacity,
             params.first_rate(),
             KeyHasher::new(self.seed),

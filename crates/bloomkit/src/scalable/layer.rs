@@ -2,7 +2,7 @@
 //! [`crate::ScalableBloomFilter::layers`] reports of it.
 
 use crate::blocked::{line_index, BlockedBloomFilter};
-use crate::classic::{probes, BloomFilter};
+use crate::classic::{BloomFilter, ClassicProbes};
 use crate::error::{Error, Result};
 use crate::key::KeyHasher;
 use crate::prefetch::prefetch_read;
@@ -93,11 +93,12 @@ impl LayerBits {
             }
             LayerBits::Classic(f) => {
                 let words = f.words();
-                for bit in probes(hash, f.num_bits(), f.num_hashes()) {
-                    if let Some(word) = words.get((bit / 64) as usize) {
-                        prefetch_read(word);
-                    }
-                }
+                f.probes()
+                    .for_each(hash, f.num_bits(), f.num_hashes(), |bit| {
+                        if let Some(word) = words.get((bit / 64) as usize) {
+                            prefetch_read(word);
+                        }
+                    });
             }
         }
     }
@@ -206,6 +207,7 @@ pub(super) struct Layer {
 impl Layer {
     pub(super) fn new(
         layout: LayerLayout,
+        probes: ClassicProbes,
         capacity: u64,
         fp_rate: f64,
         hasher: KeyHasher,
@@ -214,9 +216,9 @@ impl Layer {
             LayerLayout::Blocked => LayerBits::Blocked(BlockedBloomFilter::new_with_hasher(
                 capacity, fp_rate, hasher,
             )?),
-            LayerLayout::Classic => {
-                LayerBits::Classic(BloomFilter::new_with_hasher(capacity, fp_rate, hasher)?)
-            }
+            LayerLayout::Classic => LayerBits::Classic(BloomFilter::new_with_hasher(
+                capacity, fp_rate, hasher, probes,
+            )?),
         };
         Ok(Layer {
             filter,

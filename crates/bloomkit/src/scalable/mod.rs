@@ -42,6 +42,7 @@ use std::fmt;
 
 use self::builder::Params;
 use self::layer::Layer;
+use crate::classic::ClassicProbes;
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
 use crate::key::{Key, KeyHasher};
@@ -87,10 +88,21 @@ pub struct ScalableBloomFilter {
 }
 
 impl ScalableBloomFilter {
-    /// The most layers a chain grows to. With the default tightening the next layer's rate
-    /// passes 2^−64 first (after about 57 layers), which no 64-bit hash can deliver; the bound
-    /// matters for tightenings near 1, and keeps a query at no more than 64 cache lines.
-    pub const MAX_LAYERS: usize = 64;
+    /// The most layers a chain grows to: a documented limit, far past what RedisBloom's own
+    /// tests reach (23 layers) and past the 297 layers RedisBloom 2.8 grows
+    /// `BF.RESERVE k 0.01 1000 EXPANSION 1` to for 300,000 items (RedisBloom bounds layers by
+    /// memory alone). A query checks every layer, so a chain this deep answers in about
+    /// 4096 cache misses; a chain that needs more layers wants a larger capacity or expansion.
+    /// Deep layers keep their rate at [`MIN_LAYER_FP_RATE`](Self::MIN_LAYER_FP_RATE), so it is
+    /// never the probe limit that ends a chain.
+    pub const MAX_LAYERS: usize = 4096;
+
+    /// The smallest rate a layer is planned for, 2^−64: the floor the per-layer tightening
+    /// stops at, where 64 probes (the most a key's one 64-bit hash feeds) still reach the
+    /// rate for any capacity. A layer that tightening would plan below what 64 probes reach
+    /// gets this rate instead; each such layer adds at most 2^−64 to the chain's rate, so a
+    /// chain of target p delivers at most p + (layers at the floor) · 2^−64.
+    pub const MIN_LAYER_FP_RATE: f64 = 1.0 / 18_446_744_073_709_551_616.0;
 
     /// The largest expansion accepted: RedisBloom's limit on `EXPANSION`.
     pub const MAX_EXPANSION: u32 = 32_768;
@@ -268,7 +280,7 @@ impl ScalableBloomFilter {
             .capacity
             .checked_mul(self.params.expansion as u64)
             .ok_or(Error::TooLarge { num_bits: u64::MAX })?;
-        Ok((capacity, newest.fp_rate * self.params.tightening))
+        Ok((capacity, self.params.next_rate(newest.fp_rate, capacity)))
     }
 
     /// A rate that has shrunk past what the hash can deliver (or to zero) means the chain
@@ -333,8 +345,14 @@ impl ScalableBloomFilter {
     /// nothing.
     fn grow(&mut self) -> Result<()> {
         let (capacity, fp_rate) = self.next_layer()?;
-        let layer = Layer::new(self.params.layout, capacity, fp_rate, self.hasher)
-            .map_err(Self::end_of_chain)?;
+        let layer = Layer::new(
+            self.params.layout,
+            self.params.probes,
+            capacity,
+            fp_rate,
+            self.hasher,
+        )
+        .map_err(Self::end_of_chain)?;
         // Reserve before pushing, so that a refused allocation is an error, not an abort.
         // Exactly one entry, not Vec's doubling: then `memory_bytes` depends only on the
         // layers, and a filter reports the same size after `from_bytes` or `clone` (which
@@ -495,6 +513,13 @@ impl ScalableBloomFilter {
     /// How the layers lay out their bits (see [`LayerLayout`]).
     pub fn layout(&self) -> LayerLayout {
         self.params.layout
+    }
+
+    /// How the classic layers derive their probes: [`ClassicProbes::Rotating`] for a new
+    /// chain, what its file says for a loaded one ([`ClassicProbes::Rotating`] too for blocked
+    /// layers, which have one derivation).
+    pub fn classic_probes(&self) -> ClassicProbes {
+        self.params.probes
     }
 
     /// Whether the filter adds layers when full (`false` for RedisBloom's `NONSCALING`).

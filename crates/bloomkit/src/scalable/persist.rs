@@ -26,7 +26,7 @@ use super::layer::Layer;
 use super::layer::{LayerBits, LayerLayout};
 use super::ScalableBloomFilter;
 use crate::blocked::BlockedBloomFilter;
-use crate::classic::BloomFilter;
+use crate::classic::{BloomFilter, ClassicProbes};
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist, Run};
 use crate::key::KeyHasher;
@@ -99,6 +99,11 @@ const FLAG_NON_SCALING: u32 = 1;
 /// written before the classic layout existed have it clear and read as they always did.
 const FLAG_CLASSIC_LAYERS: u32 = 2;
 
+/// The classic layers derive their probes by rotating steps ([`ClassicProbes::Rotating`]);
+/// without it, by double hashing, as every file before the rotating derivation. Set only with
+/// [`FLAG_CLASSIC_LAYERS`]. A reader that does not know it refuses the file.
+const FLAG_ROTATING_PROBES: u32 = 4;
+
 /// A layer as its descriptor declares it, checked.
 struct Descriptor {
     capacity: u64,
@@ -120,6 +125,9 @@ fn encode_params(p: &Params) -> Vec<u8> {
     }
     if p.layout == LayerLayout::Classic {
         flags |= FLAG_CLASSIC_LAYERS;
+        if p.probes == ClassicProbes::Rotating {
+            flags |= FLAG_ROTATING_PROBES;
+        }
     }
     out.extend_from_slice(&flags.to_le_bytes());
     out
@@ -133,10 +141,13 @@ fn decode_params(header: &Header) -> Result<Params> {
     let tightening = r.f64()?;
     let flags = r.u32()?;
     r.finish()?;
-    if flags & !(FLAG_NON_SCALING | FLAG_CLASSIC_LAYERS) != 0 {
+    let known = FLAG_NON_SCALING | FLAG_CLASSIC_LAYERS | FLAG_ROTATING_PROBES;
+    let rotating_without_classic =
+        flags & FLAG_ROTATING_PROBES != 0 && flags & FLAG_CLASSIC_LAYERS == 0;
+    if flags & !known != 0 || rotating_without_classic {
         return Err(Error::corrupt(format!(
             "unknown scalable filter flags {flags:#010x} (written by a newer bloomkit? \
-             this build knows bits 0 and 1)"
+             this build knows bits 0, 1 and 2, and bit 2 only with bit 1)"
         )));
     }
     let params = Params {
@@ -149,6 +160,12 @@ fn decode_params(header: &Header) -> Result<Params> {
             LayerLayout::Classic
         } else {
             LayerLayout::Blocked
+        },
+        // Blocked chains keep the builder's value, so that they compare equal.
+        probes: if flags & FLAG_ROTATING_PROBES != 0 || flags & FLAG_CLASSIC_LAYERS == 0 {
+            ClassicProbes::Rotating
+        } else {
+            ClassicProbes::DoubleHashing
         },
     };
     // The same checks as a new filter's, reported as what they are here: bad data.
@@ -322,7 +339,7 @@ impl Persist for ScalableBloomFilter {
                 .checked_add(d.items)
                 .ok_or_else(|| Error::corrupt("the layers' item counts overflow"))?;
             expected_capacity = d.capacity.checked_mul(params.expansion as u64);
-            expected_rate = d.fp_rate * params.tightening;
+            expected_rate = params.next_rate(d.fp_rate, expected_capacity.unwrap_or(u64::MAX));
             descriptors.push(d);
         }
         let expected_len = total_words
@@ -356,6 +373,7 @@ impl Persist for ScalableBloomFilter {
                         d.num_hashes,
                         header.hasher,
                         d.items,
+                        params.probes,
                     ))
                 }
             };

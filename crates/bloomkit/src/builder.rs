@@ -41,6 +41,16 @@ impl BitsPlan {
         plan: fn(u64, f64) -> Result<Plan>,
         best_hashes: fn(u64, u64) -> u32,
     ) -> Result<(u64, u32)> {
+        self.resolve_with(plan, best_hashes)
+    }
+
+    /// [`resolve`](Self::resolve) with a plan that depends on the builder's other settings
+    /// (a classic filter's probe derivation).
+    pub(crate) fn resolve_with(
+        &self,
+        plan: impl Fn(u64, f64) -> Result<Plan>,
+        best_hashes: fn(u64, u64) -> u32,
+    ) -> Result<(u64, u32)> {
         sizing::check_fp_rate(self.fp_rate)?;
         match (self.num_bits, self.num_hashes) {
             (Some(bits), Some(hashes)) => Ok((bits, hashes)),

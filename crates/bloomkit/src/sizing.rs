@@ -85,6 +85,33 @@ pub fn classic_plan(items: u64, fp_rate: f64) -> Result<Plan> {
     })
 }
 
+/// The plan of a classic filter probing by `probes`: [`classic_plan`] for
+/// [`ClassicProbes::Rotating`](crate::ClassicProbes::Rotating); for
+/// [`ClassicProbes::DoubleHashing`](crate::ClassicProbes::DoubleHashing), the textbook bits
+/// rounded up to whole words, as every filter of that derivation was sized, so that a server
+/// replaying an old log's `BF.RESERVE` rebuilds the very bits it logged items into.
+pub(crate) fn classic_plan_for(
+    items: u64,
+    fp_rate: f64,
+    probes: crate::ClassicProbes,
+) -> Result<Plan> {
+    if probes != crate::ClassicProbes::DoubleHashing {
+        return classic_plan(items, fp_rate);
+    }
+    check_reachable(items, fp_rate)?;
+    let bits = optimal_num_bits(items, fp_rate)?;
+    let num_hashes = optimal_num_hashes(items, bits);
+    let num_bits = bits
+        .div_ceil(64)
+        .checked_mul(64)
+        .ok_or(Error::TooLarge { num_bits: u64::MAX })?;
+    Ok(Plan {
+        num_bits,
+        num_hashes,
+        fp_rate: classic_fp_rate(items.max(1), num_bits, num_hashes),
+    })
+}
+
 /// The size [`crate::BlockedBloomFilter::new`] (and [`crate::AtomicBloomFilter::new`])
 /// builds for `items` keys at `fp_rate`: the fewest lines that meet the rate
 /// ([`blocked_num_bits`]), and the fewest probes that meet it there (at most

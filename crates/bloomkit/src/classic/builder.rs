@@ -27,9 +27,10 @@ impl BloomBuilder {
     /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`](crate::Error::TooLarge) or
     /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) if the filter does not fit.
     pub fn build(&self) -> Result<BloomFilter> {
-        let (num_bits, num_hashes) = self
-            .plan
-            .resolve(sizing::classic_plan, sizing::optimal_num_hashes)?;
+        let (num_bits, num_hashes) = self.plan.resolve_with(
+            |n, p| sizing::classic_plan_for(n, p, self.probes),
+            sizing::optimal_num_hashes,
+        )?;
         BloomFilter::with_params_and_hasher(
             num_bits,
             num_hashes,

@@ -281,7 +281,7 @@ impl BloomFilter {
         hasher: KeyHasher,
         probes: ClassicProbes,
     ) -> Result<Self> {
-        let plan = sizing::classic_plan(items, fp_rate)?;
+        let plan = sizing::classic_plan_for(items, fp_rate, probes)?;
         Self::with_params_and_hasher(plan.num_bits, plan.num_hashes, hasher, probes)
     }
 

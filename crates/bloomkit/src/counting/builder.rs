@@ -29,9 +29,10 @@ impl CountingBuilder {
     /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`](crate::Error::TooLarge) or
     /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) if the filter does not fit.
     pub fn build(&self) -> Result<CountingBloomFilter> {
-        let (num_counters, num_hashes) = self
-            .plan
-            .resolve(sizing::classic_plan, sizing::optimal_num_hashes)?;
+        let (num_counters, num_hashes) = self.plan.resolve_with(
+            |n, p| sizing::classic_plan_for(n, p, self.probes),
+            sizing::optimal_num_hashes,
+        )?;
         CountingBloomFilter::with_params_and_hasher(
             num_counters,
             num_hashes,

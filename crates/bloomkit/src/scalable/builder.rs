@@ -197,6 +197,7 @@ impl ScalableBuilder {
         self.params.validate()?;
         let layer = Layer::planned_heap_bytes(
             self.params.layout,
+            self.params.probes,
             self.params.initial_capacity,
             self.params.first_rate(),
         )?;

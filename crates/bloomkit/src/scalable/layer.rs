@@ -231,6 +231,7 @@ impl Layer {
     /// allocating them.
     pub(super) fn planned_heap_bytes(
         layout: LayerLayout,
+        probes: ClassicProbes,
         capacity: u64,
         fp_rate: f64,
     ) -> Result<usize> {
@@ -238,7 +239,7 @@ impl Layer {
         // whole 64-bit words.
         let num_bits = match layout {
             LayerLayout::Blocked => sizing::blocked_plan(capacity, fp_rate)?.num_bits,
-            LayerLayout::Classic => sizing::classic_plan(capacity, fp_rate)?.num_bits,
+            LayerLayout::Classic => sizing::classic_plan_for(capacity, fp_rate, probes)?.num_bits,
         };
         usize::try_from(num_bits / 8).map_err(|_| Error::TooLarge { num_bits })
     }

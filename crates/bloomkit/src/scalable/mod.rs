@@ -330,8 +330,9 @@ impl ScalableBloomFilter {
             return Ok(0);
         }
         let (capacity, fp_rate) = self.next_layer()?;
-        let bits = Layer::planned_heap_bytes(self.params.layout, capacity, fp_rate)
-            .map_err(Self::end_of_chain)?;
+        let bits =
+            Layer::planned_heap_bytes(self.params.layout, self.params.probes, capacity, fp_rate)
+                .map_err(Self::end_of_chain)?;
         // The list grows by exactly one entry (see `grow`).
         let list = if self.layers.len() == self.layers.capacity() {
             std::mem::size_of::<Layer>()

@@ -26,9 +26,11 @@
 //! hash probes every layer. Layers are asked newest first because the newest
 //! layer is the largest and holds most of the keys, so a present key is usually found at once.
 //!
-//! The chain is bounded: at most [`ScalableBloomFilter::MAX_LAYERS`] layers, and only while the
-//! next layer's rate is one a 64-bit hash can deliver (about 2^−64; with the defaults that is
-//! about 57 layers). A chain that cannot grow refuses inserts with [`Error::Full`].
+//! The chain is bounded by [`ScalableBloomFilter::MAX_LAYERS`] layers (and memory). A layer
+//! whose tightened rate 64 probes cannot reach (about 2^−64.5; with the defaults, after about
+//! 57 layers) gets [`ScalableBloomFilter::MIN_LAYER_FP_RATE`] instead, so the chain keeps
+//! growing, its rate at most p + (layers at the floor) · 2^−64. A chain that cannot grow
+//! refuses inserts with [`Error::Full`].
 
 mod batch;
 mod builder;

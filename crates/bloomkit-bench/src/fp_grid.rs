@@ -85,14 +85,18 @@ impl GridKind {
     /// Builds a filter of this kind for `hashes.len()` keys at `fp_rate`, seeded with
     /// `seed`, holding every hash of `hashes` (the aging filter: the first half in its older
     /// generation, the second in its newer one, each generation planned for half), with the
-    /// rate [`AnyFilter::predicted_fp_rate`] predicts for it.
+    /// rate [`AnyFilter::predicted_fp_rate`] predicts for it (the atomic filter, which has no
+    /// [`AnyFilter`] of its own: `sizing::blocked_fp_rate` at its estimated count).
     pub fn build(self, hashes: &[u64], fp_rate: f64, seed: u64) -> Result<Built, Error> {
         if self == GridKind::Atomic {
-            // Queried as itself; predicted as the blocked filter it is stored as.
+            // Queried as itself, predicted by the blocked model at its count: it keeps no
+            // counter, and its `len` estimates from the fill the keys it was offered, false
+            // positives included, so no correction applies.
             let n = hashes.len() as u64;
             let f = AtomicBloomFilter::builder(n, fp_rate).seed(seed).build()?;
             hashes.iter().for_each(|&h| _ = f.insert_hash(h));
-            let predicted = AnyFilter::from(f.to_blocked()?).predicted_fp_rate();
+            let predicted =
+                bloomkit::sizing::blocked_fp_rate(f.len(), f.num_bits(), f.num_hashes());
             return Ok(Built {
                 filter: Box::new(f),
                 predicted,

@@ -49,7 +49,7 @@ fn redisbloom_reserve_10_then_100_items() {
     assert!(f.is_scaling());
     let infos: Vec<_> = f.layers().collect();
     assert_eq!(
-        infos[..3].iter().map(|l| l.items).collect::<Vec<_>>(),
+        infos[..3].iter().map(|l| l.inserted).collect::<Vec<_>>(),
         [10, 20, 40]
     );
     // The rates sum below the target.
@@ -81,7 +81,7 @@ fn redisbloom_layer_counts_for_expansions_1_2_4() {
         let infos: Vec<_> = f.layers().collect();
         assert!(infos[..infos.len() - 1]
             .iter()
-            .all(|l| l.items == l.capacity));
+            .all(|l| l.inserted == l.capacity));
         eprintln!(
             "capacity 4, expansion {expansion}: {} layers, {added} of 100 items added \
              (RedisBloom: {})",
@@ -260,8 +260,8 @@ fn grow_and_measure(layout: LayerLayout, initial: u64, p: f64, n: u64, probes: u
     let layer_rates: Vec<f64> = f
         .layers()
         .map(|l| match layout {
-            LayerLayout::Blocked => blocked_fp_rate(l.items, l.num_bits, l.num_hashes),
-            _ => classic_fp_rate(l.items, l.num_bits, l.num_hashes),
+            LayerLayout::Blocked => blocked_fp_rate(l.inserted, l.num_bits, l.num_hashes),
+            _ => classic_fp_rate(l.inserted, l.num_bits, l.num_hashes),
         })
         .collect();
     let predicted = 1.0 - layer_rates.iter().map(|r| 1.0 - r).product::<f64>();
@@ -277,7 +277,7 @@ fn grow_and_measure(layout: LayerLayout, initial: u64, p: f64, n: u64, probes: u
     for (l, r) in f.layers().zip(&layer_rates) {
         eprintln!(
             "  layer: capacity {:>8}, items {:>8}, planned {:.3e}, predicted {r:.3e}, k {}",
-            l.capacity, l.items, l.fp_rate, l.num_hashes
+            l.capacity, l.inserted, l.fp_rate, l.num_hashes
         );
     }
     // The promise: however far it grew, within the bound.
@@ -420,7 +420,7 @@ proptest! {
         prop_assert!(infos.len() <= ScalableBloomFilter::MAX_LAYERS);
         prop_assert!(!non_scaling || infos.len() == 1);
         for w in infos.windows(2) {
-            prop_assert_eq!(w[0].items, w[0].capacity);
+            prop_assert_eq!(w[0].inserted, w[0].capacity);
             prop_assert_eq!(w[1].capacity, w[0].capacity * expansion as u64);
             // Tightened, or at the floor where tightening passes what 64 probes reach.
             prop_assert!(

@@ -1,8 +1,9 @@
-//! `insert_work`: one filter of bloomkit (`BlockedBloomFilter` or `SectorBloomFilter`) or
-//! fastbloom 0.17 (`BloomFilter` with foldhash, its fastest configuration), sized for the
-//! given keys at 1%, filled one key at a time, then queried one key at a time for the present
-//! keys and for absent ones: for counting instructions under callgrind (repeatable on a loaded
-//! machine, where timings are not), and for the false-positive rate each measures.
+//! `insert_work`: one filter of bloomkit (`BlockedBloomFilter`, `SectorBloomFilter`,
+//! `BloomFilter`, `CountingBloomFilter`, or a `ScalableBloomFilter` of classic or blocked
+//! layers) or fastbloom 0.17 (`BloomFilter` with foldhash, its fastest configuration), sized
+//! for the given keys at 1%, filled one key at a time, then queried one key at a time for the
+//! present keys and for absent ones: for counting instructions under callgrind (repeatable on
+//! a loaded machine, where timings are not), and for the false-positive rate each measures.
 //!
 //! ```text
 //! cargo build --release -p bloomkit-bench --features peers --bin insert_work
@@ -10,18 +11,24 @@
 //!     target/release/insert_work sector int 54618 1000000
 //! ```
 //!
-//! Arguments: `blocked`, `sector` or `fastbloom`; `int` or `string` keys (the `compare`
-//! binary's keys); the number of keys (54,618 fill a 64 KiB filter at 1%, the in-cache case);
-//! the number of absent keys to query. Prints bits per key and the false-positive rate. The
-//! `insert_*`, `query_present_*` and `query_absent_*` functions are the measured parts (key
-//! generation is outside them), each calling the filter's own one-key `insert`/`contains`
-//! with the key as stored, hashing included.
+//! Arguments: the filter, `blocked`, `sector`, `classic`, `counting`, `scalable-classic`,
+//! `scalable` (blocked layers) or `fastbloom` (a scalable filter starts at 1/100 of the keys
+//! with expansion 2, so the keys fill about seven layers, like the `compare` binary's "grown
+//! 100×"); `int` or `string` keys (the `compare` binary's keys); the number of keys (54,618
+//! fill a 64 KiB filter at 1%, the in-cache case); the number of absent keys to query. Prints
+//! bits per key and the false-positive rate. The `insert_*`, `query_present_*` and
+//! `query_absent_*` functions are the measured parts (key generation is outside them), each
+//! calling the filter's own one-key `insert`/`contains` with the key as stored, hashing
+//! included; `new_filter` is bloomkit's construction (the plan and the allocation).
 
 use std::hash::Hash;
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use bloomkit::{BlockedBloomFilter, Key, SectorBloomFilter};
+use bloomkit::{
+    BlockedBloomFilter, BloomFilter, CountingBloomFilter, Key, LayerLayout, ScalableBloomFilter,
+    SectorBloomFilter,
+};
 use bloomkit_bench::keys::{int_key, string_key, ABSENT_BASE};
 
 /// The seed the `compare` binary gives foldhash, so the same configuration is measured.
@@ -35,10 +42,34 @@ trait OneKey<K: ?Sized> {
     fn has(&self, key: &K) -> bool;
 }
 
-impl<K: Key + ?Sized> OneKey<K> for BlockedBloomFilter {
+/// The filters whose one-key `insert` cannot fail, each with the trait its keys need.
+macro_rules! one_key {
+    ($($bound:ident: $filter:ty),* $(,)?) => {$(
+        impl<K: $bound + ?Sized> OneKey<K> for $filter {
+            #[inline(always)]
+            fn put(&mut self, key: &K) {
+                self.insert(key);
+            }
+            #[inline(always)]
+            fn has(&self, key: &K) -> bool {
+                self.contains(key)
+            }
+        }
+    )*};
+}
+
+one_key!(
+    Key: BlockedBloomFilter,
+    Key: SectorBloomFilter,
+    Key: BloomFilter,
+    Key: CountingBloomFilter,
+    Hash: Fastbloom,
+);
+
+impl<K: Key + ?Sized> OneKey<K> for ScalableBloomFilter {
     #[inline(always)]
     fn put(&mut self, key: &K) {
-        self.insert(key);
+        self.insert(key).expect("a chain of seven layers grows");
     }
     #[inline(always)]
     fn has(&self, key: &K) -> bool {
@@ -46,26 +77,11 @@ impl<K: Key + ?Sized> OneKey<K> for BlockedBloomFilter {
     }
 }
 
-impl<K: Key + ?Sized> OneKey<K> for SectorBloomFilter {
-    #[inline(always)]
-    fn put(&mut self, key: &K) {
-        self.insert(key);
-    }
-    #[inline(always)]
-    fn has(&self, key: &K) -> bool {
-        self.contains(key)
-    }
-}
-
-impl<K: Hash + ?Sized> OneKey<K> for Fastbloom {
-    #[inline(always)]
-    fn put(&mut self, key: &K) {
-        self.insert(key);
-    }
-    #[inline(always)]
-    fn has(&self, key: &K) -> bool {
-        self.contains(key)
-    }
+/// Builds a filter: its plan (sizing) and its allocation, measured alone with
+/// `--toggle-collect='*insert_work::new_filter*'`.
+#[inline(never)]
+fn new_filter<F>(make: impl FnOnce() -> bloomkit::Result<F>) -> F {
+    make().expect("filter")
 }
 
 #[inline(never)]
@@ -105,6 +121,16 @@ fn run<K: ?Sized, F: OneKey<K>, Q: AsRef<K>>(
     absent: &[Q],
 ) -> (f64, f64) {
     insert_all(&mut f, present);
+    run_filled(f, bits, present, absent)
+}
+
+/// [`run`]'s queries, for a filter `present` was already inserted into.
+fn run_filled<K: ?Sized, F: OneKey<K>, Q: AsRef<K>>(
+    f: F,
+    bits: u64,
+    present: &[Q],
+    absent: &[Q],
+) -> (f64, f64) {
     let found = query_present_all(&f, present);
     assert_eq!(found, present.len(), "a false negative");
     let fp = absent.len() - query_absent_all(&f, absent);
@@ -117,7 +143,10 @@ fn run<K: ?Sized, F: OneKey<K>, Q: AsRef<K>>(
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [filter, keys, n, absent] = args.as_slice() else {
-        eprintln!("usage: insert_work blocked|sector|fastbloom int|string KEYS ABSENT");
+        eprintln!(
+            "usage: insert_work blocked|sector|classic|counting|scalable-classic|scalable|fastbloom \
+             int|string KEYS ABSENT"
+        );
         return ExitCode::from(2);
     };
     let (Ok(n), Ok(absent)) = (n.parse::<u64>(), absent.parse::<u64>()) else {
@@ -131,14 +160,40 @@ fn main() -> ExitCode {
             let (present, absent) = ($present, $absent);
             match filter.as_str() {
                 "blocked" => {
-                    let f = BlockedBloomFilter::new(n, p).expect("filter");
+                    let f = new_filter(|| BlockedBloomFilter::new(n, p));
                     let bits = f.num_bits();
                     run::<$key, _, _>(f, bits, &present, &absent)
                 }
                 "sector" => {
-                    let f = SectorBloomFilter::new(n, p).expect("filter");
+                    let f = new_filter(|| SectorBloomFilter::new(n, p));
                     let bits = f.num_bits();
                     run::<$key, _, _>(f, bits, &present, &absent)
+                }
+                "classic" => {
+                    let f = new_filter(|| BloomFilter::new(n, p));
+                    let bits = f.num_bits();
+                    run::<$key, _, _>(f, bits, &present, &absent)
+                }
+                "counting" => {
+                    let f = new_filter(|| CountingBloomFilter::new(n, p));
+                    let bits = f.num_counters() * 4;
+                    run::<$key, _, _>(f, bits, &present, &absent)
+                }
+                "scalable-classic" | "scalable" => {
+                    let layout = if filter == "scalable" {
+                        LayerLayout::Blocked
+                    } else {
+                        LayerLayout::Classic
+                    };
+                    let mut f = new_filter(|| {
+                        ScalableBloomFilter::builder((n / 100).max(1), p)
+                            .layout(layout)
+                            .build()
+                    });
+                    // Bits are those of the grown chain: insert first, then count.
+                    insert_all::<$key, _, _>(&mut f, &present);
+                    let bits = f.memory_bytes() as u64 * 8;
+                    run_filled::<$key, _, _>(f, bits, &present, &absent)
                 }
                 "fastbloom" => {
                     let f: Fastbloom = fastbloom::BloomFilter::with_false_pos(p)

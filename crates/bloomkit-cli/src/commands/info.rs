@@ -166,7 +166,7 @@ fn kind_fields(filter: &AnyFilter) -> Vec<Field> {
                 .layers()
                 .map(|l| {
                     vec![
-                        field("keys", "keys", Count(l.items)),
+                        field("keys", "keys", Count(l.inserted)),
                         field("capacity", "capacity", Count(l.capacity)),
                         field("bits", "bits", Count(l.num_bits)),
                         field("hashes", "hashes", Count(l.num_hashes.into())),

@@ -120,7 +120,11 @@ impl ClassicProbes {
 
     /// Whether every position of the key with this hash passes `test`, stopping at the first
     /// that does not (a query).
-    #[inline]
+    ///
+    /// This, [`for_each`](Self::for_each) and the filters' one-key calls are always inlined:
+    /// with a loop for each derivation the body is twice the size, and where LLVM kept it out
+    /// of line a query cost 25% to 40% more instructions (callgrind, BENCHMARKS.md).
+    #[inline(always)]
     pub(crate) fn all(
         self,
         hash: u64,
@@ -138,7 +142,7 @@ impl ClassicProbes {
     }
 
     /// Calls `visit` with every position of the key with this hash, in order (an insert).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn for_each(
         self,
         hash: u64,
@@ -157,7 +161,7 @@ impl ClassicProbes {
 
 /// The second value both derivations step by: the rotated hash remixed (a bijection, so no
 /// information is lost, but its top bits depend on all of `hash`).
-#[inline]
+#[inline(always)]
 fn second_hash(hash: u64) -> u64 {
     let mut h2 = hash.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15;
     h2 = (h2 ^ (h2 >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -166,7 +170,7 @@ fn second_hash(hash: u64) -> u64 {
 
 /// [`ClassicProbes::Rotating`]'s k positions: `x = h`, then for each probe the position
 /// `(x * m) >> 64` and the step `x = rotl(x + h2, 5)`.
-#[inline]
+#[inline(always)]
 pub(crate) fn rotating_probes(
     hash: u64,
     num_bits: u64,
@@ -174,7 +178,7 @@ pub(crate) fn rotating_probes(
 ) -> impl Iterator<Item = u64> {
     let h2 = second_hash(hash);
     let mut x = hash;
-    (0..num_hashes).map(move |_| {
+    (0..u64::from(num_hashes)).map(move |_| {
         let bit = ((x as u128 * num_bits as u128) >> 64) as u64;
         // The rotation brings bits from below the top into it: the next position reads
         // bits this one did not, so positions do not repeat for close hashes.
@@ -185,7 +189,7 @@ pub(crate) fn rotating_probes(
 
 /// [`ClassicProbes::DoubleHashing`]'s k positions: enhanced double hashing over the 64-bit
 /// space, each value mapped to `[0, num_bits)` by multiply-high.
-#[inline]
+#[inline(always)]
 pub(crate) fn double_hashing_probes(
     hash: u64,
     num_bits: u64,
@@ -338,14 +342,14 @@ impl BloomFilter {
 
     /// Adds `key`; returns `true` if any bit changed, that is, if the key was definitely not
     /// in the filter before.
-    #[inline]
+    #[inline(always)]
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
         self.insert_hash(self.hasher.hash(key))
     }
 
     /// Adds a key by its precomputed hash (from this filter's
     /// [`key_hasher`](Self::key_hasher)).
-    #[inline]
+    #[inline(always)]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let mut changed = false;
         let bits = &mut self.bits;
@@ -358,13 +362,13 @@ impl BloomFilter {
     }
 
     /// `false` if `key` is definitely absent; `true` if it may be present.
-    #[inline]
+    #[inline(always)]
     pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
         self.contains_hash(self.hasher.hash(key))
     }
 
     /// [`contains`](Self::contains) by a precomputed hash.
-    #[inline]
+    #[inline(always)]
     pub fn contains_hash(&self, hash: u64) -> bool {
         self.probes
             .all(hash, self.num_bits, self.num_hashes, |bit| {

@@ -244,7 +244,7 @@ impl CountingBloomFilter {
     /// assert!(f.remove("a") && !f.contains("a"));
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
         self.insert_hash(self.hasher.hash(key))
     }
@@ -260,7 +260,7 @@ impl CountingBloomFilter {
     /// assert!(f.contains("a"));
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let mut was_absent = false;
         let counters = &mut self.counters;
@@ -289,7 +289,7 @@ impl CountingBloomFilter {
     /// assert!(f.contains(&7u32) && !f.contains(&8u32));
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
         self.contains_hash(self.hasher.hash(key))
     }
@@ -304,7 +304,7 @@ impl CountingBloomFilter {
     /// assert!(f.contains_hash(bloomkit::hash("a")));
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn contains_hash(&self, hash: u64) -> bool {
         self.probes
             .all(hash, self.num_counters, self.num_hashes, |index| {

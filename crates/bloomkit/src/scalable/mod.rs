@@ -485,7 +485,7 @@ impl ScalableBloomFilter {
     /// for i in 0..250u32 { f.insert(&i)?; }
     /// let rates: Vec<f64> = f.layers().map(|l| l.fp_rate).collect();
     /// assert_eq!(rates, [0.005, 0.0025]);
-    /// assert_eq!(f.layers().map(|l| l.items).sum::<u64>(), f.len());
+    /// assert_eq!(f.layers().map(|l| l.inserted).sum::<u64>(), f.len());
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn layers(&self) -> impl ExactSizeIterator<Item = LayerInfo> + '_ {

@@ -45,9 +45,9 @@ fn layers_grow_by_expansion_and_tighten() {
     // Every layer but the newest is exactly full.
     let infos: Vec<LayerInfo> = f.layers().collect();
     for l in &infos[..infos.len() - 1] {
-        assert_eq!(l.items, l.capacity);
+        assert_eq!(l.inserted, l.capacity);
     }
-    assert!(infos.last().unwrap().items <= infos.last().unwrap().capacity);
+    assert!(infos.last().unwrap().inserted <= infos.last().unwrap().capacity);
 }
 
 /// Growth 1 keeps layers small while the rate halves per layer; past what 64 probes reach

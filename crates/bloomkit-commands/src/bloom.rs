@@ -813,7 +813,7 @@ fn debug(f: &ScalableBloomFilter) -> Reply {
             layer.num_bits,
             layer.num_hashes,
             layer.capacity,
-            layer.items,
+            layer.inserted,
             c_general(layer.fp_rate)
         )));
     }

@@ -110,3 +110,60 @@ fn redis_py_sees_the_same_answers() {
     assert!(a.lines().count() >= 16, "{a}");
     assert_eq!(a, b, "redis-py's answers differ");
 }
+
+/// `BF.RESERVE deep 0.01 1000 EXPANSION 1` and 300,000 items, sent to both: each takes every
+/// item and finds it, and the chains grow to about the same depth (RedisBloom 2.8: 297
+/// layers). They can differ by a few layers: an item that is a false positive is not added,
+/// and which items are depends on the hash (at most 1% of them, so at most 3 layers' worth).
+#[test]
+fn a_chain_of_hundreds_of_layers_grows_as_redisbloom_grows() {
+    const ITEMS: usize = 300_000;
+    let (Some(_), Some(redisbloom)) = (Engine::Redis.binary(), common::redisbloom()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("a directory");
+    let (ours, theirs) = both(dir.path(), &redisbloom);
+    let items = |command: &str, from: usize| {
+        let mut args = vec![command.to_string(), "deep".to_string()];
+        args.extend((from..from + 1000).map(|i| format!("item:{i}")));
+        args
+    };
+    let mut layers = Vec::new();
+    for (name, server) in [("bloomkit", &ours), ("RedisBloom", &theirs)] {
+        let mut c = server.conn();
+        assert_eq!(
+            c.line("BF.RESERVE deep 0.01 1000 EXPANSION 1"),
+            common::Resp::Simple("OK".into())
+        );
+        for from in (0..ITEMS).step_by(1000) {
+            let added = c.cmd(&items("BF.MADD", from)).array();
+            assert!(
+                added.len() == 1000 && !added.iter().any(common::Resp::is_error),
+                "{name}: BF.MADD of items from {from}: {:?}",
+                added.last()
+            );
+        }
+        for from in (0..ITEMS).step_by(1000) {
+            let found = c.cmd(&items("BF.MEXISTS", from)).array();
+            assert!(
+                found.iter().all(|a| *a == common::Resp::Int(1)),
+                "{name}: an item from {from} is missing"
+            );
+        }
+        layers.push(c.line("BF.INFO deep FILTERS").array()[0].int());
+        // For docs/MODULE.md: what each says the chain holds.
+        eprintln!(
+            "{name}: {} layers, BF.INFO Size {}, MEMORY USAGE {}",
+            layers.last().unwrap_or(&0),
+            c.line("BF.INFO deep SIZE").array()[0].int(),
+            c.line("MEMORY USAGE deep").int()
+        );
+    }
+    assert!(layers[1] > 64, "RedisBloom grew {} layers", layers[1]);
+    assert!(
+        (layers[0] - layers[1]).abs() <= 5,
+        "bloomkit {} layers, RedisBloom {}",
+        layers[0],
+        layers[1]
+    );
+}

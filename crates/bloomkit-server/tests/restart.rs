@@ -288,3 +288,118 @@ async fn restore_copy_compact_and_reload_survive_a_restart() {
     assert!(left <= ttl && ttl - left < 10_000, "{ttl} {left}");
     server.shutdown_nosave().await;
 }
+
+/// A client that waits up to a minute for a reply: each `BF.MADD` into a deep chain asks
+/// hundreds of layers and waits for its fsync, which on a loaded machine can take longer than
+/// redis-rs's default half second.
+async fn patient(server: &Running) -> redis::aio::MultiplexedConnection {
+    let mut c = server.client().await;
+    c.set_response_timeout(std::time::Duration::from_secs(60));
+    c
+}
+
+/// The items of the deep chain: `count` of them from `from`.
+fn deep_items(from: usize, count: usize) -> Vec<String> {
+    (from..from + count).map(|i| format!("item:{i}")).collect()
+}
+
+/// Every item of the deep chain answers 1, asked 1,000 at a time.
+async fn all_found(c: &mut redis::aio::MultiplexedConnection, key: &str, items: usize) {
+    for from in (0..items).step_by(1000) {
+        let answers: Vec<i64> = cmd("BF.MEXISTS")
+            .arg(key)
+            .arg(deep_items(from, 1000))
+            .query_async(c)
+            .await
+            .unwrap();
+        assert!(
+            answers.iter().all(|&a| a == 1),
+            "{key}: an item from {from} is missing"
+        );
+    }
+}
+
+/// What a chain answers that must survive a restart: its layers and its bytes (`DUMP`).
+async fn chain_state(c: &mut redis::aio::MultiplexedConnection, key: &str) -> (i64, Vec<u8>) {
+    let layers: Vec<i64> = cmd("BF.INFO")
+        .arg(key)
+        .arg("FILTERS")
+        .query_async(c)
+        .await
+        .unwrap();
+    let dump: Vec<u8> = cmd("DUMP").arg(key).query_async(c).await.unwrap();
+    (layers[0], dump)
+}
+
+/// `BF.RESERVE deep 0.01 1000 EXPANSION 1` takes 300,000 items, as RedisBloom 2.8 does (297
+/// layers there): the chain grows far past 64 layers (each halves the rate until the floor
+/// of 2^-64, where 64 probes stop), every item is found, and the log, the snapshot and a
+/// `DUMP`/`RESTORE` each bring back the same chain, byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_of_hundreds_of_layers_survives_the_log_the_snapshot_and_dump() {
+    const ITEMS: usize = 300_000;
+    let dir = tempfile::tempdir().unwrap();
+    let before = {
+        let server = open(dir.path()).await.unwrap();
+        let mut c = patient(&server).await;
+        query(
+            &mut c,
+            &["BF.RESERVE", "deep", "0.01", "1000", "EXPANSION", "1"],
+        )
+        .await;
+        for from in (0..ITEMS).step_by(1000) {
+            // An error would be the reply's last element, and fail the conversion.
+            let added: Vec<i64> = cmd("BF.MADD")
+                .arg("deep")
+                .arg(deep_items(from, 1000))
+                .query_async(&mut c)
+                .await
+                .unwrap_or_else(|e| panic!("BF.MADD of items from {from}: {e}"));
+            assert_eq!(added.len(), 1000);
+        }
+        let state = chain_state(&mut c, "deep").await;
+        assert!(
+            (250..=ITEMS as i64 / 1000).contains(&state.0),
+            "{} layers",
+            state.0
+        );
+        all_found(&mut c, "deep", ITEMS).await;
+        // DUMP and RESTORE: the same bytes under another name.
+        let _: () = cmd("RESTORE")
+            .arg("copy")
+            .arg(0)
+            .arg(state.1.as_slice())
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        all_found(&mut c, "copy", ITEMS).await;
+        assert_eq!(chain_state(&mut c, "copy").await, state);
+        server.shutdown_nosave().await;
+        state
+    };
+    // The log alone.
+    let server = open(dir.path()).await.expect("the log replays");
+    let mut c = patient(&server).await;
+    assert_eq!(
+        chain_state(&mut c, "deep").await,
+        before,
+        "replayed from the log"
+    );
+    assert_eq!(
+        chain_state(&mut c, "copy").await,
+        before,
+        "RESTORE replayed"
+    );
+    let _: () = cmd("SAVE").query_async(&mut c).await.unwrap();
+    server.shutdown_nosave().await;
+    // The snapshot.
+    let server = open(dir.path()).await.expect("the snapshot loads");
+    let mut c = patient(&server).await;
+    assert_eq!(
+        chain_state(&mut c, "deep").await,
+        before,
+        "from the snapshot"
+    );
+    all_found(&mut c, "deep", ITEMS).await;
+    server.shutdown_nosave().await;
+}

@@ -289,6 +289,100 @@ impl AtomicLineArray {
     }
 }
 
+/// The methods the kinds built on one array of bits or counters (classic, blocked, sector,
+/// atomic, counting) have alike, written once, as [`format_methods!`](crate::format) writes
+/// their format's: [`seed`], [`key_hasher`] and `is_empty` for each; `check_compatible`, the
+/// test `union` and `intersect` make, from the parameters that must agree (each named for the
+/// error, and read by a method of the kind), then the hash seed and the key feed; and, with
+/// `set_ops: field`, `union` and `intersect` of a kind whose `field` is a [`BitArray`] or a
+/// [`LineArray`], after which the count is the fill-based `estimated_count`.
+///
+/// [`seed`]: crate::KeyHasher::seed
+/// [`key_hasher`]: crate::KeyHasher
+macro_rules! bit_array_methods {
+    (
+        $ty:ty,
+        same: [$($what:literal => $param:ident $(. $then:ident)*),* $(,)?]
+        $(, set_ops: $array:ident)? $(,)?
+    ) => {
+        impl $ty {
+            /// The hash seed keys are hashed with.
+            pub fn seed(&self) -> u64 {
+                self.hasher.seed()
+            }
+
+            /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a
+            /// filter read from a 0.1 file). Hash a key with it to probe by hash.
+            pub fn key_hasher(&self) -> $crate::KeyHasher {
+                self.hasher
+            }
+
+            /// Whether [`len`](Self::len) is zero.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("let mut f = bloomkit::", stringify!($ty), "::new(100, 0.01)?;")]
+            /// assert!(f.is_empty());
+            /// f.insert("a");
+            /// assert!(!f.is_empty());
+            /// # Ok::<(), bloomkit::Error>(())
+            /// ```
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// Whether `other` can be combined with this filter: the same parameters, seed
+            /// and key feed; else [`Error::Incompatible`](crate::Error::Incompatible) naming
+            /// the first that differs.
+            fn check_compatible(&self, other: &Self) -> $crate::Result<()> {
+                $($crate::Error::check_same(
+                    $what,
+                    self.$param()$(.$then())*,
+                    other.$param()$(.$then())*,
+                )?;)*
+                $crate::Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
+                $crate::Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
+            }
+        }
+
+        $(
+        impl $ty {
+            /// Adds every key of `other` (bitwise OR): afterwards this filter answers "maybe"
+            /// for every key either filter held, and [`len`](Self::len) is the fill-based
+            /// [`estimated_count`](Self::estimated_count).
+            ///
+            /// # Errors
+            ///
+            /// [`Error::Incompatible`](crate::Error::Incompatible) unless both have the same
+            /// bits, probes and seed; this filter is then unchanged.
+            pub fn union(&mut self, other: &Self) -> $crate::Result<()> {
+                self.check_compatible(other)?;
+                self.$array.union_with(&other.$array);
+                self.item_count = self.estimated_count();
+                Ok(())
+            }
+
+            /// Keeps only the bits both filters set (bitwise AND): afterwards this filter
+            /// answers "maybe" for every key both held (and, as a Bloom filter of the
+            /// intersection, a few more false positives than one built from it directly).
+            ///
+            /// # Errors
+            ///
+            /// [`Error::Incompatible`](crate::Error::Incompatible) as for
+            /// [`union`](Self::union).
+            pub fn intersect(&mut self, other: &Self) -> $crate::Result<()> {
+                self.check_compatible(other)?;
+                self.$array.intersect_with(&other.$array);
+                self.item_count = self.estimated_count();
+                Ok(())
+            }
+        }
+        )?
+    };
+}
+pub(crate) use bit_array_methods;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -158,7 +158,7 @@ impl fmt::Display for Error {
                 name,
                 value,
                 expected,
-            } => write!(f, "invalid {name} {value}: expected {expected}"),
+            } => write!(f, "invalid {} {value}: expected {expected}", in_words(name)),
             Error::Full { kind } => write!(
                 f,
                 "the {kind} filter is full and the insert changed nothing; create it with a \
@@ -302,7 +302,26 @@ impl From<io::Error> for Error {
     }
 }
 
+/// A parameter's name as an error message says it: `fp_rate` is "false-positive rate"
+/// everywhere ([`Error::InvalidFpRate`] says it so), other names as the API spells them.
+fn in_words(name: &str) -> &str {
+    match name {
+        "fp_rate" => "false-positive rate",
+        other => other,
+    }
+}
+
 impl Error {
+    /// [`Error::InvalidParameter`] for a rate strictly between 0 and 1 that a kind cannot
+    /// deliver (its fingerprints or result bits are too few): `expected` says what it can.
+    pub(crate) fn unreachable_fp_rate(fp_rate: f64, expected: &'static str) -> Self {
+        Error::InvalidParameter {
+            name: "fp_rate",
+            value: Rate(fp_rate).to_string(),
+            expected,
+        }
+    }
+
     pub(crate) fn corrupt(reason: impl Into<String>) -> Self {
         Error::Corrupt {
             reason: reason.into(),
@@ -339,6 +358,18 @@ mod tests {
         assert!(message(-0.25).starts_with("invalid false-positive rate -0.25:"));
         assert!(message(1e300).starts_with("invalid false-positive rate 1e300:"));
         assert!(message(f64::NAN).starts_with("invalid false-positive rate NaN:"));
+        // A rate in range that a kind cannot reach is worded the same way.
+        for refused in [
+            crate::RibbonFilter::build(["a"], 1e-10).unwrap_err(),
+            crate::BinaryFuseFilter::build(["a"], 1e-7).unwrap_err(),
+            crate::CuckooFilter::new(100, 1e-12).unwrap_err(),
+        ] {
+            let text = refused.to_string();
+            assert!(
+                text.starts_with("invalid false-positive rate 1e-"),
+                "{text}"
+            );
+        }
         let small = Error::FpRateTooSmall {
             fp_rate: 1e-300,
             num_hashes: 997,

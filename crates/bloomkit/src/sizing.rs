@@ -701,7 +701,7 @@ pub fn estimated_fp_rate(set_bits: u64, num_bits: u64, num_hashes: u32) -> f64 {
 /// ```
 pub fn fp_rate_from_changed_count(changed: u64, rate: impl Fn(u64) -> f64) -> f64 {
     let at_count = rate(changed);
-    if changed == 0 || !(at_count >= 1e-3) {
+    if changed == 0 || at_count.is_nan() || at_count < 1e-3 {
         return at_count;
     }
     let offered = offered_keys(changed, |n| 1.0 - rate(n).clamp(0.0, 1.0));

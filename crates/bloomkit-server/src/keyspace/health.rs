@@ -13,7 +13,7 @@
 //! wherever an entry is stored, changed or removed: a healthy filter costs a few integer
 //! comparisons per write and nothing per `INFO`, which reads only the flagged ones.
 
-use bloomkit::sizing::{blocked_fp_rate, classic_fp_rate};
+use bloomkit::sizing::{blocked_fp_rate, classic_fp_rate, fp_rate_from_changed_count};
 use bloomkit::{CuckooFilter, LayerLayout, ScalableBloomFilter};
 use bloomkit_commands::Value;
 
@@ -69,7 +69,7 @@ fn bloom(filter: &ScalableBloomFilter) -> Option<Health> {
     // Each layer within its capacity answers within its planned rate, and the planned
     // rates of a chain sum to less than the target: only a layer past its capacity can
     // take the filter above it, so the estimate is computed only then.
-    let overfull = filter.layers().any(|layer| layer.items > layer.capacity);
+    let overfull = filter.layers().any(|layer| layer.inserted > layer.capacity);
     let (items, capacity) = (filter.len(), filter.capacity());
     if !overfull && items <= capacity {
         return None;
@@ -78,11 +78,15 @@ fn bloom(filter: &ScalableBloomFilter) -> Option<Health> {
     let miss: f64 = filter
         .layers()
         .map(|layer| {
-            let rate = if layout == LayerLayout::Blocked {
-                blocked_fp_rate(layer.items, layer.num_bits, layer.num_hashes)
-            } else {
-                classic_fp_rate(layer.items, layer.num_bits, layer.num_hashes)
-            };
+            // A layer's count leaves out the inserts that were false positives, many in an
+            // overfull layer: the rate is predicted for the keys that count implies.
+            let rate = fp_rate_from_changed_count(layer.inserted, |n| {
+                if layout == LayerLayout::Blocked {
+                    blocked_fp_rate(n, layer.num_bits, layer.num_hashes)
+                } else {
+                    classic_fp_rate(n, layer.num_bits, layer.num_hashes)
+                }
+            });
             1.0 - rate
         })
         .product();

@@ -28,6 +28,11 @@
 //! * **Rotation recycles.** The dropped generation's memory is zeroed and becomes the new
 //!   newest one: a rotation allocates nothing, cannot fail, and costs one generation's worth
 //!   of zeroing.
+//!
+//! The files: this one has the type, its operations and rotation; `builder.rs`
+//! [`AgingBuilder`], the plan (each generation's rate and size); `persist.rs` the file format
+//! (kind 7); `tests.rs` the unit tests. Each generation is a [`BlockedBloomFilter`], whose
+//! methods this type calls.
 
 use crate::error::{Error, Result};
 use crate::format::FilterKind;

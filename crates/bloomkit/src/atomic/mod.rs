@@ -17,7 +17,7 @@ use crate::blocked::{
     blocked_params, for_each_hash_batch, for_each_prefetched, line_index, lines_estimated_count,
     lines_fp_rate, Step,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::FilterKind;
 use crate::key::{Key, KeyHasher};
 use crate::sizing::LINE_BITS;
@@ -99,7 +99,7 @@ impl AtomicBloomFilter {
     ///
     /// # Errors
     ///
-    /// As [`new`](Self::new), and [`Error::OutOfMemory`] if the hashes do not fit.
+    /// As [`new`](Self::new), and [`Error::OutOfMemory`](crate::Error::OutOfMemory) if the hashes do not fit.
     ///
     /// # Examples
     ///
@@ -251,36 +251,10 @@ impl AtomicBloomFilter {
         self.num_hashes
     }
 
-    /// The hash seed keys are hashed with.
-    pub fn seed(&self) -> u64 {
-        self.hasher.seed()
-    }
-
-    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
-    /// read from a 0.1 file). Hash a key with it to probe by hash.
-    pub fn key_hasher(&self) -> KeyHasher {
-        self.hasher
-    }
-
     /// The fill-based [`estimated_count`](Self::estimated_count) (see the type's docs for why
     /// there is no exact counter).
     pub fn len(&self) -> u64 {
         self.estimated_count()
-    }
-
-    /// Whether [`len`](Self::len) is zero.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::AtomicBloomFilter::new(100, 0.01)?;
-    /// assert!(f.is_empty());
-    /// f.insert("a");
-    /// assert!(!f.is_empty());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Bits set to one (a snapshot while inserts run).
@@ -314,19 +288,12 @@ impl AtomicBloomFilter {
         std::mem::size_of::<Self>() + self.lines.memory_bytes()
     }
 
-    fn check_compatible(&self, other: &Self) -> Result<()> {
-        Error::check_same("number of bits", self.num_bits(), other.num_bits())?;
-        Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
-        Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
-        Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
-    }
-
     /// Adds every key of `other` (bitwise OR, word by word atomically), while other threads
     /// may go on inserting into either.
     ///
     /// # Errors
     ///
-    /// [`Error::Incompatible`] unless both have the same bits, probes and seed.
+    /// [`Error::Incompatible`](crate::Error::Incompatible) unless both have the same bits, probes and seed.
     pub fn union(&self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
         self.lines.combine_with(&other.lines, true);
@@ -337,7 +304,7 @@ impl AtomicBloomFilter {
     ///
     /// # Errors
     ///
-    /// [`Error::Incompatible`] as for [`union`](Self::union).
+    /// [`Error::Incompatible`](crate::Error::Incompatible) as for [`union`](Self::union).
     pub fn intersect(&self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
         self.lines.combine_with(&other.lines, false);
@@ -348,7 +315,7 @@ impl AtomicBloomFilter {
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfMemory`] if the copy cannot be allocated.
+    /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) if the copy cannot be allocated.
     pub fn to_blocked(&self) -> Result<BlockedBloomFilter> {
         Ok(BlockedBloomFilter::from_parts(
             self.lines.to_line_array()?,
@@ -362,7 +329,7 @@ impl AtomicBloomFilter {
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfMemory`] if the copy cannot be allocated.
+    /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) if the copy cannot be allocated.
     pub fn from_blocked(filter: &BlockedBloomFilter) -> Result<Self> {
         Ok(AtomicBloomFilter {
             lines: AtomicLineArray::from_line_array(filter.lines())?,
@@ -371,6 +338,14 @@ impl AtomicBloomFilter {
         })
     }
 }
+
+crate::bits::bit_array_methods!(
+    AtomicBloomFilter,
+    same: [
+        "number of bits" => num_bits,
+        "number of hashes" => num_hashes,
+    ],
+);
 
 /// Inserts every key, as [`insert`](AtomicBloomFilter::insert) one by one (for many
 /// threads at once, share the filter and call `insert` or `insert_many` from each).

@@ -342,37 +342,11 @@ impl BlockedBloomFilter {
         self.num_hashes
     }
 
-    /// The hash seed keys are hashed with.
-    pub fn seed(&self) -> u64 {
-        self.hasher.seed()
-    }
-
-    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
-    /// read from a 0.1 file). Hash a key with it to probe by hash.
-    pub fn key_hasher(&self) -> KeyHasher {
-        self.hasher
-    }
-
     /// How many inserts changed the filter: keys seen for the first time, less the few that
     /// were already false positives. After [`union`](Self::union) or
     /// [`intersect`](Self::intersect), the fill-based [`estimated_count`](Self::estimated_count).
     pub fn len(&self) -> u64 {
         self.item_count
-    }
-
-    /// Whether [`len`](Self::len) is zero.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut f = bloomkit::BlockedBloomFilter::new(100, 0.01)?;
-    /// assert!(f.is_empty());
-    /// f.insert("a");
-    /// assert!(!f.is_empty());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Bits set to one.
@@ -408,40 +382,16 @@ impl BlockedBloomFilter {
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + self.lines.memory_bytes()
     }
-
-    fn check_compatible(&self, other: &Self) -> Result<()> {
-        Error::check_same("number of bits", self.num_bits(), other.num_bits())?;
-        Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
-        Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
-        Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
-    }
-
-    /// Adds every key of `other` (bitwise OR).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Incompatible`] unless both have the same bits, probes and seed; this filter is
-    /// then unchanged.
-    pub fn union(&mut self, other: &Self) -> Result<()> {
-        self.check_compatible(other)?;
-        self.lines.union_with(&other.lines);
-        self.item_count = self.estimated_count();
-        Ok(())
-    }
-
-    /// Keeps only the bits both filters set (bitwise AND): every key both held still answers
-    /// "maybe".
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Incompatible`] as for [`union`](Self::union).
-    pub fn intersect(&mut self, other: &Self) -> Result<()> {
-        self.check_compatible(other)?;
-        self.lines.intersect_with(&other.lines);
-        self.item_count = self.estimated_count();
-        Ok(())
-    }
 }
+
+crate::bits::bit_array_methods!(
+    BlockedBloomFilter,
+    same: [
+        "number of bits" => num_bits,
+        "number of hashes" => num_hashes,
+    ],
+    set_ops: lines,
+);
 
 /// Inserts every key, as [`insert`](BlockedBloomFilter::insert) one by one would (the same
 /// bits and count), hashing a batch at a time and inserting it as

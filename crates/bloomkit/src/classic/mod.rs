@@ -410,37 +410,11 @@ impl BloomFilter {
         self.probes
     }
 
-    /// The hash seed keys are hashed with.
-    pub fn seed(&self) -> u64 {
-        self.hasher.seed()
-    }
-
-    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
-    /// read from a 0.1 file). Hash a key with it to probe by hash.
-    pub fn key_hasher(&self) -> KeyHasher {
-        self.hasher
-    }
-
     /// How many inserts changed the filter: keys seen for the first time, less the few that
     /// were already false positives. After [`union`](Self::union) or
     /// [`intersect`](Self::intersect), the fill-based [`estimated_count`](Self::estimated_count).
     pub fn len(&self) -> u64 {
         self.item_count
-    }
-
-    /// Whether [`len`](Self::len) is zero.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut f = bloomkit::BloomFilter::new(100, 0.01)?;
-    /// assert!(f.is_empty());
-    /// f.insert("a");
-    /// assert!(!f.is_empty());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Bits set to one.
@@ -486,43 +460,17 @@ impl BloomFilter {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.bits.memory_bytes()
     }
-
-    fn check_compatible(&self, other: &Self) -> Result<()> {
-        Error::check_same("number of bits", self.num_bits, other.num_bits)?;
-        Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
-        Error::check_same("probe derivation", self.probes.code(), other.probes.code())?;
-        Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
-        Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
-    }
-
-    /// Adds every key of `other` (bitwise OR): afterwards this filter answers "maybe" for every
-    /// key either filter held.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Incompatible`] unless both have the same bits, probes and seed; this filter is
-    /// then unchanged.
-    pub fn union(&mut self, other: &Self) -> Result<()> {
-        self.check_compatible(other)?;
-        self.bits.union_with(&other.bits);
-        self.item_count = self.estimated_count();
-        Ok(())
-    }
-
-    /// Keeps only the bits both filters set (bitwise AND): afterwards this filter answers
-    /// "maybe" for every key both held (and, as a Bloom filter of the intersection, a few more
-    /// false positives than one built from it directly).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Incompatible`] as for [`union`](Self::union).
-    pub fn intersect(&mut self, other: &Self) -> Result<()> {
-        self.check_compatible(other)?;
-        self.bits.intersect_with(&other.bits);
-        self.item_count = self.estimated_count();
-        Ok(())
-    }
 }
+
+crate::bits::bit_array_methods!(
+    BloomFilter,
+    same: [
+        "number of bits" => num_bits,
+        "number of hashes" => num_hashes,
+        "probe derivation" => probes.code,
+    ],
+    set_ops: bits,
+);
 
 /// Inserts every key, as [`insert`](BloomFilter::insert) one by one.
 ///

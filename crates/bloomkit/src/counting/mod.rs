@@ -30,6 +30,13 @@
 //! to have raised; taking those counters down can zero one that a real key needs. A removal
 //! of a key that is *definitely* absent (one of its counters is zero) is refused and changes
 //! nothing, but only the caller can make sure the keys it removes were inserted.
+//!
+//! The files: this one has the type and its operations; `counters.rs` the counters' layout
+//! in words (sixteen 4-bit counters to a `u64`) and the word-at-a-time arithmetic on them;
+//! `builder.rs` [`CountingBuilder`], the plan (a classic filter's, counter for bit);
+//! `batch.rs` the batched operations; `persist.rs` the file format (kind 3); `tests.rs` the
+//! unit tests. The probe positions are the classic filter's
+//! ([`ClassicProbes`](crate::ClassicProbes)), called, not repeated.
 
 use std::fmt;
 
@@ -427,25 +434,6 @@ impl CountingBloomFilter {
         self.probes
     }
 
-    /// The hash seed keys are hashed with.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let f = bloomkit::CountingBloomFilter::new(10, 0.01)?;
-    /// assert_eq!(f.seed(), bloomkit::DEFAULT_SEED);
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn seed(&self) -> u64 {
-        self.hasher.seed()
-    }
-
-    /// How keys are hashed: the seed, and whether as today or as bloomkit 0.1 did (a filter
-    /// read from a 0.1 file). Hash a key with it to probe by hash.
-    pub fn key_hasher(&self) -> KeyHasher {
-        self.hasher
-    }
-
     /// Inserts less successful removals: the number of copies the filter holds, if every
     /// removed key had been inserted. A key inserted twice counts twice. After
     /// [`union`](Self::union), the sum of both counts.
@@ -464,23 +452,6 @@ impl CountingBloomFilter {
     /// ```
     pub fn len(&self) -> u64 {
         self.item_count
-    }
-
-    /// Whether [`len`](Self::len) is zero.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut f = bloomkit::CountingBloomFilter::new(100, 0.01)?;
-    /// assert!(f.is_empty());
-    /// f.insert("a");
-    /// assert!(!f.is_empty());
-    /// f.remove("a");
-    /// assert!(f.is_empty());
-    /// # Ok::<(), bloomkit::Error>(())
-    /// ```
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Counters above zero: the bits a classic filter of the same keys would set.
@@ -593,14 +564,6 @@ impl CountingBloomFilter {
         ))
     }
 
-    fn check_compatible(&self, other: &Self) -> Result<()> {
-        Error::check_same("number of counters", self.num_counters, other.num_counters)?;
-        Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
-        Error::check_same("probe derivation", self.probes.code(), other.probes.code())?;
-        Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
-        Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
-    }
-
     /// Adds every key of `other`, counter by counter (sums above 15 saturate): afterwards
     /// this filter holds the copies of both, and removing any key that either held is safe.
     ///
@@ -634,6 +597,15 @@ impl CountingBloomFilter {
         Ok(())
     }
 }
+
+crate::bits::bit_array_methods!(
+    CountingBloomFilter,
+    same: [
+        "number of counters" => num_counters,
+        "number of hashes" => num_hashes,
+        "probe derivation" => probes.code,
+    ],
+);
 
 /// Inserts one copy of every key, as [`insert`](CountingBloomFilter::insert) one by one.
 ///

@@ -421,12 +421,11 @@ pub(crate) fn fingerprint_bits_for(bucket_size: u32, fp_rate: f64) -> Result<u32
     // The small slack keeps an exact power of two (p = 2b/2^f) from rounding up a bit.
     let bits = ((2.0 * bucket_size as f64 / fp_rate).log2() - 1e-9).ceil();
     if bits > MAX_FINGERPRINT_BITS as f64 {
-        return Err(Error::InvalidParameter {
-            name: "fp_rate",
-            value: fp_rate.to_string(),
-            expected: "a rate that 32-bit fingerprints reach: at least 2·bucket_size/2^32 \
+        return Err(Error::unreachable_fp_rate(
+            fp_rate,
+            "a rate that 32-bit fingerprints reach: at least 2·bucket_size/2^32 \
                        (about 1.9e-9 with 4-slot buckets)",
-        });
+        ));
     }
     Ok((bits as u32).max(MIN_FINGERPRINT_BITS))
 }

@@ -326,12 +326,11 @@ impl BinaryFuseFilter {
         match fp_rate {
             p if p >= (-8f64).exp2() => Ok(8),
             p if p >= (-16f64).exp2() => Ok(16),
-            _ => Err(Error::InvalidParameter {
-                name: "fp_rate",
-                value: fp_rate.to_string(),
-                expected: "a rate of at least 2^-16 (about 1.53e-5): a binary fuse filter has \
+            _ => Err(Error::unreachable_fp_rate(
+                fp_rate,
+                "a rate of at least 2^-16 (about 1.53e-5): a binary fuse filter has \
                            8- or 16-bit fingerprints; a ribbon filter goes down to 2^-32",
-            }),
+            )),
         }
     }
 

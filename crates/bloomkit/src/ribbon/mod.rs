@@ -251,12 +251,11 @@ pub(crate) fn result_bits_for(fp_rate: f64) -> Result<u32> {
     sizing::check_fp_rate(fp_rate)?;
     let bits = (-fp_rate.log2()).ceil().max(1.0);
     if bits > f64::from(MAX_RESULT_BITS) {
-        return Err(Error::InvalidParameter {
-            name: "fp_rate",
-            value: fp_rate.to_string(),
-            expected: "a rate of at least 2^-32 (about 2.33e-10): a ribbon filter stores at \
+        return Err(Error::unreachable_fp_rate(
+            fp_rate,
+            "a rate of at least 2^-32 (about 2.33e-10): a ribbon filter stores at \
                        most 32 result bits per key",
-        });
+        ));
     }
     Ok(bits as u32)
 }

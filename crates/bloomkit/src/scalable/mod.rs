@@ -31,6 +31,13 @@
 //! 57 layers) gets [`ScalableBloomFilter::MIN_LAYER_FP_RATE`] instead, so the chain keeps
 //! growing, its rate at most p + (layers at the floor) · 2^−64. A chain that cannot grow
 //! refuses inserts with [`Error::Full`].
+//!
+//! The files: this one has the type and its one-key operations (the chain's growth
+//! included); `builder.rs` the chain's parameters ([`ScalableBuilder`] checks them, and they
+//! give each next layer's capacity and rate); `layer.rs` one layer, its two layouts and
+//! [`LayerInfo`]; `batch.rs` the batched operations (every layer's memory prefetched a few keys
+//! ahead); `persist.rs` the file format (kind 4); `tests.rs` the unit tests. Calls go one
+//! way: this file and `batch.rs` → `layer.rs` → the classic and blocked filters.
 
 mod batch;
 mod builder;

@@ -267,26 +267,11 @@ impl SectorBloomFilter {
         self.per_word
     }
 
-    /// The hash seed keys are hashed with.
-    pub fn seed(&self) -> u64 {
-        self.hasher.seed()
-    }
-
-    /// How keys are hashed. Hash a key with it to probe by hash.
-    pub fn key_hasher(&self) -> KeyHasher {
-        self.hasher
-    }
-
     /// How many inserts changed the filter (after [`union`](Self::union) or
     /// [`intersect`](Self::intersect), the fill-based
     /// [`estimated_count`](Self::estimated_count)).
     pub fn len(&self) -> u64 {
         self.item_count
-    }
-
-    /// Whether [`len`](Self::len) is zero.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Bits set to one.
@@ -349,39 +334,16 @@ impl SectorBloomFilter {
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + self.lines.memory_bytes()
     }
-
-    fn check_compatible(&self, other: &Self) -> Result<()> {
-        Error::check_same("number of bits", self.num_bits(), other.num_bits())?;
-        Error::check_same("number of hashes", self.num_hashes(), other.num_hashes())?;
-        Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;
-        Error::check_same("key feed", self.hasher.feed(), other.hasher.feed())
-    }
-
-    /// Adds every key of `other` (bitwise OR).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Incompatible`] unless both have the same bits, probes and seed; this filter is
-    /// then unchanged.
-    pub fn union(&mut self, other: &Self) -> Result<()> {
-        self.check_compatible(other)?;
-        self.lines.union_with(&other.lines);
-        self.item_count = self.estimated_count();
-        Ok(())
-    }
-
-    /// Keeps only the bits both filters set (bitwise AND).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Incompatible`] as for [`union`](Self::union).
-    pub fn intersect(&mut self, other: &Self) -> Result<()> {
-        self.check_compatible(other)?;
-        self.lines.intersect_with(&other.lines);
-        self.item_count = self.estimated_count();
-        Ok(())
-    }
 }
+
+crate::bits::bit_array_methods!(
+    SectorBloomFilter,
+    same: [
+        "number of bits" => num_bits,
+        "number of hashes" => num_hashes,
+    ],
+    set_ops: lines,
+);
 
 /// Inserts every key, as [`insert`](SectorBloomFilter::insert) one by one would, a batch at
 /// a time with the lines prefetched.

@@ -14,6 +14,9 @@
 //!
 //! Allocation goes through `try_reserve_exact`, so a request the allocator refuses is an
 //! [`Error::OutOfMemory`], never an abort.
+//!
+//! `bit_array_methods!` writes the methods the kinds built on these arrays share (the seed,
+//! `is_empty`, the compatibility check, `union` and `intersect`) once for all of them.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -226,8 +226,9 @@ pub fn optimal_num_hashes(items: u64, num_bits: u64) -> u32 {
 /// probability E[(X/m)^k] over the number X of set bits, which by Jensen's inequality is
 /// higher, by a margin that grows with k²/m: negligible in a large filter, about 17% in one
 /// of 192 bits and 13 probes (10 keys at 10^−4). So: exactly, from the occupancy
-/// distribution, in a filter of at most 2,048 bits (where that costs at most t·k²/2 steps
-/// for t = k·n probes, and is done only while that is at most 2·10^6); else the second-order
+/// distribution (for each number of distinct query positions, the chance that the t = k·n
+/// probes cover them, by inclusion–exclusion), in a filter of at most 2,048 bits holding at
+/// most t·k² ≤ 4·10^6 probes; else the second-order
 /// expansion E[f(X)] ≈ f(μ) + ½·f″(μ)·Var X that [`blocked_fp_rate`] uses inside a line,
 /// which is within 0.03% of the exact rate from about 450 bits up (1% low at 256 bits and 18
 /// probes, 6% at 64 bits and 15); and past 2^32 bits, where that correction is below
@@ -734,8 +735,8 @@ pub fn fp_rate_from_changed_count(changed: u64, rate: impl Fn(u64) -> f64) -> f6
 }
 
 /// The keys offered whose expected count of changes, Σ_{i<n} `changes(i)`, is `changed`:
-/// summed key by key up to 64 changes, by the trapezoid rule over 64 panels of
-/// `changed / 64` keys above (its error, half a key at most, is below 1% of the count there).
+/// summed key by key below 128 changes, by the trapezoid rule over panels of `changed / 64`
+/// keys from there (its error, half a key at most, is below 1% of the count there).
 /// A filter so full that an insert almost never changes it (`changes` below 10^−6) stops the
 /// search where that begins.
 fn offered_keys(changed: u64, changes: impl Fn(u64) -> f64) -> f64 {

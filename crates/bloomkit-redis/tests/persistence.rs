@@ -362,13 +362,15 @@ fn deep_state(c: &mut Conn, key: &str) -> (i64, String) {
     (layers, digest(c, key))
 }
 
-/// `BF.RESERVE deep 0.01 1000 EXPANSION 1` takes 300,000 items, as RedisBloom 2.8 in the same
-/// Redis does (297 layers there; the differential test runs both): the chain grows far past
-/// 64 layers, finds every item, and comes back the same from `DUMP`/`RESTORE`, the RDB file,
-/// the append-only file as logged and as rewritten.
+/// `BF.RESERVE deep 0.01 100 EXPANSION 1` takes 30,000 items: the chain grows to about 300
+/// layers, finds every item, and comes back the same from `DUMP`/`RESTORE`, the RDB file, the
+/// append-only file as logged and as rewritten. (The differential test takes RedisBloom's
+/// case, capacity 1,000 and 300,000 items, beside RedisBloom; the depth is the same here at a
+/// tenth of the work, which each replay of the log repeats: every insert asks each older layer
+/// first, and the engine must load within the tests' 20 s.)
 #[test]
 fn a_chain_of_hundreds_of_layers_survives_rdb_aof_and_dump() {
-    const ITEMS: usize = 300_000;
+    const ITEMS: usize = 30_000;
     for engine in Engine::available() {
         let dir = tempfile::tempdir().expect("a directory");
         let aof = [
@@ -383,7 +385,7 @@ fn a_chain_of_hundreds_of_layers_survives_rdb_aof_and_dump() {
         ];
         let mut server = Server::start_raw(engine, dir.path(), common::args_with(&[], &aof));
         let mut c = server.conn();
-        c.line("BF.RESERVE deep 0.01 1000 EXPANSION 1");
+        c.line("BF.RESERVE deep 0.01 100 EXPANSION 1");
         for from in (0..ITEMS).step_by(1000) {
             let added = c.cmd(&deep_madd("BF.MADD", "deep", from, 1000)).array();
             assert!(
@@ -395,7 +397,7 @@ fn a_chain_of_hundreds_of_layers_survives_rdb_aof_and_dump() {
         }
         let before = deep_state(&mut c, "deep");
         assert!(
-            (250..=ITEMS as i64 / 1000).contains(&before.0),
+            (250..=ITEMS as i64 / 100).contains(&before.0),
             "{}: {} layers",
             engine.name(),
             before.0

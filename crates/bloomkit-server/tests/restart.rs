@@ -331,20 +331,22 @@ async fn chain_state(c: &mut redis::aio::MultiplexedConnection, key: &str) -> (i
     (layers[0], dump)
 }
 
-/// `BF.RESERVE deep 0.01 1000 EXPANSION 1` takes 300,000 items, as RedisBloom 2.8 does (297
-/// layers there): the chain grows far past 64 layers (each halves the rate until the floor
-/// of 2^-64, where 64 probes stop), every item is found, and the log, the snapshot and a
-/// `DUMP`/`RESTORE` each bring back the same chain, byte for byte.
+/// `BF.RESERVE deep 0.01 100 EXPANSION 1` takes 30,000 items: the chain grows to about 300
+/// layers (each halves the rate until the floor of 2^-64, where 64 probes stop), every item
+/// is found, and the log, the snapshot and a `DUMP`/`RESTORE` each bring back the same chain,
+/// byte for byte. (The module's differential test takes RedisBloom's case, capacity 1,000 and
+/// 300,000 items, beside RedisBloom; the depth is the same at a tenth of the work, which a
+/// log replay repeats: every insert asks each older layer first.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chain_of_hundreds_of_layers_survives_the_log_the_snapshot_and_dump() {
-    const ITEMS: usize = 300_000;
+    const ITEMS: usize = 30_000;
     let dir = tempfile::tempdir().unwrap();
     let before = {
         let server = open(dir.path()).await.unwrap();
         let mut c = patient(&server).await;
         query(
             &mut c,
-            &["BF.RESERVE", "deep", "0.01", "1000", "EXPANSION", "1"],
+            &["BF.RESERVE", "deep", "0.01", "100", "EXPANSION", "1"],
         )
         .await;
         for from in (0..ITEMS).step_by(1000) {
@@ -359,7 +361,7 @@ async fn a_chain_of_hundreds_of_layers_survives_the_log_the_snapshot_and_dump() 
         }
         let state = chain_state(&mut c, "deep").await;
         assert!(
-            (250..=ITEMS as i64 / 1000).contains(&state.0),
+            (250..=ITEMS as i64 / 100).contains(&state.0),
             "{} layers",
             state.0
         );

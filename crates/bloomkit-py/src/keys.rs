@@ -1,0 +1,310 @@
+//! Python values as bloomkit keys, hashed exactly as the Rust library hashes the same key.
+//!
+//! * `str`, `bytes`, `bytearray`, `memoryview` (and their subclasses, NumPy's `bytes_` and
+//!   `str_` among them): a byte string, UTF-8 for `str`, so `"alice"` and `b"alice"` are one
+//!   key, the key the CLI reads from the line `alice` and the server from the bulk string.
+//! * `int` (and `bool`, and anything with `__index__`, such as NumPy's integers): its value,
+//!   as any Rust integer type of that value is (`42` is `42u64` and `42u8`; `-1` is `-1i64`;
+//!   values up to `u128::MAX` and down to `i128::MIN`).
+//! * `tuple` of these: the fields' feeds in order, each delimited (`docs/FORMAT.md`, "The
+//!   key hash"), as Rust's tuples and `KeySink` write them; a nested tuple's fields follow
+//!   on, as in Rust.
+//!
+//! Anything else is a `TypeError` that says how to make bytes of it: Python's own `hash()`
+//! is randomised per process, so a filter keyed by it would not survive a save.
+//!
+//! A filter read from a file bloomkit 0.1 wrote hashes keys as 0.1 did
+//! (`bloomkit::KeyFeed::StdHash`): byte strings as the CLI hashes them (the same bytes under
+//! both feeds), an integer as the narrowest of `i64`, `u64`, `i128`, `u128` that holds it,
+//! tuples field by field through `std::hash::Hash`.
+
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bloomkit::{KeyFeed, KeyHasher, KeySink, StableHasher};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyInt, PyString, PyTuple};
+
+/// Tuples nest at most this deep: deeper is a mistake, or an attempt to exhaust the stack.
+const MAX_DEPTH: u32 = 32;
+
+/// The hash of `key` under `hasher`: what the Rust library computes for the same key.
+///
+/// # Errors
+///
+/// `TypeError` for a value that is not a key, `OverflowError` for an integer outside 128
+/// bits, `ValueError` for tuples nested too deep, `UnicodeEncodeError` for a `str` with a
+/// lone surrogate (it has no UTF-8 bytes).
+#[inline]
+pub(crate) fn hash_key(key: &Bound<'_, PyAny>, hasher: KeyHasher) -> PyResult<u64> {
+    if let Ok(text) = key.cast::<PyString>() {
+        return with_utf8(text, |bytes| hasher.hash_bytes(bytes));
+    }
+    if let Ok(bytes) = key.cast::<PyBytes>() {
+        return Ok(hasher.hash_bytes(bytes.as_bytes()));
+    }
+    if let Ok(int) = key.cast::<PyInt>() {
+        return Ok(int_value(int)?.hash(hasher));
+    }
+    hash_other(key, hasher)
+}
+
+/// [`hash_key`] for the rarer kinds of key, out of the inlined path.
+#[inline(never)]
+fn hash_other(key: &Bound<'_, PyAny>, hasher: KeyHasher) -> PyResult<u64> {
+    if let Ok(tuple) = key.cast::<PyTuple>() {
+        let mut sink = Sink::new(hasher);
+        feed_tuple(tuple, &mut sink, 1)?;
+        return Ok(sink.finish());
+    }
+    if let Some(bytes) = byte_string(key)? {
+        return Ok(hasher.hash_bytes(&bytes));
+    }
+    if let Some(int) = index_value(key)? {
+        return Ok(int.hash(hasher));
+    }
+    Err(not_a_key(key, None))
+}
+
+/// The bytes of a `bytearray`, `memoryview` or other non-`bytes` byte string, copied (so no
+/// other thread can change them while they are hashed); `None` for anything else.
+fn byte_string(key: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
+    if let Ok(array) = key.cast::<PyByteArray>() {
+        return Ok(Some(array.to_vec()));
+    }
+    if is_memoryview(key) {
+        return Ok(Some(crate::batch::buffer_bytes(key)?.as_bytes().to_vec()));
+    }
+    Ok(None)
+}
+
+fn is_memoryview(key: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: reads the type of a live object; PyMemoryView_Type is a static of the
+    // interpreter (in the stable ABI).
+    unsafe {
+        ffi::PyObject_TypeCheck(key.as_ptr(), std::ptr::addr_of_mut!(ffi::PyMemoryView_Type)) != 0
+    }
+}
+
+/// Calls `f` with the UTF-8 bytes of `text`.
+///
+/// On CPython 3.10 and later the bytes are the string's own UTF-8 form, which CPython keeps
+/// with the string (for ASCII it is the string's data): nothing is copied or allocated. On
+/// 3.9, where that call is not in the stable ABI, the string is encoded into a new `bytes`.
+#[inline]
+pub(crate) fn with_utf8<R>(text: &Bound<'_, PyString>, f: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
+    #[cfg(not(windows))]
+    if UTF8_IN_PLACE.load(Ordering::Relaxed) {
+        let mut len: ffi::Py_ssize_t = 0;
+        // SAFETY: `text` is a live str, and the call only runs on interpreters whose stable
+        // ABI has it (3.10+, checked at import by `init`; 3.9 exports the same function, but
+        // it is not called there). The buffer it returns belongs to the string and lives as
+        // long as the string, which `text` keeps alive past `f`; no Python code runs between.
+        let data = unsafe { PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut len) };
+        if data.is_null() {
+            return Err(PyErr::fetch(text.py()));
+        }
+        // SAFETY: CPython guarantees `len` bytes at `data`, and `len` is not negative.
+        let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len as usize) };
+        return Ok(f(bytes));
+    }
+    let encoded = text.encode_utf8()?;
+    Ok(f(encoded.as_bytes()))
+}
+
+// Declared here because PyO3 declares it only when building for 3.10+ (or without abi3).
+// Not on Windows, where an abi3 module links to python3.dll and 3.9's lacks the symbol.
+#[cfg(not(windows))]
+extern "C" {
+    fn PyUnicode_AsUTF8AndSize(
+        unicode: *mut ffi::PyObject,
+        size: *mut ffi::Py_ssize_t,
+    ) -> *const std::os::raw::c_char;
+}
+
+/// Whether [`with_utf8`] may read a string's UTF-8 in place (the interpreter is 3.10+).
+static UTF8_IN_PLACE: AtomicBool = AtomicBool::new(false);
+
+/// Chooses how strings are read, for the interpreter the module was imported into.
+pub(crate) fn init(py: Python<'_>) {
+    set_utf8_in_place(py.version_info() >= (3, 10));
+}
+
+/// Reads strings in place (`true`, allowed on 3.10+ only) or through an encoded copy: the
+/// tests run both ways.
+pub(crate) fn set_utf8_in_place(in_place: bool) {
+    UTF8_IN_PLACE.store(in_place && cfg!(not(windows)), Ordering::Relaxed);
+}
+
+/// Whether strings are read in place.
+pub(crate) fn utf8_in_place() -> bool {
+    UTF8_IN_PLACE.load(Ordering::Relaxed)
+}
+
+/// A Python integer as the narrowest Rust integer type that holds it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum IntKey {
+    I64(i64),
+    U64(u64),
+    I128(i128),
+    U128(u128),
+}
+
+impl IntKey {
+    /// The key's hash: by value under the current feed, by type under 0.1's.
+    #[inline]
+    pub(crate) fn hash(self, hasher: KeyHasher) -> u64 {
+        match self {
+            // 0 to i64::MAX is the same key as any unsigned type of the value.
+            IntKey::I64(v) if v >= 0 => hasher.hash(&(v as u64)),
+            IntKey::I64(v) => hasher.hash(&v),
+            IntKey::U64(v) => hasher.hash(&v),
+            IntKey::I128(v) => hasher.hash(&v),
+            IntKey::U128(v) => hasher.hash(&v),
+        }
+    }
+}
+
+/// The value of an `int` (or `bool`).
+///
+/// # Errors
+///
+/// `OverflowError` outside `i128::MIN ..= u128::MAX`.
+#[inline]
+pub(crate) fn int_value(int: &Bound<'_, PyInt>) -> PyResult<IntKey> {
+    let mut overflow: std::os::raw::c_int = 0;
+    // SAFETY: `int` is a live int; the call reports a value beyond 64 bits in `overflow`
+    // rather than as an error, and sets no error for an int.
+    let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(int.as_ptr(), &mut overflow) };
+    if overflow == 0 {
+        return Ok(IntKey::I64(v));
+    }
+    wide_int(int)
+}
+
+/// An integer beyond `i64`: `u64`, `i128` or `u128`.
+#[inline(never)]
+fn wide_int(int: &Bound<'_, PyInt>) -> PyResult<IntKey> {
+    if let Ok(v) = int.extract::<u64>() {
+        return Ok(IntKey::U64(v));
+    }
+    if let Ok(v) = int.extract::<i128>() {
+        return Ok(IntKey::I128(v));
+    }
+    if let Ok(v) = int.extract::<u128>() {
+        return Ok(IntKey::U128(v));
+    }
+    Err(PyOverflowError::new_err(
+        "int key outside the 128-bit range Rust integers have (-2**127 to 2**128 - 1); \
+         make bytes of it, for example n.to_bytes((n.bit_length() + 8) // 8, 'little', \
+         signed=True)",
+    ))
+}
+
+/// The value of an object with `__index__` that is not an `int` (a NumPy integer), or
+/// `None` for an object without one.
+fn index_value(key: &Bound<'_, PyAny>) -> PyResult<Option<IntKey>> {
+    // SAFETY: `key` is a live object; the check reads its type's slots.
+    if unsafe { ffi::PyIndex_Check(key.as_ptr()) } == 0 {
+        return Ok(None);
+    }
+    // SAFETY: as above; the result is a new reference or NULL with an error set.
+    let index =
+        unsafe { Bound::from_owned_ptr_or_err(key.py(), ffi::PyNumber_Index(key.as_ptr())) }?;
+    Ok(Some(int_value(index.cast::<PyInt>()?)?))
+}
+
+/// The error for a value that is not a key (`position`: its place in a tuple key).
+pub(crate) fn not_a_key(key: &Bound<'_, PyAny>, position: Option<usize>) -> PyErr {
+    let type_name = key
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".to_string());
+    let place = match position {
+        Some(i) => format!(" (field {i} of a tuple key)"),
+        None => String::new(),
+    };
+    PyTypeError::new_err(format!(
+        "a key must be str, bytes, bytearray, memoryview, int, or a tuple of these; got \
+         {type_name}{place}. Make bytes of it first, for example str(key).encode(), \
+         struct.pack('<d', x) for a float, or uuid.bytes: bloomkit never uses Python's hash(), \
+         which changes from one process to the next"
+    ))
+}
+
+/// Where a tuple key's fields are written: the current feed's [`KeySink`], or 0.1's
+/// `std::hash::Hash` feed.
+enum Sink {
+    Key(KeySink),
+    Std(StableHasher),
+}
+
+impl Sink {
+    fn new(hasher: KeyHasher) -> Self {
+        match hasher.feed() {
+            KeyFeed::StdHash => Sink::Std(StableHasher::with_seed(hasher.seed())),
+            _ => Sink::Key(KeySink::with_seed(hasher.seed())),
+        }
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        match self {
+            Sink::Key(sink) => sink.write_bytes(bytes),
+            // What `str`'s `Hash` writes: the bytes, then 0xff.
+            Sink::Std(h) => {
+                h.write(bytes);
+                h.write_u8(0xff);
+            }
+        }
+    }
+
+    fn int(&mut self, value: IntKey) {
+        match (self, value) {
+            (Sink::Key(sink), IntKey::I64(v)) => sink.write_i64(v),
+            (Sink::Key(sink), IntKey::U64(v)) => sink.write_u64(v),
+            (Sink::Key(sink), IntKey::I128(v)) => sink.write_i128(v),
+            (Sink::Key(sink), IntKey::U128(v)) => sink.write_u128(v),
+            (Sink::Std(h), IntKey::I64(v)) => v.hash(h),
+            (Sink::Std(h), IntKey::U64(v)) => v.hash(h),
+            (Sink::Std(h), IntKey::I128(v)) => v.hash(h),
+            (Sink::Std(h), IntKey::U128(v)) => v.hash(h),
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        match self {
+            Sink::Key(sink) => sink.finish(),
+            Sink::Std(h) => h.finish(),
+        }
+    }
+}
+
+/// Writes a tuple key's fields into `sink`.
+fn feed_tuple(tuple: &Bound<'_, PyTuple>, sink: &mut Sink, depth: u32) -> PyResult<()> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "a tuple key nests more than {MAX_DEPTH} tuples deep; flatten it"
+        )));
+    }
+    for (i, field) in tuple.iter().enumerate() {
+        if let Ok(text) = field.cast::<PyString>() {
+            with_utf8(text, |bytes| sink.bytes(bytes))?;
+        } else if let Ok(bytes) = field.cast::<PyBytes>() {
+            sink.bytes(bytes.as_bytes());
+        } else if let Ok(int) = field.cast::<PyInt>() {
+            sink.int(int_value(int)?);
+        } else if let Ok(inner) = field.cast::<PyTuple>() {
+            feed_tuple(inner, sink, depth + 1)?;
+        } else if let Some(bytes) = byte_string(&field)? {
+            sink.bytes(&bytes);
+        } else if let Some(int) = index_value(&field)? {
+            sink.int(int);
+        } else {
+            return Err(not_a_key(&field, Some(i)));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! The Python package `bloomkit`: the library's filters for Python, with the same keys and
+//! the same files as the Rust library, the CLI and the server.
+//!
+//! A host of the library only (`crates/bloomkit`), as the CLI and the server are: it imports
+//! no other host. The Python side is `python/bloomkit/` (the package, its exceptions, the
+//! type stubs `__init__.pyi`); this crate is its extension module, `bloomkit._native`.
+//!
+//! # Where things are
+//!
+//! * `filter.rs`: `bloomkit.Filter`, the base class every kind's class extends. It holds an
+//!   `AnyFilter` and answers what every kind answers (`in`, `contains_many`, `len`, rates,
+//!   bytes, files, pickling, copies, `==`), and defines the groups of methods some kinds
+//!   share (adding, union, intersection, removal, `num_bits`/`num_hashes`) once each.
+//! * `kinds/`: the kinds' classes. `mod.rs` holds the table tying each to its `FilterKind`
+//!   and the lists of kinds that get each group of methods; `bits.rs`, `growing.rs` and
+//!   `built.rs` the constructors (the Rust builders' settings as keyword arguments) and
+//!   what only one kind does.
+//! * `keys.rs`: Python values as keys, hashed exactly as the library hashes the same key.
+//! * `batch.rs`: many keys at once: lists, iterables, NumPy arrays, fixed-width buffers,
+//!   hashed a chunk at a time, each chunk's filter work with the GIL released.
+//! * `files.rs`: bytes and files in the library's format, errors with the offset.
+//! * `mapped.rs`: `bloomkit.open`, a blocked or classic filter queried in a mapped file.
+//! * `errors.rs`: the library's errors as the Python exceptions of `_errors.py`.
+//!
+//! The tests are Python's: `tests/` beside this crate, run by pytest from `scripts/test.sh`.
+
+use pyo3::prelude::*;
+
+mod batch;
+mod errors;
+mod files;
+mod filter;
+mod keys;
+mod kinds;
+mod mapped;
+
+/// "a" or "an", for a kind's name in a sentence ("an aging filter").
+fn article(word: &str) -> &'static str {
+    match word.as_bytes().first() {
+        Some(b'a' | b'e' | b'i' | b'o' | b'u') => "an",
+        _ => "a",
+    }
+}
+
+/// The stable 64-bit hash bloomkit gives `key` under `seed`: what every filter made with that
+/// seed probes for it, in Python, in Rust (`bloomkit::hash_with_seed`), in the CLI and the
+/// server.
+#[pyfunction]
+#[pyo3(signature = (key, seed = bloomkit::DEFAULT_SEED))]
+fn hash(key: &Bound<'_, PyAny>, seed: u64) -> PyResult<u64> {
+    keys::hash_key(key, bloomkit::KeyHasher::new(seed))
+}
+
+/// Reads strings in place (`True`, 3.10+) or through an encoded copy (`False`, as on 3.9):
+/// for the tests, which check that both give the same hashes. Returns the previous setting.
+#[pyfunction]
+fn _set_utf8_in_place(py: Python<'_>, in_place: bool) -> bool {
+    let before = keys::utf8_in_place();
+    keys::set_utf8_in_place(in_place && py.version_info() >= (3, 10));
+    before
+}
+
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    keys::init(module.py());
+    module.add_class::<filter::PyFilter>()?;
+    kinds::register(module)?;
+    module.add_class::<mapped::PyMappedFilter>()?;
+    module.add_function(wrap_pyfunction!(mapped::open, module)?)?;
+    module.add_function(wrap_pyfunction!(hash, module)?)?;
+    module.add_function(wrap_pyfunction!(filter::_unpickle, module)?)?;
+    module.add_function(wrap_pyfunction!(_set_utf8_in_place, module)?)?;
+    module.add("DEFAULT_SEED", bloomkit::DEFAULT_SEED)?;
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -129,7 +129,8 @@ where
 }
 
 /// The keys `get(0)`, `get(1)`, ... until `get` gives `None` (the end, re-read each time, so
-/// a list another thread shortens while the GIL is released ends there).
+/// a list that a key's Python code, or another thread while the GIL is released, shortens
+/// ends there).
 fn by_index<'py>(
     get: impl Fn(usize) -> Option<Bound<'py, PyAny>>,
     hasher: KeyHasher,

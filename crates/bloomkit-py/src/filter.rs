@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use bloomkit::{AnyFilter, Error, FilterKind};
+use bloomkit::{AnyFilter, Error, FilterKind, KeyHasher};
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
@@ -31,12 +31,24 @@ pub(crate) struct PyFilter {
     /// the file format stores a Bloom, counting, cuckoo or aging filter's shape, not its
     /// target.
     target: Option<f64>,
+    /// `inner`'s key hasher (its seed and feed), which nothing changes: kept at hand, since
+    /// every key asks for it.
+    hasher: KeyHasher,
 }
 
 impl PyFilter {
+    /// The base class's part of a filter made for `target`.
+    pub(crate) fn new(inner: AnyFilter, target: Option<f64>) -> Self {
+        PyFilter {
+            hasher: inner.key_hasher(),
+            inner,
+            target,
+        }
+    }
+
     /// The base of a new filter made for `target`.
     pub(crate) fn made(inner: AnyFilter, target: Option<f64>) -> PyClassInitializer<Self> {
-        PyClassInitializer::from(PyFilter { inner, target })
+        PyClassInitializer::from(Self::new(inner, target))
     }
 
     /// A Python object of `inner`'s kind's class.
@@ -45,13 +57,13 @@ impl PyFilter {
         inner: AnyFilter,
         target: Option<f64>,
     ) -> PyResult<Bound<'_, PyAny>> {
-        kinds::wrap(py, PyFilter { inner, target })
+        kinds::wrap(py, Self::new(inner, target))
     }
 
     /// `key`'s hash under this filter's seed and feed.
     #[inline]
     fn hash(&self, key: &Bound<'_, PyAny>) -> PyResult<u64> {
-        hash_key(key, self.inner.key_hasher())
+        hash_key(key, self.hasher)
     }
 
     /// The planned rate: the target the filter was made for, or the one its format stores.
@@ -103,7 +115,7 @@ impl PyFilter {
         key_size: Option<usize>,
     ) -> PyResult<()> {
         let py = keys.py();
-        let hasher = self.inner.key_hasher();
+        let hasher = self.hasher;
         let filter = &mut self.inner;
         let mut added: u64 = 0;
         let result = for_each_chunk(keys, key_size, hasher, |hashes| {
@@ -254,7 +266,7 @@ impl PyFilter {
         key_size: Option<usize>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let filter = &slf.inner;
-        query_many(keys, key_size, filter.key_hasher(), |hashes, found| {
+        query_many(keys, key_size, slf.hasher, |hashes, found| {
             contains_hashes(filter, hashes, found)
         })
     }
@@ -450,11 +462,10 @@ macro_rules! adding_methods {
     ($($class:ident),* $(,)?) => {$(
         #[pymethods]
         impl $class {
-            /// Adds `key`. Returns ``True`` if it was definitely not in the filter before,
-            /// ``False`` if it may have been (a counting or cuckoo filter then holds one more
-            /// copy).
-            fn add(mut slf: PyRefMut<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-                slf.as_super().add(key)
+            /// `add`: a one-argument method, made in `one_arg.rs` (its docs are there).
+            #[classattr]
+            fn add(py: Python<'_>) -> PyResult<Py<PyAny>> {
+                $crate::one_arg::add_method(py)
             }
 
             /// Adds every key of each iterable, as ``set.update`` does.
@@ -571,10 +582,7 @@ pub(crate) fn merged<'py, C: PyTypeInfo>(
     if !other.is_instance_of::<C>() {
         return Ok(py.NotImplemented().into_bound(py));
     }
-    let mut result = PyFilter {
-        inner: this.inner.clone(),
-        target: this.target,
-    };
+    let mut result = PyFilter::new(this.inner.clone(), this.target);
     result.merge(&other.cast::<PyFilter>()?.borrow(), op, py)?;
     kinds::wrap(py, result)
 }

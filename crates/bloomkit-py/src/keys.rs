@@ -26,6 +26,7 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyString, PyTuple};
+use pyo3::PyTypeInfo;
 
 /// Tuples nest at most this deep: deeper is a mistake, or an attempt to exhaust the stack.
 const MAX_DEPTH: u32 = 32;
@@ -39,21 +40,48 @@ const MAX_DEPTH: u32 = 32;
 /// lone surrogate (it has no UTF-8 bytes).
 #[inline]
 pub(crate) fn hash_key(key: &Bound<'_, PyAny>, hasher: KeyHasher) -> PyResult<u64> {
-    if let Ok(text) = key.cast::<PyString>() {
-        return with_utf8(text, |bytes| hasher.hash_bytes(bytes));
+    // The exact types first: each check compares one pointer.
+    match hash_builtin(key, hasher, true) {
+        Some(hash) => hash,
+        None => hash_other(key, hasher),
     }
-    if let Ok(bytes) = key.cast::<PyBytes>() {
-        return Ok(hasher.hash_bytes(bytes.as_bytes()));
-    }
-    if let Ok(int) = key.cast::<PyInt>() {
-        return Ok(int_value(int)?.hash(hasher));
-    }
-    hash_other(key, hasher)
 }
 
-/// [`hash_key`] for the rarer kinds of key, out of the inlined path.
+/// [`hash_key`] for a `str`, `int` or `bytes` (exactly of that type, or of a subclass too),
+/// `None` for anything else.
+#[inline(always)]
+fn hash_builtin(key: &Bound<'_, PyAny>, hasher: KeyHasher, exact: bool) -> Option<PyResult<u64>> {
+    if let Some(text) = cast::<PyString>(key, exact) {
+        return Some(with_utf8(text, |bytes| hasher.hash_bytes(bytes)));
+    }
+    if let Some(int) = cast::<PyInt>(key, exact) {
+        return Some(int_value(int).map(|v| v.hash(hasher)));
+    }
+    if let Some(bytes) = cast::<PyBytes>(key, exact) {
+        return Some(Ok(hasher.hash_bytes(bytes.as_bytes())));
+    }
+    None
+}
+
+/// `key` as a `T`: of exactly that type, or also of a subclass.
+#[inline(always)]
+fn cast<'a, 'py, T: PyTypeInfo>(
+    key: &'a Bound<'py, PyAny>,
+    exact: bool,
+) -> Option<&'a Bound<'py, T>> {
+    if exact {
+        key.cast_exact::<T>().ok()
+    } else {
+        key.cast::<T>().ok()
+    }
+}
+
+/// [`hash_key`] for the rarer kinds of key (subclasses included), out of the inlined path.
 #[inline(never)]
 fn hash_other(key: &Bound<'_, PyAny>, hasher: KeyHasher) -> PyResult<u64> {
+    if let Some(hash) = hash_builtin(key, hasher, false) {
+        return hash;
+    }
     if let Ok(tuple) = key.cast::<PyTuple>() {
         let mut sink = Sink::new(hasher);
         feed_tuple(tuple, &mut sink, 1)?;

@@ -21,6 +21,7 @@
 //! * `files.rs`: bytes and files in the library's format, errors with the offset.
 //! * `mapped.rs`: `bloomkit.open`, a blocked or classic filter queried in a mapped file.
 //! * `errors.rs`: the library's errors as the Python exceptions of `_errors.py`.
+//! * `one_arg.rs`: `add` as a one-argument (`METH_O`) method, the call loops make per key.
 //!
 //! The tests are Python's: `tests/` beside this crate, run by pytest from `scripts/test.sh`.
 
@@ -33,6 +34,7 @@ mod filter;
 mod keys;
 mod kinds;
 mod mapped;
+mod one_arg;
 
 /// "a" or "an", for a kind's name in a sentence ("an aging filter").
 fn article(word: &str) -> &'static str {

@@ -185,3 +185,28 @@ def test_batches_release_the_gil():
         sys.setswitchinterval(before)
     assert ended["count"] < ended["batch"]
     assert all(f.contains_many(keys[:1000]))
+
+
+def test_a_list_that_a_key_empties_mid_batch_ends_there():
+    # A key whose __index__ runs Python code that empties the list leaves the batch reading
+    # a list that has ended, never an item that is gone.
+    class Emptier:
+        def __init__(self, keys):
+            self.keys = keys
+
+        def __index__(self):
+            self.keys.clear()
+            return 5
+
+    for make in (list, tuple):
+        keys = [f"a{i}" for i in range(5000)]
+        keys.append(Emptier(keys))
+        keys.extend(f"b{i}" for i in range(5000))
+        f = bloomkit.BlockedBloomFilter(20_000, 0.01)
+        batch = make(keys) if make is tuple else keys
+        f.add_many(batch)
+        assert all(f"a{i}" in f for i in range(5000)) and 5 in f
+        if make is tuple:  # a tuple cannot be emptied: every key is added
+            assert all(f"b{i}" in f for i in range(5000))
+        else:
+            assert keys == []

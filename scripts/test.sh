@@ -113,6 +113,30 @@ export BLOOMKIT_TEST_TOOLS="$TOOLS"
 echo "== cargo test --workspace --release"
 cargo test --workspace --release "$@"
 
+# The Python package (crates/bloomkit-py): a new virtual environment under target/ with the
+# tools pinned here (maturin, for `maturin develop` there, and the test tools), the package
+# installed with the README's command exactly as a user runs it (`pip install
+# ./crates/bloomkit-py`: pip fetches maturin into the build's own environment, and maturin
+# builds in the workspace's target directory, so the library compiled above is reused),
+# then its pytest suite, which also drives the `bloomkit` binary built above.
+if [ $# -eq 0 ]; then
+    echo "== the Python package: pip install ./crates/bloomkit-py, then pytest"
+    PY_VENV="$PWD/target/py-venv"
+    rm -rf "$PY_VENV"
+    if ! python3 -m venv "$PY_VENV" >/dev/null 2>&1; then
+        # Debian's own Python keeps venv's pip bootstrap in a package of its own.
+        rm -rf "$PY_VENV"
+        need_apt python3-venv
+        python3 -m venv "$PY_VENV"
+    fi
+    pip_quiet=(--quiet --disable-pip-version-check --no-warn-script-location)
+    "$PY_VENV/bin/pip" install "${pip_quiet[@]}" \
+        maturin==1.16.0 pytest==9.2.0 hypothesis==6.170.27 numpy==2.4.6
+    "$PY_VENV/bin/pip" install "${pip_quiet[@]}" ./crates/bloomkit-py
+    BLOOMKIT_BIN="$PWD/target/release/bloomkit" "$PY_VENV/bin/python" -m pytest \
+        -p no:cacheprovider -q crates/bloomkit-py/tests
+fi
+
 # The library's optional `bytes` feature (keys given as `bytes::Bytes`) and `serde` feature
 # (filters inside serde types) are off in the workspace build; their tests run here.
 if [ $# -eq 0 ]; then

@@ -15,13 +15,13 @@
 //!
 //! A filter read from a file bloomkit 0.1 wrote hashes keys as 0.1 did
 //! (`bloomkit::KeyFeed::StdHash`): byte strings as the CLI hashes them (the same bytes under
-//! both feeds), an integer as the narrowest of `i64`, `u64`, `i128`, `u128` that holds it,
-//! tuples field by field through `std::hash::Hash`.
+//! both feeds), an integer as the narrowest of `i64`, `u64`, `i128`, `u128` that holds it
+//! (0.1 hashed an integer by its Rust type). Tuple keys are refused there: 0.1 hashed each
+//! field by its Rust type, which a Python tuple does not carry.
 
-use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use bloomkit::{KeyFeed, KeyHasher, KeySink, StableHasher};
+use bloomkit::{KeyFeed, KeyHasher, KeySink};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -83,7 +83,15 @@ fn hash_other(key: &Bound<'_, PyAny>, hasher: KeyHasher) -> PyResult<u64> {
         return hash;
     }
     if let Ok(tuple) = key.cast::<PyTuple>() {
-        let mut sink = Sink::new(hasher);
+        if hasher.feed() != KeyFeed::Key {
+            return Err(PyTypeError::new_err(
+                "this filter was read from a file bloomkit 0.1 wrote, which hashed a tuple key \
+                 through Rust's std::hash::Hash of its fields' Rust types (a u32 as 4 bytes, \
+                 an i64 as 8...), types a Python tuple does not have; query it with byte \
+                 string or int keys, or rebuild it with this version",
+            ));
+        }
+        let mut sink = KeySink::with_seed(hasher.seed());
         feed_tuple(tuple, &mut sink, 1)?;
         return Ok(sink.finish());
     }
@@ -263,55 +271,18 @@ pub(crate) fn not_a_key(key: &Bound<'_, PyAny>, position: Option<usize>) -> PyEr
     ))
 }
 
-/// Where a tuple key's fields are written: the current feed's [`KeySink`], or 0.1's
-/// `std::hash::Hash` feed.
-enum Sink {
-    Key(KeySink),
-    Std(StableHasher),
-}
-
-impl Sink {
-    fn new(hasher: KeyHasher) -> Self {
-        match hasher.feed() {
-            KeyFeed::StdHash => Sink::Std(StableHasher::with_seed(hasher.seed())),
-            _ => Sink::Key(KeySink::with_seed(hasher.seed())),
-        }
-    }
-
-    fn bytes(&mut self, bytes: &[u8]) {
-        match self {
-            Sink::Key(sink) => sink.write_bytes(bytes),
-            // What `str`'s `Hash` writes: the bytes, then 0xff.
-            Sink::Std(h) => {
-                h.write(bytes);
-                h.write_u8(0xff);
-            }
-        }
-    }
-
-    fn int(&mut self, value: IntKey) {
-        match (self, value) {
-            (Sink::Key(sink), IntKey::I64(v)) => sink.write_i64(v),
-            (Sink::Key(sink), IntKey::U64(v)) => sink.write_u64(v),
-            (Sink::Key(sink), IntKey::I128(v)) => sink.write_i128(v),
-            (Sink::Key(sink), IntKey::U128(v)) => sink.write_u128(v),
-            (Sink::Std(h), IntKey::I64(v)) => v.hash(h),
-            (Sink::Std(h), IntKey::U64(v)) => v.hash(h),
-            (Sink::Std(h), IntKey::I128(v)) => v.hash(h),
-            (Sink::Std(h), IntKey::U128(v)) => v.hash(h),
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        match self {
-            Sink::Key(sink) => sink.finish(),
-            Sink::Std(h) => h.finish(),
-        }
+/// Writes an integer field into `sink`.
+fn write_int(sink: &mut KeySink, value: IntKey) {
+    match value {
+        IntKey::I64(v) => sink.write_i64(v),
+        IntKey::U64(v) => sink.write_u64(v),
+        IntKey::I128(v) => sink.write_i128(v),
+        IntKey::U128(v) => sink.write_u128(v),
     }
 }
 
 /// Writes a tuple key's fields into `sink`.
-fn feed_tuple(tuple: &Bound<'_, PyTuple>, sink: &mut Sink, depth: u32) -> PyResult<()> {
+fn feed_tuple(tuple: &Bound<'_, PyTuple>, sink: &mut KeySink, depth: u32) -> PyResult<()> {
     if depth > MAX_DEPTH {
         return Err(PyValueError::new_err(format!(
             "a tuple key nests more than {MAX_DEPTH} tuples deep; flatten it"
@@ -319,17 +290,17 @@ fn feed_tuple(tuple: &Bound<'_, PyTuple>, sink: &mut Sink, depth: u32) -> PyResu
     }
     for (i, field) in tuple.iter().enumerate() {
         if let Ok(text) = field.cast::<PyString>() {
-            with_utf8(text, |bytes| sink.bytes(bytes))?;
+            with_utf8(text, |bytes| sink.write_bytes(bytes))?;
         } else if let Ok(bytes) = field.cast::<PyBytes>() {
-            sink.bytes(bytes.as_bytes());
+            sink.write_bytes(bytes.as_bytes());
         } else if let Ok(int) = field.cast::<PyInt>() {
-            sink.int(int_value(int)?);
+            write_int(sink, int_value(int)?);
         } else if let Ok(inner) = field.cast::<PyTuple>() {
             feed_tuple(inner, sink, depth + 1)?;
         } else if let Some(bytes) = byte_string(&field)? {
-            sink.bytes(&bytes);
+            sink.write_bytes(&bytes);
         } else if let Some(int) = index_value(&field)? {
-            sink.int(int);
+            write_int(sink, int);
         } else {
             return Err(not_a_key(&field, Some(i)));
         }

@@ -142,7 +142,8 @@
 //!    (`tests/common`'s truncation and byte-flip checks).
 //! 5. Outside the library: the CLI's kinds table (`crates/bloomkit-cli/src/kinds.rs`) and
 //!    `info` fields, `demo`, the benchmark harness (`crates/bloomkit-bench/src/ours.rs`), the
-//!    explorer's kinds (`crates/bloomkit-wasm`), the fuzz target `fuzz_targets/from_bytes.rs`.
+//!    explorer's kinds (`crates/bloomkit-wasm`), the Python package's classes
+//!    (`crates/bloomkit-py/src/kinds/`), the fuzz target `fuzz_targets/from_bytes.rs`.
 //!
 //! # Names
 //!

@@ -24,7 +24,8 @@ pub(crate) use built::{PyBinaryFuseFilter, PyRibbonFilter};
 pub(crate) use growing::{PyCuckooFilter, PyScalableBloomFilter};
 
 /// Every kind: its `FilterKind` (and `AnyFilter`) variant, its class, its Python name. The
-/// one list; `tests/test_kinds.py` checks that every kind the library reads has a class.
+/// one list; `tests/test_golden.py` checks that the library's golden files, one kind or more
+/// each, hold every kind and that each loads as its class.
 macro_rules! each_kind {
     ($then:ident) => {
         $then! {

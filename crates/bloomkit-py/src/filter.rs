@@ -482,7 +482,9 @@ macro_rules! adding_methods {
             /// `keys` is any iterable of keys, fastest as a list or a NumPy array of integers;
             /// a bytes-like buffer with `key_size` holds keys of that many bytes each, back to
             /// back. A key that cannot be added (not a key, or a full filter) raises after
-            /// the keys before it were added.
+            /// the keys before it were added. While the batch runs, another thread's call on
+            /// the same filter raises ``RuntimeError`` (the filter is borrowed), never waits
+            /// on half a write.
             #[pyo3(signature = (keys, *, key_size = None))]
             fn add_many(mut slf: PyRefMut<'_, Self>, keys: &Bound<'_, PyAny>, key_size: Option<usize>) -> PyResult<()> {
                 slf.as_super().add_many(keys, key_size)

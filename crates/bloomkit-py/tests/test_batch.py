@@ -210,3 +210,28 @@ def test_a_list_that_a_key_empties_mid_batch_ends_there():
             assert all(f"b{i}" in f for i in range(5000))
         else:
             assert keys == []
+
+
+def test_other_threads_meet_a_filter_a_batch_is_writing_with_an_error_not_a_crash():
+    f = bloomkit.BlockedBloomFilter(1_000_000, 0.01)
+    keys = np.arange(1_000_000, dtype=np.int64)
+    done = threading.Event()
+    outcomes = set()
+
+    def reader():
+        while not done.is_set():
+            try:
+                outcomes.add(type(5 in f))
+            except RuntimeError:
+                outcomes.add(RuntimeError)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        for _ in range(5):
+            f.add_many(keys)
+    finally:
+        done.set()
+        t.join()
+    assert outcomes <= {bool, RuntimeError} and outcomes
+    assert 5 in f

@@ -131,7 +131,8 @@ class _Adding(Filter):
         """Adds every key of `keys`, with the GIL released while the filter is written;
         fastest for a list or a NumPy array of integers; a bytes-like buffer with
         `key_size` holds keys of that many bytes each. A key that cannot be added raises
-        after the keys before it were added."""
+        after the keys before it were added. While the batch runs, another thread's call on
+        the same filter raises ``RuntimeError``."""
     def clear(self) -> None:
         """Removes every key: an empty filter of the same shape and seed."""
 

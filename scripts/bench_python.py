@@ -362,10 +362,10 @@ def versions(mods):
     return ", ".join(out)
 
 
-def report(bloom, static, mods, missing, started, load_start):
+def report(bloom, static, mods, missing, started, load_start, revision):
     print("# bloomkit for Python beside its peers\n")
     print(f"- Command: `{' '.join([os.path.basename(sys.executable)] + sys.argv)}`")
-    print(f"- Date: {started:%Y-%m-%d %H:%M} UTC; commit `{commit()}`")
+    print(f"- Date: {started:%Y-%m-%d %H:%M} UTC; commit `{revision}` checked out at the start")
     print(f"- Machine: {machine()}")
     print(f"- Load average: {load_start} at the start, {os.getloadavg()[0]:.2f} at the end")
     print(f"- Libraries: {versions(mods)}")
@@ -373,7 +373,8 @@ def report(bloom, static, mods, missing, started, load_start):
         print(f"- **{name} not measured**: {why}")
     print("- Times: CPU time of the thread, ns per key; rate: measured on 1,000,000 absent keys\n")
     for n, key_type, contenders, n_present, n_absent, rounds in bloom:
-        print(f"## {n:,} {key_type} keys, Bloom filters at 1% (median of {rounds} rounds)\n")
+        how = f"medians of {rounds} rounds" if rounds > 1 else "one round, the libraries in turns over its chunks"
+        print(f"## {n:,} {key_type} keys, Bloom filters at 1% ({how})\n")
         print("| library | add | in, present | in, absent | batch add | batch in, present | batch in, absent | memory (bytes) | bits/key | rate |")
         print("|---|---|---|---|---|---|---|---|---|---|")
         for c in contenders:
@@ -441,6 +442,7 @@ def main():
     args = parser.parse_args()
     started = datetime.datetime.now(datetime.timezone.utc)
     load_start = f"{os.getloadavg()[0]:.2f}"
+    revision = commit()
     mods, missing = peers()
     if "bloomkit" not in mods:
         sys.exit(f"bloomkit is not installed: {missing['bloomkit']}")
@@ -452,7 +454,7 @@ def main():
             if n <= args.static_max:
                 print(f"{n:,} {key_type} keys: static filters...", file=sys.stderr, flush=True)
                 run_static(mods, n, key_type, static)
-    report(bloom, static, mods, missing, started, load_start)
+    report(bloom, static, mods, missing, started, load_start, revision)
 
 
 if __name__ == "__main__":

@@ -152,7 +152,7 @@ def test_random_bytes_never_crash(data):
 
 @settings(max_examples=300)
 @given(st.data())
-def test_damaged_headers_never_crash_and_never_allocate_what_they_claim(data):
+def test_damaged_headers_never_crash(data):
     good = make("scalable", KEYS[:50]).to_bytes()
     damaged = bytearray(good)
     # Overwrite a run of header bytes (lengths, counts, parameters) with anything.

@@ -221,6 +221,7 @@ pub mod format;
 mod fuse;
 mod hash;
 pub mod key;
+mod kinds;
 mod mix;
 #[cfg(feature = "parallel")]
 mod parallel;
@@ -248,6 +249,7 @@ pub use crate::hash::{
     StableHasher, DEFAULT_SEED,
 };
 pub use crate::key::{Key, KeyFeed, KeyHasher, KeySink, StdHash};
+pub use crate::kinds::Repeats;
 pub use crate::ribbon::{RibbonBuilder, RibbonFilter, RibbonLayout};
 pub use crate::scalable::{LayerInfo, LayerLayout, ScalableBloomFilter, ScalableBuilder};
 pub use crate::sector::{SectorBloomFilter, SectorBuilder};

@@ -135,14 +135,22 @@
 //!    code, a `Persist` impl, and one `format_methods!` call, which also gives it the serde
 //!    impls); `new`/`builder` as every kind has them (`src/<kind>/builder.rs`); `mod` and
 //!    `pub use` here, a row in the tables above.
-//! 2. [`FilterKind`]: a variant, its code and name (`format.rs`); its bytes in
-//!    `docs/FORMAT.md`; golden files in `tests/data/` and a test that loads them.
-//! 3. [`AnyFilter`]: a variant and its arms (`any.rs`; the compiler lists them).
+//! 2. [`FilterKind`]: a variant, its code and name (`format.rs`); its place in
+//!    [`FilterKind::ALL`] and its arms in `kinds.rs` (type name, summary, what a repeated
+//!    insert does, what its fill means; the compiler lists them); its plan in
+//!    [`sizing::kind_plan`] (`sizing/kinds.rs`, where any formula of its own goes too); its
+//!    bytes in `docs/FORMAT.md`; golden files in `tests/data/` and a test that loads them.
+//! 3. [`AnyFilter`]: a variant and its arms (`any.rs`, and `kinds.rs`'s
+//!    `build_from_hashes`, `planned_memory_bytes` and `fill_ratio`; the compiler lists them).
 //! 4. Tests in `tests/<kind>.rs`: the `HashSet` oracle, statistical rates, hostile input
 //!    (`tests/common`'s truncation and byte-flip checks).
-//! 5. Outside the library: the CLI's kinds table (`crates/bloomkit-cli/src/kinds.rs`) and
-//!    `info` fields, `demo`, the benchmark harness (`crates/bloomkit-bench/src/ours.rs`), the
-//!    explorer's kinds (`crates/bloomkit-wasm`), the fuzz target `fuzz_targets/from_bytes.rs`.
+//! 5. Outside the library, nothing is required: the CLI (`--kind`, `size`, `demo`), the
+//!    explorer and the benchmark harness read [`FilterKind::ALL`] and build through
+//!    [`AnyFilter`]. Where the kind has more to show, add it there: its own fields in the
+//!    CLI's `info` (`crates/bloomkit-cli/src/commands/info.rs`, which shows the common ones
+//!    meanwhile), a typed contender in `crates/bloomkit-bench/src/ours.rs` (measured through
+//!    `AnyFilter` meanwhile), a `from_bytes` call in the fuzz target
+//!    `fuzz_targets/from_bytes.rs` (which reaches it through `AnyFilter` meanwhile).
 //!
 //! # Names
 //!

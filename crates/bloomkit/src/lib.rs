@@ -29,11 +29,18 @@
 //! Under callgrind a sector insert takes 62 instructions where a blocked one takes 146, see
 //! `BENCHMARKS.md`.)
 //!
-//! * **Most uses:** [`BlockedBloomFilter`]. Every probe of a key falls in one 64-byte cache
-//!   line, so a query costs one cache miss, for 3% more memory than [`BloomFilter`].
-//! * **Inserts dominate:** [`SectorBloomFilter`], the blocked layout with the same number of
-//!   bits in every 64-bit word of the line, so a key's whole mask comes from one multiply and
-//!   is ORed in at once; 2% more memory than [`BlockedBloomFilter`] at 1%.
+//! * **Most uses:** [`BlockedBloomFilter`], the default ([`FilterKind::DEFAULT`]). Every
+//!   probe of a key falls in one 64-byte cache line, so a query costs one cache miss, for 3%
+//!   more memory than [`BloomFilter`] at 1% (8% at 0.1%). Its bits are also the
+//!   [`AtomicBloomFilter`]'s, its files open in place as a [`BlockedBloomFilterRef`], it
+//!   builds on all cores (`par_insert_many`), and the scalable and aging filters are made of
+//!   it.
+//! * **Speed matters most, at 2% or finer:** [`SectorBloomFilter`], the blocked layout with
+//!   the same number of bits in every 64-bit word of the line, so a key's whole mask comes
+//!   from one multiply and is set or tested at once: inserts 1.5–2.7× and queries 1.2–1.5×
+//!   the blocked filter's speed (`BENCHMARKS.md`), for 2% more memory at 1% and 4% at 2%.
+//!   It sets at least eight bits a key, too many at coarse rates: 12% more memory than the
+//!   blocked filter at 5%, 41% at 20%.
 //! * **Many threads inserting at once:** [`AtomicBloomFilter`], the same bits through
 //!   `&self`.
 //! * **Keys known up front, memory tight:** [`RibbonFilter`], within 5% of the
@@ -102,6 +109,10 @@
 //! * [`Filter`]: the small object-safe trait they share; [`FilterExt`] asks any of them, or a
 //!   `&dyn Filter`, by key.
 //! * [`AnyFilter`] (`any.rs`): a filter of whatever kind a file holds.
+//! * The kinds as one list (`kinds.rs`): [`FilterKind::ALL`] with each kind's name, summary
+//!   and behaviour, and [`AnyFilter::build_from_hashes`], [`AnyFilter::planned_memory_bytes`]
+//!   and [`AnyFilter::fill_ratio`], for tools that offer every kind (the CLI, the explorer,
+//!   the benchmarks).
 //! * [`key`]: what a key is. [`Key`] (a type's stable byte feed), [`KeySink`] (where a
 //!   composite key writes its fields), [`KeyHasher`] (a filter's seed and feed), [`KeyFeed`]
 //!   (today's, or bloomkit 0.1's for its files), [`StdHash`] (a key hashed by its `Hash`).
@@ -110,7 +121,9 @@
 //!   engine checking one key against many files does. Pinned by golden vectors: it never
 //!   changes.
 //! * [`sizing`]: the math, as public functions: bits and probes for a target rate, the
-//!   predicted rate of a given size, estimates from the fill.
+//!   predicted rate of a given size, estimates from the fill; and in `sizing/kinds.rs` the
+//!   plan of any kind ([`sizing::kind_plan`]) with the cuckoo, aging and scalable formulas.
+//!   Every formula lives here, and tools read it rather than derive it again.
 //! * [`format`](mod@format): the versioned, checksummed file format every filter is stored in
 //!   (`docs/FORMAT.md` has it byte by byte), and `format_methods!`, which writes every kind's
 //!   `to_bytes`/`write_to`/`from_bytes`/`read_from` once. Reading never panics and never

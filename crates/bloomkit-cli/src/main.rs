@@ -301,8 +301,9 @@ Examples:
 
     /// Benchmark bloomkit's kinds on this machine, to size hardware
     ///
-    /// For each kind (blocked, classic, atomic, blocked with batched queries, counting,
-    /// scalable grown 100×, cuckoo, ribbon): ns per insert (per key built, for ribbon), ns
+    /// For each kind (every kind `build` offers, the atomic filter, and the blocked filter
+    /// through its batched calls; scalable grown 100×, aging in two generations, fuse with
+    /// 8- and 16-bit fingerprints): ns per insert (per key built, for the static kinds), ns
     /// per query of present and absent keys (and by precomputed hash), bits per key and the
     /// measured false-positive rate, for filters in cache (about 64 KiB) and in main memory
     /// (at least 512 MiB, queries at random lines). The same harness as BENCHMARKS.md,

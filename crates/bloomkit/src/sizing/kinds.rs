@@ -389,6 +389,22 @@ mod tests {
                 );
             }
         }
+        // To the end of a chain: expansion 1 adds a layer every ten keys, so a filter grows
+        // until its chain ends, and each layer it has is the one planned.
+        let mut f = ScalableBloomFilter::builder(10, 0.01)
+            .expansion(1)
+            .build()
+            .unwrap();
+        for i in 0..10_000u32 {
+            if f.insert(&i).is_err() {
+                break;
+            }
+        }
+        assert!(f.num_layers() > 40, "{}", f.num_layers());
+        for (built, plan) in f.layers().zip(scalable_layers(10, 0.01, 1, 0.5)) {
+            assert_eq!(built.capacity, plan.capacity);
+            assert!((built.fp_rate - plan.fp_rate).abs() <= 1e-15 * plan.fp_rate);
+        }
         // Every kind refuses a rate outside (0, 1), the scalable one's halved first layer too.
         for kind in FilterKind::ALL {
             assert!(matches!(

@@ -95,6 +95,10 @@ need_apt chromium fonts-dejavu-core \
     || { echo "cannot install Chromium and a font from Debian (the explorer's browser test)" >&2; exit 1; }
 need_npm playwright-core@1.65.1 \
     || { echo "cannot install playwright-core from npm (the explorer's browser test)" >&2; exit 1; }
+# `script` (util-linux's bsdutils, essential on Debian, so normally there already) gives the
+# CLI a terminal for its test of what it says when it waits for typed keys.
+need_apt bsdutils \
+    || { echo "cannot install bsdutils from Debian (the CLI's terminal test)" >&2; exit 1; }
 
 # The Redis/Valkey module (crates/bloomkit-redis): libclang for its bindings (bindgen), and
 # for its tests real engines: Debian's Redis 7.0 (redis-server; redis-cli builds and reshards

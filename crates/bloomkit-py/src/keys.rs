@@ -29,6 +29,8 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMemoryView, PyString, PyTuple};
 use pyo3::PyTypeInfo;
 
+use crate::in_place;
+
 /// Tuples nest at most this deep: deeper is a mistake, or an attempt to exhaust the stack.
 const MAX_DEPTH: u32 = 32;
 
@@ -41,7 +43,81 @@ const MAX_DEPTH: u32 = 32;
 /// lone surrogate (it has no UTF-8 bytes).
 #[inline]
 pub(crate) fn hash_key(key: &Bound<'_, PyAny>, hasher: KeyHasher) -> PyResult<u64> {
-    // The exact types first: each check compares one pointer.
+    // SAFETY: `key` is a live object, kept alive by the caller for the call.
+    match unsafe { hash_fast(key.as_ptr(), hasher) } {
+        Some(hash) => Ok(hash),
+        None => hash_slow(key, hasher),
+    }
+}
+
+/// [`hash_key`] of the commonest keys, without a `PyResult` or a reference count: an exact
+/// `str`, `int` of at most 64 bits or `bytes`, read in place where the layout is known
+/// (`in_place`). `None` for anything else, and for a key whose reading fails (a `str`
+/// with a lone surrogate): [`hash_slow`] then reads it again and raises the error.
+///
+/// # Safety
+///
+/// `key` points to a live object, which stays alive for the call. The call runs no Python
+/// code, so a caller may pass an object it only borrows (a list's item).
+#[inline(always)]
+pub(crate) unsafe fn hash_fast(key: *mut ffi::PyObject, hasher: KeyHasher) -> Option<u64> {
+    // SAFETY: `key` is live (the caller's promise), so its type can be read.
+    let ty = unsafe { ffi::Py_TYPE(key) };
+    if ty == &raw mut ffi::PyUnicode_Type {
+        // SAFETY: `key` is exactly a `str`, and live for as long as the bytes are hashed.
+        if let Some(bytes) = unsafe { in_place::ascii(key) } {
+            return Some(hasher.hash_bytes(bytes));
+        }
+        // SAFETY: as above.
+        return unsafe { cached_utf8(key) }.map(|bytes| hasher.hash_bytes(bytes));
+    }
+    if ty == &raw mut ffi::PyLong_Type {
+        // SAFETY: `key` is exactly an `int`.
+        return unsafe { in_place::small_int(key) }.map(|v| v.hash(hasher));
+    }
+    if ty == &raw mut ffi::PyBytes_Type {
+        // SAFETY: `key` is a live `bytes`: the calls cannot fail, and its bytes live as long
+        // as it does.
+        let bytes = unsafe {
+            let data = ffi::PyBytes_AsString(key);
+            let len = ffi::PyBytes_Size(key);
+            std::slice::from_raw_parts(data.cast::<u8>(), len as usize)
+        };
+        return Some(hasher.hash_bytes(bytes));
+    }
+    None
+}
+
+/// A string's UTF-8 form as CPython keeps it with the string (3.10+), or `None` where that
+/// call is not available or fails (the error is cleared: the slow path raises it again).
+///
+/// # Safety
+///
+/// `text` points to a live `str`; the slice must not outlive it.
+#[inline(always)]
+unsafe fn cached_utf8<'a>(text: *mut ffi::PyObject) -> Option<&'a [u8]> {
+    #[cfg(not(windows))]
+    if UTF8_IN_PLACE.load(Ordering::Relaxed) {
+        let mut len: ffi::Py_ssize_t = 0;
+        // SAFETY: as in `with_utf8`: a live str, an interpreter with the call, a buffer that
+        // lives as long as the string; no Python code runs.
+        let data = unsafe { PyUnicode_AsUTF8AndSize(text, &mut len) };
+        if data.is_null() {
+            // SAFETY: the call failed and set an error, which we drop: the caller falls back
+            // to `hash_slow`, which reads the string again and raises it.
+            unsafe { ffi::PyErr_Clear() };
+            return None;
+        }
+        // SAFETY: CPython guarantees `len` bytes at `data`, and `len` is not negative.
+        return Some(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len as usize) });
+    }
+    let _ = text;
+    None
+}
+
+/// [`hash_key`] through PyO3's checked calls: what [`hash_fast`] declines.
+#[inline(never)]
+pub(crate) fn hash_slow(key: &Bound<'_, PyAny>, hasher: KeyHasher) -> PyResult<u64> {
     match hash_builtin(key, hasher, true) {
         Some(hash) => hash,
         None => hash_other(key, hasher),
@@ -158,24 +234,20 @@ extern "C" {
 /// Whether [`with_utf8`] may read a string's UTF-8 in place (the interpreter is 3.10+).
 static UTF8_IN_PLACE: AtomicBool = AtomicBool::new(false);
 
-/// Chooses how strings are read, for the interpreter the module was imported into.
-pub(crate) fn init(py: Python<'_>) {
-    set_utf8_in_place(py.version_info() >= (3, 10));
-}
-
-/// Reads strings in place (`true`, allowed on 3.10+ only) or through an encoded copy: the
-/// tests run both ways.
-pub(crate) fn set_utf8_in_place(in_place: bool) {
-    UTF8_IN_PLACE.store(in_place && cfg!(not(windows)), Ordering::Relaxed);
-}
-
-/// Whether strings are read in place.
-pub(crate) fn utf8_in_place() -> bool {
-    UTF8_IN_PLACE.load(Ordering::Relaxed)
+/// Chooses how keys are read, for the interpreter the module was imported into: in place
+/// (`true`: strings' UTF-8 where CPython keeps it, on 3.10+; compact ASCII strings and small
+/// ints straight from the object where `in_place` knows the layout) or through calls that
+/// copy (`false`: the tests compare both). Returns the previous setting.
+pub(crate) fn read_in_place(py: Python<'_>, in_place: bool) -> bool {
+    let before = UTF8_IN_PLACE.load(Ordering::Relaxed);
+    let utf8 = in_place && py.version_info() >= (3, 10) && cfg!(not(windows));
+    UTF8_IN_PLACE.store(utf8, Ordering::Relaxed);
+    in_place::init(py, in_place);
+    before
 }
 
 /// A Python integer as the narrowest Rust integer type that holds it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum IntKey {
     I64(i64),
     U64(u64),

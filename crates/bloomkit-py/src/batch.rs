@@ -155,11 +155,15 @@ impl Items<'_, '_> {
     /// `i < self.len()`, as read since Python code last ran.
     #[inline(always)]
     unsafe fn borrow(self, i: usize) -> *mut ffi::PyObject {
-        // SAFETY: a live list or tuple and an index in range: the calls return a borrowed
-        // reference and set no error.
+        // SAFETY: a live list or tuple and an index in range: the list's item array (read
+        // afresh: it moves when the list grows) holds `len` live items, and the calls
+        // return a borrowed reference and set no error.
         unsafe {
             match self {
-                Items::List(list) => ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t),
+                Items::List(list) => match in_place::list_items(list.as_ptr()) {
+                    Some(items) => items.add(i).read(),
+                    None => ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t),
+                },
                 Items::Tuple(tuple) => ffi::PyTuple_GetItem(tuple.as_ptr(), i as ffi::Py_ssize_t),
             }
         }

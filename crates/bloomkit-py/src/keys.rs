@@ -257,7 +257,7 @@ pub(crate) enum IntKey {
 
 impl IntKey {
     /// The key's hash: by value under the current feed, by type under 0.1's.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn hash(self, hasher: KeyHasher) -> u64 {
         match self {
             // 0 to i64::MAX is the same key as any unsigned type of the value.

@@ -69,7 +69,16 @@ pub(crate) unsafe fn hash_fast(key: *mut ffi::PyObject, hasher: KeyHasher) -> Op
             return Some(hasher.hash_bytes(bytes));
         }
         // SAFETY: as above.
-        return unsafe { cached_utf8(key) }.map(|bytes| hasher.hash_bytes(bytes));
+        return match unsafe { cached_utf8(key) } {
+            Some(Ok(bytes)) => Some(hasher.hash_bytes(bytes)),
+            Some(Err(())) => {
+                // SAFETY: the call failed and set an error, which is dropped: `hash_slow`
+                // reads the string again and raises it.
+                unsafe { ffi::PyErr_Clear() };
+                None
+            }
+            None => None,
+        };
     }
     if ty == &raw mut ffi::PyLong_Type {
         // SAFETY: `key` is exactly an `int`.
@@ -85,33 +94,6 @@ pub(crate) unsafe fn hash_fast(key: *mut ffi::PyObject, hasher: KeyHasher) -> Op
         };
         return Some(hasher.hash_bytes(bytes));
     }
-    None
-}
-
-/// A string's UTF-8 form as CPython keeps it with the string (3.10+), or `None` where that
-/// call is not available or fails (the error is cleared: the slow path raises it again).
-///
-/// # Safety
-///
-/// `text` points to a live `str`; the slice must not outlive it.
-#[inline(always)]
-unsafe fn cached_utf8<'a>(text: *mut ffi::PyObject) -> Option<&'a [u8]> {
-    #[cfg(not(windows))]
-    if UTF8_IN_PLACE.load(Ordering::Relaxed) {
-        let mut len: ffi::Py_ssize_t = 0;
-        // SAFETY: as in `with_utf8`: a live str, an interpreter with the call, a buffer that
-        // lives as long as the string; no Python code runs.
-        let data = unsafe { PyUnicode_AsUTF8AndSize(text, &mut len) };
-        if data.is_null() {
-            // SAFETY: the call failed and set an error, which we drop: the caller falls back
-            // to `hash_slow`, which reads the string again and raises it.
-            unsafe { ffi::PyErr_Clear() };
-            return None;
-        }
-        // SAFETY: CPython guarantees `len` bytes at `data`, and `len` is not negative.
-        return Some(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len as usize) });
-    }
-    let _ = text;
     None
 }
 
@@ -200,25 +182,46 @@ fn byte_string(key: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
 /// 3.9, where that call is not in the stable ABI, the string is encoded into a new `bytes`.
 #[inline]
 pub(crate) fn with_utf8<R>(text: &Bound<'_, PyString>, f: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
+    // SAFETY: `text` is a live str, which it keeps alive past `f`; no Python code runs
+    // between.
+    match unsafe { cached_utf8(text.as_ptr()) } {
+        Some(Ok(bytes)) => return Ok(f(bytes)),
+        Some(Err(())) => return Err(PyErr::fetch(text.py())),
+        None => {}
+    }
+    let encoded = text.encode_utf8()?;
+    Ok(f(encoded.as_bytes()))
+}
+
+/// A string's UTF-8 form as CPython keeps it with the string (3.10+): `None` where that
+/// call is not used, `Some(Err(()))` if it fails (a lone surrogate), with the error set.
+///
+/// # Safety
+///
+/// `text` points to a live `str`; the slice must not outlive it, and no Python code may run
+/// while it is used.
+#[inline(always)]
+unsafe fn cached_utf8<'a>(text: *mut ffi::PyObject) -> Option<Result<&'a [u8], ()>> {
     #[cfg(not(windows))]
     if UTF8_IN_PLACE.load(Ordering::Relaxed) {
         let mut len: ffi::Py_ssize_t = 0;
         // SAFETY: `text` is a live str, and the call only runs on interpreters whose stable
-        // ABI has it (3.10+, checked at import by `init`; 3.9 exports the same function, but
-        // it is not called there). The buffer it returns belongs to the string and lives as
-        // long as the string, which `text` keeps alive past `f`; no Python code runs between.
-        // (It pays: `contains_many` of 200,000 short str keys took 341 instructions a key
-        // this way, 554 encoding each into a new bytes; callgrind.)
-        let data = unsafe { PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut len) };
+        // ABI has it (3.10+, chosen at import by `read_in_place`; 3.9 exports the same
+        // function, but it is not called there). The buffer it returns belongs to the
+        // string and lives as long as the string. (It pays: `contains_many` of 200,000 short
+        // str keys took 341 instructions a key this way, 554 encoding each into a new
+        // bytes; callgrind.)
+        let data = unsafe { PyUnicode_AsUTF8AndSize(text, &mut len) };
         if data.is_null() {
-            return Err(PyErr::fetch(text.py()));
+            return Some(Err(()));
         }
         // SAFETY: CPython guarantees `len` bytes at `data`, and `len` is not negative.
-        let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len as usize) };
-        return Ok(f(bytes));
+        return Some(Ok(unsafe {
+            std::slice::from_raw_parts(data.cast::<u8>(), len as usize)
+        }));
     }
-    let encoded = text.encode_utf8()?;
-    Ok(f(encoded.as_bytes()))
+    let _ = text;
+    None
 }
 
 // Declared here because PyO3 declares it only when building for 3.10+ (or without abi3).

@@ -117,13 +117,18 @@ export BLOOMKIT_TEST_TOOLS="$TOOLS"
 echo "== cargo test --workspace --release"
 cargo test --workspace --release "$@"
 
-# The Python package (crates/bloomkit-py): a new virtual environment under target/ with the
-# tools pinned here (maturin, for `maturin develop` there, and the test tools), the package
-# installed with the README's command exactly as a user runs it (`pip install
-# ./crates/bloomkit-py`: pip fetches maturin into the build's own environment, and maturin
-# builds in the workspace's target directory, so the library compiled above is reused),
-# then its pytest suite, which also drives the `bloomkit` binary built above.
+# The Python package (crates/bloomkit-py), installed with the README's command exactly as a
+# user runs it: a new virtual environment under target/, then `pip install
+# ./crates/bloomkit-py` (pip builds it in an isolated environment with the maturin that
+# pyproject.toml names; maturin builds in the workspace's target directory, so the library
+# compiled above is reused, and with the environment at the same path on every run, so is
+# PyO3). Then its pytest suite, which also drives the `bloomkit` binary built above. The
+# test tools are wheels in $TOOLS/py like the module's (kept from run to run while the
+# pinned versions stay), put on the suite's path rather than installed into the new
+# environment.
 if [ $# -eq 0 ]; then
+    need_pip pytest==9.2.0 hypothesis==6.170.27 numpy==2.4.6 \
+        || { echo "cannot install pytest, hypothesis and numpy from PyPI (the Python package's tests)" >&2; exit 1; }
     echo "== the Python package: pip install ./crates/bloomkit-py, then pytest"
     PY_VENV="$PWD/target/py-venv"
     rm -rf "$PY_VENV"
@@ -133,12 +138,10 @@ if [ $# -eq 0 ]; then
         need_apt python3-venv
         python3 -m venv "$PY_VENV"
     fi
-    pip_quiet=(--quiet --disable-pip-version-check --no-warn-script-location)
-    "$PY_VENV/bin/pip" install "${pip_quiet[@]}" \
-        maturin==1.16.0 pytest==9.2.0 hypothesis==6.170.27 numpy==2.4.6
-    "$PY_VENV/bin/pip" install "${pip_quiet[@]}" ./crates/bloomkit-py
-    BLOOMKIT_BIN="$PWD/target/release/bloomkit" "$PY_VENV/bin/python" -m pytest \
-        -p no:cacheprovider -q crates/bloomkit-py/tests
+    "$PY_VENV/bin/pip" install --quiet --disable-pip-version-check --no-warn-script-location \
+        ./crates/bloomkit-py
+    PYTHONPATH="$TOOLS/py" BLOOMKIT_BIN="$PWD/target/release/bloomkit" "$PY_VENV/bin/python" \
+        -m pytest -p no:cacheprovider -q crates/bloomkit-py/tests
 fi
 
 # The library's optional `bytes` feature (keys given as `bytes::Bytes`) and `serde` feature

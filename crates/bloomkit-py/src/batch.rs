@@ -15,10 +15,12 @@
 
 use bloomkit::KeyHasher;
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PySlice, PyString, PyTuple};
 
-use crate::keys::{hash_key, IntKey};
+use crate::in_place;
+use crate::keys::{hash_fast, hash_key, IntKey};
 
 /// Keys hashed, and handed to the filter, at a time: enough that releasing the GIL and the
 /// prefetching walk cost nothing per key, few enough that the hashes stay in cache.
@@ -76,11 +78,11 @@ where
         return Ok(Shape::List);
     }
     if let Ok(list) = keys.cast::<PyList>() {
-        by_index(|i| list.get_item(i).ok(), hasher, &mut run)?;
+        by_index(Items::List(list), hasher, &mut run)?;
         return Ok(Shape::List);
     }
     if let Ok(tuple) = keys.cast::<PyTuple>() {
-        by_index(|i| tuple.get_item(i).ok(), hasher, &mut run)?;
+        by_index(Items::Tuple(tuple), hasher, &mut run)?;
         return Ok(Shape::List);
     }
     if keys.is_instance_of::<PyString>()
@@ -128,26 +130,82 @@ where
     }
 }
 
-/// The keys `get(0)`, `get(1)`, ... until `get` gives `None` (the end, re-read each time, so
-/// a list that a key's Python code, or another thread while the GIL is released, shortens
-/// ends there).
-fn by_index<'py>(
-    get: impl Fn(usize) -> Option<Bound<'py, PyAny>>,
+/// A list's or tuple's items, read by index, as borrowed pointers.
+#[derive(Clone, Copy)]
+enum Items<'a, 'py> {
+    List(&'a Bound<'py, PyList>),
+    Tuple(&'a Bound<'py, PyTuple>),
+}
+
+impl Items<'_, '_> {
+    /// The current length (a list's may change whenever Python code runs).
+    fn len(self) -> usize {
+        match self {
+            Items::List(list) => list.len(),
+            Items::Tuple(tuple) => tuple.len(),
+        }
+    }
+
+    /// Item `i`, borrowed: no reference is taken, so the pointer is only good until Python
+    /// code next runs (which may shrink a list and free the item). Null only if `i` is out
+    /// of range, with an `IndexError` set.
+    ///
+    /// # Safety
+    ///
+    /// `i < self.len()`, as read since Python code last ran.
+    #[inline(always)]
+    unsafe fn borrow(self, i: usize) -> *mut ffi::PyObject {
+        // SAFETY: a live list or tuple and an index in range: the list's item array (read
+        // afresh: it moves when the list grows) holds `len` live items, and the calls
+        // return a borrowed reference and set no error.
+        unsafe {
+            match self {
+                Items::List(list) => match in_place::list_items(list.as_ptr()) {
+                    Some(items) => items.add(i).read(),
+                    None => ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t),
+                },
+                Items::Tuple(tuple) => ffi::PyTuple_GetItem(tuple.as_ptr(), i as ffi::Py_ssize_t),
+            }
+        }
+    }
+}
+
+/// The items of a list or tuple in order, until the end (re-read after any Python code
+/// runs, and before each chunk: a list that a key's Python code, or another thread while
+/// the GIL is released, shortens ends there).
+///
+/// The commonest keys (an exact `str`, `int` or `bytes`) are hashed from the borrowed item
+/// without touching its reference count (`hash_fast` runs no Python code, so the list keeps
+/// the item alive meanwhile); any other item is taken as an owned reference before its
+/// slower path, which may run Python code.
+fn by_index(
+    items: Items<'_, '_>,
     hasher: KeyHasher,
     run: &mut impl FnMut(&[u64]) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
+    let py = match items {
+        Items::List(list) => list.py(),
+        Items::Tuple(tuple) => tuple.py(),
+    };
     let mut hashes = Vec::with_capacity(CHUNK);
     let mut next = 0;
     loop {
         hashes.clear();
         let mut failed = None;
-        let mut ended = false;
-        while hashes.len() < CHUNK {
-            let Some(key) = get(next) else {
-                ended = true;
-                break;
-            };
+        let mut len = items.len();
+        let end = len.min(next + CHUNK);
+        while next < end.min(len) {
+            // SAFETY: `next < len`, the length read since Python code last ran.
+            let item = unsafe { items.borrow(next) };
             next += 1;
+            // SAFETY: `item` is the container's live item; `hash_fast` runs no Python code.
+            if let Some(h) = unsafe { hash_fast(item, hasher) } {
+                hashes.push(h);
+                continue;
+            }
+            // SAFETY: `item` is live (no Python code has run since it was borrowed); the new
+            // reference keeps it so while its slower path runs Python code.
+            let key = unsafe { Bound::from_borrowed_ptr(py, item) };
             match hash_key(&key, hasher) {
                 Ok(h) => hashes.push(h),
                 Err(e) => {
@@ -155,7 +213,9 @@ fn by_index<'py>(
                     break;
                 }
             }
+            len = items.len();
         }
+        let ended = next >= len;
         run(&hashes)?;
         if let Some(e) = failed {
             return Err(e.into());
@@ -351,7 +411,7 @@ pub(crate) fn answers<'py>(
     shape: Shape,
 ) -> PyResult<Bound<'py, PyAny>> {
     match shape {
-        Shape::List => Ok(PyList::new(py, answers)?.into_any()),
+        Shape::List => bool_list(py, &answers),
         Shape::NumPy => {
             let numpy = py.import("numpy")?;
             // A bool is one byte, 0 or 1: NumPy's bool array over those bytes, no copy.
@@ -360,4 +420,44 @@ pub(crate) fn answers<'py>(
             numpy.call_method1("frombuffer", (buffer, numpy.getattr("bool_")?))
         }
     }
+}
+
+/// A list of `True`/`False` for `answers`, made through the C API directly: PyO3's
+/// `PyList::new` converts each bool through its generic iterator path and a call per
+/// reference; where `in_place` knows the list's layout, the items are written into the new
+/// list's array and the references to `True` and `False` added once each (callgrind,
+/// 200,000 answers: 33 instructions an answer through `PyList_SetItem`, 4 this way).
+fn bool_list<'py>(py: Python<'py>, answers: &[bool]) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: the length fits (a Vec's length is at most isize::MAX); the call returns a
+    // new list of that many empty slots, or NULL with an error set.
+    let list = unsafe {
+        Bound::from_owned_ptr_or_err(py, ffi::PyList_New(answers.len() as ffi::Py_ssize_t))?
+    };
+    // SAFETY: `Py_True` and `Py_False` are live for the life of the interpreter.
+    let (yes, no) = unsafe { (ffi::Py_True(), ffi::Py_False()) };
+    // SAFETY: `list` is a live list.
+    if let Some(items) = unsafe { in_place::list_items(list.as_ptr()) } {
+        let trues = answers.iter().filter(|&&a| a).count();
+        // SAFETY: `items` is the new list's array of `answers.len()` empty slots, which
+        // nothing else has seen; each slot gets one of the references added just below.
+        unsafe {
+            for (i, &answer) in answers.iter().enumerate() {
+                items.add(i).write(if answer { yes } else { no });
+            }
+            in_place::add_bool_refs(yes, trues);
+            in_place::add_bool_refs(no, answers.len() - trues);
+        }
+        return Ok(list);
+    }
+    for (i, &answer) in answers.iter().enumerate() {
+        let value = if answer { yes } else { no };
+        // SAFETY: `list` is a new list with a slot at `i`; `PyList_SetItem` takes the new
+        // reference made here (it steals it) and cannot fail for an index in range of a
+        // list.
+        unsafe {
+            ffi::Py_IncRef(value);
+            ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, value);
+        }
+    }
+    Ok(list)
 }

@@ -29,6 +29,8 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMemoryView, PyString, PyTuple};
 use pyo3::PyTypeInfo;
 
+use crate::in_place;
+
 /// Tuples nest at most this deep: deeper is a mistake, or an attempt to exhaust the stack.
 const MAX_DEPTH: u32 = 32;
 
@@ -41,7 +43,63 @@ const MAX_DEPTH: u32 = 32;
 /// lone surrogate (it has no UTF-8 bytes).
 #[inline]
 pub(crate) fn hash_key(key: &Bound<'_, PyAny>, hasher: KeyHasher) -> PyResult<u64> {
-    // The exact types first: each check compares one pointer.
+    // SAFETY: `key` is a live object, kept alive by the caller for the call.
+    match unsafe { hash_fast(key.as_ptr(), hasher) } {
+        Some(hash) => Ok(hash),
+        None => hash_slow(key, hasher),
+    }
+}
+
+/// [`hash_key`] of the commonest keys, without a `PyResult` or a reference count: an exact
+/// `str`, `int` of at most 64 bits or `bytes`, read in place where the layout is known
+/// (`in_place`). `None` for anything else, and for a key whose reading fails (a `str`
+/// with a lone surrogate): [`hash_slow`] then reads it again and raises the error.
+///
+/// # Safety
+///
+/// `key` points to a live object, which stays alive for the call. The call runs no Python
+/// code, so a caller may pass an object it only borrows (a list's item).
+#[inline(always)]
+pub(crate) unsafe fn hash_fast(key: *mut ffi::PyObject, hasher: KeyHasher) -> Option<u64> {
+    // SAFETY: `key` is live (the caller's promise), so its type can be read.
+    let ty = unsafe { ffi::Py_TYPE(key) };
+    if ty == &raw mut ffi::PyUnicode_Type {
+        // SAFETY: `key` is exactly a `str`, and live for as long as the bytes are hashed.
+        if let Some(bytes) = unsafe { in_place::ascii(key) } {
+            return Some(hasher.hash_bytes(bytes));
+        }
+        // SAFETY: as above.
+        return match unsafe { cached_utf8(key) } {
+            Some(Ok(bytes)) => Some(hasher.hash_bytes(bytes)),
+            Some(Err(())) => {
+                // SAFETY: the call failed and set an error, which is dropped: `hash_slow`
+                // reads the string again and raises it.
+                unsafe { ffi::PyErr_Clear() };
+                None
+            }
+            None => None,
+        };
+    }
+    if ty == &raw mut ffi::PyLong_Type {
+        // SAFETY: `key` is exactly an `int`.
+        return unsafe { in_place::small_int(key) }.map(|v| v.hash(hasher));
+    }
+    if ty == &raw mut ffi::PyBytes_Type {
+        // SAFETY: `key` is a live `bytes`: the calls cannot fail, and its bytes live as long
+        // as it does.
+        let bytes = unsafe {
+            let data = ffi::PyBytes_AsString(key);
+            let len = ffi::PyBytes_Size(key);
+            std::slice::from_raw_parts(data.cast::<u8>(), len as usize)
+        };
+        return Some(hasher.hash_bytes(bytes));
+    }
+    None
+}
+
+/// [`hash_key`] through PyO3's checked calls: what [`hash_fast`] declines.
+#[inline(never)]
+pub(crate) fn hash_slow(key: &Bound<'_, PyAny>, hasher: KeyHasher) -> PyResult<u64> {
     match hash_builtin(key, hasher, true) {
         Some(hash) => hash,
         None => hash_other(key, hasher),
@@ -124,25 +182,46 @@ fn byte_string(key: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
 /// 3.9, where that call is not in the stable ABI, the string is encoded into a new `bytes`.
 #[inline]
 pub(crate) fn with_utf8<R>(text: &Bound<'_, PyString>, f: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
+    // SAFETY: `text` is a live str, which it keeps alive past `f`; no Python code runs
+    // between.
+    match unsafe { cached_utf8(text.as_ptr()) } {
+        Some(Ok(bytes)) => return Ok(f(bytes)),
+        Some(Err(())) => return Err(PyErr::fetch(text.py())),
+        None => {}
+    }
+    let encoded = text.encode_utf8()?;
+    Ok(f(encoded.as_bytes()))
+}
+
+/// A string's UTF-8 form as CPython keeps it with the string (3.10+): `None` where that
+/// call is not used, `Some(Err(()))` if it fails (a lone surrogate), with the error set.
+///
+/// # Safety
+///
+/// `text` points to a live `str`; the slice must not outlive it, and no Python code may run
+/// while it is used.
+#[inline(always)]
+unsafe fn cached_utf8<'a>(text: *mut ffi::PyObject) -> Option<Result<&'a [u8], ()>> {
     #[cfg(not(windows))]
     if UTF8_IN_PLACE.load(Ordering::Relaxed) {
         let mut len: ffi::Py_ssize_t = 0;
         // SAFETY: `text` is a live str, and the call only runs on interpreters whose stable
-        // ABI has it (3.10+, checked at import by `init`; 3.9 exports the same function, but
-        // it is not called there). The buffer it returns belongs to the string and lives as
-        // long as the string, which `text` keeps alive past `f`; no Python code runs between.
-        // (It pays: `contains_many` of 200,000 short str keys took 341 instructions a key
-        // this way, 554 encoding each into a new bytes; callgrind.)
-        let data = unsafe { PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut len) };
+        // ABI has it (3.10+, chosen at import by `read_in_place`; 3.9 exports the same
+        // function, but it is not called there). The buffer it returns belongs to the
+        // string and lives as long as the string. (It pays: `contains_many` of 200,000 short
+        // str keys took 341 instructions a key this way, 554 encoding each into a new
+        // bytes; callgrind.)
+        let data = unsafe { PyUnicode_AsUTF8AndSize(text, &mut len) };
         if data.is_null() {
-            return Err(PyErr::fetch(text.py()));
+            return Some(Err(()));
         }
         // SAFETY: CPython guarantees `len` bytes at `data`, and `len` is not negative.
-        let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len as usize) };
-        return Ok(f(bytes));
+        return Some(Ok(unsafe {
+            std::slice::from_raw_parts(data.cast::<u8>(), len as usize)
+        }));
     }
-    let encoded = text.encode_utf8()?;
-    Ok(f(encoded.as_bytes()))
+    let _ = text;
+    None
 }
 
 // Declared here because PyO3 declares it only when building for 3.10+ (or without abi3).
@@ -158,24 +237,20 @@ extern "C" {
 /// Whether [`with_utf8`] may read a string's UTF-8 in place (the interpreter is 3.10+).
 static UTF8_IN_PLACE: AtomicBool = AtomicBool::new(false);
 
-/// Chooses how strings are read, for the interpreter the module was imported into.
-pub(crate) fn init(py: Python<'_>) {
-    set_utf8_in_place(py.version_info() >= (3, 10));
-}
-
-/// Reads strings in place (`true`, allowed on 3.10+ only) or through an encoded copy: the
-/// tests run both ways.
-pub(crate) fn set_utf8_in_place(in_place: bool) {
-    UTF8_IN_PLACE.store(in_place && cfg!(not(windows)), Ordering::Relaxed);
-}
-
-/// Whether strings are read in place.
-pub(crate) fn utf8_in_place() -> bool {
-    UTF8_IN_PLACE.load(Ordering::Relaxed)
+/// Chooses how keys are read, for the interpreter the module was imported into: in place
+/// (`true`: strings' UTF-8 where CPython keeps it, on 3.10+; compact ASCII strings and small
+/// ints straight from the object where `in_place` knows the layout) or through calls that
+/// copy (`false`: the tests compare both). Returns the previous setting.
+pub(crate) fn read_in_place(py: Python<'_>, in_place: bool) -> bool {
+    let before = UTF8_IN_PLACE.load(Ordering::Relaxed);
+    let utf8 = in_place && py.version_info() >= (3, 10) && cfg!(not(windows));
+    UTF8_IN_PLACE.store(utf8, Ordering::Relaxed);
+    in_place::init(py, in_place);
+    before
 }
 
 /// A Python integer as the narrowest Rust integer type that holds it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum IntKey {
     I64(i64),
     U64(u64),
@@ -185,7 +260,7 @@ pub(crate) enum IntKey {
 
 impl IntKey {
     /// The key's hash: by value under the current feed, by type under 0.1's.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn hash(self, hasher: KeyHasher) -> u64 {
         match self {
             // 0 to i64::MAX is the same key as any unsigned type of the value.

@@ -15,7 +15,9 @@
 //!   and the lists of kinds that get each group of methods; `bits.rs`, `growing.rs` and
 //!   `built.rs` the constructors (the Rust builders' settings as keyword arguments) and
 //!   what only one kind does.
-//! * `keys.rs`: Python values as keys, hashed exactly as the library hashes the same key.
+//! * `keys.rs`: Python values as keys, hashed exactly as the library hashes the same key;
+//!   `in_place.rs` reads the commonest (ASCII `str`, small `int`) straight from the object
+//!   on the CPython versions whose layout is known.
 //! * `batch.rs`: many keys at once: lists, iterables, NumPy arrays, fixed-width buffers,
 //!   hashed a chunk at a time, each chunk's filter work with the GIL released.
 //! * `files.rs`: bytes and files in the library's format, errors with the offset.
@@ -31,6 +33,7 @@ mod batch;
 mod errors;
 mod files;
 mod filter;
+mod in_place;
 mod keys;
 mod kinds;
 mod mapped;
@@ -53,25 +56,25 @@ fn hash(key: &Bound<'_, PyAny>, seed: u64) -> PyResult<u64> {
     keys::hash_key(key, bloomkit::KeyHasher::new(seed))
 }
 
-/// Reads strings in place (`True`, 3.10+) or through an encoded copy (`False`, as on 3.9):
-/// for the tests, which check that both give the same hashes. Returns the previous setting.
+/// Reads keys in place (`True`: a str's UTF-8 where CPython keeps it, compact ASCII strings
+/// and small ints straight from the object where the layout is known) or through calls that
+/// copy (`False`): for the tests, which check that both give the same hashes. Returns the
+/// previous setting.
 #[pyfunction]
-fn _set_utf8_in_place(py: Python<'_>, in_place: bool) -> bool {
-    let before = keys::utf8_in_place();
-    keys::set_utf8_in_place(in_place && py.version_info() >= (3, 10));
-    before
+fn _set_in_place(py: Python<'_>, in_place: bool) -> bool {
+    keys::read_in_place(py, in_place)
 }
 
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
-    keys::init(module.py());
+    keys::read_in_place(module.py(), true);
     module.add_class::<filter::PyFilter>()?;
     kinds::register(module)?;
     module.add_class::<mapped::PyMappedFilter>()?;
     module.add_function(wrap_pyfunction!(mapped::open, module)?)?;
     module.add_function(wrap_pyfunction!(hash, module)?)?;
     module.add_function(wrap_pyfunction!(filter::_unpickle, module)?)?;
-    module.add_function(wrap_pyfunction!(_set_utf8_in_place, module)?)?;
+    module.add_function(wrap_pyfunction!(_set_in_place, module)?)?;
     module.add("DEFAULT_SEED", bloomkit::DEFAULT_SEED)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

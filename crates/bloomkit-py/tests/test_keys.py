@@ -1,5 +1,7 @@
 """Keys hash exactly as the Rust library hashes the same key (crates/bloomkit/src/key.rs)."""
 
+import sys
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -116,20 +118,86 @@ def test_seeds_change_every_hash():
     assert bloomkit.DEFAULT_SEED == int.from_bytes(b"bloomkit", "little")
 
 
+def read_copied(f):
+    """`f()` with keys read through the interpreter's calls that copy, not in place."""
+    before = _native._set_in_place(False)
+    try:
+        return f()
+    finally:
+        _native._set_in_place(before)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_strings_read_in_place_and_encoded_hash_alike(text):
-    # On 3.10+ a str's UTF-8 is read where CPython keeps it; on 3.9 it is encoded into a
-    # copy. Both ways give the hash of the UTF-8 bytes.
+    # A compact ASCII str's bytes are read from the object (src/in_place.rs), any other's
+    # UTF-8 where CPython keeps it (3.10+), or through an encoded copy (3.9, and with
+    # reading in place off). Every way gives the hash of the UTF-8 bytes.
     try:
         expected = bloomkit.hash(text.encode("utf-8"))
     except UnicodeEncodeError:
         return
-    before = _native._set_utf8_in_place(False)
-    try:
-        assert bloomkit.hash(text) == expected
-        assert bloomkit.hash((text, 1)) == bloomkit.hash((text.encode(), 1))
-    finally:
-        _native._set_utf8_in_place(before)
+    assert read_copied(lambda: bloomkit.hash(text)) == expected
+    assert read_copied(lambda: bloomkit.hash((text, 1))) == bloomkit.hash((text.encode(), 1))
     assert bloomkit.hash(text) == expected
     assert bloomkit.hash((text, 1)) == bloomkit.hash((text.encode(), 1))
+
+
+#: Ints around every boundary the in-place read of an int's 30-bit digits meets: one, two
+#: and three digits, 63 and 64 bits, and past them (read through the calls instead).
+EDGES = sorted(
+    n
+    for n in {s * (2**b + d) for b in (0, 29, 30, 31, 59, 60, 61, 62, 63, 64, 65, 90, 127) for d in (-1, 0, 1) for s in (1, -1)}
+    if -(2**127) <= n < 2**128
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.sampled_from(EDGES), st.integers(min_value=-(2**127), max_value=2**128 - 1)))
+def test_ints_read_in_place_and_through_calls_hash_alike(n):
+    expected = read_copied(lambda: bloomkit.hash(n))
+    assert bloomkit.hash(n) == expected
+    # The 0.1 feed hashes an int by its Rust type (i64, u64, i128, u128): the in-place read
+    # must choose the same type as the calls.
+    f = bloomkit.BlockedBloomFilter(10, 0.01)
+    f.add(n)
+    assert n in f
+    assert read_copied(lambda: n in f)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(st.characters(blacklist_categories=("Cs",))),
+            st.binary(),
+            st.sampled_from(EDGES),
+            st.integers(min_value=-(2**127), max_value=2**128 - 1),
+        )
+    )
+)
+def test_batches_read_in_place_and_through_calls_agree(keys):
+    f = bloomkit.BloomFilter(100, 0.01)
+    f.add_many(keys)
+    g = bloomkit.BloomFilter(100, 0.01)
+    read_copied(lambda: g.add_many(keys))
+    assert f == g
+    probe = keys + [f"absent {i}" for i in range(20)] + list(range(1000, 1020))
+    assert f.contains_many(probe) == read_copied(lambda: f.contains_many(probe))
+    assert f.contains_many(tuple(probe)) == [k in f for k in probe]
+
+
+def test_answer_lists_hold_one_reference_per_answer():
+    # The answers' list is written in place, with the references to True and False added
+    # once each: the counts must end where they began once the list is gone.
+    f = bloomkit.BlockedBloomFilter(100, 0.01)
+    f.add_many(["a", "b"])
+    before = (sys.getrefcount(True), sys.getrefcount(False))
+    for _ in range(3):
+        answers = f.contains_many(["a", "x", "b", "y", "z"] * 100)
+        assert answers == [True, False, True, False, False] * 100
+        assert all(type(a) is bool for a in answers)
+        del answers
+        answers = read_copied(lambda: f.contains_many(["a", "x"]))
+        del answers
+    assert (sys.getrefcount(True), sys.getrefcount(False)) == before

@@ -1397,19 +1397,70 @@ fn scandump_and_loadchunk_argument_errors() {
         Slot::new().run("BF.LOADCHUNK other 1 garbage"),
         err("ERR received bad data")
     );
-    // A cuckoo header into BF, and the reverse, is bad data.
+    // A cuckoo header into BF, and the reverse, is bad data, in RedisBloom's words, and
+    // then which kinds each family loads.
     let mut c = Slot::new();
     c.run("CF.ADD c a");
     let cf_chunks = dump(&mut c, "CF", "c");
     assert_eq!(
         load(&mut Slot::new(), "BF", "x", &cf_chunks[..1]),
-        [err("ERR received bad data")]
+        [err(
+            "ERR received bad data: the chunk starts a cuckoo filter, and a BF key loads \
+             scalable filters only (what BF.SCANDUMP of a BF key, or bloomkit build --kind \
+             scalable, writes); CF.LOADCHUNK loads cuckoo filters"
+        )]
     );
     let bf_chunks = dump(&mut s, "BF", "k");
     assert_eq!(
         load(&mut Slot::new(), "CF", "x", &bf_chunks[..1]),
-        [err("Invalid header")]
+        [err(
+            "Invalid header: the chunk starts a scalable filter, and a CF key loads cuckoo \
+             filters only (what CF.SCANDUMP writes); BF.LOADCHUNK loads scalable filters"
+        )]
     );
+}
+
+/// A filter file of a kind no BF key holds (what `bloomkit build` writes by default), sent
+/// as a BF dump, is refused with the kinds that load; a scalable file (`bloomkit build
+/// --kind scalable`, blocked layers) loads, and answers for its keys.
+#[test]
+fn loadchunk_of_a_file_says_which_kinds_load() {
+    for kind in bloomkit::FilterKind::ALL {
+        let file = bloomkit::AnyFilter::build_from_hashes(kind, &[bloomkit::hash("a")], 0.01)
+            .unwrap()
+            .to_bytes();
+        let reply = load(&mut Slot::new(), "BF", "x", &[(1, Bytes::from(file))]);
+        if kind == bloomkit::FilterKind::Scalable {
+            continue;
+        }
+        let Reply::Error(text) = &reply[0] else {
+            panic!("{kind}: {reply:?}")
+        };
+        assert!(
+            text.starts_with("ERR received bad data: the chunk starts"),
+            "{text}"
+        );
+        assert!(text.contains(&format!(" {kind} filter, ")), "{text}");
+        assert!(text.contains("loads scalable filters only"), "{text}");
+    }
+    let mut scalable = bloomkit::ScalableBloomFilter::new(100, 0.01).unwrap();
+    scalable.insert("apple").unwrap();
+    let file = Bytes::from(scalable.to_bytes());
+    let header_len = bloomkit::format::peek_header(&file)
+        .unwrap()
+        .unwrap()
+        .header_len;
+    let chunks = [
+        (1, file.slice(..header_len)),
+        // A chunk's iterator is one past its last byte, counted after the header.
+        (
+            (file.len() - header_len + 1) as i64,
+            file.slice(header_len..),
+        ),
+    ];
+    let mut slot = Slot::new();
+    assert_eq!(load(&mut slot, "BF", "x", &chunks), [Reply::Ok, Reply::Ok]);
+    assert_eq!(slot.run("BF.EXISTS x apple"), Reply::Bool(true));
 }
 
 #[test]

@@ -788,7 +788,7 @@ fn other_kinds_are_refused_by_name() {
     extra.push(0);
     assert!(matches!(
         ScalableBloomFilter::from_bytes(&extra),
-        Err(Error::Corrupt { .. })
+        Err(Error::TrailingBytes { extra: 1 })
     ));
 }
 

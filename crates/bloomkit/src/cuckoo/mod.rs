@@ -902,13 +902,13 @@ impl CuckooFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn estimated_fp_rate(&self) -> f64 {
-        let q = 1.0 / ((1u64 << self.shape.fp_bits) - 1) as f64;
+        // A query is a false positive if any sub-filter matches.
         let miss: f64 = self
             .filters
             .iter()
             .map(|sub| {
                 let per_bucket = sub.occupied() as f64 / sub.num_buckets() as f64;
-                (1.0 - q).powf(2.0 * per_bucket)
+                1.0 - crate::sizing::cuckoo_fp_rate(self.shape.fp_bits, per_bucket)
             })
             .product();
         1.0 - miss

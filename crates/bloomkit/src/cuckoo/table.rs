@@ -39,10 +39,10 @@ use crate::bits::try_vec;
 use crate::error::{Error, Result};
 
 /// The widest fingerprint: slot values are read and compared as `u32`.
-pub(crate) const MAX_FINGERPRINT_BITS: u32 = 32;
+pub(crate) const MAX_FINGERPRINT_BITS: u32 = crate::sizing::CUCKOO_MAX_FINGERPRINT_BITS;
 
 /// The narrowest fingerprint: below 4 bits a filter answers "maybe" to most queries.
-pub(crate) const MIN_FINGERPRINT_BITS: u32 = 4;
+pub(crate) const MIN_FINGERPRINT_BITS: u32 = crate::sizing::CUCKOO_MIN_FINGERPRINT_BITS;
 
 /// Spreads a fingerprint over 64 bits for the alternate-bucket offset `H(fp)` (see
 /// [`Layout::offset`] for the offset a filter uses).

@@ -44,6 +44,7 @@ mod builder;
 mod layer;
 mod persist;
 
+pub(crate) use self::builder::next_layer_rate;
 pub use self::builder::ScalableBuilder;
 pub use self::layer::{LayerInfo, LayerLayout};
 

@@ -100,19 +100,31 @@ pub(crate) fn invalid_filter(
     }
 }
 
-/// Whether an error of the library says the data read is not a valid filter.
-pub(crate) fn is_format_error(error: &Error) -> bool {
-    matches!(
-        error,
+/// A library error met reading data from `source`: an `InvalidFilterError` naming the
+/// source and `offset` when the data is not a valid filter, the usual class for anything
+/// else (an I/O or memory error).
+pub(crate) fn read_error(py: Python<'_>, source: Source<'_>, offset: u64, error: Error) -> PyErr {
+    match error {
+        // The library's words point at its Rust readers; a Python caller has one reader.
+        Error::TrailingBytes { extra } => invalid_filter(
+            py,
+            source,
+            offset,
+            &format!(
+                "{extra} unexpected bytes follow the filter; pass only the filter's bytes, \
+                 which the header's length gives"
+            ),
+        ),
         Error::BadMagic
-            | Error::UnsupportedVersion { .. }
-            | Error::WrongKind { .. }
-            | Error::UnknownKind { .. }
-            | Error::UnknownHashAlgorithm { .. }
-            | Error::Truncated
-            | Error::ChecksumMismatch { .. }
-            | Error::Corrupt { .. }
-    )
+        | Error::UnsupportedVersion { .. }
+        | Error::WrongKind { .. }
+        | Error::UnknownKind { .. }
+        | Error::UnknownHashAlgorithm { .. }
+        | Error::Truncated
+        | Error::ChecksumMismatch { .. }
+        | Error::Corrupt { .. } => invalid_filter(py, source, offset, &error.to_string()),
+        _ => to_py(py, error),
+    }
 }
 
 /// A library error that is not about data read (those go through [`invalid_filter`], which

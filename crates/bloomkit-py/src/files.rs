@@ -13,7 +13,7 @@ use bloomkit::{AnyFilter, Error, FilterKind};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
-use crate::errors::{invalid_filter, is_format_error, to_py, Source};
+use crate::errors::{invalid_filter, read_error, Source};
 
 /// Read buffer for filter files: large enough that system calls are not the cost.
 const READ_BUFFER_BYTES: usize = 1 << 20;
@@ -90,10 +90,7 @@ impl DecodeError {
     /// that is not a filter, the usual class for anything else (an I/O or memory error).
     pub(crate) fn into_py(self, py: Python<'_>, source: Source<'_>) -> PyErr {
         match self.reason {
-            Reason::Library(error) if is_format_error(&error) => {
-                invalid_filter(py, source, self.offset, &error.to_string())
-            }
-            Reason::Library(error) => to_py(py, error),
+            Reason::Library(error) => read_error(py, source, self.offset, error),
             Reason::WrongKind {
                 found,
                 expected,
@@ -167,8 +164,8 @@ fn decode(
     // The same check, and message, as the library's from_bytes: one filter, nothing after.
     if total > r.pos {
         return Err(DecodeError {
-            reason: Reason::Library(Error::Corrupt {
-                reason: format!("{} unexpected bytes follow the filter", total - r.pos),
+            reason: Reason::Library(Error::TrailingBytes {
+                extra: total - r.pos,
             }),
             offset: r.pos,
         });

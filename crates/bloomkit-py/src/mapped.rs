@@ -14,7 +14,7 @@ use memmap2::Mmap;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::errors::{invalid_filter, to_py, Source};
+use crate::errors::{to_py, Source};
 use crate::files::os_error;
 use crate::filter::{query_many, PyFilter};
 use crate::keys::hash_key;
@@ -178,7 +178,7 @@ fn error_offset(bytes: &[u8], error: &Error) -> u64 {
     match (error, header) {
         (Error::Truncated, _) => bytes.len() as u64,
         (Error::ChecksumMismatch { .. }, Some(h)) => h.encoded_len.saturating_sub(8),
-        (Error::Corrupt { .. }, Some(h)) if h.encoded_len < bytes.len() as u64 => h.encoded_len,
+        (Error::TrailingBytes { .. }, Some(h)) => h.encoded_len,
         _ => crate::files::error_offset(bytes),
     }
 }
@@ -207,11 +207,12 @@ pub(crate) fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<PyMa
         ))),
         Err(OpenError::Format { error, offset }) => {
             let source = path.to_string_lossy();
-            Err(if crate::errors::is_format_error(&error) {
-                invalid_filter(py, Source::File(&source), offset, &error.to_string())
-            } else {
-                to_py(py, error)
-            })
+            Err(crate::errors::read_error(
+                py,
+                Source::File(&source),
+                offset,
+                error,
+            ))
         }
     }
 }

@@ -14,6 +14,7 @@
 //! stripe counts a command. Holds block the thread, as the shards' locks do: none is ever
 //! held across an `.await`.
 
+use super::Keyspace;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
@@ -134,6 +135,13 @@ impl Drop for Exclusive<'_> {
             self.gate.closed.store(false, Ordering::SeqCst);
         }
         self.gate.changed.notify_all();
+    }
+}
+
+impl Keyspace {
+    /// The gate every client command enters, and `EXEC` holds exclusively.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
     }
 }
 

@@ -21,10 +21,14 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, RwLockReadGuard};
 
 use bloomkit_commands::{Record, Value};
 use bytes::Bytes;
+
+use super::shard::{read, ShardMap};
+use super::Keyspace;
 
 /// A position in the log: [`Journal::durable`] of a ticket waits for everything appended
 /// up to and including it. Tickets from one journal are ordered, so a connection that ran
@@ -206,5 +210,49 @@ struct NoSnapshot;
 impl SnapshotWriter for NoSnapshot {
     fn write(self: Box<Self>, _entries: Vec<SnapshotEntry>) -> io::Result<()> {
         Ok(())
+    }
+}
+
+impl Keyspace {
+    /// Starts a snapshot: with every shard read-locked (which excludes every writer, and
+    /// only writers), asks the journal to start a new log generation and clones the live
+    /// entries' `Arc`s. Write the entries with the returned writer, on a blocking thread.
+    ///
+    /// # Errors
+    ///
+    /// While loading (there is no journal yet), or if the journal cannot begin one.
+    pub fn begin_snapshot(&self) -> io::Result<(Box<dyn SnapshotWriter>, Vec<SnapshotEntry>)> {
+        let journal = self
+            .journal
+            .get()
+            .ok_or_else(|| io::Error::other("the keyspace is still loading"))?;
+        // Never between two commands of an `EXEC`: a transaction's records stay in one
+        // log generation.
+        let _entered = self.gate.enter(0);
+        let maps: Vec<RwLockReadGuard<'_, ShardMap>> = self.shards.iter().map(read).collect();
+        let writer = journal.begin_snapshot()?;
+        let mut entries = Vec::with_capacity(maps.iter().map(|m| m.entries.len()).sum());
+        for map in &maps {
+            entries.extend(
+                map.entries
+                    .iter()
+                    // Expired keys too: the snapshot is the map exactly as the log left it.
+                    // Leaving them out would make the snapshot depend on the clock: if the
+                    // wall clock stepped back, such a key could be live again, and a later
+                    // logged command on it (RENAME, CF.DEL) would not replay. The key's
+                    // expiry travels with it, and the first access after loading (or the
+                    // sweep) removes it, logging the `DEL`.
+                    .map(|(key, entry)| SnapshotEntry {
+                        key: key.clone(),
+                        expires_at_ms: entry.expires_at_ms,
+                        value: Arc::clone(&entry.value),
+                    }),
+            );
+        }
+        for shard in self.shards.iter() {
+            shard.dirty.store(0, Ordering::Relaxed);
+        }
+        drop(maps);
+        Ok((writer, entries))
     }
 }

@@ -6,6 +6,12 @@
 //! the process killed, so the smaller of the two counts.
 
 use std::fs;
+use std::sync::atomic::Ordering;
+
+use bloomkit_commands::Budget;
+use bytes::Bytes;
+
+use super::{Entry, Keyspace};
 
 /// A reply to a read command larger than this is refused (`OOM`) when it would take
 /// `used_memory` past `maxmemory`; smaller ones are always sent, whatever the values hold.
@@ -53,6 +59,55 @@ fn cgroup_headroom() -> Option<usize> {
         .parse()
         .ok()?;
     Some(max.saturating_sub(current))
+}
+
+impl Keyspace {
+    /// What `--maxmemory` limits, Redis's `used_memory`: the values and the clients'
+    /// buffers.
+    pub fn memory_in_use(&self) -> usize {
+        self.used_memory().saturating_add(self.client_memory())
+    }
+
+    /// Bytes the clients' buffers hold (`mem_clients_normal` in `INFO memory`).
+    pub fn client_memory(&self) -> usize {
+        self.client_memory.load(Ordering::Relaxed)
+    }
+
+    /// Counts `grown` more bytes of client buffers and `shrunk` fewer.
+    pub fn account_clients(&self, grown: usize, shrunk: usize) {
+        if grown > shrunk {
+            self.client_memory
+                .fetch_add(grown - shrunk, Ordering::Relaxed);
+        } else if shrunk > grown {
+            self.client_memory
+                .fetch_sub(shrunk - grown, Ordering::Relaxed);
+        }
+    }
+
+    /// `MEMORY USAGE key`: the value's bytes plus what the key costs the map (its bytes,
+    /// the entry, and the map's control byte); `None` for a missing key.
+    pub fn memory_usage(&self, key: &[u8]) -> Option<usize> {
+        let now = self.now();
+        self.with_entry(key, now, |entry| {
+            entry.map(|e| e.memory_bytes + key.len() + std::mem::size_of::<(Bytes, Entry)>() + 1)
+        })
+    }
+}
+
+impl Budget for Keyspace {
+    fn within_maxmemory(&self, extra_bytes: usize) -> bool {
+        let max = self.maxmemory();
+        max == 0 || self.memory_in_use().saturating_add(extra_bytes) as u64 <= max
+    }
+
+    fn machine_available(&self) -> Option<usize> {
+        machine_available()
+    }
+
+    fn admits_reply(&self, bytes: usize) -> bool {
+        // Called under a shard's lock: no eviction here (it would take shard locks).
+        bytes <= BIG_REPLY || self.within_maxmemory(bytes)
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,11 @@ use std::sync::Mutex;
 
 use bloomkit::{CuckooFilter, ScalableBloomFilter};
 
+use std::io;
+
+use bloomkit_commands::{Budget, Defaults, FilterCommand, Reply};
+
+use super::filter::PutBack;
 use super::*;
 
 /// A journal that remembers what was appended, to check what each change logs.

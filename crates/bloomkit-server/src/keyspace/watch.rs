@@ -12,6 +12,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::shard::read;
+use super::Keyspace;
 use bytes::Bytes;
 
 /// One client's "a watched key changed" flag, shared with the registry.
@@ -105,5 +107,30 @@ impl Watches {
     /// Whether nobody watches anything.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+impl Keyspace {
+    /// `WATCH key`: from now on every change to `key` raises `flag`. Returns whether the
+    /// key is live now (a key that was, and has expired by `EXEC`, spoils the transaction
+    /// too, as in Redis).
+    pub fn watch(&self, key: &Bytes, flag: &Arc<WatchFlag>) -> bool {
+        let now = self.now();
+        let map = read(&self.shards[self.shard_index(key)]);
+        // Under the key's lock, which every change to it holds while it touches the key.
+        self.watches.add(key, flag);
+        map.entries
+            .get(&key[..])
+            .is_some_and(|entry| !entry.is_expired(now))
+    }
+
+    /// Ends `flag`'s watch of `keys` (`UNWATCH`, and after `EXEC` or `DISCARD`).
+    pub fn unwatch<'k>(&self, keys: impl Iterator<Item = &'k Bytes>, flag: &Arc<WatchFlag>) {
+        self.watches.remove(keys, flag);
+    }
+
+    /// The watch registry.
+    pub fn watches(&self) -> &Watches {
+        &self.watches
     }
 }

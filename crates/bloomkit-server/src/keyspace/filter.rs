@@ -1,0 +1,229 @@
+//! The `BF.*`/`CF.*` commands on their key: under the shard's read lock for a read, under
+//! its write lock for a write (the value changed where it lies), with eviction and a
+//! second run under an evicting `maxmemory-policy`.
+
+use std::cell::OnceCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use bloomkit_commands::{
+    Access, Budget, Ctx, Defaults, FilterCommand, Record, Replay, Reply, Value,
+};
+use bytes::Bytes;
+
+use super::shard::read;
+use super::{Entry, Health, Keyspace, Policy, Ticket};
+
+/// Puts the value a write command worked on back into its map entry when dropped: on the
+/// normal path and on unwinding alike. An empty slot (the command removed the key) leaves
+/// the entry's stand-in for the caller to remove.
+pub(super) struct PutBack<'a> {
+    pub(super) place: &'a mut Value,
+    pub(super) slot: Option<Value>,
+}
+
+impl Drop for PutBack<'_> {
+    fn drop(&mut self) {
+        if let Some(value) = self.slot.take() {
+            *self.place = value;
+        }
+    }
+}
+
+impl Keyspace {
+    /// Runs a `BF.*`/`CF.*` command on its key: under the shard's read lock for
+    /// [`Access::Read`], else under the write lock, logging what it changed before the
+    /// lock is released. While loading, the budget is [`Replay`]: what was acknowledged
+    /// once must load again.
+    ///
+    /// Past `maxmemory`, under an evicting `maxmemory-policy`, a write first evicts keys
+    /// until memory is back under the limit; and a write the budget refuses before it
+    /// changed anything is run again once eviction has made room for what it asked (a
+    /// write that had changed something, a `BF.MADD` whose filter had to grow midway,
+    /// answers as it did, and the next write finds the room).
+    pub fn run_filter(
+        &self,
+        command: &FilterCommand,
+        defaults: &Defaults,
+    ) -> (Reply, Option<Ticket>) {
+        if self.is_loading() {
+            return self.run_filter_once(command, defaults, &Replay).0;
+        }
+        let evicting = self.eviction.policy() != Policy::NoEviction;
+        if command.access() == Access::Read || !evicting {
+            return self.run_filter_once(command, defaults, self).0;
+        }
+        self.make_room(0, command.key());
+        let mut attempts = 0;
+        loop {
+            let budget = RecordingBudget::new(self);
+            let ((reply, ticket), changed) = self.run_filter_once(command, defaults, &budget);
+            let Some(wanted) = budget.refused() else {
+                return (reply, ticket);
+            };
+            attempts += 1;
+            let room = self.make_room(wanted, command.key());
+            if changed || !room || attempts >= 3 {
+                return (reply, ticket);
+            }
+        }
+    }
+
+    /// One run of a filter command with `budget`; also says whether the command logged a
+    /// change of its own.
+    fn run_filter_once(
+        &self,
+        command: &FilterCommand,
+        defaults: &Defaults,
+        budget: &dyn Budget,
+    ) -> ((Reply, Option<Ticket>), bool) {
+        let ctx = Ctx { defaults, budget };
+        let key = command.key();
+        let index = self.shard_index(key);
+        let ticks = self.clock_ticks();
+        let lfu = self.eviction.policy().is_lfu();
+        if command.access() == Access::Read {
+            let map = read(&self.shards[index]);
+            let entry = map
+                .entries
+                .get(key)
+                .filter(|entry| !entry.is_expired_with(|| self.now()));
+            if let Some(entry) = entry {
+                entry.access.touch(ticks, lfu);
+            }
+            return ((command.read(entry.map(|e| &*e.value), &ctx), None), false);
+        }
+        let mut shard = self.write(index);
+        let mut log = Vec::new();
+        // Read at most once, so that the expiry check and the removal agree.
+        let clock = OnceCell::new();
+        let now = || *clock.get_or_init(|| self.now());
+        // One lookup for the common case, a live key changed where it lies: no removal and
+        // reinsertion, no new `Arc`, and the memory total touched only if the size changed.
+        let live = shard
+            .map
+            .entries
+            .get_mut(key)
+            .filter(|entry| !entry.is_expired_with(now));
+        // What the command left the filter's health at, applied once `live` is let go.
+        let mut changed_health = None;
+        let outcome = if let Some(entry) = live {
+            entry.access.touch(ticks, lfu);
+            // Free when no snapshot holds the value; otherwise this is the copy of
+            // copy-on-write, and the snapshot keeps the original.
+            let value = Arc::make_mut(&mut entry.value);
+            // The command works on an `Option<Value>` it may empty; the stand-in holds the
+            // entry's place meanwhile, allocating nothing. The guard puts back whatever the
+            // command leaves in the slot, also if it panics (none should): the map must
+            // not keep the stand-in, which a snapshot cannot store.
+            let taken = std::mem::replace(value, Value::stand_in());
+            let mut held = PutBack {
+                place: value,
+                slot: Some(taken),
+            };
+            let outcome = command.write(&mut held.slot, &ctx);
+            let removed = held.slot.is_none();
+            drop(held);
+            // What it logged is what it changed: a `BF.ADD` of an item already there
+            // changes nothing, and spoils no `WATCH`.
+            if !outcome.log.is_empty() {
+                self.watches.touch(key);
+            }
+            if removed {
+                // The command removed the key (a restore whose last chunk did not decode).
+                shard.remove(key);
+            } else {
+                changed_health = Some(Health::of(&entry.value));
+                let (before, after) = (entry.memory_bytes, entry.value.memory_bytes());
+                entry.memory_bytes = after;
+                if after > before {
+                    shard
+                        .memory_bytes
+                        .fetch_add(after - before, Ordering::Relaxed);
+                } else if after < before {
+                    shard
+                        .memory_bytes
+                        .fetch_sub(before - after, Ordering::Relaxed);
+                }
+            }
+            outcome
+        } else {
+            // Missing, or expired (removed first, its `DEL` logged before the command's
+            // records, so that replay sees why the command found no key).
+            self.expire_if_needed(&mut shard, key, now(), &mut log);
+            let mut slot = None;
+            let outcome = command.write(&mut slot, &ctx);
+            if let Some(value) = slot {
+                shard.insert(
+                    Bytes::copy_from_slice(key),
+                    Entry::new(Arc::new(value), None, ticks),
+                );
+            }
+            outcome
+        };
+        match changed_health {
+            Some(Some(health)) => {
+                shard
+                    .map
+                    .flagged
+                    .insert(Bytes::copy_from_slice(key), health);
+            }
+            Some(None) if !shard.map.flagged.is_empty() => {
+                shard.map.flagged.remove(key);
+            }
+            _ => {}
+        }
+        let changed = !outcome.log.is_empty();
+        // The command's records as they lie (its own key and items, for the common add),
+        // unless an expiry was logged first.
+        let ticket = if log.is_empty() {
+            self.append_records(index, &outcome.log)
+        } else {
+            log.extend(outcome.log.iter().map(Record::to_vec));
+            self.append(index, &log)
+        };
+        drop(shard);
+        ((outcome.reply, ticket), changed)
+    }
+}
+
+/// The keyspace's budget, remembering what it refused: the bytes a refused allocation
+/// asked for, which eviction then makes room for.
+struct RecordingBudget<'a> {
+    keyspace: &'a Keyspace,
+    /// `usize::MAX` until something is refused.
+    refused: AtomicUsize,
+}
+
+impl<'a> RecordingBudget<'a> {
+    fn new(keyspace: &'a Keyspace) -> RecordingBudget<'a> {
+        RecordingBudget {
+            keyspace,
+            refused: AtomicUsize::new(usize::MAX),
+        }
+    }
+
+    fn refused(&self) -> Option<usize> {
+        let refused = self.refused.load(Ordering::Relaxed);
+        (refused != usize::MAX).then_some(refused)
+    }
+}
+
+impl Budget for RecordingBudget<'_> {
+    fn within_maxmemory(&self, extra_bytes: usize) -> bool {
+        let within = self.keyspace.within_maxmemory(extra_bytes);
+        if !within {
+            self.refused
+                .store(extra_bytes.min(usize::MAX - 1), Ordering::Relaxed);
+        }
+        within
+    }
+
+    fn machine_available(&self) -> Option<usize> {
+        self.keyspace.machine_available()
+    }
+
+    fn admits_reply(&self, bytes: usize) -> bool {
+        self.keyspace.admits_reply(bytes)
+    }
+}

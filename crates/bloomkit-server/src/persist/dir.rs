@@ -1,36 +1,12 @@
-//! The data directory: file names, the lock, and directory fsyncs.
-//!
-//! ```text
-//! LOCK                  held (flock) by the server using the directory
-//! dump.bks              the snapshot
-//! dump.<gen>.tmp        a snapshot being written (deleted on start-up if left by a crash)
-//! appendonly.<gen>.aof  the log, one file per generation (1, 2, 3... in decimal)
-//! MANIFEST              which of them must be there, and what each finished one holds
-//! MANIFEST.tmp          a manifest being written (deleted on start-up if left by a crash)
-//! SYNCED                how much of the generation being written was last fsynced
-//! ```
+//! The data directory itself: listing what it holds, its lock, and directory fsyncs. The
+//! files' names are in [`super::files`].
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::error::PersistError;
-
-/// The snapshot's file name.
-pub const SNAPSHOT_FILE: &str = "dump.bks";
-
-/// The lock file's name.
-pub const LOCK_FILE: &str = "LOCK";
-
-/// The file name of log generation `gen`.
-pub fn log_file_name(generation: u64) -> String {
-    format!("appendonly.{generation}.aof")
-}
-
-/// The file name of a snapshot being written that will start replay at `gen`.
-pub fn temp_snapshot_name(generation: u64) -> String {
-    format!("dump.{generation}.tmp")
-}
+use super::files::{DataFile, LOCK_FILE};
 
 /// What a listing of the directory found.
 #[derive(Debug, Default)]
@@ -45,12 +21,6 @@ pub struct Listing {
     pub manifest_temp: Option<PathBuf>,
 }
 
-/// A canonical decimal generation (no sign, no leading zero, at least 1).
-fn parse_generation(digits: &str) -> Option<u64> {
-    let g: u64 = digits.parse().ok()?;
-    (g >= 1 && g.to_string() == digits).then_some(g)
-}
-
 /// Lists the files persistence cares about; others are left alone.
 pub fn list(dir: &Path) -> Result<Listing, PersistError> {
     let mut listing = Listing::default();
@@ -59,18 +29,12 @@ pub fn list(dir: &Path) -> Result<Listing, PersistError> {
         let entry = entry.map_err(|e| PersistError::io("list", dir, e))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if name == SNAPSHOT_FILE {
-            listing.snapshot = true;
-        } else if let Some(g) = name
-            .strip_prefix("appendonly.")
-            .and_then(|r| r.strip_suffix(".aof"))
-            .and_then(parse_generation)
-        {
-            listing.logs.push(g);
-        } else if name.starts_with("dump.") && name.ends_with(".tmp") {
-            listing.temps.push(entry.path());
-        } else if name == super::manifest::MANIFEST_TEMP_FILE {
-            listing.manifest_temp = Some(entry.path());
+        match DataFile::parse(name) {
+            Some(DataFile::Snapshot) => listing.snapshot = true,
+            Some(DataFile::Log(g)) => listing.logs.push(g),
+            Some(DataFile::TempSnapshot(_)) => listing.temps.push(entry.path()),
+            Some(DataFile::ManifestTemp) => listing.manifest_temp = Some(entry.path()),
+            _ => {}
         }
     }
     listing.logs.sort_unstable();
@@ -132,15 +96,6 @@ pub fn lock(dir: &Path) -> Result<File, PersistError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn generations_parse_only_in_canonical_form() {
-        assert_eq!(parse_generation("1"), Some(1));
-        assert_eq!(parse_generation("42"), Some(42));
-        for bad in ["0", "01", "+1", "", "x", "18446744073709551616"] {
-            assert_eq!(parse_generation(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn listing_finds_logs_in_order_and_ignores_strangers() {

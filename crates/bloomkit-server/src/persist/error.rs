@@ -126,8 +126,8 @@ impl fmt::Display for PersistError {
                         "to give up what it lost, remove {} and {} from its directory: start-up \
                          then checks the files by the rules for a directory without them \
                          (docs/PERSISTENCE.md) and says what to do next",
-                        super::manifest::MANIFEST_FILE,
-                        super::synced::SYNCED_FILE,
+                        super::files::MANIFEST_FILE,
+                        super::files::SYNCED_FILE,
                     )
                 } else {
                     write!(

@@ -31,12 +31,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::dir;
 use super::error::PersistError;
-
-/// The manifest's file name.
-pub const MANIFEST_FILE: &str = "MANIFEST";
-
-/// The manifest being written, renamed over [`MANIFEST_FILE`] once complete.
-pub const MANIFEST_TEMP_FILE: &str = "MANIFEST.tmp";
+use super::files::{MANIFEST_FILE, MANIFEST_TEMP_FILE};
 
 /// The first 8 bytes of a manifest.
 pub const MANIFEST_MAGIC: [u8; 8] = *b"BKITMAN\n";

@@ -19,12 +19,15 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use xxhash_rust::xxh3::Xxh3Default;
 
-use super::aof::{self, log_header, LogScan, ScanError, Tail, TornTail, LOG_HEADER_LEN};
-use super::dir::{self, log_file_name, Listing, SNAPSHOT_FILE};
+use super::dir::{self, Listing};
 use super::error::PersistError;
-use super::manifest::{self, Manifest, Sealed, SnapshotId, MANIFEST_FILE};
+use super::files::{log_file_name, MANIFEST_FILE, SNAPSHOT_FILE, SYNCED_FILE};
+use super::log::format::{
+    self as aof, log_header, LogScan, ScanError, Tail, TornTail, LOG_HEADER_LEN,
+};
+use super::log::synced::{self, SyncedFile, SyncedMark};
+use super::manifest::{self, Manifest, Sealed, SnapshotId};
 use super::snapshot::{self, Snapshot, SnapshotEntry, SnapshotError};
-use super::synced::{self, SyncedFile, SyncedMark, SYNCED_FILE};
 
 /// What start-up found on disk: the snapshot's keys, the logged commands to replay after
 /// them, and what had to be repaired.

@@ -22,8 +22,7 @@ use std::path::Path;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-/// The file's name.
-pub const SYNCED_FILE: &str = "SYNCED";
+use crate::persist::files::SYNCED_FILE;
 
 /// The file's size.
 const SYNCED_LEN: usize = 24;

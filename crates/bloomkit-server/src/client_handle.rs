@@ -39,10 +39,11 @@ use crate::cmd::table::Route;
 use crate::cmd::Executed;
 use crate::commandstats::{code_of, Tally};
 use crate::connection::Connection;
-use crate::frame::{Admission, Frame, ProtocolError, Verdict};
 use crate::keyspace::Keyspace;
 use crate::log;
 use crate::options::Options;
+use crate::resp::decode::{Admission, Frame, ProtocolError, Verdict};
+use crate::resp::encode::encoded_size;
 use crate::session::Session;
 use crate::shared::Shared;
 use bloomkit_commands::Protocol;
@@ -433,26 +434,6 @@ impl Admission for Gate<'_> {
             .publish(self.keyspace, self.buffers, request_bytes);
         self.published.set(Some((self.buffers, request_bytes)));
         Verdict::Admit
-    }
-}
-
-/// About how many bytes `reply` takes encoded (its payloads, and a few bytes of framing
-/// for each element): enough to weigh a large reply against `maxmemory` without encoding it.
-fn encoded_size(reply: &Reply) -> usize {
-    const FRAMING: usize = 16;
-    match reply {
-        Reply::Bulk(bytes) => bytes.len() + FRAMING,
-        Reply::Simple(text) | Reply::Error(text) => text.len() + FRAMING,
-        Reply::Array(items) => items.iter().map(encoded_size).sum::<usize>() + FRAMING,
-        Reply::Map(pairs) => {
-            pairs
-                .iter()
-                .map(|(k, v)| encoded_size(k) + encoded_size(v))
-                .sum::<usize>()
-                + FRAMING
-        }
-        Reply::PerProtocol { resp2, resp3 } => encoded_size(resp2).max(encoded_size(resp3)),
-        _ => FRAMING,
     }
 }
 

@@ -32,10 +32,10 @@ use bloomkit_commands::{Defaults, Reply, PARAMETERS};
 use bytes::Bytes;
 
 use crate::config::{parse_memory, AppendFsync, Config, Settings};
-use crate::frame::split_inline;
 use crate::keyspace::Keyspace;
 use crate::log;
 use crate::options::OPTIONS;
+use crate::resp::decode::split_inline;
 use crate::shared::Shared;
 
 /// The `bloomkit serve` flags a file may set, by their option names.

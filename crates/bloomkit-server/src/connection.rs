@@ -22,7 +22,8 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::clients::Buffers;
-use crate::frame::{Admission, Frame, Parser, ProtocolError};
+use crate::resp::decode::{Admission, Frame, Parser, ProtocolError};
+use crate::resp::encode;
 
 /// Past this many bytes of encoded replies, the server should flush even while requests
 /// remain buffered, so that a long pipeline does not grow the output without bound.
@@ -201,7 +202,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Encodes a reply into the output buffer in the connection's protocol.
     pub fn write_reply(&mut self, reply: &Reply) {
-        reply.encode(self.protocol, &mut self.output);
+        encode::reply(reply, self.protocol, &mut self.output);
     }
 
     /// Bytes of encoded replies not yet sent, counted from the last completed flush (the
@@ -235,7 +236,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 .unwrap_or(old.len())
                 .min(old.len());
             match replace(i) {
-                Some(reply) => reply.encode(self.protocol, &mut out),
+                Some(reply) => encode::reply(&reply, self.protocol, &mut out),
                 None => out.extend_from_slice(&old[start.min(end)..end]),
             }
         }

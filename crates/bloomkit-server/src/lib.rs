@@ -12,7 +12,9 @@
 //! persistence and the generic commands. In the order data flows, each module using only
 //! those above it:
 //!
-//! * [`frame`]: the request parser (RESP multibulk and inline), with Redis's limits.
+//! * [`resp`]: the protocol, one module per direction: [`resp::decode`] (the request
+//!   parser, RESP multibulk and inline, with Redis's limits) and [`resp::encode`] (replies
+//!   as RESP2 or RESP3, and their sizes).
 //! * [`connection`]: one client's stream: requests in, buffered replies out.
 //! * [`glob`]: Redis's glob patterns (`KEYS`, `SCAN MATCH`, `CONFIG GET`, `COMMAND LIST`).
 //! * [`errors`]: the error replies only a host answers (unknown command, `NOAUTH`).
@@ -80,13 +82,13 @@ pub mod config;
 pub mod connection;
 pub mod dispatch;
 pub mod errors;
-pub mod frame;
 pub mod glob;
 pub mod keyspace;
 pub mod limits;
 pub mod offload;
 pub mod persist;
 pub mod protected;
+pub mod resp;
 pub mod server;
 pub mod session;
 pub mod shared;

@@ -22,11 +22,11 @@ use crate::config::Config;
 use crate::config_file::ConfigFile;
 use crate::connection::{Connection, FLUSH_THRESHOLD};
 use crate::dispatch::execute;
-use crate::frame::Frame;
 use crate::keyspace::{Journal, NoJournal, Ticket};
 use crate::lifecycle::{self, DataFiles};
 use crate::log;
 use crate::persist::{Persistence, PersistentJournal};
+use crate::resp::decode::Frame;
 use crate::session::Session;
 use crate::shared::{Shared, SnapshotError};
 

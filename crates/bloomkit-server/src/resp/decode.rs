@@ -1,4 +1,5 @@
-//! Reading requests off the wire: RESP multibulk arrays and inline commands.
+//! Decoding RESP: requests off the wire (multibulk arrays and inline commands), and the
+//! arrays the log's records hold.
 //!
 //! A request is an array of bulk strings (`*2\r\n$4\r\nPING\r\n$2\r\nhi\r\n`), or, from
 //! `telnet` and friends, one line of words (`PING hi\r\n`). The parser keeps its place
@@ -112,8 +113,6 @@ const MIN_GROWTH: usize = 64 * 1024;
 /// a copy, once the whole request has arrived.
 #[derive(Debug)]
 struct Pending {
-    /// Arguments announced by the `*N` line.
-    count: usize,
     /// Arguments whose header has not been read yet.
     remaining: usize,
     /// Bytes of the request read and checked, from the buffer's start (0 once refused).
@@ -197,7 +196,6 @@ impl Parser {
                             continue;
                         }
                         self.pending = Some(Pending {
-                            count: count as usize,
                             remaining: count as usize,
                             scanned: line,
                             bulk_len: None,
@@ -226,9 +224,9 @@ impl Parser {
                 return Ok(Some(Frame::Refused(text)));
             }
             let frame = buf.split_to(done.scanned).freeze();
-            return split_request(&frame, done.count)
+            return array(&frame)
                 .map(|args| Some(Frame::Request(args)))
-                .ok_or_else(|| ProtocolError::new("invalid multibulk request"));
+                .map_err(|_| ProtocolError::new("invalid multibulk request"));
         }
     }
 }
@@ -373,22 +371,62 @@ fn take_whole_request(buf: &mut BytesMut) -> Option<Vec<Bytes>> {
     )
 }
 
-/// Cuts a checked multibulk request (`frame`, `count` arguments) into its arguments, each
-/// a slice of `frame` (no copy). `None` only if `frame` was not checked as one.
-fn split_request(frame: &Bytes, count: usize) -> Option<Vec<Bytes>> {
-    let (_, mut at) = read_length(frame)?;
-    let mut args = Vec::with_capacity(count);
-    for _ in 0..count {
-        let (len, line) = read_length(frame.get(at..)?)?;
+/// Decodes `bytes`, which must be exactly one RESP array of bulk strings (`*N`, then `N`
+/// times `$len`, the bytes and CRLF), into its elements, each a slice of `bytes` (no copy).
+/// What the parser cuts a complete request into, and what the log's records hold.
+///
+/// The element count is believed only as far as the bytes present can hold that many
+/// elements (the smallest, `$0\r\n\r\n`, is 6 bytes), so a hostile count allocates nothing.
+///
+/// # Errors
+///
+/// What is wrong and where, for anything else: an empty array, a malformed length, an
+/// element running past the end, bytes after the array.
+pub fn array(bytes: &Bytes) -> Result<Vec<Bytes>, String> {
+    let (count, mut at) = match bytes.first() {
+        Some(b'*') => read_length(bytes).ok_or("malformed length in the array header")?,
+        _ => return Err("expected an array header ('*')".to_string()),
+    };
+    let count = usize::try_from(count)
+        .ok()
+        .filter(|&count| count > 0)
+        .ok_or("the command has no name (an empty array)")?;
+    let mut args = Vec::with_capacity(count.min((bytes.len() - at) / 6));
+    for i in 1..=count {
+        let header = bytes.get(at..).unwrap_or_default();
+        if header.first() != Some(&b'$') {
+            return Err(format!("argument {i}: expected a bulk string header ('$')"));
+        }
+        let (len, line) =
+            read_length(header).ok_or_else(|| format!("argument {i}: malformed length"))?;
         let start = at + line;
-        let len = usize::try_from(len).ok()?;
-        args.push(frame.slice(start..start.checked_add(len)?));
-        at = start + len + 2;
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|len| start.checked_add(len))
+            .filter(|&end| end <= bytes.len())
+            .ok_or_else(|| {
+                format!(
+                    "argument {i} claims {len} bytes but {} are left",
+                    bytes.len() - start
+                )
+            })?;
+        if bytes.get(end..end + 2) != Some(b"\r\n") {
+            return Err(format!("argument {i} is not followed by CRLF"));
+        }
+        args.push(bytes.slice(start..end));
+        at = end + 2;
     }
-    Some(args)
+    if at != bytes.len() {
+        return Err(format!(
+            "{} unexpected bytes after the array",
+            bytes.len() - at
+        ));
+    }
+    Ok(args)
 }
 
-/// The value and length of the checked `*N`/`$N` line at the start of `bytes`.
+/// The value and length of the `*N`/`$N` line at the start of `bytes`; `None` if it is not
+/// one (or not all there).
 fn read_length(bytes: &[u8]) -> Option<(i64, usize)> {
     if let Some(found) = plain_length_line(bytes) {
         return Some(found);

@@ -40,7 +40,7 @@ pub fn starting(config: &Config, persistent: bool) {
     log::notice(format_args!(
         "{persistence}; {maxmemory}; maxclients {}; {}",
         config.maxclients,
-        if config.requirepass.is_some() {
+        if config.password().is_some() {
             "clients must AUTH"
         } else {
             "no password"

@@ -25,7 +25,7 @@ from the outside.\r\n";
 /// Whether `config` puts the server in protected mode: on, no password, and an address to
 /// listen on that is not the loopback.
 pub fn is_active(config: &Config) -> bool {
-    config.protected_mode && config.requirepass.is_none() && !is_loopback_bind(&config.bind)
+    config.protected_mode && config.password().is_none() && !is_loopback_bind(&config.bind)
 }
 
 /// Whether a client from `peer` is refused by a server in protected mode.

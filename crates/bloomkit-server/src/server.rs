@@ -19,7 +19,6 @@ use tokio::sync::mpsc;
 
 use crate::client_handle::{ClientHandle, Peer};
 use crate::config::Config;
-use crate::config_file::ConfigFile;
 use crate::connection::{Connection, FLUSH_THRESHOLD};
 use crate::dispatch::execute;
 use crate::keyspace::{Journal, NoJournal, Ticket};
@@ -156,13 +155,14 @@ impl Server {
                 )
             })?;
         let port = listener.local_addr()?.port();
+        log::set_level(config.loglevel);
         let shared = Arc::new(Shared::new(config, port));
-        // The file's run-time options (the start-up ones are in `config` already).
-        if let Some(path) = &shared.config().config_file {
-            ConfigFile::read(path)
-                .and_then(|file| file.apply_settings(shared.settings(), shared.keyspace()))
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        }
+        // The run-time options given at start-up, by flags or the config file (the start-up
+        // ones are in `config` already).
+        shared
+            .settings()
+            .apply_startup(shared.config(), shared.keyspace())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let loading = Arc::clone(&shared);
         let journal = tokio::task::spawn_blocking(move || open(&loading))
             .await

@@ -36,7 +36,7 @@ impl Session {
         Session {
             id: shared.next_client_id(),
             protocol: Protocol::Resp2,
-            authenticated: shared.config().requirepass.is_none(),
+            authenticated: shared.config().password().is_none(),
             name: None,
             lib_name: None,
             lib_ver: None,

@@ -119,7 +119,7 @@ pub fn hello(shared: &Shared, session: &mut Session, args: &[Bytes]) -> Reply {
 pub fn auth(shared: &Shared, session: &mut Session, args: &[Bytes]) -> Reply {
     match args {
         [_, password] => {
-            if shared.config().requirepass.is_none() {
+            if shared.config().password().is_none() {
                 return Reply::error(
                     "ERR AUTH <password> called without any password configured for the \
                      default user. Are you sure your configuration is correct?",
@@ -147,7 +147,7 @@ fn authenticate(
     user: &[u8],
     password: &[u8],
 ) -> Result<(), Reply> {
-    let password_ok = match &shared.config().requirepass {
+    let password_ok = match shared.config().password() {
         None => true,
         Some(secret) => constant_time_eq(secret.as_bytes(), password),
     };

@@ -18,13 +18,14 @@ use std::sync::Arc;
 
 use bloomkit_commands::errors::{wrong_arity, OOM};
 use bloomkit_commands::table::{CommandSpec, Flag};
-use bloomkit_commands::{with_args, Budget, Reply};
+use bloomkit_commands::{with_args, Reply};
 use bytes::Bytes;
 
 use crate::cmd::table::{self, Route};
 use crate::cmd::transaction::runs_inside_multi;
 use crate::cmd::Executed;
 use crate::cmd::{server, Call, Pending};
+use crate::config::DebugCommand;
 use crate::errors::{noauth, unknown_command};
 use crate::session::Session;
 use crate::shared::Shared;
@@ -106,8 +107,9 @@ fn refused(session: &mut Session, reply: Reply) -> Executed {
 
 /// Queues a command that passed every check, inside `MULTI` (the caller checks that one is
 /// open, so that the common path pays one load); `None` for the commands that run at once
-/// even inside it. A command not allowed inside a transaction, or any command while memory
-/// is over `maxmemory` (Redis's rule: the queue itself takes memory), is refused instead.
+/// even inside it. A command not allowed inside a transaction, or one that the queue has no
+/// room for (over `maxmemory`, Redis's rule: the queue itself takes memory; or past
+/// `client-query-buffer-limit`), is refused instead.
 #[cold]
 fn queued(
     shared: &Shared,
@@ -124,8 +126,22 @@ fn queued(
             Reply::error("ERR Command not allowed inside a transaction"),
         ));
     }
-    if !shared.keyspace().within_maxmemory(0) {
+    // The queue holds what it queues, in the client's memory: past `maxmemory` it is
+    // refused (after eviction, under an evicting policy), as Redis refuses queuing then; and
+    // with the request buffer, it may not hold more than `client-query-buffer-limit`.
+    let size = crate::transaction::queued_size(args);
+    if !shared.keyspace().make_room(size, b"") {
         return Some(refused(session, Reply::error(OOM)));
+    }
+    let limit = shared.settings().options().query_buffer_limit();
+    let queued = session.transaction.queue_memory().saturating_add(size);
+    if queued as u64 > limit {
+        return Some(refused(
+            session,
+            Reply::Error(format!(
+                "ERR the transaction's queue would pass client-query-buffer-limit ({limit} bytes): send EXEC or DISCARD sooner, or raise the limit"
+            )),
+        ));
     }
     session.transaction.queue_mut()?.push(spec, args);
     Some(Executed::reply(Reply::Simple("QUEUED".to_string())))
@@ -201,6 +217,10 @@ fn run_routed(
             if !row.spec.accepts(args.len()) {
                 return refused(session, wrong_arity(row.spec.name));
             }
+            // Before `NOAUTH`, as Redis 7 checks it.
+            if row.protected && !allows_protected(shared, session) {
+                return refused(session, protected_refusal(row.spec.name));
+            }
             if !session.authenticated && !row.spec.no_auth() {
                 return refused(session, noauth());
             }
@@ -220,6 +240,23 @@ fn run_routed(
             })
         }
     }
+}
+
+/// Whether `--enable-debug-command` lets this client run a protected command (`DEBUG`).
+fn allows_protected(shared: &Shared, session: &Session) -> bool {
+    match shared.config().enable_debug_command {
+        DebugCommand::Yes => true,
+        DebugCommand::Local => session.local,
+        DebugCommand::No => false,
+    }
+}
+
+/// Redis 7's refusal of a protected command.
+fn protected_refusal(name: &str) -> Reply {
+    Reply::Error(format!(
+        "ERR {} command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+        name.to_ascii_uppercase()
+    ))
 }
 
 /// Redis's `MISCONF` error for a write command while the log cannot be written, checked

@@ -333,6 +333,9 @@ fn peer_of(socket: &tokio::net::TcpStream) -> Peer {
         addr: address(socket.peer_addr()),
         laddr: address(socket.local_addr()),
         fd,
+        local: socket
+            .peer_addr()
+            .is_ok_and(|addr| crate::protected::is_local(addr.ip())),
     }
 }
 
@@ -379,7 +382,11 @@ async fn serve_client<S>(shared: &Arc<Shared>, mut conn: Connection<S>, peer: Pe
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let mut session = Session::new(shared);
+    let mut session = Session {
+        local: peer.local,
+        ..Session::new(shared)
+    };
+    conn.set_authenticated(session.authenticated);
     let mut client = ClientHandle::register(shared, session.id, peer);
     // One future for the connection's life, not one per wait: each wait would otherwise
     // register with both signals and unregister again (about 500 instructions a request
@@ -405,6 +412,9 @@ where
                 Ok(Some(Frame::Refused(text))) => {
                     unsent.push((conn.pending_output(), None));
                     client.refuse(&mut conn, text);
+                    // A command refused inside MULTI spoils the transaction, as Redis's
+                    // refusals do.
+                    session.transaction.refuse();
                     continue;
                 }
                 Ok(None) => break,
@@ -423,6 +433,7 @@ where
             let took = started.elapsed();
             commands += 1;
             conn.set_protocol(session.protocol);
+            conn.set_authenticated(session.authenticated);
             if executed.reply.is_some() {
                 unsent.push((conn.pending_output(), executed.ticket));
             }

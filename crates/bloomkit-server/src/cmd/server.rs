@@ -268,12 +268,15 @@ fn info_section(shared: &Shared, section: &str) -> String {
         }
         "memory" => {
             // Redis's used_memory counts the clients' buffers, and maxmemory limits it.
-            let used = keyspace.memory_in_use() as u64;
+            let used = keyspace.memory_reported() as u64;
             let max = keyspace.maxmemory();
             field("used_memory", &used);
             field("used_memory_human", &human_bytes(used));
             field("used_memory_dataset", &keyspace.used_memory());
-            field("mem_clients_normal", &keyspace.client_memory());
+            field(
+                "mem_clients_normal",
+                &(keyspace.client_memory() + keyspace.unauthenticated_client_memory()),
+            );
             for (name, value) in options::info_fields("memory", &view) {
                 field(name, &value);
                 if name == "maxmemory" {

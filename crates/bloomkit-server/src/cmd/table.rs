@@ -29,6 +29,9 @@ type Handler = fn(&mut Call<'_>) -> Executed;
 pub struct GenericSpec {
     /// The name, arity, flags, key positions and documentation.
     pub spec: CommandSpec,
+    /// Whether `--enable-debug-command` decides who may run it (Redis 7's protected
+    /// commands: `DEBUG`).
+    pub protected: bool,
     run: Handler,
 }
 
@@ -100,7 +103,20 @@ pub fn all() -> impl Iterator<Item = &'static CommandSpec> {
 }
 
 const fn generic_row(spec: CommandSpec, run: Handler) -> GenericSpec {
-    GenericSpec { spec, run }
+    GenericSpec {
+        spec,
+        protected: false,
+        run,
+    }
+}
+
+/// A row that only clients `--enable-debug-command` allows may run.
+const fn protected_row(spec: CommandSpec, run: Handler) -> GenericSpec {
+    GenericSpec {
+        spec,
+        protected: true,
+        run,
+    }
 }
 
 const CONN: &str = "connection";
@@ -196,7 +212,7 @@ pub static GENERIC: &[GenericSpec] = &[
         plain("module|list", 2, &[Admin, Noscript], ADMIN, SERVER, "Returns all loaded modules.", "4.0.0"),
         plain("module|help", 2, &[Loading, Stale], &["@slow"], SERVER, "Returns helpful text about the different subcommands.", "5.0.0"),
     ]), |c| Executed::reply(module::module(c.spec, c.args))),
-    generic_row(plain("debug", -2, &[Admin, Noscript, Loading, Stale], ADMIN, SERVER, "A container for debugging commands.", "1.0.0"), |c| debug::debug(c.args)),
+    protected_row(plain("debug", -2, &[Admin, Noscript, Loading, Stale], ADMIN, SERVER, "A container for debugging commands.", "1.0.0"), |c| debug::debug(c.args)),
     // Transactions (cmd/transaction.rs; EXEC's queue runs in dispatch/exec.rs).
     generic_row(plain("multi", 1, TXN_FLAGS, FAST_TXN, TXN, "Starts a transaction.", "1.2.0"), transaction::multi),
     generic_row(plain("exec", 1, &[Noscript, Loading, Stale], &["@slow", "@transaction"], TXN, "Executes all commands in a transaction.", "1.2.0"), transaction::exec),

@@ -196,7 +196,7 @@ impl Keyspace {
                 let idle_ticks = idle_ticks.min(u32::MAX / 2);
                 entry.access =
                     AccessStamp::restored(self.access_clock.now(), idle_ticks, access.frequency);
-                shard.insert(key.clone(), entry);
+                shard.insert(key, entry);
                 log.push(logged);
             }
             drop(old);
@@ -247,7 +247,7 @@ impl Keyspace {
             }
             Some((value, expires_at_ms, _)) => {
                 let entry = Entry::new(value, expires_at_ms, clock);
-                if let Some(replaced) = shards.get(dst_index).insert(dst.clone(), entry) {
+                if let Some(replaced) = shards.get(dst_index).insert(dst, entry) {
                     shards.defer_drop(replaced);
                 }
                 log.push(vec![
@@ -278,7 +278,7 @@ impl Keyspace {
             for (key, entry) in shard.map.entries.iter_mut() {
                 match Value::from_bytes(&entry.value.to_bytes()) {
                     Ok(value) => {
-                        let after = value.memory_bytes();
+                        let after = super::memory::value_cost(&value);
                         entry.value = Arc::new(value);
                         memory.fetch_add(after, Ordering::Relaxed);
                         memory.fetch_sub(entry.memory_bytes, Ordering::Relaxed);

@@ -12,7 +12,7 @@ use bloomkit_commands::{
 use bytes::Bytes;
 
 use super::shard::read;
-use super::{Entry, Health, Keyspace, Policy, Ticket};
+use super::{memory, Entry, Health, Keyspace, Policy, Ticket};
 
 /// Puts the value a write command worked on back into its map entry when dropped: on the
 /// normal path and on unwinding alike. An empty slot (the command removed the key) leaves
@@ -134,16 +134,12 @@ impl Keyspace {
                 shard.remove(key);
             } else {
                 changed_health = Some(Health::of(&entry.value));
-                let (before, after) = (entry.memory_bytes, entry.value.memory_bytes());
+                let (before, after) = (entry.memory_bytes, memory::value_cost(&entry.value));
                 entry.memory_bytes = after;
                 if after > before {
-                    shard
-                        .memory_bytes
-                        .fetch_add(after - before, Ordering::Relaxed);
+                    shard.add_memory(after - before);
                 } else if after < before {
-                    shard
-                        .memory_bytes
-                        .fetch_sub(before - after, Ordering::Relaxed);
+                    shard.sub_memory(before - after);
                 }
             }
             outcome
@@ -154,24 +150,14 @@ impl Keyspace {
             let mut slot = None;
             let outcome = command.write(&mut slot, &ctx);
             if let Some(value) = slot {
-                shard.insert(
-                    Bytes::copy_from_slice(key),
-                    Entry::new(Arc::new(value), None, ticks),
-                );
+                shard.insert(key, Entry::new(Arc::new(value), None, ticks));
             }
             outcome
         };
         match changed_health {
-            Some(Some(health)) => {
-                shard
-                    .map
-                    .flagged
-                    .insert(Bytes::copy_from_slice(key), health);
-            }
-            Some(None) if !shard.map.flagged.is_empty() => {
-                shard.map.flagged.remove(key);
-            }
-            _ => {}
+            Some(Some(health)) => shard.flag(&Bytes::copy_from_slice(key), health),
+            Some(None) => shard.unflag(key),
+            None => {}
         }
         let changed = !outcome.log.is_empty();
         // The command's records as they lie (its own key and items, for the common add),

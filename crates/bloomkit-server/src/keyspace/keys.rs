@@ -270,7 +270,7 @@ impl Keyspace {
         } else {
             if src != dst {
                 if let Some(entry) = shards.get(src_index).remove(src) {
-                    if let Some(replaced) = shards.get(dst_index).insert(dst.clone(), entry) {
+                    if let Some(replaced) = shards.get(dst_index).insert(dst, entry) {
                         shards.defer_drop(replaced);
                     }
                     log.push(vec![

@@ -16,9 +16,10 @@
 //!
 //! # Memory
 //!
-//! Each shard keeps the sum of its values' [`Value::memory_bytes`], updated by every
-//! write's before/after difference; their total is `used_memory`, which `--maxmemory`
-//! limits through the keyspace's [`Budget`] implementation.
+//! Each shard keeps the sum of what its keys cost the process (their values, names and
+//! table, see [`memory`]), updated by every write's before/after difference; their total
+//! is `used_memory_dataset`, which with the clients' buffers `--maxmemory` limits through
+//! the keyspace's [`Budget`] implementation.
 //!
 //! # Persistence
 //!
@@ -102,14 +103,14 @@ pub struct Entry {
     pub value: Arc<Value>,
     /// When the key expires, in Unix milliseconds; `None` for never.
     pub expires_at_ms: Option<u64>,
-    /// `value.memory_bytes()` when the entry was stored, so removing it needs no walk of
-    /// the filter.
+    /// What the value costs ([`memory::value_cost`]) as of its last change, so removing it
+    /// needs no walk of the filter; the shard adds its key's cost.
     memory_bytes: usize,
 }
 
 impl Entry {
     fn new(value: Arc<Value>, expires_at_ms: Option<u64>, now_ticks: u32) -> Entry {
-        let memory_bytes = value.memory_bytes();
+        let memory_bytes = memory::value_cost(&value);
         Entry {
             access: AccessStamp::new(now_ticks),
             value,
@@ -151,6 +152,9 @@ pub struct Keyspace {
     /// Bytes the clients' buffers hold, which `maxmemory` counts as Redis does (kept by
     /// [`crate::clients`]).
     client_memory: AtomicUsize,
+    /// Bytes the buffers of clients that have not authenticated hold: reported, not limited
+    /// (see [`Keyspace::memory_in_use`]).
+    unauthenticated_client_memory: AtomicUsize,
     /// `maxmemory-policy` and `maxmemory-samples`.
     eviction: Eviction,
     /// The coarse clock of keys' access stamps.
@@ -171,6 +175,7 @@ impl Keyspace {
             maxmemory: AtomicU64::new(maxmemory),
             expired_keys: AtomicU64::new(0),
             client_memory: AtomicUsize::new(0),
+            unauthenticated_client_memory: AtomicUsize::new(0),
             eviction: Eviction::default(),
             access_clock: AccessClock::default(),
             gate: Gate::default(),
@@ -198,7 +203,7 @@ impl Keyspace {
     pub fn restore(&self, key: Bytes, expires_at_ms: Option<u64>, value: Value) {
         let now = self.clock_ticks();
         let mut shard = self.write(self.shard_index(&key));
-        shard.insert(key, Entry::new(Arc::new(value), expires_at_ms, now));
+        shard.insert(&key, Entry::new(Arc::new(value), expires_at_ms, now));
     }
 
     /// `maxmemory` in bytes (0: no limit).

@@ -10,7 +10,7 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use bloomkit_commands::{Record, Value};
 use bytes::Bytes;
 
-use super::{now_ms, Entry, Health, Journal, Keyspace, Ticket, Watches, NUM_SHARDS};
+use super::{memory, now_ms, Entry, Health, Journal, Keyspace, Ticket, Watches, NUM_SHARDS};
 
 /// One shard: its keys, and the memory their values hold.
 ///
@@ -56,15 +56,22 @@ impl ShardWriter<'_> {
         self.map.entries.get(key)
     }
 
-    pub(super) fn insert(&mut self, key: Bytes, entry: Entry) -> Option<Entry> {
+    /// Puts `entry` at `key`, which the map stores as a copy of its own: a key given as a
+    /// slice of a request's buffer would otherwise keep the whole buffer alive (and
+    /// uncounted) for as long as the key lives.
+    pub(super) fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
+        let key = Bytes::copy_from_slice(key);
+        let key_len = key.len();
         self.watches.touch(&key);
-        self.memory_bytes
-            .fetch_add(entry.memory_bytes, Ordering::Relaxed);
+        self.add_memory(entry.memory_bytes + memory::key_cost(key_len));
         self.map.volatile += usize::from(entry.expires_at_ms.is_some());
         self.check_health(&key, &entry.value);
+        let capacity = self.map.entries.capacity();
         let old = self.map.entries.insert(key, entry);
+        self.follow_table(capacity);
         if let Some(old) = &old {
-            self.forget(old);
+            // The same key: its cost was counted when it was first inserted.
+            self.forget(old, key_len);
         }
         old
     }
@@ -72,24 +79,67 @@ impl ShardWriter<'_> {
     pub(super) fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.entries.remove(key)?;
         self.watches.touch(key);
-        self.forget(&old);
-        if !self.map.flagged.is_empty() {
-            self.map.flagged.remove(key);
-        }
+        self.forget(&old, key.len());
+        self.unflag(key);
+        self.shrink_table();
         Some(old)
+    }
+
+    /// Gives the allocator back a table that removals left mostly empty (as Redis resizes
+    /// a dictionary under 10% full): an empty one whole, one under an eighth full down to
+    /// twice its entries. A shrink rehashes the entries left, which the removals that
+    /// emptied it paid for many times over.
+    fn shrink_table(&mut self) {
+        let (len, capacity) = (self.map.entries.len(), self.map.entries.capacity());
+        if len == 0 && capacity > 0 {
+            self.map.entries = HashMap::new();
+        } else if capacity > 64 && len * 8 < capacity {
+            self.map.entries.shrink_to(len * 2);
+        } else {
+            return;
+        }
+        self.follow_table(capacity);
     }
 
     /// Flags or unflags `key` for what `value` now holds.
     pub(super) fn check_health(&mut self, key: &Bytes, value: &Value) {
         match Health::of(value) {
-            Some(health) => {
-                self.map.flagged.insert(key.clone(), health);
-            }
-            None if !self.map.flagged.is_empty() => {
-                self.map.flagged.remove(key);
-            }
-            None => {}
+            Some(health) => self.flag(key, health),
+            None => self.unflag(key),
         }
+    }
+
+    /// Puts `key` among the flagged filters (or updates its health there).
+    pub(super) fn flag(&mut self, key: &Bytes, health: Health) {
+        if self.map.flagged.insert(key.clone(), health).is_none() {
+            self.add_memory(memory::flag_cost());
+        }
+    }
+
+    /// Takes `key` out of the flagged filters, if it is there.
+    pub(super) fn unflag(&mut self, key: &[u8]) {
+        if !self.map.flagged.is_empty() && self.map.flagged.remove(key).is_some() {
+            self.sub_memory(memory::flag_cost());
+        }
+    }
+
+    /// Counts the table's growth since it had `capacity` entries' room.
+    fn follow_table(&mut self, capacity: usize) {
+        let now = self.map.entries.capacity();
+        if now != capacity {
+            self.add_memory(memory::table_cost(now));
+            self.sub_memory(memory::table_cost(capacity));
+        }
+    }
+
+    /// Counts `bytes` more.
+    pub(super) fn add_memory(&self, bytes: usize) {
+        self.memory_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts `bytes` fewer.
+    pub(super) fn sub_memory(&self, bytes: usize) {
+        self.memory_bytes.fetch_sub(bytes, Ordering::Relaxed);
     }
 
     pub(super) fn set_expiry(&mut self, key: &[u8], expires_at_ms: Option<u64>) {
@@ -101,9 +151,9 @@ impl ShardWriter<'_> {
         }
     }
 
-    fn forget(&mut self, old: &Entry) {
-        self.memory_bytes
-            .fetch_sub(old.memory_bytes, Ordering::Relaxed);
+    /// Uncounts `old`, whose key was `key_len` bytes long.
+    fn forget(&mut self, old: &Entry, key_len: usize) {
+        self.sub_memory(old.memory_bytes + memory::key_cost(key_len));
         self.map.volatile -= usize::from(old.expires_at_ms.is_some());
     }
 }

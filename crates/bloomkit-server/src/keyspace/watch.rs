@@ -44,7 +44,14 @@ impl Watches {
     /// Registers `flag` for `key`; call it with `key`'s shard locked.
     pub(super) fn add(&self, key: &Bytes, flag: &Arc<WatchFlag>) {
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-        let flags = keys.entry(key.clone()).or_default();
+        // The registry owns its keys' bytes: a key that is a slice of a request's buffer
+        // would keep the whole buffer alive for as long as the watch.
+        if !keys.contains_key(&key[..]) {
+            keys.insert(Bytes::copy_from_slice(key), Vec::new());
+        }
+        let Some(flags) = keys.get_mut(&key[..]) else {
+            return;
+        };
         if !flags.iter().any(|f| Arc::ptr_eq(f, flag)) {
             flags.push(Arc::clone(flag));
             self.count.fetch_add(1, Ordering::Relaxed);

@@ -60,18 +60,119 @@ pub fn sync_dir(dir: &Path) -> Result<(), PersistError> {
     Ok(())
 }
 
+/// Opens `path`, a file of the data directory, with `options`, refusing anything that is
+/// not a regular file ([`PersistError::NotAFile`]): a symbolic link is not followed
+/// (`O_NOFOLLOW`), so that nothing the server writes lands outside its directory; and a
+/// FIFO is not waited on (`O_NONBLOCK`, which changes nothing for a regular file), so that
+/// one put in a file's place cannot hang the server. `op` names the call in an error.
+///
+/// # Errors
+///
+/// [`PersistError::NotAFile`], or [`PersistError::Io`] for any other failure (a missing
+/// file: its kind is `NotFound`).
+pub fn open(
+    path: &Path,
+    options: &mut OpenOptions,
+    op: &'static str,
+) -> Result<File, PersistError> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::OFlags;
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) => {
+            // A link (`ELOOP`), a FIFO without a reader (`ENXIO`): say what is there.
+            if let Some(found) = fs::symlink_metadata(path).ok().and_then(|m| not_a_file(&m)) {
+                return Err(PersistError::NotAFile {
+                    path: path.to_path_buf(),
+                    found,
+                });
+            }
+            return Err(PersistError::io(op, path, e));
+        }
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| PersistError::io("stat", path, e))?;
+    match not_a_file(&meta) {
+        None => Ok(file),
+        Some(found) => Err(PersistError::NotAFile {
+            path: path.to_path_buf(),
+            found,
+        }),
+    }
+}
+
+/// What a file that is not a regular file is, for a message; `None` for a regular file.
+fn not_a_file(meta: &fs::Metadata) -> Option<&'static str> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a FIFO");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return Some("a device");
+        }
+    }
+    Some(if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    })
+}
+
+/// Opens a data directory file for reading (see [`open`]).
+///
+/// # Errors
+///
+/// As [`open`].
+pub fn open_read(path: &Path) -> Result<File, PersistError> {
+    open(path, OpenOptions::new().read(true), "open")
+}
+
+/// Checks that `dir` is a directory, or missing (it is then created): `--dir` naming a
+/// regular file is refused with a message saying so.
+///
+/// # Errors
+///
+/// [`PersistError::NotADirectory`]; [`PersistError::Io`] if it cannot be created.
+pub fn create(dir: &Path) -> Result<(), PersistError> {
+    match fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => Err(PersistError::NotADirectory {
+            path: dir.to_path_buf(),
+        }),
+        Ok(_) => Ok(()),
+        Err(_) => fs::create_dir_all(dir).map_err(|e| PersistError::io("create", dir, e)),
+    }
+}
+
 /// Takes the directory's lock, held until the returned file is closed (or the process dies:
 /// the kernel drops an flock with its last descriptor, so a SIGKILL leaves no stale lock).
 pub fn lock(dir: &Path) -> Result<File, PersistError> {
     let path = dir.join(LOCK_FILE);
     // Not truncated on open: the holder's pid stays readable until we hold the lock.
-    let mut file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|e| PersistError::io("open", &path, e))?;
+    let mut file = open(
+        &path,
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true),
+        "open",
+    )?;
     #[cfg(unix)]
     {
         use rustix::fs::{flock, FlockOperation};

@@ -381,7 +381,7 @@ impl Persistence {
     /// file the directory must hold is missing; [`PersistError::Io`] for file system errors.
     /// The directory is left untouched on every error but `Io`.
     pub fn open(dir: &Path, policy: FsyncPolicy) -> Result<(Persistence, Recovery), PersistError> {
-        std::fs::create_dir_all(dir).map_err(|e| PersistError::io("create", dir, e))?;
+        dir::create(dir)?;
         let lock = dir::lock(dir)?;
         let recovered = recovery::recover(dir)?;
         let now = unix_ms();

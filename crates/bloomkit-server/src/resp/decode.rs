@@ -30,6 +30,14 @@ pub const MAX_MULTIBULK_LEN: usize = 1024 * 1024;
 /// The longest inline request or length line, as in Redis (`PROTO_INLINE_MAX_SIZE`).
 pub const MAX_LINE_LEN: usize = 64 * 1024;
 
+/// The most arguments a request of a client that has not authenticated may carry: Redis's
+/// limit (its hardening for CVE-2021-32675), so that such a client cannot make the server
+/// hold more than a few of [`UNAUTHENTICATED_MAX_BULK_LEN`] for it.
+pub const UNAUTHENTICATED_MAX_ARGS: i64 = 10;
+
+/// The longest argument a client that has not authenticated may send: Redis's limit.
+pub const UNAUTHENTICATED_MAX_BULK_LEN: i64 = 16 * 1024;
+
 /// A malformed or oversized request. The connection answers with the message and closes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProtocolError {
@@ -131,12 +139,25 @@ struct Pending {
 #[derive(Debug, Default)]
 pub struct Parser {
     pending: Option<Pending>,
+    /// Whether the client has authenticated (or needs not): until then, its requests are
+    /// held to [`UNAUTHENTICATED_MAX_ARGS`] and [`UNAUTHENTICATED_MAX_BULK_LEN`].
+    unauthenticated: bool,
 }
 
 impl Parser {
     /// A parser at the start of a request.
     pub fn new() -> Self {
         Parser::default()
+    }
+
+    /// Holds the next requests to the limits of a client that has not authenticated
+    /// (`true`), or lifts them (`false`, the default), as the session's authentication
+    /// changes: before `AUTH`, a request of more than [`UNAUTHENTICATED_MAX_ARGS`]
+    /// arguments, or with an argument over [`UNAUTHENTICATED_MAX_BULK_LEN`] bytes, is a
+    /// protocol error (Redis's `unauthenticated multibulk length`/`bulk length`), which
+    /// closes the connection before anything more of it is read.
+    pub fn set_unauthenticated(&mut self, unauthenticated: bool) {
+        self.unauthenticated = unauthenticated;
     }
 
     /// Whether the parser is between requests (nothing half-read).
@@ -182,14 +203,20 @@ impl Parser {
                 match buf.first() {
                     None => return Ok(None),
                     Some(b'*') => {
-                        if let Some(args) = take_whole_request(buf) {
-                            return Ok(Some(Frame::Request(args)));
+                        // The one-pass reader does not know the limits before `AUTH`.
+                        if !self.unauthenticated {
+                            if let Some(args) = take_whole_request(buf) {
+                                return Ok(Some(Frame::Request(args)));
+                            }
                         }
                         let Some((count, line)) = peek_length_line(buf, "mbulk")? else {
                             return Ok(None);
                         };
                         if count > MAX_MULTIBULK_LEN as i64 {
                             return Err(ProtocolError::new("invalid multibulk length"));
+                        }
+                        if self.unauthenticated && count > UNAUTHENTICATED_MAX_ARGS {
+                            return Err(ProtocolError::new("unauthenticated multibulk length"));
                         }
                         if count <= 0 {
                             buf.advance(line);
@@ -214,7 +241,7 @@ impl Parser {
             let Some(pending) = self.pending.as_mut() else {
                 continue;
             };
-            if !pending.step(buf, admission)? {
+            if !pending.step(buf, admission, self.unauthenticated)? {
                 return Ok(None);
             }
             let Some(done) = self.pending.take() else {
@@ -237,6 +264,7 @@ impl Pending {
         &mut self,
         buf: &mut BytesMut,
         admission: &mut dyn Admission,
+        unauthenticated: bool,
     ) -> Result<bool, ProtocolError> {
         loop {
             if self.refused.is_some() {
@@ -271,6 +299,9 @@ impl Pending {
                     };
                     if len < 0 || len > MAX_BULK_LEN as i64 {
                         return Err(ProtocolError::new("invalid bulk length"));
+                    }
+                    if unauthenticated && len > UNAUTHENTICATED_MAX_BULK_LEN {
+                        return Err(ProtocolError::new("unauthenticated bulk length"));
                     }
                     let len = len as usize;
                     self.remaining -= 1;
@@ -857,6 +888,47 @@ mod tests {
             buf.capacity()
         );
         assert!(!parser.is_idle());
+    }
+
+    #[test]
+    fn before_auth_requests_are_held_to_redis_limits() {
+        let parse = |input: &[u8], unauthenticated: bool| {
+            let mut parser = Parser::new();
+            parser.set_unauthenticated(unauthenticated);
+            parser.parse(&mut BytesMut::from(input))
+        };
+        let ten = resp_request(&["a"; 10]);
+        let eleven = resp_request(&["a"; 11]);
+        assert_eq!(parse(&ten, true).unwrap().unwrap().len(), 10);
+        assert_eq!(
+            parse(b"*11\r\n", true).unwrap_err().message(),
+            "ERR Protocol error: unauthenticated multibulk length"
+        );
+        assert_eq!(parse(&eleven, false).unwrap().unwrap().len(), 11);
+        let arg = "x".repeat(16 * 1024);
+        assert!(parse(&resp_request(&[&arg]), true).unwrap().is_some());
+        let longer = format!("{arg}y");
+        assert_eq!(
+            parse(b"*1\r\n$16385\r\n", true).unwrap_err().message(),
+            "ERR Protocol error: unauthenticated bulk length"
+        );
+        assert!(parse(&resp_request(&[&longer]), false).unwrap().is_some());
+        // Inline requests are bounded by their line, as Redis leaves them.
+        assert_eq!(
+            parse(b"PING a b c d e f g h i j k\r\n", true)
+                .unwrap()
+                .unwrap()
+                .len(),
+            12
+        );
+    }
+
+    fn resp_request(args: &[&str]) -> Vec<u8> {
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            out.extend(format!("${}\r\n{arg}\r\n", arg.len()).into_bytes());
+        }
+        out
     }
 
     #[test]

@@ -236,12 +236,11 @@ impl SnapshotCut {
         let temp = dir.join(temp_snapshot_name(self.generation));
         let result = (|| -> Result<Option<SnapshotId>, PersistError> {
             let io = |e| PersistError::io("write", &temp, e);
-            let file = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&temp)
-                .map_err(|e| PersistError::io("create", &temp, e))?;
+            let file = dir::open(
+                &temp,
+                OpenOptions::new().write(true).create(true).truncate(true),
+                "create",
+            )?;
             let header = SnapshotHeader {
                 log_generation: self.generation,
                 created_unix_ms: self.created_unix_ms,

@@ -2072,3 +2072,35 @@ fn batches_answer_item_for_item_as_one_key_commands() {
         }
     }
 }
+
+/// `MAXEXPANSIONS` takes what `cf-max-expansions` takes: up to 65,535 sub-filters, a cuckoo
+/// filter's most. A logged `MAXEXPANSIONS 65536`, which builds before that check accepted
+/// and logged, still replays.
+#[test]
+fn maxexpansions_agrees_with_cf_max_expansions() {
+    let most = bloomkit_commands::PARAMETERS
+        .iter()
+        .find(|p| p.name == "cf-max-expansions")
+        .unwrap()
+        .max
+        .to_string();
+    assert_eq!(most, "65535");
+    let mut s = Slot::new();
+    assert_eq!(
+        s.run(&format!("CF.INSERT k MAXEXPANSIONS {most} ITEMS a")),
+        Reply::Array(vec![Reply::Bool(true)])
+    );
+    assert_eq!(
+        s.run("CF.INSERT k MAXEXPANSIONS 65536 ITEMS a"),
+        err("ERR MAXEXPANSIONS must be an integer from 1 to 65535")
+    );
+    assert_eq!(
+        s.run("CF.INSERT k MAXEXPANSIONS 0 ITEMS a"),
+        err("ERR MAXEXPANSIONS must be an integer from 1 to 65535")
+    );
+    let logged = words("CF.INSERT k MAXEXPANSIONS 65536 ITEMS b c");
+    let logged = views(&logged);
+    assert!(bloomkit_commands::FilterCommand::parse_logged(&logged)
+        .unwrap()
+        .is_ok());
+}

@@ -427,7 +427,7 @@ where
                     return;
                 }
             };
-            let long = crate::offload::is_long(&request);
+            let long = crate::dispatch::is_long_request(&request);
             let started = Instant::now();
             let executed = execute(shared, &mut session, &request, long).await;
             let took = started.elapsed();

@@ -97,6 +97,19 @@ impl Transaction {
         (multi, self.watched_keys())
     }
 
+    /// Whether a queued command is long ([`crate::offload::is_long`]), so that `EXEC` runs
+    /// its queue off the worker thread.
+    pub fn has_long_command(&self) -> bool {
+        self.queue
+            .as_ref()
+            .is_some_and(|queue| queue.commands.iter().any(|c| crate::offload::is_long(c)))
+    }
+
+    /// The queue, while the transaction is open.
+    pub fn queue(&self) -> Option<&Queue> {
+        self.queue.as_ref()
+    }
+
     /// Bytes the `MULTI` queue holds (0 outside `MULTI`).
     pub fn queue_memory(&self) -> usize {
         self.queue.as_ref().map_or(0, |queue| queue.memory)

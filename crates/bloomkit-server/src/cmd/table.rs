@@ -32,6 +32,9 @@ pub struct GenericSpec {
     /// Whether `--enable-debug-command` decides who may run it (Redis 7's protected
     /// commands: `DEBUG`).
     pub protected: bool,
+    /// Whether it walks every key (`KEYS`): it runs off the worker thread, and enters the
+    /// keyspace's gate a shard at a time rather than for the whole walk.
+    pub walks_every_key: bool,
     run: Handler,
 }
 
@@ -106,6 +109,7 @@ const fn generic_row(spec: CommandSpec, run: Handler) -> GenericSpec {
     GenericSpec {
         spec,
         protected: false,
+        walks_every_key: false,
         run,
     }
 }
@@ -113,9 +117,16 @@ const fn generic_row(spec: CommandSpec, run: Handler) -> GenericSpec {
 /// A row that only clients `--enable-debug-command` allows may run.
 const fn protected_row(spec: CommandSpec, run: Handler) -> GenericSpec {
     GenericSpec {
-        spec,
         protected: true,
-        run,
+        ..generic_row(spec, run)
+    }
+}
+
+/// A row whose command walks every key.
+const fn walking_row(spec: CommandSpec, run: Handler) -> GenericSpec {
+    GenericSpec {
+        walks_every_key: true,
+        ..generic_row(spec, run)
     }
 }
 
@@ -174,7 +185,7 @@ pub static GENERIC: &[GenericSpec] = &[
     generic_row(keyed("unlink", -2, &[Write, Fast], (1, -1), WRITE_FAST, KEYSPACE, "Asynchronously deletes one or more keys.", "4.0.0"), |c| keys::del(c.shared.keyspace(), c.args)),
     generic_row(keyed("exists", -2, &[Readonly, Fast], (1, -1), READ_FAST, KEYSPACE, "Determines whether one or more keys exist.", "1.0.0"), |c| Executed::reply(keys::exists(c.shared.keyspace(), c.args))),
     generic_row(keyed("type", 2, &[Readonly, Fast], (1, 1), READ_FAST, KEYSPACE, "Determines the type of value stored at a key.", "1.0.0"), |c| Executed::reply(keys::type_of(c.shared.keyspace(), c.args))),
-    generic_row(plain("keys", 2, &[Readonly], &["@keyspace", "@read", "@slow", "@dangerous"], KEYSPACE, "Returns all key names that match a pattern.", "1.0.0"), |c| Executed::reply(keys::keys(c.shared.keyspace(), c.args))),
+    walking_row(plain("keys", 2, &[Readonly], &["@keyspace", "@read", "@slow", "@dangerous"], KEYSPACE, "Returns all key names that match a pattern.", "1.0.0"), |c| Executed::reply(keys::keys(c.shared.keyspace(), c.args))),
     generic_row(plain("scan", -2, &[Readonly], &["@keyspace", "@read", "@slow"], KEYSPACE, "Iterates over the key names in the database.", "2.8.0"), |c| Executed::reply(keys::scan(c.shared.keyspace(), c.args))),
     generic_row(keyed("expire", -3, &[Write, Fast], (1, 1), WRITE_FAST, KEYSPACE, "Sets the expiration time of a key in seconds.", "1.0.0"), |c| keys::expire(c.shared.keyspace(), c.spec.name, c.args)),
     generic_row(keyed("pexpire", -3, &[Write, Fast], (1, 1), WRITE_FAST, KEYSPACE, "Sets the expiration time of a key in milliseconds.", "2.6.0"), |c| keys::expire(c.shared.keyspace(), c.spec.name, c.args)),

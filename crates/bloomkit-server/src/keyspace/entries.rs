@@ -145,7 +145,7 @@ impl Keyspace {
                 continue;
             }
             if let Some((key, entry)) = map.entries.iter().nth(pick % len) {
-                if !entry.is_expired(now) {
+                if !entry.is_expired(now) && !entry.is_placeholder() {
                     return Some(key.clone());
                 }
             }
@@ -199,7 +199,8 @@ impl Keyspace {
                 shard.insert(key, entry);
                 log.push(logged);
             }
-            drop(old);
+            let bytes = old.as_ref().map_or(0, |e| e.memory_bytes);
+            super::memory::free(old, bytes);
             Ok(())
         };
         let ticket = self.append(index, &log);
@@ -275,7 +276,13 @@ impl Keyspace {
         let (mut reloaded, mut failures) = (0u64, Vec::new());
         for shard in &mut shards {
             let memory = shard.memory_bytes;
-            for (key, entry) in shard.map.entries.iter_mut() {
+            // A leased key is its long command's: it keeps its value.
+            for (key, entry) in shard
+                .map
+                .entries
+                .iter_mut()
+                .filter(|(_, e)| e.lease.is_none())
+            {
                 match Value::from_bytes(&entry.value.to_bytes()) {
                     Ok(value) => {
                         let after = super::memory::value_cost(&value);

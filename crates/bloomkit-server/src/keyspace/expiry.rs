@@ -27,7 +27,8 @@ impl Keyspace {
                 }
                 map.entries
                     .iter()
-                    .filter(|(_, entry)| entry.is_expired(Some(now)))
+                    // A leased key is its long command's until the lease ends.
+                    .filter(|(_, entry)| entry.is_expired(Some(now)) && entry.lease.is_none())
                     .map(|(key, _)| key.clone())
                     .collect()
             };
@@ -41,7 +42,10 @@ impl Keyspace {
             let mut removed = Vec::new();
             for key in expired {
                 // Checked again: a writer may have changed the key between the locks.
-                if shard.get(&key).is_some_and(|e| e.is_expired(Some(now))) {
+                if shard
+                    .get(&key)
+                    .is_some_and(|e| e.is_expired(Some(now)) && e.lease.is_none())
+                {
                     removed.extend(shard.remove(&key));
                     logged.push(key);
                 }

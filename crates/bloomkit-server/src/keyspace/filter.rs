@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bloomkit_commands::{
-    Access, Budget, Ctx, Defaults, FilterCommand, Record, Replay, Reply, Value,
+    Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Record, Replay, Reply, Value,
 };
 use bytes::Bytes;
 
 use super::shard::read;
-use super::{memory, Entry, Health, Keyspace, Policy, Ticket};
+use super::{memory, Entered, Entry, Health, Keyspace, Policy, Ticket};
 
 /// Puts the value a write command worked on back into its map entry when dropped: on the
 /// normal path and on unwinding alike. An empty slot (the command removed the key) leaves
@@ -49,24 +49,81 @@ impl Keyspace {
         if self.is_loading() {
             return self.run_filter_once(command, defaults, &Replay).0;
         }
-        let evicting = self.eviction.policy() != Policy::NoEviction;
-        if command.access() == Access::Read || !evicting {
+        if command.access() == Access::Read {
             return self.run_filter_once(command, defaults, self).0;
         }
-        self.make_room(0, command.key());
+        // The caller holds the gate: eviction's records go where this command's do.
+        self.evicting(
+            command.key(),
+            || None,
+            |budget| self.run_filter_once(command, defaults, budget),
+        )
+    }
+
+    /// Runs a long write on `slot`, a value its write lease took out of the map (see
+    /// [`super::lease`]), with the eviction [`Keyspace::run_filter`] does; `enter` enters
+    /// the gate for eviction's records, which the caller does not hold. Returns the outcome
+    /// and whether the command changed anything.
+    pub fn write_evicting<'c, 'k>(
+        &'k self,
+        command: &'c FilterCommand,
+        defaults: &Defaults,
+        slot: &mut Option<Value>,
+        enter: impl Fn() -> Entered<'k>,
+    ) -> (Outcome<'c>, bool) {
+        let outcome = self.evicting(
+            command.key(),
+            || Some(enter()),
+            |budget| {
+                let outcome = command.write(slot, &Ctx { defaults, budget });
+                let changed = !outcome.log.is_empty();
+                (outcome, changed)
+            },
+        );
+        let changed = !outcome.log.is_empty();
+        (outcome, changed)
+    }
+
+    /// Past `maxmemory`, under an evicting `maxmemory-policy`: evicts until memory is back
+    /// under the limit (never `key`), runs `attempt` with a budget that remembers what it
+    /// refused, and runs it again once eviction has made room for that, up to three times,
+    /// as long as the refused attempt changed nothing. `enter` gives a hold on the gate for
+    /// eviction (`None` when the caller holds it). Without an evicting policy, one attempt
+    /// with the keyspace's budget.
+    fn evicting<'e, T>(
+        &'e self,
+        key: &[u8],
+        enter: impl Fn() -> Option<Entered<'e>>,
+        mut attempt: impl FnMut(&dyn Budget) -> (T, bool),
+    ) -> T {
+        if self.eviction.policy() == Policy::NoEviction {
+            return attempt(self).0;
+        }
+        let make_room = |wanted| {
+            let _entered = enter();
+            self.make_room(wanted, key)
+        };
+        make_room(0);
         let mut attempts = 0;
         loop {
             let budget = RecordingBudget::new(self);
-            let ((reply, ticket), changed) = self.run_filter_once(command, defaults, &budget);
+            let (result, changed) = attempt(&budget);
             let Some(wanted) = budget.refused() else {
-                return (reply, ticket);
+                return result;
             };
             attempts += 1;
-            let room = self.make_room(wanted, command.key());
+            let room = make_room(wanted);
             if changed || !room || attempts >= 3 {
-                return (reply, ticket);
+                return result;
             }
         }
+    }
+
+    /// Calls `f` with `key`'s live value (`None` for a missing key) under its shard's read
+    /// lock, without stamping it as used.
+    pub fn peek<T>(&self, key: &[u8], f: impl FnOnce(Option<&Value>) -> T) -> T {
+        let now = self.now();
+        self.with_entry(key, now, |entry| f(entry.map(|e| &*e.value)))
     }
 
     /// One run of a filter command with `budget`; also says whether the command logged a

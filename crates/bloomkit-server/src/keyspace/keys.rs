@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use bytes::Bytes;
 
 use super::shard::read;
-use super::{Entry, Keyspace, Ticket, NUM_SHARDS};
+use super::{memory, Entry, Keyspace, Ticket, NUM_SHARDS};
 use crate::glob;
 
 /// The conditions of `EXPIRE key seconds [NX] [XX] [GT] [LT]`; all false: none.
@@ -78,7 +78,8 @@ impl Keyspace {
             self.append(shards.first_index(), &[logged])
         };
         drop(shards);
-        drop(removed);
+        let bytes = removed.iter().map(|e| e.memory_bytes).sum();
+        memory::free(removed, bytes);
         (count, ticket)
     }
 
@@ -100,17 +101,24 @@ impl Keyspace {
     }
 
     /// `KEYS pattern`: every live key matching the glob `pattern`.
+    ///
+    /// It takes time linear in the keys, so it holds the gate a shard at a time, never for the
+    /// whole walk: call it outside the gate. Each shard is seen whole, before or after an
+    /// `EXEC`'s changes.
     pub fn keys_matching(&self, pattern: &[u8]) -> Vec<Bytes> {
-        let now = self.now();
         let match_all = pattern == b"*";
         let mut keys = Vec::new();
         for shard in self.shards.iter() {
+            let _entered = self.gate.enter(0);
+            let now = self.now();
             let map = read(shard);
             keys.extend(
                 map.entries
                     .iter()
                     .filter(|(key, entry)| {
-                        !entry.is_expired(now) && (match_all || glob::matches(pattern, key, false))
+                        !entry.is_expired(now)
+                            && !entry.is_placeholder()
+                            && (match_all || glob::matches(pattern, key, false))
                     })
                     .map(|(key, _)| key.clone()),
             );
@@ -147,8 +155,9 @@ impl Keyspace {
                     .filter(|(key, entry)| {
                         !entry.is_expired(now)
                             && pattern.is_none_or(|p| glob::matches(p, key, false))
+                            && !entry.is_placeholder()
                             && type_name.is_none_or(|t| {
-                                t.eq_ignore_ascii_case(entry.value.type_name().as_bytes())
+                                t.eq_ignore_ascii_case(entry.type_name().as_bytes())
                             })
                     })
                     .map(|(key, _)| key.clone()),
@@ -167,15 +176,16 @@ impl Keyspace {
         self.watches
             .touch_if(|key| shards[self.shard_index(key)].map.entries.contains_key(key));
         let mut removed = Vec::with_capacity(NUM_SHARDS);
+        let mut bytes = 0;
         for shard in &mut shards {
             removed.push(std::mem::take(&mut shard.map.entries));
             shard.map.volatile = 0;
             shard.map.flagged.clear();
-            shard.memory_bytes.store(0, Ordering::Relaxed);
+            bytes += shard.memory_bytes.swap(0, Ordering::Relaxed);
         }
         let ticket = self.append(0, &[vec![Bytes::from_static(b"FLUSHALL")]]);
         drop(shards);
-        drop(removed);
+        memory::free(removed, bytes);
         ticket
     }
 

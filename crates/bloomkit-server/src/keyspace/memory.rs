@@ -34,6 +34,23 @@ const MMAP_THRESHOLD: usize = 128 << 10;
 /// The page size large allocations are rounded to.
 const PAGE: usize = 4096;
 
+/// Values at least this large are freed on a blocking thread, not where they were removed.
+const FREE_ELSEWHERE: usize = 1 << 20;
+
+/// Frees `removed` (values a command took out of the keyspace, `bytes` of them) where that
+/// holds no worker thread: a gigabyte of filter is a gigabyte of pages to unmap, tens of
+/// milliseconds, so large ones go to a blocking thread (Redis frees large values lazily for
+/// the same reason); small ones, and any outside a runtime, are freed at once.
+pub(super) fn free<T: Send + 'static>(removed: T, bytes: usize) {
+    if bytes >= FREE_ELSEWHERE {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn_blocking(move || drop(removed));
+            return;
+        }
+    }
+    drop(removed);
+}
+
 /// What the allocator takes for a request of `bytes` (0 for none): glibc's malloc gives a
 /// chunk of the request and an 8-byte header, rounded up to 16 bytes, at least 32; from the
 /// mmap threshold on, whole pages. Other allocators round alike (jemalloc's size classes

@@ -54,6 +54,7 @@
 //! | `access.rs` | the access clock and each key's LRU/LFU stamp |
 //! | `health.rs` | the filters flagged for `INFO filters` |
 //! | `gate.rs`, `watch.rs` | `EXEC`'s gate and `WATCH`'s registry |
+//! | `lease.rs` | a long command's hold on its key, so that it holds no shard lock |
 //!
 //! [`Budget`]: bloomkit_commands::Budget
 
@@ -66,6 +67,7 @@ mod gate;
 pub mod health;
 mod journal;
 mod keys;
+pub mod lease;
 pub mod memory;
 mod shard;
 mod watch;
@@ -77,9 +79,10 @@ pub use gate::{Entered, Exclusive, Gate};
 pub use health::{Health, HealthSummary};
 pub use journal::{Durable, Journal, NoJournal, SnapshotEntry, SnapshotWriter, Ticket};
 pub use keys::{ExpireCondition, RenameError, Ttl};
+pub use lease::{Lease, LeaseWait, ReadHold, WriteHold};
 pub use watch::{WatchFlag, Watches};
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -106,6 +109,8 @@ pub struct Entry {
     /// What the value costs ([`memory::value_cost`]) as of its last change, so removing it
     /// needs no walk of the filter; the shard adds its key's cost.
     memory_bytes: usize,
+    /// The long command that holds the key, if one does (see [`lease`]).
+    lease: Option<Arc<Lease>>,
 }
 
 impl Entry {
@@ -116,6 +121,7 @@ impl Entry {
             value,
             expires_at_ms,
             memory_bytes,
+            lease: None,
         }
     }
 
@@ -123,6 +129,21 @@ impl Entry {
     /// means strictly past the expiry time, as in Redis.
     fn is_expired(&self, now: Option<u64>) -> bool {
         matches!((self.expires_at_ms, now), (Some(at), Some(now)) if now > at)
+    }
+
+    /// Whether the entry stands for a key that a write lease holds and that did not exist:
+    /// not a key yet.
+    fn is_placeholder(&self) -> bool {
+        self.lease.as_ref().is_some_and(|l| l.is_placeholder())
+    }
+
+    /// The value's type, for listings: a write lease's stand-in answers for the value it
+    /// holds.
+    fn type_name(&self) -> &'static str {
+        match &self.lease {
+            Some(lease) if lease.is_write() => lease.type_name(),
+            _ => self.value.type_name(),
+        }
     }
 
     /// [`Entry::is_expired`], reading the clock only for a key that has an expiry: most
@@ -163,6 +184,20 @@ pub struct Keyspace {
     gate: Gate,
     /// Who `WATCH`es which key.
     watches: Watches,
+    /// Leases held now (see [`lease`]): while there are none, a command's check costs one
+    /// load.
+    leases: AtomicUsize,
+    /// Write leases held now: a snapshot's cut waits until there are none.
+    write_leases: AtomicUsize,
+    /// Wakes a snapshot's cut when the last write lease ends.
+    no_write_leases: tokio::sync::Notify,
+    /// Entries that stand for a key a write lease holds but that did not exist: left out of
+    /// the counts.
+    placeholders: AtomicUsize,
+    /// Set while a snapshot's cut waits for the write leases to end: no new one starts.
+    cut_wanted: AtomicBool,
+    /// Wakes the long commands waiting for a cut to be done.
+    cut_finished: tokio::sync::Notify,
 }
 
 impl Keyspace {
@@ -180,6 +215,12 @@ impl Keyspace {
             access_clock: AccessClock::default(),
             gate: Gate::default(),
             watches: Watches::default(),
+            leases: AtomicUsize::new(0),
+            write_leases: AtomicUsize::new(0),
+            no_write_leases: tokio::sync::Notify::new(),
+            placeholders: AtomicUsize::new(0),
+            cut_wanted: AtomicBool::new(false),
+            cut_finished: tokio::sync::Notify::new(),
         }
     }
 
@@ -242,10 +283,12 @@ impl Keyspace {
     /// The number of keys and how many of them have an expiry (`INFO keyspace`), counting
     /// expired keys not yet swept, as Redis's `DBSIZE` does.
     pub fn counts(&self) -> (usize, usize) {
-        self.shards.iter().fold((0, 0), |(keys, volatile), shard| {
+        let (keys, volatile) = self.shards.iter().fold((0, 0), |(keys, volatile), shard| {
             let map = read(shard);
             (keys + map.entries.len(), volatile + map.volatile)
-        })
+        });
+        let placeholders = self.placeholders.load(Ordering::Relaxed);
+        (keys.saturating_sub(placeholders), volatile)
     }
 
     /// `DBSIZE`.

@@ -191,7 +191,9 @@ impl Drop for ShardSet<'_> {
     fn drop(&mut self) {
         // Release the locks first, then free what was removed under them.
         self.shards.clear();
-        self.deferred.clear();
+        let deferred = std::mem::take(&mut self.deferred);
+        let bytes = deferred.iter().map(|e| e.memory_bytes).sum();
+        memory::free(deferred, bytes);
     }
 }
 
@@ -237,6 +239,12 @@ impl Keyspace {
             .dirty
             .fetch_add(records as u64, Ordering::Relaxed);
         Some(&**journal)
+    }
+
+    /// Calls `f` with `key`'s entry, live, expired or leased, under its shard's read lock.
+    pub(super) fn with_any_entry<T>(&self, key: &[u8], f: impl FnOnce(Option<&Entry>) -> T) -> T {
+        let map = read(&self.shards[self.shard_index(key)]);
+        f(map.entries.get(key))
     }
 
     /// Calls `f` with `key`'s live entry (`None` if missing or expired) under its shard's

@@ -611,6 +611,6 @@ fn memory_usage_is_the_value_and_the_key() {
     );
     // What docs/SERVER.md says an entry costs.
     #[cfg(target_pointer_width = "64")]
-    assert_eq!(std::mem::size_of::<(Bytes, Entry)>(), 72);
+    assert_eq!(std::mem::size_of::<(Bytes, Entry)>(), 80);
     assert_eq!(keyspace.memory_usage(b"nope"), None);
 }

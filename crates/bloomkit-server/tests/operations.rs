@@ -591,3 +591,43 @@ async fn maxmemory_policy_evicts_instead_of_answering_oom() {
         Some("allkeys-lru")
     );
 }
+
+/// A slow log entry keeps at most 32 arguments (the 32nd says how many more there were) and
+/// at most 128 bytes of each (with how many more it had), as Redis's does: a slow command of
+/// huge arguments never makes the log hold them.
+#[tokio::test]
+async fn slowlog_keeps_32_arguments_of_128_bytes() {
+    let server = TestServer::start().await;
+    let mut c = server.raw().await;
+    c.roundtrip(
+        &resp(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]),
+        b"+OK\r\n",
+    )
+    .await;
+    let long = "y".repeat(100_000);
+    let mut args = vec!["BF.MADD", "k", &long];
+    let items: Vec<String> = (0..50).map(|i| format!("i{i}")).collect();
+    args.extend(items.iter().map(String::as_str));
+    c.send(&resp(&args)).await;
+    assert_eq!(c.read_line().await, "*51");
+    for _ in 0..51 {
+        assert_eq!(c.read_line().await, ":1");
+    }
+    c.send(&resp(&["SLOWLOG", "GET", "1"])).await;
+    assert_eq!(c.read_line().await, "*1");
+    assert_eq!(c.read_line().await, "*6");
+    for _ in 0..3 {
+        c.read_line().await;
+    }
+    assert_eq!(c.read_line().await, "*32");
+    assert_eq!(read_bulk(&mut c).await, "BF.MADD");
+    assert_eq!(read_bulk(&mut c).await, "k");
+    assert_eq!(
+        read_bulk(&mut c).await,
+        format!("{}... (99872 more bytes)", "y".repeat(128))
+    );
+    for i in 0..28 {
+        assert_eq!(read_bulk(&mut c).await, format!("i{i}"));
+    }
+    assert_eq!(read_bulk(&mut c).await, "... (22 more arguments)");
+}

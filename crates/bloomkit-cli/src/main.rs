@@ -29,7 +29,7 @@ use std::process::ExitCode;
 
 use clap::builder::TypedValueParser;
 use clap::error::ErrorKind;
-use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use bloomkit::FilterKind;
 
@@ -337,65 +337,12 @@ Examples:
     #[command(after_long_help = "\
 Examples:
   bloomkit serve
-  bloomkit serve --port 7000 --requirepass s3cret --maxmemory 2gb
-  redis-cli BF.ADD users alice")]
-    Serve {
-        /// Address to listen on (loopback by default: not reachable from the network)
-        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
-        bind: String,
-        /// TCP port; 0 picks a free one
-        #[arg(long, value_name = "N", default_value_t = 6379)]
-        port: u16,
-        /// Directory for snapshots and the append-only log
-        #[arg(long, value_name = "PATH", default_value = "./bloomkit-data")]
-        dir: PathBuf,
-        /// When the log is synced to disk: always (before each reply), everysec, or no
-        #[arg(long, value_name = "POLICY", default_value = "everysec",
-              value_parser = ["always", "everysec", "no"])]
-        appendfsync: String,
-        /// Require clients to AUTH with this password (visible in `ps`: prefer
-        /// --requirepass-file or the BLOOMKIT_REQUIREPASS environment variable)
-        #[arg(
-            long,
-            value_name = "SECRET",
-            env = "BLOOMKIT_REQUIREPASS",
-            hide_env_values = true
-        )]
-        requirepass: Option<String>,
-        /// Require clients to AUTH with the password in this file (its first line)
-        #[arg(long, value_name = "PATH", conflicts_with = "requirepass")]
-        requirepass_file: Option<PathBuf>,
-        /// Most memory the filters may use (bytes, or 100mb, 2gb...); 0 for no limit
-        #[arg(long, value_name = "BYTES", default_value = "0", value_parser = parse_memory)]
-        maxmemory: u64,
-        /// Most clients connected at once
-        #[arg(long, value_name = "N", default_value_t = 10_000,
-              value_parser = clap::value_parser!(u64).range(1..))]
-        maxclients: u64,
-        /// Close a client that takes longer than this to send a request, or to read its
-        /// replies (Redis's timeout); 0 for never
-        #[arg(long, value_name = "SECONDS", default_value_t = 0)]
-        timeout: u64,
-        /// Listening on a non-loopback address without a password, refuse clients from
-        /// other machines (yes), or serve them (no)
-        #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = ["yes", "no"])]
-        protected_mode: String,
-        /// Worker threads serving clients (default: one per core). Commands on different
-        /// keys run in parallel; on a machine shared with the clients, fewer can be faster
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-        threads: Option<u16>,
-        /// A redis.conf-style file of these options and what CONFIG SET reaches (flags given
-        /// here win over it); CONFIG REWRITE writes the running values back into it
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
-        /// The least important messages logged: debug, verbose, notice, warning or nothing
-        #[arg(long, value_name = "LEVEL", default_value = "notice",
-              value_parser = ["debug", "verbose", "notice", "warning", "nothing"])]
-        loglevel: String,
-        /// Log to this file (appended to) instead of standard error
-        #[arg(long, value_name = "FILE")]
-        logfile: Option<PathBuf>,
-    },
+  bloomkit serve --port 7000 --requirepass-file /etc/bloomkit/password --maxmemory 2gb
+  bloomkit serve --maxmemory 100mb --maxmemory-policy allkeys-lru --bf-error-rate 0.001
+  redis-cli BF.ADD users alice
+
+Every option of the config file and of CONFIG SET is also a flag, as with redis-server.")]
+    Serve(commands::serve::Flags),
 
     /// Measure every filter kind on this machine: size, accuracy and speed
     ///
@@ -534,13 +481,6 @@ fn parse_rate(text: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// `--maxmemory`: bytes, or a size with Redis's units (`100mb`, `2gb`, `1k`).
-fn parse_memory(text: &str) -> std::result::Result<u64, String> {
-    bloomkit_server::config::parse_memory(text.as_bytes()).ok_or_else(|| {
-        format!("'{text}' is not a memory size: use bytes, or a number with k, kb, m, mb, g or gb")
-    })
-}
-
 /// Which filter sizes `bench` measures.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum RegimeArg {
@@ -606,12 +546,12 @@ impl From<Status> for ExitCode {
 fn main() -> ExitCode {
     let parsed = Cli::command()
         .try_get_matches()
-        .and_then(|matches| Cli::from_arg_matches(&matches).map(|cli| (cli, matches)));
-    let (cli, matches) = match parsed {
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(parsed) => parsed,
         Err(e) => return usage_error(&e).into(),
     };
-    match run(cli.command, &matches) {
+    match run(cli.command) {
         Ok(status) => status.into(),
         // Whoever read our output closed it early (`| head`): they have what they wanted.
         Err(e) if e.is_broken_pipe() => Status::Success.into(),
@@ -688,8 +628,8 @@ fn one_line(rendered: &str) -> String {
     text
 }
 
-/// Runs one subcommand; `matches` tells which flags were given on the command line.
-fn run(command: Command, matches: &ArgMatches) -> Result<Status> {
+/// Runs one subcommand.
+fn run(command: Command) -> Result<Status> {
     match command {
         Command::Size { items, rate } => commands::size::run(items, rate.fp_rate)?,
         Command::Build {
@@ -751,65 +691,7 @@ fn run(command: Command, matches: &ArgMatches) -> Result<Status> {
         } => commands::remove::run(&file, &keys, waiting.on_busy())?,
         Command::Rotate { waiting, file } => commands::rotate::run(&file, waiting.on_busy())?,
         Command::Demo { items, rate } => commands::demo::run(items, rate.fp_rate)?,
-        Command::Serve {
-            bind,
-            port,
-            dir,
-            appendfsync,
-            requirepass,
-            requirepass_file,
-            maxmemory,
-            maxclients,
-            timeout,
-            protected_mode,
-            threads,
-            config,
-            loglevel,
-            logfile,
-        } => {
-            let flags = matches.subcommand_matches("serve");
-            // A flag (or its environment variable) wins over the file's option of that name;
-            // `--requirepass-file` counts as `requirepass`.
-            let from_flags = |id: &str| {
-                matches!(
-                    flags.and_then(|m| m.value_source(id)),
-                    Some(
-                        clap::parser::ValueSource::CommandLine
-                            | clap::parser::ValueSource::EnvVariable
-                    )
-                )
-            };
-            let given = |option: &str| {
-                let id = option.replace('-', "_");
-                from_flags(&id) || (id == "requirepass" && from_flags("requirepass_file"))
-            };
-            let server = bloomkit_server::config::Config {
-                bind,
-                port,
-                dir,
-                // Restricted to the three names by clap's value parser.
-                appendfsync: appendfsync.parse().map_err(
-                    |e: bloomkit_server::persist::ParsePolicyError| {
-                        error::Error::Message(e.to_string())
-                    },
-                )?,
-                requirepass: match requirepass_file {
-                    Some(path) => Some(commands::serve::read_password(&path)?),
-                    None => requirepass,
-                },
-                maxmemory,
-                maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
-                timeout_secs: timeout,
-                protected_mode: protected_mode == "yes",
-                config_file: None,
-            };
-            let log = commands::serve::LogOptions {
-                level: loglevel,
-                file: logfile,
-            };
-            let (server, log) = commands::serve::with_config_file(server, log, config, given)?;
-            commands::serve::run(server, threads.map(usize::from), &log)?
-        }
+        Command::Serve(flags) => commands::serve::run(&flags)?,
         Command::Explore { port } => commands::explore::run(port)?,
         Command::Plot {
             kinds,

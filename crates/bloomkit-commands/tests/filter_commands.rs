@@ -5,11 +5,11 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bloomkit::{ClassicProbes, LayerLayout};
+use bloomkit_commands::Reply;
 use bloomkit_commands::Value;
 use bloomkit_commands::{
     Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Record, Replay, Unlimited,
 };
-use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
 /// A budget with a fixed allowance for `--maxmemory` and the machine.
@@ -115,10 +115,12 @@ fn bools(answers: &[bool]) -> Reply {
     Reply::Array(answers.iter().map(|&b| Reply::Bool(b)).collect())
 }
 
-fn wire(reply: &Reply, protocol: Protocol) -> String {
-    let mut out = Vec::new();
-    reply.encode(protocol, &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+/// The reply's first pair and its number of pairs, for a map reply.
+fn map_head(reply: &Reply) -> Option<(&Reply, &Reply, usize)> {
+    match reply {
+        Reply::Map(pairs) => pairs.first().map(|(k, v)| (k, v, pairs.len())),
+        _ => None,
+    }
 }
 
 /// Replays `log` on an empty slot with other defaults and `Unlimited`, as start-up does:
@@ -412,20 +414,33 @@ fn bf_add_exists_card_info_answer_as_redisbloom() {
 #[test]
 fn bf_resp3_and_resp2_shapes() {
     let mut s = Slot::new();
-    let add = s.run("BF.ADD k a");
-    assert_eq!(wire(&add, Protocol::Resp3), "#t\r\n");
-    assert_eq!(wire(&add, Protocol::Resp2), ":1\r\n");
+    // A boolean (RESP3 `#t`, RESP2 `:1`), a map (RESP3 `%5`, RESP2 a flat `*10`), a null
+    // (`_`, `$-1`): the server's encoder turns each into both protocols' bytes
+    // (bloomkit-server's resp::encode, whose tests hold these same replies' bytes).
+    assert_eq!(s.run("BF.ADD k a"), Reply::Bool(true));
     let info = s.run("BF.INFO k");
-    assert!(wire(&info, Protocol::Resp3).starts_with("%5\r\n+Capacity\r\n:100\r\n"));
-    assert!(wire(&info, Protocol::Resp2).starts_with("*10\r\n+Capacity\r\n:100\r\n"));
+    assert_eq!(
+        map_head(&info),
+        Some((&Reply::Simple("Capacity".into()), &Reply::Integer(100), 5))
+    );
     let mut n = Slot::new();
     n.run("BF.RESERVE k 0.01 10 NONSCALING");
-    let info = n.run("BF.INFO k");
-    assert!(wire(&info, Protocol::Resp2).ends_with("+Expansion rate\r\n$-1\r\n"));
-    assert!(wire(&info, Protocol::Resp3).ends_with("+Expansion rate\r\n_\r\n"));
+    let Reply::Map(pairs) = n.run("BF.INFO k") else {
+        panic!("BF.INFO answers a map");
+    };
     assert_eq!(
-        wire(&n.run("BF.INFO k expansion"), Protocol::Resp2),
-        "*1\r\n$-1\r\n"
+        pairs.last(),
+        Some(&(Reply::Simple("Expansion rate".into()), Reply::Null))
+    );
+    assert_eq!(
+        n.run("BF.INFO k expansion"),
+        Reply::PerProtocol {
+            resp2: Box::new(Reply::Array(vec![Reply::Null])),
+            resp3: Box::new(Reply::Map(vec![(
+                Reply::Simple("Expansion rate".into()),
+                Reply::Null
+            )])),
+        }
     );
 }
 
@@ -913,12 +928,12 @@ fn cf_commands_answer_as_redisbloom() {
     );
     assert_eq!(replay(&s.log, odd_defaults()), s.value);
     // RESP3: booleans, but integers for CF.INSERTNX and CF.COUNT.
-    assert_eq!(wire(&s.run("CF.ADDNX k b"), Protocol::Resp3), "#f\r\n");
+    assert_eq!(s.run("CF.ADDNX k b"), Reply::Bool(false));
     assert_eq!(
-        wire(&s.run("CF.INSERTNX k ITEMS b"), Protocol::Resp3),
-        "*1\r\n:0\r\n"
+        s.run("CF.INSERTNX k ITEMS b"),
+        Reply::Array(vec![Reply::Integer(0)])
     );
-    assert_eq!(wire(&s.run("CF.COUNT k b"), Protocol::Resp3), ":1\r\n");
+    assert_eq!(s.run("CF.COUNT k b"), Reply::Integer(1));
     // Another family's key.
     let mut b = Slot::new();
     b.run("BF.ADD k a");
@@ -2164,4 +2179,36 @@ fn bf_expansion_1_keeps_growing_and_a_tiny_rate_names_the_smallest() {
     assert_eq!(s.run("BF.RESERVE k 1.1e-19 100"), Reply::Ok);
     let mut s = Slot::new();
     assert_eq!(s.run("BF.RESERVE k 6e-20 100 NONSCALING"), Reply::Ok);
+}
+
+/// `MAXEXPANSIONS` takes what `cf-max-expansions` takes: up to 65,535 sub-filters, a cuckoo
+/// filter's most. A logged `MAXEXPANSIONS 65536`, which builds before that check accepted
+/// and logged, still replays.
+#[test]
+fn maxexpansions_agrees_with_cf_max_expansions() {
+    let most = bloomkit_commands::PARAMETERS
+        .iter()
+        .find(|p| p.name == "cf-max-expansions")
+        .unwrap()
+        .max
+        .to_string();
+    assert_eq!(most, "65535");
+    let mut s = Slot::new();
+    assert_eq!(
+        s.run(&format!("CF.INSERT k MAXEXPANSIONS {most} ITEMS a")),
+        Reply::Array(vec![Reply::Bool(true)])
+    );
+    assert_eq!(
+        s.run("CF.INSERT k MAXEXPANSIONS 65536 ITEMS a"),
+        err("ERR MAXEXPANSIONS must be an integer from 1 to 65535")
+    );
+    assert_eq!(
+        s.run("CF.INSERT k MAXEXPANSIONS 0 ITEMS a"),
+        err("ERR MAXEXPANSIONS must be an integer from 1 to 65535")
+    );
+    let logged = words("CF.INSERT k MAXEXPANSIONS 65536 ITEMS b c");
+    let logged = views(&logged);
+    assert!(bloomkit_commands::FilterCommand::parse_logged(&logged)
+        .unwrap()
+        .is_ok());
 }

@@ -11,6 +11,7 @@ mod builder;
 mod persist;
 mod table;
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::error::{Error, Result};
@@ -777,9 +778,13 @@ impl CuckooFilter {
     /// could be freed anyway).
     fn compact_from_top(&mut self, keep_going: bool) {
         let layout = self.layout;
+        // The sub-filters with an empty slot: the only ones a fingerprint can move into.
+        let mut open: BTreeSet<usize> = (0..self.filters.len())
+            .filter(|&k| !self.filters[k].is_full(&layout))
+            .collect();
         for k in (1..self.filters.len()).rev() {
             let (older, rest) = self.filters.split_at_mut(k);
-            let emptied = rest[0].relocate_into(&layout, older);
+            let emptied = rest[0].relocate_into(&layout, older, &mut open);
             if emptied && k == self.filters.len() - 1 {
                 self.filters.pop();
             } else if !emptied && !keep_going {

@@ -106,6 +106,8 @@ enum Op<'a> {
         data: &'a [u8],
         args: Args<'a>,
     },
+    /// `BF.MERGE dest src...`: the sources' keys, in order.
+    Merge(Args<'a>),
 }
 
 /// A parsed `BF.*` command.
@@ -119,6 +121,15 @@ impl<'a> BloomCommand<'a> {
     /// The key.
     pub fn key(&self) -> &'a [u8] {
         self.key
+    }
+
+    /// The keys the command reads besides [`key`](Self::key): `BF.MERGE`'s sources, in
+    /// order (empty for every other command).
+    pub fn sources(&self) -> Args<'a> {
+        match self.op {
+            Op::Merge(sources) => sources,
+            _ => &[],
+        }
     }
 
     /// Whether the command only reads its key: `BF.EXISTS`, `BF.MEXISTS`, `BF.INFO`,
@@ -157,7 +168,19 @@ impl<'a> BloomCommand<'a> {
 
     /// Runs the command against the key's slot, which it may fill, change or empty.
     pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome<'_> {
+        self.write_reading(slot, &[], ctx)
+    }
+
+    /// [`write`](Self::write), with the values of [`sources`](Self::sources) in order
+    /// (`None`: no such key), which only `BF.MERGE` reads.
+    pub fn write_reading(
+        &self,
+        slot: &mut Option<Value>,
+        sources: &[Option<&Value>],
+        ctx: &Ctx<'_>,
+    ) -> Outcome<'_> {
         match &self.op {
+            Op::Merge(keys) => crate::merge::merge(self.key, slot, keys, sources, ctx),
             Op::Reserve(params) => self.reserve(slot, params, ctx),
             Op::Add {
                 items,
@@ -343,6 +366,10 @@ pub(crate) mod parse {
         Ok(bloom(args, Op::Info(args.get(2).copied())))
     }
 
+    pub(crate) fn merge<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply> {
+        Ok(bloom(args, Op::Merge(&args[2..])))
+    }
+
     pub(crate) fn card<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply> {
         Ok(bloom(args, Op::Card))
     }
@@ -376,10 +403,10 @@ pub(crate) mod parse {
 }
 
 /// The command that finishes a restore, for the "still being restored" error.
-const LOADCHUNK: &str = "BF.LOADCHUNK";
+pub(crate) const LOADCHUNK: &str = "BF.LOADCHUNK";
 
 /// The key's filter, or RedisBloom's status for it.
-fn lookup(value: Option<&Value>) -> Result<&ScalableBloomFilter, Lookup> {
+pub(crate) fn lookup(value: Option<&Value>) -> Result<&ScalableBloomFilter, Lookup> {
     match value {
         Some(Value::Bloom(f)) => Ok(f),
         Some(Value::Loading(d)) if d.kind() == bloomkit::FilterKind::Scalable => {
@@ -692,6 +719,13 @@ fn info(value: Option<&Value>, field: Option<&[u8]>) -> Reply {
             entry("Number of filters", filters),
             entry("Number of items inserted", items),
             entry("Expansion rate", expansion),
+            // bloomkit's, after RedisBloom's fields so that its clients read theirs.
+            entry("Fill", Reply::Double(f.fill_ratio())),
+            entry(
+                "Estimated items",
+                Reply::Integer(f.estimated_count().min(i64::MAX as u64) as i64),
+            ),
+            entry("Estimated error rate", Reply::Double(f.estimated_fp_rate())),
         ]);
     };
     let field = [

@@ -115,6 +115,7 @@ pub mod cuckoo;
 mod dump;
 pub mod errors;
 mod limits;
+mod merge;
 pub mod params;
 pub mod reply;
 mod run;

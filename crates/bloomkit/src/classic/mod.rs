@@ -339,7 +339,7 @@ impl BloomFilter {
         self.bits.memory_bytes()
     }
 
-    fn check_compatible(&self, other: &Self) -> Result<()> {
+    pub(crate) fn check_compatible(&self, other: &Self) -> Result<()> {
         Error::check_same("number of bits", self.num_bits, other.num_bits)?;
         Error::check_same("number of hashes", self.num_hashes, other.num_hashes)?;
         Error::check_same("hash seed", self.hasher.seed(), other.hasher.seed())?;

@@ -33,6 +33,7 @@
 mod batch;
 mod builder;
 mod layer;
+mod merge;
 mod persist;
 
 pub use self::builder::ScalableBuilder;

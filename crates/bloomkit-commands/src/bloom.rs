@@ -44,6 +44,20 @@ use crate::shared::{
 };
 use crate::value::Value;
 
+/// The fields `BF.INFO key` answers, in order: RedisBloom's five, then bloomkit's (after
+/// them, so that a client reading RedisBloom's keeps working): the fraction of bits set
+/// over all layers, the items the bits suggest, and the rate an absent item meets now.
+pub const INFO_FIELDS: [&str; 8] = [
+    "Capacity",
+    "Size",
+    "Number of filters",
+    "Number of items inserted",
+    "Expansion rate",
+    "Fill",
+    "Estimated items",
+    "Estimated error rate",
+];
+
 /// RedisBloom caps error rates above this, silently.
 const MAX_ERROR_RATE: f64 = 0.25;
 
@@ -712,21 +726,20 @@ fn info(value: Option<&Value>, field: Option<&[u8]>) -> Reply {
         Reply::Null
     };
     let Some(field) = field else {
-        let entry = |name: &str, value| (Reply::Simple(name.to_string()), value);
-        return Reply::Map(vec![
-            entry("Capacity", capacity),
-            entry("Size", size),
-            entry("Number of filters", filters),
-            entry("Number of items inserted", items),
-            entry("Expansion rate", expansion),
-            // bloomkit's, after RedisBloom's fields so that its clients read theirs.
-            entry("Fill", Reply::Double(f.fill_ratio())),
-            entry(
-                "Estimated items",
-                Reply::Integer(f.estimated_count().min(i64::MAX as u64) as i64),
-            ),
-            entry("Estimated error rate", Reply::Double(f.estimated_fp_rate())),
-        ]);
+        let values = [
+            capacity,
+            size,
+            filters,
+            items,
+            expansion,
+            Reply::Double(f.fill_ratio()),
+            Reply::Integer(f.estimated_count().min(i64::MAX as u64) as i64),
+            Reply::Double(f.estimated_fp_rate()),
+        ];
+        let names = INFO_FIELDS
+            .iter()
+            .map(|name| Reply::Simple(name.to_string()));
+        return Reply::Map(names.zip(values).collect());
     };
     let field = [
         ("capacity", InfoField::Capacity),

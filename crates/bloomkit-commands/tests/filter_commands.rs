@@ -339,17 +339,7 @@ fn bf_add_exists_card_info_answer_as_redisbloom() {
     let names: Vec<_> = info.iter().map(|(k, _)| k.clone()).collect();
     assert_eq!(
         names,
-        [
-            "Capacity",
-            "Size",
-            "Number of filters",
-            "Number of items inserted",
-            "Expansion rate",
-            "Fill",
-            "Estimated items",
-            "Estimated error rate"
-        ]
-        .map(|n| Reply::Simple(n.into()))
+        bloomkit_commands::bloom::INFO_FIELDS.map(|n| Reply::Simple(n.into()))
     );
     assert_eq!(info[0].1, Reply::Integer(100));
     assert_eq!(info[2].1, Reply::Integer(1));

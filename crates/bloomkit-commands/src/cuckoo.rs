@@ -860,6 +860,15 @@ fn info(f: &CuckooFilter) -> Reply {
         entry("Bucket size", f.bucket_size() as u64),
         entry("Expansion rate", f.expansion() as u64),
         entry("Max iterations", f.max_kicks() as u64),
+        // bloomkit's, after RedisBloom's fields so that its clients read theirs.
+        (
+            Reply::Simple("Load factor".to_string()),
+            Reply::Double(f.load_factor()),
+        ),
+        (
+            Reply::Simple("Estimated error rate".to_string()),
+            Reply::Double(f.estimated_fp_rate()),
+        ),
     ])
 }
 

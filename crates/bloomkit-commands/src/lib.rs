@@ -20,6 +20,9 @@
 //! 3. For [`Access::Read`], [`FilterCommand::read`] the value; for [`Access::Write`],
 //!    [`FilterCommand::write`] the key's slot (`&mut Option<Value>`, which the command may
 //!    fill, change or empty), with a [`Ctx`] of the current [`Defaults`] and a [`Budget`].
+//!    A command that reads other keys too ([`FilterCommand::sources`], not empty only for
+//!    `BF.MERGE`) runs through [`FilterCommand::write_reading`], with their values, which
+//!    the host holds unchanged meanwhile.
 //! 4. Send the [`Reply`], a plain tree each host walks onto its own wire (the server
 //!    encodes it as RESP2 or RESP3; a module maps it onto `RedisModule_ReplyWith*`),
 //!    after appending [`Outcome::log`] to its log or
@@ -45,6 +48,8 @@
 //!   [`Record`]s of its [`Log`].
 //! * [`bloom`] (`BF.*`) and [`cuckoo`] (`CF.*`): the commands, in RedisBloom's validation
 //!   order and with its error strings; `SCANDUMP`/`LOADCHUNK` share their chunking.
+//!   `BF.MERGE`'s checks and union live in a module of their own (`merge`), which
+//!   [`bloom`] calls.
 //! * [`FilterCommand`]: one parsed command of either family.
 //! * [`table`]: every filter command once, with what a host registers it with (name, arity,
 //!   flags, key positions, ACL categories, documentation) and the parser its name reaches.
@@ -115,6 +120,7 @@ pub mod cuckoo;
 mod dump;
 pub mod errors;
 mod limits;
+mod merge;
 pub mod params;
 pub mod reply;
 mod run;

@@ -339,14 +339,7 @@ fn bf_add_exists_card_info_answer_as_redisbloom() {
     let names: Vec<_> = info.iter().map(|(k, _)| k.clone()).collect();
     assert_eq!(
         names,
-        [
-            "Capacity",
-            "Size",
-            "Number of filters",
-            "Number of items inserted",
-            "Expansion rate"
-        ]
-        .map(|n| Reply::Simple(n.into()))
+        bloomkit_commands::bloom::INFO_FIELDS.map(|n| Reply::Simple(n.into()))
     );
     assert_eq!(info[0].1, Reply::Integer(100));
     assert_eq!(info[2].1, Reply::Integer(1));
@@ -358,6 +351,11 @@ fn bf_add_exists_card_info_answer_as_redisbloom() {
         panic!()
     };
     assert_eq!(info[1].1, Reply::Integer(240));
+    // bloomkit's fields, after RedisBloom's: the library's own figures.
+    assert_eq!(info[5].1, Reply::Double(f.fill_ratio()));
+    assert_eq!(info[6].1, Reply::Integer(f.estimated_count() as i64));
+    assert_eq!(info[7].1, Reply::Double(f.estimated_fp_rate()));
+    assert!(f.fill_ratio() > 0.0 && f.estimated_count() == 3);
     assert_ne!(f.memory_bytes(), 240);
     assert_eq!(s.run("BF.INFO k capacity"), info_field("Capacity", 100));
     assert_eq!(
@@ -421,7 +419,7 @@ fn bf_resp3_and_resp2_shapes() {
     let info = s.run("BF.INFO k");
     assert_eq!(
         map_head(&info),
-        Some((&Reply::Simple("Capacity".into()), &Reply::Integer(100), 5))
+        Some((&Reply::Simple("Capacity".into()), &Reply::Integer(100), 8))
     );
     let mut n = Slot::new();
     n.run("BF.RESERVE k 0.01 10 NONSCALING");
@@ -429,8 +427,8 @@ fn bf_resp3_and_resp2_shapes() {
         panic!("BF.INFO answers a map");
     };
     assert_eq!(
-        pairs.last(),
-        Some(&(Reply::Simple("Expansion rate".into()), Reply::Null))
+        pairs[4],
+        (Reply::Simple("Expansion rate".into()), Reply::Null)
     );
     assert_eq!(
         n.run("BF.INFO k expansion"),
@@ -838,8 +836,21 @@ fn cf_reserve_errors_in_redisbloom_order() {
     let Reply::Map(info) = s.run("CF.INFO k") else {
         panic!()
     };
-    let values: Vec<(String, i64)> = info
-        .into_iter()
+    // bloomkit's fields after RedisBloom's: an empty filter's load factor and rate are 0.
+    let (head, tail) = info.split_at(8);
+    assert_eq!(
+        tail,
+        [
+            (Reply::Simple("Load factor".into()), Reply::Double(0.0)),
+            (
+                Reply::Simple("Estimated error rate".into()),
+                Reply::Double(0.0)
+            ),
+        ]
+    );
+    let values: Vec<(String, i64)> = head
+        .iter()
+        .cloned()
         .map(|(k, v)| match (k, v) {
             (Reply::Simple(k), Reply::Integer(v)) => (k, v),
             other => panic!("{other:?}"),

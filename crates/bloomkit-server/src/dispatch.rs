@@ -262,8 +262,8 @@ fn run_routed(
             if origin == Origin::Client {
                 let keyspace = shared.keyspace();
                 let write = row.spec.has(Flag::Write);
-                let key = args.get(1).map(|key| &key[..]);
-                if let Some(lease) = keyspace.blocking_lease(key.into_iter(), write) {
+                // Every key it names: `BF.MERGE` reads its sources too.
+                if let Some(lease) = keyspace.blocking_lease(keys_of(&row.spec, args), write) {
                     return Executed::pending(Pending::Leased(lease));
                 }
                 if long::is_long_filter(keyspace, row, args) {

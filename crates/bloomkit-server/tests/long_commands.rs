@@ -339,6 +339,34 @@ async fn leased_keys_wait_for_their_long_command_on_every_path() {
     server.stop().await.unwrap();
 }
 
+/// `BF.MERGE` waits for a long write on any key it names, its sources included: it merges
+/// what the write left, never the stand-in a write lease leaves in the map meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_waits_for_a_long_write_on_its_source() {
+    let server = TestServer::start().await;
+    let mut c = server.raw().await;
+    for key in ["src", "dst"] {
+        c.roundtrip(
+            &resp(&["BF.RESERVE", key, "0.01", "1000000", "NONSCALING"]),
+            b"+OK\r\n",
+        )
+        .await;
+    }
+    let mut madd = vec!["BF.MADD".to_string(), "src".to_string()];
+    madd.extend((0..300_000).map(|i| format!("item:{i}")));
+    let madd: Vec<&str> = madd.iter().map(String::as_str).collect();
+    let mut long = server.raw().await;
+    long.send(&resp(&madd)).await;
+    until_leased(&server, "src").await;
+    c.roundtrip(&resp(&["BF.MERGE", "dst", "src"]), b"+OK\r\n")
+        .await;
+    c.roundtrip(&resp(&["BF.EXISTS", "dst", "item:299999"]), b":1\r\n")
+        .await;
+    assert_eq!(long.read_line().await, "*300000");
+    drop((c, long));
+    server.stop().await.unwrap();
+}
+
 /// `CF.INFO key`'s "Number of filters".
 async fn num_filters(c: &mut common::Raw, key: &str) -> i64 {
     c.send(&resp(&["CF.INFO", key])).await;

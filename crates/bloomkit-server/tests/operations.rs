@@ -345,13 +345,19 @@ async fn memory_usage_and_the_filters_section() {
             "{name}"
         );
     }
-    // CF.INFO is RedisBloom's, unchanged.
+    // CF.INFO is RedisBloom's, unchanged, then bloomkit's two fields (doubles, bulk strings
+    // in RESP2).
     c.send(&resp(&["CF.INFO", "cf"])).await;
-    assert_eq!(c.read_line().await, "*16");
+    assert_eq!(c.read_line().await, "*20");
     let info: Vec<String> = simple_lines(&mut c, 16).await;
     assert_eq!(info[0], "+Size");
     assert_eq!(info[6], "+Number of items inserted");
     assert_eq!(info[7], ":700");
+    let ours: Vec<String> = simple_lines(&mut c, 6).await;
+    assert_eq!(
+        (ours[0].as_str(), ours[3].as_str()),
+        ("+Load factor", "+Estimated error rate")
+    );
     c.roundtrip(&resp(&["DEL", "cf"]), b":1\r\n").await;
     let filters = bulk_of(&mut c, &["INFO", "filters"]).await;
     assert_eq!(

@@ -93,7 +93,7 @@ fn blocking_lease(shared: &Shared, queue: &Queue) -> Option<Arc<Lease>> {
         .iter()
         .find_map(|args| match table::route(args.first()?)? {
             Route::Filter(row) => shared.keyspace().blocking_lease(
-                args.get(1).map(|key| &key[..]).into_iter(),
+                super::keys_of(&row.spec, args),
                 row.spec.has(bloomkit_commands::table::Flag::Write),
             ),
             Route::Generic(row) => generic_blocking_lease(shared, &row.spec, args),

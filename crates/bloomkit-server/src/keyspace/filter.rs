@@ -46,6 +46,10 @@ impl Keyspace {
         command: &FilterCommand,
         defaults: &Defaults,
     ) -> (Reply, Option<Ticket>) {
+        if !command.sources().is_empty() {
+            let budget: &dyn Budget = if self.is_loading() { &Replay } else { self };
+            return self.run_with_sources(command, defaults, budget);
+        }
         if self.is_loading() {
             return self.run_filter_once(command, defaults, &Replay).0;
         }

@@ -45,6 +45,7 @@
 //! | `mod.rs` | [`Entry`], the [`Keyspace`] itself, loading, counts |
 //! | `shard.rs` | the shards, the writer every change goes through, locking and logging helpers |
 //! | `filter.rs` | [`Keyspace::run_filter`]: the `BF.*`/`CF.*` commands on their key |
+//! | `sources.rs` | the filter commands that read other keys too (`BF.MERGE`) |
 //! | `keys.rs` | the generic key commands (`DEL`, `EXPIRE`, `RENAME`, `SCAN`, `FLUSHALL`...) |
 //! | `entries.rs` | whole values (`DUMP`, `RESTORE`, `COPY`, `OBJECT`, `DEBUG RELOAD`) |
 //! | `expiry.rs` | the background sweep of expired keys |
@@ -70,6 +71,7 @@ mod keys;
 pub mod lease;
 pub mod memory;
 mod shard;
+mod sources;
 mod watch;
 
 pub use access::{AccessClock, AccessStamp};

@@ -294,13 +294,22 @@ mod tests {
         assert_eq!(wire(&add, Protocol::Resp3), "#t\r\n");
         assert_eq!(wire(&add, Protocol::Resp2), ":1\r\n");
         let info = run(&mut bloom, "BF.INFO k");
-        assert!(wire(&info, Protocol::Resp3).starts_with("%5\r\n+Capacity\r\n:100\r\n"));
-        assert!(wire(&info, Protocol::Resp2).starts_with("*10\r\n+Capacity\r\n:100\r\n"));
+        assert!(wire(&info, Protocol::Resp3).starts_with("%8\r\n+Capacity\r\n:100\r\n"));
+        assert!(wire(&info, Protocol::Resp2).starts_with("*16\r\n+Capacity\r\n:100\r\n"));
         let mut fixed = None;
         run(&mut fixed, "BF.RESERVE k 0.01 10 NONSCALING");
         let info = run(&mut fixed, "BF.INFO k");
-        assert!(wire(&info, Protocol::Resp2).ends_with("+Expansion rate\r\n$-1\r\n"));
-        assert!(wire(&info, Protocol::Resp3).ends_with("+Expansion rate\r\n_\r\n"));
+        // RedisBloom's fields, then bloomkit's: an empty filter's fill and rate are 0, a
+        // double (a bulk string in RESP2).
+        let empty = "+Fill\r\n{0}\r\n+Estimated items\r\n:0\r\n+Estimated error rate\r\n{0}\r\n";
+        let tail = |null: &str, zero: &str| {
+            format!(
+                "+Expansion rate\r\n{null}\r\n{}",
+                empty.replace("{0}", zero)
+            )
+        };
+        assert!(wire(&info, Protocol::Resp2).ends_with(&tail("$-1", "$1\r\n0")));
+        assert!(wire(&info, Protocol::Resp3).ends_with(&tail("_", ",0")));
         let field = run(&mut fixed, "BF.INFO k expansion");
         assert_eq!(wire(&field, Protocol::Resp2), "*1\r\n$-1\r\n");
         assert_eq!(

@@ -42,6 +42,7 @@
 mod batch;
 mod builder;
 mod layer;
+mod merge;
 mod persist;
 
 pub(crate) use self::builder::next_layer_rate;

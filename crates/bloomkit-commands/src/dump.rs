@@ -84,6 +84,7 @@ fn window(value: &Value, start: u64, len: usize) -> Vec<u8> {
     let _ = match value {
         Value::Bloom(f) => f.write_to(&mut w),
         Value::Cuckoo(f) => f.write_to(&mut w),
+        Value::Aging(k) => k.write_to(&mut w),
         Value::Loading(d) => w.write_all(d.received()).map_err(bloomkit::Error::Io),
     };
     w.out
@@ -238,6 +239,7 @@ pub(crate) fn restore_commands(value: &Value, key: &[u8], emit: &mut dyn FnMut(V
     let _ = match value {
         Value::Bloom(f) => f.write_to(&mut restore).map_err(|_| ()),
         Value::Cuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
+        Value::Aging(k) => k.write_to(&mut restore).map_err(|_| ()),
         Value::Loading(d) => restore.write_all(d.received()).map_err(|_| ()),
     };
     if !restore.pending.is_empty() {

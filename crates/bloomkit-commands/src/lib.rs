@@ -50,7 +50,9 @@
 //!   order and with its error strings; `SCANDUMP`/`LOADCHUNK` share their chunking.
 //!   `BF.MERGE`'s checks and union live in a module of their own (`merge`), which
 //!   [`bloom`] calls.
-//! * [`FilterCommand`]: one parsed command of either family.
+//! * [`aging`] (`AF.*`): aging filters, keys that forget a generation at a time, with the
+//!   parameters and rotation schedule an [`aging::AgingKey`] keeps beside the filter.
+//! * [`FilterCommand`]: one parsed command of any family.
 //! * [`table`]: every filter command once, with what a host registers it with (name, arity,
 //!   flags, key positions, ACL categories, documentation) and the parser its name reaches.
 //!
@@ -112,6 +114,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod aging;
 pub mod args;
 pub mod bloom;
 mod budget;

@@ -6,6 +6,12 @@ use std::io::{self, Write};
 use bloomkit::format::{self, HeaderInfo};
 use bloomkit::{AnyFilter, CuckooFilter, Error, FilterKind, ScalableBloomFilter};
 
+use crate::aging::AgingKey;
+
+/// What `TYPE` answers for an `AF.*` key: nine characters, as a Redis module type's name
+/// must be, in the spirit of RedisBloom's `MBbloom--`.
+pub const AGING_TYPE_NAME: &str = "BKaging--";
+
 /// A key's value: the filter behind a `BF.*` or `CF.*` key.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -13,6 +19,8 @@ pub enum Value {
     Bloom(ScalableBloomFilter),
     /// A cuckoo key (`TYPE` answers `MBbloomCF`).
     Cuckoo(CuckooFilter),
+    /// An aging key (`TYPE` answers [`AGING_TYPE_NAME`]).
+    Aging(AgingKey),
     /// A filter being restored from `SCANDUMP` chunks: its header has arrived, not yet all
     /// of its bytes. `TYPE` answers as for the finished filter; filter commands other than
     /// `LOADCHUNK` answer an error until the last chunk arrives.
@@ -39,6 +47,7 @@ impl Value {
         match self {
             Value::Bloom(_) => "MBbloom--",
             Value::Cuckoo(_) => "MBbloomCF",
+            Value::Aging(_) => AGING_TYPE_NAME,
             Value::Loading(d) if d.kind() == FilterKind::Cuckoo => "MBbloomCF",
             Value::Loading(_) => "MBbloom--",
         }
@@ -88,6 +97,7 @@ impl Value {
         match self {
             Value::Bloom(f) => f.memory_bytes(),
             Value::Cuckoo(f) => f.memory_bytes(),
+            Value::Aging(k) => k.memory_bytes(),
             Value::Loading(d) => d.memory_bytes(),
         }
     }
@@ -106,6 +116,7 @@ impl Value {
         match self {
             Value::Bloom(f) => f.encoded_len(),
             Value::Cuckoo(f) => f.encoded_len(),
+            Value::Aging(k) => k.encoded_len(),
             Value::Loading(d) => d.stored_len(),
         }
     }
@@ -126,6 +137,7 @@ impl Value {
         match self {
             Value::Bloom(f) => f.write_to(writer).map_err(bloomkit_io),
             Value::Cuckoo(f) => f.write_to(writer).map_err(bloomkit_io),
+            Value::Aging(k) => k.write_to(writer).map_err(bloomkit_io),
             Value::Loading(d) => d.write_to(writer),
         }
     }
@@ -139,6 +151,9 @@ impl Value {
     pub fn from_bytes(bytes: &[u8]) -> bloomkit::Result<Value> {
         if bytes.starts_with(&PartialDump::MAGIC) {
             return PartialDump::from_bytes(bytes).map(Value::Loading);
+        }
+        if bytes.starts_with(&crate::aging::MAGIC) {
+            return AgingKey::from_bytes(bytes).map(Value::Aging);
         }
         match AnyFilter::from_bytes(bytes)? {
             AnyFilter::Scalable(f) => Ok(Value::Bloom(f)),

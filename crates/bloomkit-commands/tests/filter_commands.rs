@@ -157,6 +157,10 @@ fn odd_defaults() -> Defaults {
         cf_expansion_factor: 0,
         cf_max_expansions: 1,
         bf_layout: LayerLayout::Blocked,
+        af_error_rate: 0.2,
+        af_capacity: 7,
+        af_generations: 5,
+        af_period: 9,
     }
 }
 

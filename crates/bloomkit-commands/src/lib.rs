@@ -69,7 +69,7 @@
 //! let mut keys: HashMap<Bytes, Value> = HashMap::new();
 //! let mut log: Vec<Vec<Bytes>> = Vec::new();
 //! let defaults = Defaults::default();
-//! let ctx = Ctx { defaults: &defaults, budget: &Unlimited };
+//! let ctx = Ctx { defaults: &defaults, budget: &Unlimited, now_ms: &|| 0 };
 //! let mut run = |line: &str| -> Reply {
 //!     let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
 //!     let command = match FilterCommand::parse(&args) {

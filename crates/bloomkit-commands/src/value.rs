@@ -79,7 +79,7 @@ impl Value {
     /// assert_eq!(commands[0][0], "BF.LOADCHUNK");
     ///
     /// let defaults = Defaults::default();
-    /// let ctx = Ctx { defaults: &defaults, budget: &Unlimited };
+    /// let ctx = Ctx { defaults: &defaults, budget: &Unlimited, now_ms: &|| 0 };
     /// let mut slot = None;
     /// for command in &commands {
     ///     let words: Vec<&[u8]> = command.iter().map(|w| &w[..]).collect();

@@ -12,6 +12,8 @@ struct Host {
     slot: Option<Value>,
     log: Vec<Vec<Bytes>>,
     defaults: Defaults,
+    /// The host's clock, in milliseconds since the epoch.
+    now_ms: u64,
 }
 
 impl Host {
@@ -20,13 +22,16 @@ impl Host {
             slot: None,
             log: Vec::new(),
             defaults,
+            now_ms: 1_700_000_000_000,
         }
     }
 
     fn run_words(&mut self, words: &[&[u8]]) -> Reply {
+        let now = self.now_ms;
         let ctx = Ctx {
             defaults: &self.defaults,
             budget: &Unlimited,
+            now_ms: &|| now,
         };
         let command = match FilterCommand::parse(words) {
             None => panic!("not a filter command"),
@@ -51,9 +56,11 @@ impl Host {
     /// A host that replays this one's log under `defaults`.
     fn replayed(&self, defaults: Defaults) -> Host {
         let mut replica = Host::new(defaults);
+        // A replay asks no clock: every record carries its time.
         let ctx = Ctx {
             defaults: &replica.defaults,
             budget: &Unlimited,
+            now_ms: &|| panic!("a replayed record asked the clock"),
         };
         for record in &self.log {
             let words: Vec<&[u8]> = record.iter().map(|w| &w[..]).collect();

@@ -33,6 +33,7 @@ fn run(slot: &mut Option<Value>, line: &str) -> Reply {
     let ctx = Ctx {
         defaults: &defaults,
         budget: &Unlimited,
+        now_ms: &|| 0,
     };
     match FilterCommand::parse(&views(&words(line))) {
         None => panic!("{line}: not a filter command"),

@@ -198,10 +198,23 @@ fn run_with(
     let cctx = Ctx {
         defaults: &defaults,
         budget: &budget,
+        now_ms: &now_ms,
     };
     match command.access() {
         Access::Read => send(ctx, &read(ctx, key_arg, &command, &cctx), &protocol),
         Access::Write => write(ctx, key_arg, &command, &cctx, args, argv, row, &protocol),
+    }
+}
+
+/// The engine's clock, in milliseconds since the Unix epoch: `RedisModule_Milliseconds`
+/// (the system's clock on an engine without it).
+pub fn now_ms() -> u64 {
+    match api!(RedisModule_Milliseconds) {
+        // SAFETY: the function takes nothing and only reads the engine's clock.
+        Some(ms) => u64::try_from(unsafe { ms() }).unwrap_or(0),
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
     }
 }
 

@@ -8,7 +8,7 @@
 //!
 //! * `AF.RESERVE key error_rate capacity [GENERATIONS g] [PERIOD seconds] [AT ms]`:
 //!   `PERIOD` has the host rotate the key every `seconds`; `AT` is when the schedule starts
-//!   (milliseconds since the Unix epoch; the host's clock when left out).
+//!   (milliseconds since the Unix epoch; the host's clock, [`Ctx::now_ms`], when left out).
 //! * `AF.ADD key item`, `AF.MADD key item...`: 1 if the item was in no generation (a first
 //!   sighting), 0 if it may have been seen within the window; either way it is put in the
 //!   newest generation. A missing key is created from the `af-*` defaults.
@@ -62,13 +62,6 @@ pub const INFO_FIELDS: [&str; 11] = [
     "Estimated items",
     "Estimated error rate",
 ];
-
-/// The milliseconds since the Unix epoch by the host's clock (0 before the epoch).
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
 
 /// The command a host runs (through its log) to rotate `key` at `at_ms`, as
 /// [`AgingKey::due_rotation`] gives it.
@@ -129,7 +122,7 @@ impl<'a> AgingCommand<'a> {
         match &self.op {
             Op::Exists { items, multi } => exists(value, items, *multi),
             Op::Info => match lookup(value) {
-                Ok(Some(k)) => info(k, now_ms()),
+                Ok(Some(k)) => info(k, (ctx.now_ms)()),
                 Ok(None) => Reply::error(NOT_FOUND),
                 Err(reply) => reply,
             },
@@ -175,7 +168,7 @@ impl<'a> AgingCommand<'a> {
                     None => return Outcome::unchanged(Reply::error(NOT_FOUND)),
                     Some(_) => return Outcome::unchanged(Reply::error(WRONGTYPE)),
                 };
-                let at = at.unwrap_or_else(now_ms);
+                let at = at.unwrap_or_else(ctx.now_ms);
                 key.filter.rotate();
                 key.last_rotation_ms = at;
                 Outcome {
@@ -269,7 +262,7 @@ fn create<'c>(
     let d = ctx.defaults;
     let generations = params.generations.unwrap_or(d.af_generations);
     let period_secs = params.period_secs.unwrap_or(d.af_period);
-    let at = params.at_ms.unwrap_or_else(now_ms);
+    let at = params.at_ms.unwrap_or_else(ctx.now_ms);
     let builder =
         AgingBloomFilter::builder(params.capacity, params.error_rate).generations(generations);
     let memory_error = |e: Error| match e {

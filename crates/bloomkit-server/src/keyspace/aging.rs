@@ -2,12 +2,12 @@
 //! explicit `AF.ROTATE key AT <time>`, through the log like a client's, so a restart or a
 //! replay reaches the same generations whatever its clock says.
 
-use bloomkit_commands::aging::{now_ms, rotate_command};
+use bloomkit_commands::aging::rotate_command;
 use bloomkit_commands::{with_args, Defaults, FilterCommand, Value};
 use bytes::Bytes;
 
 use super::shard::read;
-use super::{Keyspace, NUM_SHARDS};
+use super::{now_ms, Keyspace, NUM_SHARDS};
 
 impl Keyspace {
     /// Runs the rotations due now on aging keys with a period, one per key (a key more than

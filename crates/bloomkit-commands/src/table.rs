@@ -526,6 +526,8 @@ pub static FILTER_COMMANDS: &[FilterSpec] = &[
     af(keyed("af.rotate", -2, &[Flag::Write, Flag::Module], (1, 1), AGING_WRITE, AF, "Rotates an aging filter: drops its oldest generation and starts an empty newest one.", "0.2.0"), aging::parse::rotate),
     af(keyed("af.info", 2, MODULE_READ, (1, 1), AGING_READ, AF, "Returns information about an aging filter.", "0.2.0"), aging::parse::info),
     af(keyed("af.card", 2, MODULE_READ, (1, 1), AGING_READ, AF, "Returns the items added to an aging filter's generations, summed.", "0.2.0"), aging::parse::card),
+    af(keyed("af.scandump", 3, MODULE_READ, (1, 1), AGING_READ, AF, "Begins an incremental save of an aging filter.", "0.2.0"), aging::parse::scandump),
+    af(keyed("af.loadchunk", 4, MODULE_WRITE, (1, 1), AGING_WRITE, AF, "Restores an aging filter previously saved using AF.SCANDUMP.", "0.2.0"), aging::parse::loadchunk),
 ];
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 
 use std::io::{self, Write};
 
-use bloomkit::format::{self, HeaderInfo};
 use bloomkit::{AnyFilter, CuckooFilter, Error, FilterKind, ScalableBloomFilter};
 
 use crate::aging::AgingKey;
@@ -49,6 +48,7 @@ impl Value {
             Value::Cuckoo(_) => "MBbloomCF",
             Value::Aging(_) => AGING_TYPE_NAME,
             Value::Loading(d) if d.kind() == FilterKind::Cuckoo => "MBbloomCF",
+            Value::Loading(d) if d.kind() == FilterKind::Aging => AGING_TYPE_NAME,
             Value::Loading(_) => "MBbloom--",
         }
     }
@@ -190,12 +190,14 @@ impl PartialDump {
     pub const MAGIC: [u8; 8] = *b"\x89BKP\r\n\x1a\n";
 
     /// A dump whose first bytes are `header`, which must be exactly an encoded filter's
-    /// header (as [`bloomkit::format::peek_header`] reads it).
+    /// header (as [`bloomkit::format::peek_header`] reads it), or an aging key's (its fixed
+    /// fields, then its filter's header).
     ///
     /// # Errors
     ///
     /// [`Error::Corrupt`] if `header` is not exactly a header, or of a kind other than a
-    /// scalable Bloom or a cuckoo filter; the reader's errors for a malformed one.
+    /// scalable Bloom, a cuckoo filter or an aging key; the reader's errors for a malformed
+    /// one.
     pub fn new(header: &[u8]) -> bloomkit::Result<PartialDump> {
         let info = Self::check_header(header)?;
         if header.len() != info.header_len {
@@ -215,9 +217,12 @@ impl PartialDump {
         })
     }
 
-    fn check_header(bytes: &[u8]) -> bloomkit::Result<HeaderInfo> {
-        let info = format::peek_header(bytes)?.ok_or(Error::Truncated)?;
-        if !matches!(info.kind, FilterKind::Scalable | FilterKind::Cuckoo) {
+    fn check_header(bytes: &[u8]) -> bloomkit::Result<crate::dump::Header> {
+        let info = crate::dump::peek_header(bytes)?.ok_or(Error::Truncated)?;
+        if !matches!(
+            info.kind,
+            FilterKind::Scalable | FilterKind::Cuckoo | FilterKind::Aging
+        ) {
             return Err(Error::WrongKind {
                 expected: FilterKind::Scalable,
                 found: info.kind.code(),
@@ -226,7 +231,8 @@ impl PartialDump {
         Ok(info)
     }
 
-    /// The kind of filter arriving: [`FilterKind::Scalable`] or [`FilterKind::Cuckoo`].
+    /// The kind of filter arriving: [`FilterKind::Scalable`], [`FilterKind::Cuckoo`], or
+    /// [`FilterKind::Aging`] for an aging key.
     pub fn kind(&self) -> FilterKind {
         self.kind
     }
@@ -287,6 +293,7 @@ impl PartialDump {
         }
         match self.kind {
             FilterKind::Cuckoo => CuckooFilter::from_bytes(&self.received).map(Value::Cuckoo),
+            FilterKind::Aging => AgingKey::from_bytes(&self.received).map(Value::Aging),
             _ => ScalableBloomFilter::from_bytes(&self.received).map(Value::Bloom),
         }
     }
@@ -352,6 +359,8 @@ impl PartialDump {
 
 #[cfg(test)]
 mod tests {
+    use bloomkit::format;
+
     use super::*;
 
     #[test]

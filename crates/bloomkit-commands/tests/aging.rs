@@ -318,3 +318,173 @@ fn an_aging_key_round_trips_through_its_encoding() {
     assert_eq!(k.due_rotation(10_076), None);
     assert_eq!(k.due_rotation(10_077), Some(10_077));
 }
+
+/// Every chunk `AF.SCANDUMP` answers for `key`, from iterator 0 until it answers 0.
+fn scandump(host: &mut Host, key: &str) -> Vec<(i64, Bytes)> {
+    let mut chunks = Vec::new();
+    let mut iter = 0;
+    loop {
+        let reply = host.run(&format!("AF.SCANDUMP {key} {iter}"));
+        let Reply::Array(pair) = reply else {
+            panic!("{reply:?}")
+        };
+        let [Reply::Integer(next), Reply::Bulk(data)] = &pair[..] else {
+            panic!("{pair:?}")
+        };
+        if *next == 0 {
+            return chunks;
+        }
+        chunks.push((*next, data.clone()));
+        iter = *next;
+    }
+}
+
+#[test]
+fn scandump_and_loadchunk_restore_an_aging_key_exactly() {
+    let mut source = Host::new(Defaults::default());
+    source.run("AF.RESERVE k 0.01 100 GENERATIONS 3 PERIOD 60 AT 1000");
+    source.run("AF.MADD k a b c");
+    source.run("AF.ROTATE k AT 61000");
+    source.run("AF.ADD k d");
+    let chunks = scandump(&mut source, "k");
+    assert!(chunks.len() >= 2, "a header, then the rest");
+
+    let mut target = Host::new(Defaults::default());
+    for (i, (iter, data)) in chunks.iter().enumerate() {
+        let iter = iter.to_string();
+        let words: [&[u8]; 4] = [b"AF.LOADCHUNK", b"k", iter.as_bytes(), data];
+        assert_eq!(target.run_words(&words), Reply::Ok, "chunk {i}");
+        if i + 1 < chunks.len() {
+            // Half restored: a key of the type, which answers that it is still arriving,
+            // and which a snapshot keeps.
+            let value = target.slot.clone().unwrap();
+            assert_eq!(value.type_name(), "BKaging--");
+            assert_eq!(Value::from_bytes(&value.to_bytes()).unwrap(), value);
+            let Reply::Error(e) = target.run("AF.EXISTS k a") else {
+                panic!()
+            };
+            assert!(e.contains("AF.LOADCHUNK"), "{e}");
+        }
+    }
+    assert_eq!(target.slot, source.slot, "parameters, schedule and bits");
+    // The restore replays from its log, as an append-only file would.
+    assert_eq!(target.replayed(Defaults::default()).slot, source.slot);
+    // What an append-only rewrite emits restores it too.
+    let mut emitted = Vec::new();
+    let value = source.slot.clone().unwrap();
+    value.restore_commands(b"k", &mut |command| emitted.push(command));
+    assert!(emitted.iter().all(|c| c[0] == "AF.LOADCHUNK"));
+    let rewritten = Host {
+        log: emitted,
+        ..Host::new(Defaults::default())
+    };
+    assert_eq!(rewritten.replayed(Defaults::default()).slot, source.slot);
+
+    // Refusals: a BF key does not load an aging header, an AF key no Bloom one, and a
+    // damaged last chunk is bad data. (A host here holds one key, whatever its name.)
+    let header = &chunks[0].1;
+    let mut other = Host::new(Defaults::default());
+    let Reply::Error(e) = other.run_words(&[b"BF.LOADCHUNK", b"b", b"1", header]) else {
+        panic!()
+    };
+    assert!(e.contains("an aging filter"), "{e}");
+    other.run("BF.RESERVE bloom 0.01 100");
+    let Reply::Array(bloom_header) = other.run("BF.SCANDUMP bloom 0") else {
+        panic!()
+    };
+    let Reply::Bulk(bloom_header) = &bloom_header[1] else {
+        panic!()
+    };
+    let mut empty = Host::new(Defaults::default());
+    let Reply::Error(e) = empty.run_words(&[b"AF.LOADCHUNK", b"a", b"1", bloom_header]) else {
+        panic!()
+    };
+    assert!(e.starts_with("ERR received bad data"), "{e}");
+    let mut fresh = Host::new(Defaults::default());
+    fresh.run_words(&[b"AF.LOADCHUNK", b"k", b"1", header]);
+    let (iter, data) = &chunks[1];
+    let mut flipped = data.to_vec();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 1;
+    let iter = iter.to_string();
+    let reply = fresh.run_words(&[b"AF.LOADCHUNK", b"k", iter.as_bytes(), &flipped]);
+    // A small key is its header and one chunk: the damaged chunk is the last, the checksum
+    // refuses it and the key is removed.
+    assert_eq!(chunks.len(), 2);
+    assert_eq!(reply, Reply::Error("ERR received bad data".into()));
+    assert_eq!(fresh.slot, None);
+    assert_eq!(
+        fresh.run("AF.SCANDUMP missing 0"),
+        Reply::Error("ERR not found".into())
+    );
+}
+
+/// The golden fixture: an aging key written by the first build of its encoding (`\x89BKA`
+/// version 1), which must keep decoding to the same key and answering as it did. Written
+/// when missing and `BLOOMKIT_WRITE_GOLDEN=1` is set; never rewritten once it has landed.
+#[test]
+fn the_golden_aging_key_decodes_and_answers_as_written() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let bin_path = data.join("aging-key-v1.bka");
+    let answers_path = data.join("aging-key-v1.answers");
+    let key = |i: u32| format!("golden:{i}");
+    let answers = |host: &mut Host| -> String {
+        (0..300)
+            .map(|i| match host.run(&format!("AF.EXISTS k {}", key(i))) {
+                Reply::Bool(true) => "1\n",
+                Reply::Bool(false) => "0\n",
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    // The recipe: two generations' worth of items around a rotation.
+    let mut built = Host::new(Defaults::default());
+    built.run("AF.RESERVE k 0.01 100 GENERATIONS 3 PERIOD 60 AT 1700000000000");
+    for i in 0..100 {
+        built.run(&format!("AF.ADD k {}", key(i)));
+    }
+    built.run("AF.ROTATE k AT 1700000060000");
+    for i in 100..200 {
+        built.run(&format!("AF.ADD k {}", key(i)));
+    }
+    let built_bytes = built.slot.clone().unwrap().to_bytes();
+    if std::env::var_os("BLOOMKIT_WRITE_GOLDEN").is_some() && !bin_path.exists() {
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(&bin_path, &built_bytes).unwrap();
+        std::fs::write(&answers_path, answers(&mut built)).unwrap();
+    }
+    let stored = std::fs::read(&bin_path).unwrap_or_else(|e| panic!("{}: {e}", bin_path.display()));
+    let stored_answers = std::fs::read_to_string(&answers_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", answers_path.display()));
+    assert!(stored.starts_with(b"\x89BKA\r\n\x1a\n\x01"));
+
+    let value = Value::from_bytes(&stored).unwrap();
+    let Value::Aging(k) = &value else {
+        panic!("{}", value.type_name())
+    };
+    assert_eq!(
+        (
+            k.error_rate(),
+            k.capacity(),
+            k.period_secs(),
+            k.last_rotation_ms()
+        ),
+        (0.01, 100, 60, 1_700_000_060_000)
+    );
+    assert_eq!(k.filter().num_generations(), 3);
+    assert_eq!(k.filter().len(), 200);
+    let mut loaded = Host::new(Defaults::default());
+    loaded.slot = Some(value.clone());
+    let loaded_answers = answers(&mut loaded);
+    assert_eq!(loaded_answers, stored_answers, "answers changed");
+    assert!(
+        loaded_answers.lines().take(200).all(|a| a == "1"),
+        "a false negative"
+    );
+    // This build writes the same bytes, for the stored key and for the recipe.
+    assert_eq!(value.to_bytes(), stored);
+    assert_eq!(
+        built_bytes, stored,
+        "the recipe no longer builds the fixture"
+    );
+}

@@ -133,6 +133,12 @@ fn examples() -> Vec<(&'static str, Option<Reply>)> {
         ("AF.ROTATE k", Some(Reply::Ok)),
         ("AF.INFO k", None),
         ("AF.CARD k", Some(Reply::Integer(1))),
+        ("AF.SCANDUMP k 0", None),
+        // A chunk after the header of a key that is not being restored: not one of its own.
+        (
+            "AF.LOADCHUNK k 2 x",
+            Some(Reply::error("ERR received bad data")),
+        ),
     ]
 }
 

@@ -186,3 +186,47 @@ async fn period_rotations_are_logged_and_a_restart_agrees() {
     assert_eq!(state(&mut c, "still").await, before);
     server.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scandump_and_loadchunk_move_an_aging_key_and_the_log_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::run(Server::open(persistent(dir.path())).await.unwrap());
+    let mut c = server.client().await;
+    ok(&mut c, "AF.RESERVE src 0.01 1000 GENERATIONS 3 PERIOD 3600").await;
+    ok(&mut c, "AF.MADD src a b").await;
+    ok(&mut c, "AF.ROTATE src").await;
+    ok(&mut c, "AF.ADD src c").await;
+    let mut iter = 0i64;
+    loop {
+        let Value::Array(pair) = ok(&mut c, &format!("AF.SCANDUMP src {iter}")).await else {
+            panic!()
+        };
+        let (Value::Int(next), Value::BulkString(data)) = (&pair[0], &pair[1]) else {
+            panic!("{pair:?}")
+        };
+        if *next == 0 {
+            break;
+        }
+        let loaded: Value = cmd("AF.LOADCHUNK")
+            .arg("dst")
+            .arg(*next)
+            .arg(data.as_slice())
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(loaded, Value::Okay);
+        iter = *next;
+    }
+    let before = state(&mut c, "src").await;
+    assert_eq!(ok(&mut c, "DUMP dst").await, before.1, "the same bytes");
+    assert_eq!(
+        ok(&mut c, "TYPE dst").await,
+        Value::SimpleString("BKaging--".into())
+    );
+    server.stop().await.unwrap();
+    // The log replays the chunks.
+    let server = TestServer::run(Server::open(persistent(dir.path())).await.unwrap());
+    let mut c = server.client().await;
+    assert_eq!(state(&mut c, "dst").await, before);
+    server.stop().await.unwrap();
+}

@@ -33,6 +33,9 @@ const VERSION: u8 = 1;
 /// The fixed fields after the magic: the version byte, then four little-endian words.
 const FIXED_LEN: usize = 1 + 4 * 8;
 
+/// The bytes before the filter's own encoding: [`MAGIC`] and the fixed fields.
+const PREFIX_LEN: usize = MAGIC.len() + FIXED_LEN;
+
 impl AgingKey {
     /// The filter.
     pub fn filter(&self) -> &AgingBloomFilter {
@@ -133,6 +136,44 @@ impl AgingKey {
         self.filter.write_to(writer)
     }
 
+    /// The header of an encoded key, as `SCANDUMP` cuts it: the fixed fields and the
+    /// filter's own header (`(header_len, encoded_len)`), read from the encoding's first
+    /// bytes without the rest; `Ok(None)` while `prefix` is too short to tell.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadMagic`] without the magic, [`Error::Corrupt`] for another version or a
+    /// filter of another kind than aging, the filter header's errors.
+    pub(crate) fn peek_header(prefix: &[u8]) -> bloomkit::Result<Option<(usize, u64)>> {
+        let magic_len = prefix.len().min(MAGIC.len());
+        if prefix[..magic_len] != MAGIC[..magic_len] {
+            return Err(Error::BadMagic);
+        }
+        let Some(&version) = prefix.get(MAGIC.len()) else {
+            return Ok(None);
+        };
+        check_version(version)?;
+        let Some(filter) = prefix.get(PREFIX_LEN..) else {
+            return Ok(None);
+        };
+        let Some(info) = bloomkit::format::peek_header(filter)? else {
+            return Ok(None);
+        };
+        if info.kind != bloomkit::FilterKind::Aging {
+            return Err(Error::Corrupt {
+                reason: format!(
+                    "an aging key's encoding holding a {} filter, where an aging filter is \
+                     expected",
+                    info.kind
+                ),
+            });
+        }
+        Ok(Some((
+            PREFIX_LEN + info.header_len,
+            PREFIX_LEN as u64 + info.encoded_len,
+        )))
+    }
+
     /// Reads what [`write_to`](Self::write_to) wrote.
     ///
     /// # Errors
@@ -142,15 +183,7 @@ impl AgingKey {
     pub fn from_bytes(bytes: &[u8]) -> bloomkit::Result<AgingKey> {
         let rest = bytes.strip_prefix(&MAGIC).ok_or(Error::BadMagic)?;
         let (fixed, filter) = rest.split_at_checked(FIXED_LEN).ok_or(Error::Truncated)?;
-        if fixed[0] != VERSION {
-            return Err(Error::Corrupt {
-                reason: format!(
-                    "an aging key's encoding of version {}, where this build reads version \
-                     {VERSION}: load it with the build that wrote it",
-                    fixed[0]
-                ),
-            });
-        }
+        check_version(fixed[0])?;
         let word = |i: usize| {
             let mut w = [0u8; 8];
             w.copy_from_slice(&fixed[1 + 8 * i..9 + 8 * i]);
@@ -185,6 +218,19 @@ impl AgingKey {
         }
         Ok(key)
     }
+}
+
+/// Refuses an encoding of another version than this build's.
+fn check_version(version: u8) -> bloomkit::Result<()> {
+    if version == VERSION {
+        return Ok(());
+    }
+    Err(Error::Corrupt {
+        reason: format!(
+            "an aging key's encoding of version {version}, where this build reads version \
+             {VERSION}: load it with the build that wrote it"
+        ),
+    })
 }
 
 #[cfg(test)]

@@ -15,6 +15,11 @@
 //! * `AF.EXISTS`, `AF.MEXISTS`: whether an item may have been added within the window.
 //! * `AF.ROTATE key [AT ms]`: one rotation, at `AT` (the host's clock when left out).
 //! * `AF.INFO key`, `AF.CARD key`.
+//! * `AF.SCANDUMP key iter`, `AF.LOADCHUNK key iter data`: as `BF.SCANDUMP`/`BF.LOADCHUNK`
+//!   ([`dump`](crate::dump)), over the key's whole encoding ([`AgingKey::write_to`]: the
+//!   parameters, the schedule and every generation), whose header is the fixed fields and
+//!   the filter's header. A host's append-only rewrite emits these `AF.LOADCHUNK`s
+//!   ([`Value::restore_commands`]), which restore the key exactly, schedule included.
 //!
 //! # What is logged
 //!
@@ -31,10 +36,13 @@ use bloomkit::{hash_bytes_with_seed, AgingBloomFilter, AnyFilter, Error, FilterK
 use smallvec::smallvec;
 
 use crate::args::{is_word, parse_f64, parse_i64};
+use crate::dump;
 use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, NOT_FOUND, WRONGTYPE};
 use crate::reply::Reply;
 use crate::run::{Access, Args, Ctx, Log, Outcome, Record};
-use crate::shared::{added_record, admit_new_filter, command, num, word, Items, LazyOrigin};
+use crate::shared::{
+    added_record, admit_new_filter, command, num, verbatim, word, Items, LazyOrigin, Lookup,
+};
 use crate::value::Value;
 
 pub use self::key::{AgingKey, MAGIC};
@@ -87,12 +95,27 @@ struct Params {
 #[derive(Clone, Debug, PartialEq)]
 enum Op<'a> {
     Reserve(Params),
-    Add { items: Items<'a>, multi: bool },
-    Exists { items: Items<'a>, multi: bool },
+    Add {
+        items: Items<'a>,
+        multi: bool,
+    },
+    Exists {
+        items: Items<'a>,
+        multi: bool,
+    },
     Rotate(Option<u64>),
     Info,
     Card,
+    ScanDump(Option<i64>),
+    LoadChunk {
+        iter: i64,
+        data: &'a [u8],
+        args: Args<'a>,
+    },
 }
+
+/// The command that finishes a restore, for the "still being restored" error.
+const LOADCHUNK: &str = "AF.LOADCHUNK";
 
 /// A parsed `AF.*` command.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,7 +134,7 @@ impl<'a> AgingCommand<'a> {
     /// `AF.CARD`.
     pub fn access(&self) -> Access {
         match self.op {
-            Op::Exists { .. } | Op::Info | Op::Card => Access::Read,
+            Op::Exists { .. } | Op::Info | Op::Card | Op::ScanDump(_) => Access::Read,
             _ => Access::Write,
         }
     }
@@ -132,6 +155,7 @@ impl<'a> AgingCommand<'a> {
                 }
                 Err(reply) => reply,
             },
+            Op::ScanDump(iter) => scandump(value, *iter, ctx),
             _ => {
                 let mut copy = value.cloned();
                 self.write(&mut copy, ctx).reply
@@ -180,6 +204,7 @@ impl<'a> AgingCommand<'a> {
                     ))],
                 }
             }
+            Op::LoadChunk { iter, data, args } => loadchunk(slot, *iter, data, args, ctx),
             _ => Outcome::unchanged(self.read(slot.as_ref(), ctx)),
         }
     }
@@ -248,7 +273,68 @@ fn lookup(value: Option<&Value>) -> Result<Option<&AgingKey>, Reply> {
     match value {
         Some(Value::Aging(k)) => Ok(Some(k)),
         None => Ok(None),
+        Some(Value::Loading(d)) if d.kind() == FilterKind::Aging => {
+            Err(Lookup::Loading.error(LOADCHUNK))
+        }
         Some(_) => Err(Reply::error(WRONGTYPE)),
+    }
+}
+
+/// `AF.SCANDUMP key iter`: the chunks of `BF.SCANDUMP`, `[0, ""]` past the end.
+fn scandump(value: Option<&Value>, iter: Option<i64>, ctx: &Ctx<'_>) -> Reply {
+    let value = match lookup(value) {
+        Ok(Some(_)) => value,
+        Ok(None) => return Reply::error(NOT_FOUND),
+        Err(reply) => return reply,
+    };
+    let (Some(value), Some(iter)) = (value, iter) else {
+        return Reply::error("Second argument must be numeric");
+    };
+    dump::scandump(value, iter, ctx.budget).into_reply(dump::bloom_end)
+}
+
+/// `AF.LOADCHUNK key iter data`: the header (iterator 1) creates a key being restored, the
+/// later chunks follow in order, and the last one decodes the whole (checksum included).
+fn loadchunk<'c>(
+    slot: &mut Option<Value>,
+    iter: i64,
+    data: &[u8],
+    args: Args<'c>,
+    ctx: &Ctx<'_>,
+) -> Outcome<'c> {
+    // Whether the key is an aging one, finished or being restored (`None`: no such key).
+    let ours = slot.as_ref().map(|value| match value {
+        Value::Aging(_) => true,
+        Value::Loading(d) => d.kind() == FilterKind::Aging,
+        _ => false,
+    });
+    match ours {
+        None if iter == 1 => match dump::start(FilterKind::Aging, data, ctx.budget) {
+            Ok(value) => {
+                *slot = Some(value);
+                Outcome {
+                    reply: Reply::Ok,
+                    log: smallvec![verbatim(LOADCHUNK, args)],
+                }
+            }
+            Err(e) => Outcome::unchanged(load_reply(e)),
+        },
+        None => Outcome::unchanged(Reply::error(NOT_FOUND)),
+        Some(false) => Outcome::unchanged(Reply::error(WRONGTYPE)),
+        Some(true) => dump::load_outcome(slot, LOADCHUNK, iter, data, args, ctx.budget, load_reply),
+    }
+}
+
+/// `AF.LOADCHUNK`'s refusals: `BF.LOADCHUNK`'s, but a header of another kind names the
+/// command that loads it.
+fn load_reply(e: dump::LoadError) -> Reply {
+    match e {
+        dump::LoadError::WrongKind { found } => Reply::Error(format!(
+            "ERR received bad data: the chunk starts a {found} filter, and an AF key loads \
+             aging keys only (what AF.SCANDUMP writes); BF.LOADCHUNK and CF.LOADCHUNK load \
+             the others"
+        )),
+        e => e.bloom_reply(),
     }
 }
 
@@ -493,6 +579,29 @@ pub(crate) mod parse {
 
     pub(crate) fn card<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<AgingCommand<'a>, Reply> {
         Ok(aging(args, Op::Card))
+    }
+
+    pub(crate) fn scandump<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<AgingCommand<'a>, Reply> {
+        Ok(aging(args, Op::ScanDump(parse_i64(args[2]))))
+    }
+
+    pub(crate) fn loadchunk<'a>(
+        args: Args<'a>,
+        _: LazyOrigin<'_>,
+    ) -> Result<AgingCommand<'a>, Reply> {
+        let iter = parse_i64(args[2])
+            .ok_or_else(|| Reply::error("ERR Second argument must be numeric"))?;
+        Ok(aging(
+            args,
+            Op::LoadChunk {
+                iter,
+                data: args[3],
+                args,
+            },
+        ))
     }
 }
 

@@ -82,14 +82,10 @@ pub fn register(ctx: &Context) -> Result<(), String> {
     Ok(())
 }
 
-/// The rows the module registers, in order: every `BF.*` and `CF.*` row. `AF.*` keys need
-/// a module type of their own (and its RDB encoding) before their commands can be
-/// registered here; until then the module leaves them out, and a client gets Redis's
-/// unknown-command error rather than a key no type could save.
+/// The rows the module registers, in order: every row of the table (`AF.*` keys are stored
+/// under their own type, [`AGING_TYPE`](crate::aging_type::AGING_TYPE)).
 fn module_rows() -> impl Iterator<Item = &'static FilterSpec> {
-    FILTER_COMMANDS
-        .iter()
-        .filter(|row| !row.spec.name.starts_with("af."))
+    FILTER_COMMANDS.iter()
 }
 
 /// What Redis calls for a command.
@@ -103,8 +99,10 @@ macro_rules! handlers {
 
 /// One handler per row of [`FILTER_COMMANDS`], in order: Redis passes a handler nothing
 /// but the arguments, and a handler of its own row need not look the command's name up.
-const HANDLERS: [Handler; 26] =
-    handlers![0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25];
+const HANDLERS: [Handler; 36] = handlers![
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33
+    34 35
+];
 
 /// The handler Redis calls for the command of row `ROW`.
 extern "C" fn handle<const ROW: usize>(
@@ -235,7 +233,7 @@ static FOREIGN: LazyLock<(Value, Value)> = LazyLock::new(|| {
 /// The foreign value a command of this family sees for a key of another kind.
 fn foreign(command: &FilterCommand<'_>) -> &'static Value {
     match command {
-        // `AF.*` is not registered (see `module_rows`); a Bloom stand-in answers WRONGTYPE.
+        // An aging command answers WRONGTYPE for a key of any other kind.
         FilterCommand::Bloom(_) | FilterCommand::Aging(_) => &FOREIGN.0,
         FilterCommand::Cuckoo(_) => &FOREIGN.1,
     }
@@ -307,6 +305,9 @@ fn write(
         }
         command.write_reading(slot, &values, cctx)
     };
+    // An aging key with a period, for the rotation timer.
+    let periodic =
+        matches!(command, FilterCommand::Aging(_)) && crate::aging_timer::has_period(slot.as_ref());
     let mut delete = false;
     let mut create = None;
     match (before, slot) {
@@ -323,6 +324,9 @@ fn write(
     }
     if let Some(value) = create {
         key.set(value);
+    }
+    if periodic {
+        crate::aging_timer::track(ctx, RedisString::string_as_slice(name.as_ptr()));
     }
     if !outcome.log.is_empty() {
         signal_modified(ctx, name);
@@ -445,7 +449,7 @@ fn same_words<'a>(a: impl ExactSizeIterator<Item = &'a [u8]>, b: Args<'_>) -> bo
 /// Tells Redis the key changed (the module handles this itself, see
 /// [`set_module_options`](crate::types::set_module_options)): `WATCH` and client-side
 /// caching then see it.
-fn signal_modified(ctx: &Context, name: KeyName) {
+pub(crate) fn signal_modified(ctx: &Context, name: KeyName) {
     if let Some(signal) = api!(RedisModule_SignalModifiedKey) {
         // SAFETY: `ctx` is the context of the running command and `name` one of its
         // arguments, alive for the call.
@@ -455,7 +459,7 @@ fn signal_modified(ctx: &Context, name: KeyName) {
 
 /// Replicates one logged command to the replicas and the append-only file. Arguments are
 /// binary-safe (an item may hold any bytes, NUL included).
-fn replicate(ctx: &Context, entry: &Record<'_>) {
+pub(crate) fn replicate(ctx: &Context, entry: &Record<'_>) {
     let (Some(create), Some(free), Some(replicate)) = (
         api!(RedisModule_CreateString),
         api!(RedisModule_FreeString),

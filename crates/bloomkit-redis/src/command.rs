@@ -404,17 +404,21 @@ enum Before {
 /// logged form `log`, so that it can be replicated verbatim: the log is that very command
 /// (a `CF.ADD`, a `BF.MADD` whose items were all new), or one `BF.MADD` of the same key and
 /// item as a `BF.ADD` (which then found its key, or a creation would have been logged first,
-/// and adds the item as `BF.MADD` does; the replies differ, which a replica does not send).
+/// and adds the item as `BF.MADD` does; the replies differ, which a replica does not send),
+/// and likewise one `AF.MADD` for an `AF.ADD`.
 /// The name sent is the row's (Redis called this row's handler for it); a record's name is
 /// always a command's own spelling, in capitals.
 fn replays_as_sent(log: &[Record<'_>], args: Args<'_>, row: &FilterSpec) -> bool {
     const BF_ADD: NameKey = NameKey::of_row("bf.add");
+    const AF_ADD: NameKey = NameKey::of_row("af.add");
     let ([entry], Some((_, sent_args))) = (log, args.split_first()) else {
         return false;
     };
     let name = entry.name();
-    let same_name = is_row_name(name, row.spec.name)
-        || (row.spec.key == BF_ADD && sent_args.len() == 2 && name == b"BF.MADD");
+    let single_add = sent_args.len() == 2
+        && ((row.spec.key == BF_ADD && name == b"BF.MADD")
+            || (row.spec.key == AF_ADD && name == b"AF.MADD"));
+    let same_name = is_row_name(name, row.spec.name) || single_add;
     // The common record: the very key and items of the arguments (the same slices).
     let own = match entry {
         Record::Items { key, items, .. } => {

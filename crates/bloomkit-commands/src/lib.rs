@@ -16,10 +16,12 @@
 //!    command's parser checks what needs neither the key nor the defaults. An error here is
 //!    the reply.
 //! 2. Find the value at [`FilterCommand::key`]: `None` if the key is missing, else a
-//!    [`Value`] (a Bloom filter, a cuckoo filter, or a dump still being restored).
+//!    [`Value`] (a Bloom filter, a cuckoo filter, an aging key, or a dump still being
+//!    restored).
 //! 3. For [`Access::Read`], [`FilterCommand::read`] the value; for [`Access::Write`],
 //!    [`FilterCommand::write`] the key's slot (`&mut Option<Value>`, which the command may
-//!    fill, change or empty), with a [`Ctx`] of the current [`Defaults`] and a [`Budget`].
+//!    fill, change or empty), with a [`Ctx`] of the current [`Defaults`], a [`Budget`] and
+//!    the host's clock.
 //!    A command that reads other keys too ([`FilterCommand::sources`], not empty only for
 //!    `BF.MERGE`) runs through [`FilterCommand::write_reading`], with their values, which
 //!    the host holds unchanged meanwhile.

@@ -16,7 +16,7 @@
 //! * `AF.ROTATE key [AT ms]`: one rotation, at `AT` (the host's clock when left out).
 //! * `AF.INFO key`, `AF.CARD key`.
 //! * `AF.SCANDUMP key iter`, `AF.LOADCHUNK key iter data`: as `BF.SCANDUMP`/`BF.LOADCHUNK`
-//!   ([`dump`](crate::dump)), over the key's whole encoding ([`AgingKey::write_to`]: the
+//!   (the same chunks and refusals), over the key's whole encoding ([`AgingKey::write_to`]: the
 //!   parameters, the schedule and every generation), whose header is the fixed fields and
 //!   the filter's header. A host's append-only rewrite emits these `AF.LOADCHUNK`s
 //!   ([`Value::restore_commands`]), which restore the key exactly, schedule included.

@@ -197,3 +197,60 @@ fn an_append_only_replay_after_kill_9_and_a_rewrite_agree_on_the_rotation() {
         );
     }
 }
+
+#[test]
+fn a_replica_rotates_nothing_by_itself_until_it_is_promoted() {
+    for engine in Engine::available() {
+        let name = engine.name();
+        let dir = tempfile::tempdir().expect("a directory");
+        let mut master = Server::start_raw(
+            engine,
+            &dir.path().join("master"),
+            common::args_with(&[], &[]),
+        );
+        let mut m = master.conn();
+        let port = master.port.to_string();
+        let replica = Server::start_raw(
+            engine,
+            &dir.path().join("replica"),
+            common::args_with(&[], &["--replicaof", "127.0.0.1", &port]),
+        );
+        let mut r = replica.conn();
+        common::replica_linked(&mut r, name);
+        // Due eight seconds from now, an hour's period: far beyond the few milliseconds the
+        // primary lives after it (checked below, so a stalled machine fails plainly).
+        let due = server_ms(&mut m) + 8_000;
+        let at = due - 3_600_000;
+        m.line(&format!(
+            "AF.RESERVE held 0.01 1000 GENERATIONS 3 PERIOD 3600 AT {at}"
+        ));
+        m.line("AF.MADD held a b c");
+        assert_eq!(m.line("WAIT 1 10000"), Resp::Int(1));
+        // The primary goes before the rotation falls due; the replica stays a replica.
+        let primary_ms = server_ms(&mut m);
+        assert!(
+            primary_ms + 1_000 < due,
+            "{name}: the primary reached the due time before the test could stop it"
+        );
+        master.kill();
+        // Wait, by the replica's own clock, until a second (ten of its timer's ticks) past
+        // the due time: it has not rotated.
+        assert!(
+            common::eventually(Duration::from_secs(30), || server_ms(&mut r) > due + 1_000),
+            "{name}: the replica's clock passed the due time"
+        );
+        assert_eq!(
+            info_field(&mut r, "held", "Items per generation"),
+            counts(&[3, 0, 0]),
+            "{name}: a replica rotated by itself"
+        );
+        // Promoted, it runs the overdue rotation.
+        assert_eq!(r.line("REPLICAOF NO ONE"), Resp::Simple("OK".into()));
+        assert!(
+            common::eventually(Duration::from_secs(30), || {
+                info_field(&mut r, "held", "Items per generation") == counts(&[0, 3, 0])
+            }),
+            "{name}: the promoted replica rotated within 30 s"
+        );
+    }
+}

@@ -133,24 +133,26 @@ fn a_cdn_admits_on_the_second_request_and_the_type_travels_whole() {
     }
 }
 
+/// A primary and its replica (in `dir`), linked, with a connection to each.
+fn primary_and_replica(engine: Engine, dir: &std::path::Path) -> (Server, Conn, Server, Conn) {
+    let master = Server::start_raw(engine, &dir.join("master"), common::args_with(&[], &[]));
+    let m = master.conn();
+    let port = master.port.to_string();
+    let replica = Server::start_raw(
+        engine,
+        &dir.join("replica"),
+        common::args_with(&[], &["--replicaof", "127.0.0.1", &port]),
+    );
+    let mut r = replica.conn();
+    common::replica_linked(&mut r, engine.name());
+    (master, m, replica, r)
+}
+
 #[test]
 fn a_replica_applies_the_primarys_period_rotation() {
     for engine in Engine::available() {
         let dir = tempfile::tempdir().expect("a directory");
-        let master = Server::start_raw(
-            engine,
-            &dir.path().join("master"),
-            common::args_with(&[], &[]),
-        );
-        let mut m = master.conn();
-        let port = master.port.to_string();
-        let replica = Server::start_raw(
-            engine,
-            &dir.path().join("replica"),
-            common::args_with(&[], &["--replicaof", "127.0.0.1", &port]),
-        );
-        let mut r = replica.conn();
-        common::replica_linked(&mut r, engine.name());
+        let (_master, mut m, _replica, mut r) = primary_and_replica(engine, dir.path());
         key_rotated_once_by_the_timer(&mut m, "timed");
         m.line("AF.ADD timed d");
         assert_eq!(m.line("WAIT 1 10000"), Resp::Int(1));
@@ -203,20 +205,7 @@ fn a_replica_rotates_nothing_by_itself_until_it_is_promoted() {
     for engine in Engine::available() {
         let name = engine.name();
         let dir = tempfile::tempdir().expect("a directory");
-        let mut master = Server::start_raw(
-            engine,
-            &dir.path().join("master"),
-            common::args_with(&[], &[]),
-        );
-        let mut m = master.conn();
-        let port = master.port.to_string();
-        let replica = Server::start_raw(
-            engine,
-            &dir.path().join("replica"),
-            common::args_with(&[], &["--replicaof", "127.0.0.1", &port]),
-        );
-        let mut r = replica.conn();
-        common::replica_linked(&mut r, name);
+        let (mut master, mut m, _replica, mut r) = primary_and_replica(engine, dir.path());
         // Due eight seconds from now, an hour's period: far beyond the few milliseconds the
         // primary lives after it (checked below, so a stalled machine fails plainly).
         let due = server_ms(&mut m) + 8_000;

@@ -3,8 +3,13 @@
 
 use std::io::{self, Write};
 
-use bloomkit::format::{self, HeaderInfo};
 use bloomkit::{AnyFilter, CuckooFilter, Error, FilterKind, ScalableBloomFilter};
+
+use crate::aging::AgingKey;
+
+/// What `TYPE` answers for an `AF.*` key: nine characters, as a Redis module type's name
+/// must be, in the spirit of RedisBloom's `MBbloom--`.
+pub const AGING_TYPE_NAME: &str = "BKaging--";
 
 /// A key's value: the filter behind a `BF.*` or `CF.*` key.
 #[derive(Clone, Debug, PartialEq)]
@@ -13,6 +18,8 @@ pub enum Value {
     Bloom(ScalableBloomFilter),
     /// A cuckoo key (`TYPE` answers `MBbloomCF`).
     Cuckoo(CuckooFilter),
+    /// An aging key (`TYPE` answers [`AGING_TYPE_NAME`]).
+    Aging(AgingKey),
     /// A filter being restored from `SCANDUMP` chunks: its header has arrived, not yet all
     /// of its bytes. `TYPE` answers as for the finished filter; filter commands other than
     /// `LOADCHUNK` answer an error until the last chunk arrives.
@@ -39,7 +46,9 @@ impl Value {
         match self {
             Value::Bloom(_) => "MBbloom--",
             Value::Cuckoo(_) => "MBbloomCF",
+            Value::Aging(_) => AGING_TYPE_NAME,
             Value::Loading(d) if d.kind() == FilterKind::Cuckoo => "MBbloomCF",
+            Value::Loading(d) if d.kind() == FilterKind::Aging => AGING_TYPE_NAME,
             Value::Loading(_) => "MBbloom--",
         }
     }
@@ -70,7 +79,7 @@ impl Value {
     /// assert_eq!(commands[0][0], "BF.LOADCHUNK");
     ///
     /// let defaults = Defaults::default();
-    /// let ctx = Ctx { defaults: &defaults, budget: &Unlimited };
+    /// let ctx = Ctx { defaults: &defaults, budget: &Unlimited, now_ms: &|| 0 };
     /// let mut slot = None;
     /// for command in &commands {
     ///     let words: Vec<&[u8]> = command.iter().map(|w| &w[..]).collect();
@@ -88,6 +97,7 @@ impl Value {
         match self {
             Value::Bloom(f) => f.memory_bytes(),
             Value::Cuckoo(f) => f.memory_bytes(),
+            Value::Aging(k) => k.memory_bytes(),
             Value::Loading(d) => d.memory_bytes(),
         }
     }
@@ -106,6 +116,7 @@ impl Value {
         match self {
             Value::Bloom(f) => f.encoded_len(),
             Value::Cuckoo(f) => f.encoded_len(),
+            Value::Aging(k) => k.encoded_len(),
             Value::Loading(d) => d.stored_len(),
         }
     }
@@ -126,6 +137,7 @@ impl Value {
         match self {
             Value::Bloom(f) => f.write_to(writer).map_err(bloomkit_io),
             Value::Cuckoo(f) => f.write_to(writer).map_err(bloomkit_io),
+            Value::Aging(k) => k.write_to(writer).map_err(bloomkit_io),
             Value::Loading(d) => d.write_to(writer),
         }
     }
@@ -139,6 +151,9 @@ impl Value {
     pub fn from_bytes(bytes: &[u8]) -> bloomkit::Result<Value> {
         if bytes.starts_with(&PartialDump::MAGIC) {
             return PartialDump::from_bytes(bytes).map(Value::Loading);
+        }
+        if bytes.starts_with(&crate::aging::MAGIC) {
+            return AgingKey::from_bytes(bytes).map(Value::Aging);
         }
         match AnyFilter::from_bytes(bytes)? {
             AnyFilter::Scalable(f) => Ok(Value::Bloom(f)),
@@ -175,12 +190,14 @@ impl PartialDump {
     pub const MAGIC: [u8; 8] = *b"\x89BKP\r\n\x1a\n";
 
     /// A dump whose first bytes are `header`, which must be exactly an encoded filter's
-    /// header (as [`bloomkit::format::peek_header`] reads it).
+    /// header (as [`bloomkit::format::peek_header`] reads it), or an aging key's (its fixed
+    /// fields, then its filter's header).
     ///
     /// # Errors
     ///
     /// [`Error::Corrupt`] if `header` is not exactly a header, or of a kind other than a
-    /// scalable Bloom or a cuckoo filter; the reader's errors for a malformed one.
+    /// scalable Bloom, a cuckoo filter or an aging key; the reader's errors for a malformed
+    /// one.
     pub fn new(header: &[u8]) -> bloomkit::Result<PartialDump> {
         let info = Self::check_header(header)?;
         if header.len() != info.header_len {
@@ -200,9 +217,12 @@ impl PartialDump {
         })
     }
 
-    fn check_header(bytes: &[u8]) -> bloomkit::Result<HeaderInfo> {
-        let info = format::peek_header(bytes)?.ok_or(Error::Truncated)?;
-        if !matches!(info.kind, FilterKind::Scalable | FilterKind::Cuckoo) {
+    fn check_header(bytes: &[u8]) -> bloomkit::Result<crate::dump::Header> {
+        let info = crate::dump::peek_header(bytes)?.ok_or(Error::Truncated)?;
+        if !matches!(
+            info.kind,
+            FilterKind::Scalable | FilterKind::Cuckoo | FilterKind::Aging
+        ) {
             return Err(Error::WrongKind {
                 expected: FilterKind::Scalable,
                 found: info.kind.code(),
@@ -211,7 +231,8 @@ impl PartialDump {
         Ok(info)
     }
 
-    /// The kind of filter arriving: [`FilterKind::Scalable`] or [`FilterKind::Cuckoo`].
+    /// The kind of filter arriving: [`FilterKind::Scalable`], [`FilterKind::Cuckoo`], or
+    /// [`FilterKind::Aging`] for an aging key.
     pub fn kind(&self) -> FilterKind {
         self.kind
     }
@@ -272,6 +293,7 @@ impl PartialDump {
         }
         match self.kind {
             FilterKind::Cuckoo => CuckooFilter::from_bytes(&self.received).map(Value::Cuckoo),
+            FilterKind::Aging => AgingKey::from_bytes(&self.received).map(Value::Aging),
             _ => ScalableBloomFilter::from_bytes(&self.received).map(Value::Bloom),
         }
     }
@@ -337,6 +359,8 @@ impl PartialDump {
 
 #[cfg(test)]
 mod tests {
+    use bloomkit::format;
+
     use super::*;
 
     #[test]

@@ -47,6 +47,8 @@ pub enum LoadError {
     Newer {
         /// The version found.
         version: i32,
+        /// The newest version this build reads for the type.
+        newest: i32,
     },
     /// The engine could not read what the value claims (a short or damaged file).
     Io,
@@ -77,10 +79,10 @@ impl fmt::Display for LoadError {
                  bloomkit reads only its own (versions from {ENCODING_VERSION}): load this \
                  data with RedisBloom, or remove the key"
             ),
-            LoadError::Newer { version } => write!(
+            LoadError::Newer { version, newest } => write!(
                 f,
                 "this value was written by a newer bloomkit module (encoding version \
-                 {version}; this one reads up to {ENCODING_VERSION}): upgrade the module"
+                 {version}; this one reads up to {newest}): upgrade the module"
             ),
             LoadError::Io => f.write_str("the data ends early or could not be read"),
             LoadError::BadChunk { declared, received } => write!(
@@ -111,7 +113,10 @@ pub fn check_version(type_name: &'static str, version: i32) -> Result<(), LoadEr
             type_name,
             version: v,
         }),
-        v => Err(LoadError::Newer { version: v }),
+        v => Err(LoadError::Newer {
+            version: v,
+            newest: ENCODING_VERSION,
+        }),
     }
 }
 

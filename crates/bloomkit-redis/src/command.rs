@@ -4,8 +4,8 @@
 //! A command runs as the command crate's host loop says (its `lib.rs`): parse (the row's
 //! arity, then the command's own checks), find the key's value ([`OpenKey`]), read it or
 //! write its slot, replicate what the command logged, reply. Here the keyspace is Redis's: a
-//! write runs on the key's own slot ([`Stored`](crate::types::Stored)), or its value is
-//! stored as a new key, or the key is deleted.
+//! write runs on the key's own slot ([`Stored`]), or its value is stored as a new key, or the
+//! key is deleted.
 //!
 //! # What is replicated
 //!

@@ -135,7 +135,8 @@ unsafe extern "C" fn on_generic_event(
     if matches!(event, b"rename_to" | b"copy_to" | b"move_to" | b"restore") {
         let context = Context::new(ctx);
         // SAFETY: the key's name is the event's, alive for the call.
-        let mut open = OpenKey::open(&context, unsafe { KeyName::of_argument(key) }, false);
+        let mut open =
+            OpenKey::open_untouched(&context, unsafe { KeyName::of_argument(key) }, false);
         if let Held::Ours(stored, _) = open.held() {
             if has_period(stored.as_ref()) {
                 track(&context, RedisString::string_as_slice(key));
@@ -193,7 +194,8 @@ fn rotate_due(ctx: &Context, db: c_int, name: &[u8]) -> bool {
     for _ in 0..=64 {
         let due = {
             // SAFETY: `key` was created above and lives until freed below.
-            let mut open = OpenKey::open(ctx, unsafe { KeyName::of_argument(key) }, false);
+            let mut open =
+                OpenKey::open_untouched(ctx, unsafe { KeyName::of_argument(key) }, false);
             match open.held() {
                 Held::Ours(stored, _) if has_period(stored.as_ref()) => match stored.as_ref() {
                     Some(Value::Aging(k)) => k.due_rotation(crate::command::now_ms()),
@@ -232,7 +234,7 @@ fn rotate(ctx: &Context, key: KeyName, name: &[u8], at: u64) -> bool {
             let Some(Ok(command)) = FilterCommand::parse_logged(args) else {
                 return false;
             };
-            let mut open = OpenKey::open(ctx, key, true);
+            let mut open = OpenKey::open_untouched(ctx, key, true);
             let Held::Ours(slot, _) = open.held() else {
                 return false;
             };

@@ -58,11 +58,23 @@ pub struct OpenKey {
 impl OpenKey {
     /// Opens `name` in the running command's context `ctx`, to write if `write`.
     pub fn open(ctx: &Context, name: KeyName, write: bool) -> OpenKey {
-        let mode = if write {
-            raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
-        } else {
-            raw::REDISMODULE_READ
-        };
+        Self::open_with(ctx, name, write, 0)
+    }
+
+    /// Opens `name` as [`open`](Self::open) does, but without stamping it as used: for the
+    /// module's own visits (the aging timer), which are no client's access, so `OBJECT
+    /// IDLETIME`, LRU and LFU eviction see only what clients did.
+    pub fn open_untouched(ctx: &Context, name: KeyName, write: bool) -> OpenKey {
+        Self::open_with(ctx, name, write, raw::REDISMODULE_OPEN_KEY_NOTOUCH)
+    }
+
+    fn open_with(ctx: &Context, name: KeyName, write: bool, flags: u32) -> OpenKey {
+        let mode = flags
+            | if write {
+                raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
+            } else {
+                raw::REDISMODULE_READ
+            };
         let key = api!(RedisModule_OpenKey).and_then(|open| {
             // SAFETY: `ctx` is the running command's context and `name` a string alive for
             // the call; the key is closed once, when this is dropped.

@@ -243,3 +243,27 @@ fn a_replica_rotates_nothing_by_itself_until_it_is_promoted() {
         );
     }
 }
+
+/// The timer's visits are the module's, not a client's: a key with a period that no client
+/// touches grows idle (`OBJECT IDLETIME`), as LRU and LFU eviction must see it.
+#[test]
+fn the_timer_leaves_a_keys_idle_time_alone() {
+    for engine in Engine::available() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let server = Server::start_raw(engine, dir.path(), common::args_with(&[], &[]));
+        let mut c = server.conn();
+        let name = engine.name();
+        assert_eq!(
+            c.line("AF.RESERVE idle 0.01 1000 PERIOD 1"),
+            Resp::Simple("OK".into()),
+            "{name}"
+        );
+        // OBJECT IDLETIME itself does not touch the key; the timer visits it every tick.
+        assert!(
+            common::eventually(Duration::from_secs(30), || {
+                matches!(c.line("OBJECT IDLETIME idle"), Resp::Int(n) if n >= 2)
+            }),
+            "{name}: the key stayed idle for 2 s within 30 s"
+        );
+    }
+}

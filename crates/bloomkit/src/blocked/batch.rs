@@ -4,7 +4,11 @@
 use super::probe::line_index;
 use crate::key::{Key, KeyHasher};
 
+use crate::batch::PREFETCH_FROM_BYTES;
 pub(crate) use crate::batch::{for_each_hash_batch, BATCH};
+
+/// Bytes in one 512-bit line.
+pub(crate) const LINE_BYTES: usize = (crate::sizing::LINE_BITS / 8) as usize;
 
 /// One step of [`for_each_prefetched`].
 pub(crate) enum Step {
@@ -15,7 +19,9 @@ pub(crate) enum Step {
 }
 
 /// Walks `hashes` in order, calling `step(Visit(line, hash))` for each, after
-/// `step(Prefetch(line))` for the hash `BATCH` places ahead: a rolling window, so misses stay
+/// `step(Prefetch(line))` for the hash `BATCH` places ahead (for a filter of
+/// `num_lines` lines of at least `PREFETCH_FROM_BYTES`: a smaller one is in cache, and its
+/// walk prefetches nothing): a rolling window, so misses stay
 /// in flight all the time rather than in bursts. (One closure for both steps, so that a
 /// caller can prefetch through the lines it then writes.)
 ///
@@ -26,6 +32,12 @@ pub(crate) enum Step {
 /// of 200,000 keys through the Python package.)
 #[inline]
 pub(crate) fn for_each_prefetched(hashes: &[u64], num_lines: usize, mut step: impl FnMut(Step)) {
+    if num_lines.saturating_mul(LINE_BYTES) < PREFETCH_FROM_BYTES {
+        for &hash in hashes {
+            step(Step::Visit(line_index(hash, num_lines), hash));
+        }
+        return;
+    }
     let mut ring = [0usize; BATCH];
     let ahead = hashes.len().min(BATCH);
     for (slot, &hash) in ring.iter_mut().zip(&hashes[..ahead]) {
@@ -48,10 +60,10 @@ pub(crate) fn for_each_prefetched(hashes: &[u64], num_lines: usize, mut step: im
 /// `n` new answers at the end of `answers` (`false` until written), to be written in order:
 /// a store a key, where a push checks the capacity and the length at every key.
 #[inline]
-pub(crate) fn answer_slots(answers: &mut Vec<bool>, n: usize) -> std::slice::IterMut<'_, bool> {
+pub(crate) fn answer_slots(answers: &mut Vec<bool>, n: usize) -> &mut [bool] {
     let start = answers.len();
     answers.resize(start + n, false);
-    answers[start..].iter_mut()
+    &mut answers[start..]
 }
 
 /// Hashes the keys of an iterator of unknown length a batch at a time into a stack buffer
@@ -85,7 +97,8 @@ mod tests {
     /// shorter than the ring, as long, and longer.
     #[test]
     fn the_ring_prefetches_each_line_ahead_and_visits_in_order() {
-        let num_lines = 1000;
+        // Large enough to prefetch: the smallest such filter.
+        let num_lines = PREFETCH_FROM_BYTES / LINE_BYTES;
         for n in [0, 1, 5, BATCH - 1, BATCH, BATCH + 1, 3 * BATCH + 7, 200] {
             let hashes: Vec<u64> = (0..n as u64)
                 .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
@@ -107,5 +120,25 @@ mod tests {
                 assert_eq!(visits_before, j.saturating_sub(BATCH), "{n} {j}");
             }
         }
+    }
+
+    /// A filter smaller than `PREFETCH_FROM_BYTES` is walked without prefetching, every hash
+    /// visited in order with its line.
+    #[test]
+    fn a_filter_in_cache_is_walked_without_prefetching() {
+        let num_lines = PREFETCH_FROM_BYTES / LINE_BYTES - 1;
+        let hashes: Vec<u64> = (0..100u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        let mut visited = Vec::new();
+        for_each_prefetched(&hashes, num_lines, |step| match step {
+            Step::Prefetch(_) => panic!("prefetched"),
+            Step::Visit(line, hash) => visited.push((line, hash)),
+        });
+        let want: Vec<(usize, u64)> = hashes
+            .iter()
+            .map(|&h| (line_index(h, num_lines), h))
+            .collect();
+        assert_eq!(visited, want);
     }
 }

@@ -139,14 +139,21 @@ fn insert_range(
         .filter(|&h| (first..end).contains(&line_index(h, num_lines)))
         .collect();
     let mut changed = 0;
-    for_each_prefetched(&mine, num_lines, |step| match step {
-        Step::Prefetch(line) => crate::prefetch::prefetch_read(&range[line - first]),
-        Step::Visit(line, hash) => {
-            changed +=
-                crate::blocked::kernel::insert_into_line(&mut range[line - first], hash, num_hashes)
-                    as u64
-        }
-    });
+    for_each_prefetched(
+        &mine,
+        num_lines,
+        #[inline(always)]
+        |step| match step {
+            Step::Prefetch(line) => crate::prefetch::prefetch_read(&range[line - first]),
+            Step::Visit(line, hash) => {
+                changed += crate::blocked::kernel::insert_into_line(
+                    &mut range[line - first],
+                    hash,
+                    num_hashes,
+                ) as u64
+            }
+        },
+    );
     changed
 }
 

@@ -2,7 +2,7 @@
 //! kind, in cache and out: the ratio of the two on this machine, from one run.
 //!
 //! ```text
-//! cargo run --release -p bloomkit-bench --bin batch_ops -- [--mib 512] [--static-mib 64] [--repeat 3] [--only counting,cuckoo]
+//! cargo run --release -p bloomkit-bench --bin batch_ops -- [--mib 512] [--static-mib 64] [--repeat 3] [--only blocked,counting,cuckoo]
 //! ```
 //!
 //! Every filter is at 1% with integer keys (hashing included in every figure). The small
@@ -11,7 +11,9 @@
 //! key and tens of bytes of scratch per key at once. The large mutable filters are reserved
 //! for their size but filled only in part (the scalable one grown to four layers, the
 //! counting one to a quarter of its plan, the cuckoo one to an eighth), to keep the set-up
-//! short: a query still lands anywhere in their memory. Queries are half keys of the filter,
+//! short: a query still lands anywhere in their memory. The blocked filter, filled to its
+//! plan, is measured at two sizes about a core's share of the cache besides (1.2 MiB, a million
+//! keys, and 4.7 MiB). Queries are half keys of the filter,
 //! half keys it never saw, in one shuffled order; the one-key loop and the batch answer the
 //! same queries (checked), `--repeat` times each, interleaved, and the medians are printed.
 //! Inserts put new keys into fresh copies of the filled filter, one key at a time and
@@ -21,7 +23,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use bloomkit::{
-    BinaryFuseFilter, CountingBloomFilter, CuckooFilter, RibbonFilter, ScalableBloomFilter,
+    BinaryFuseFilter, BlockedBloomFilter, CountingBloomFilter, CuckooFilter, RibbonFilter,
+    ScalableBloomFilter,
 };
 use bloomkit_bench::keys::int_key;
 use bloomkit_bench::timing::{load_average, median};
@@ -111,6 +114,34 @@ fn row(kind: &str, size: &str, what: &str, (one, many): (f64, f64)) {
 
 fn mib(bytes: usize) -> String {
     format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+fn blocked(repeat: usize, bytes: u64) {
+    // About 9.9 bits a key at 1%; filled to its plan a million keys at a time.
+    let n = (bytes * 8 * 10 / 99).max(1);
+    let mut f = BlockedBloomFilter::new(n, 0.01).expect("fits");
+    for start in (0..n).step_by(1 << 20) {
+        f.insert_many(&keys(start, (n - start).min(1 << 20)));
+    }
+    let size = mib(f.memory_bytes());
+    let qs = queries(n);
+    let t = time_queries(repeat, &qs, |k| f.contains(k), |q, a| f.contains_many(q, a));
+    row("blocked", &size, "contains", t);
+    let new = keys(1 << 41, INSERTS.min(n));
+    let t = time_inserts(
+        repeat,
+        &f,
+        &new,
+        |f, ks| {
+            for k in ks {
+                f.insert(k);
+            }
+        },
+        |f, ks| {
+            f.insert_many(ks);
+        },
+    );
+    row("blocked", &size, "insert", t);
 }
 
 fn scalable(repeat: usize, bytes: u64) {
@@ -242,6 +273,13 @@ fn main() {
     println!();
     println!("| kind | size | operation | one key (ns) | batched (ns) | one / batched |");
     println!("|---|---|---|---|---|---|");
+    // The blocked filter at the sizes about the cache too: a million keys at 1% (1.2 MiB,
+    // the Python package's benchmark) and four million.
+    if wanted("blocked") {
+        for bytes in [small, 1_239_864, 4_959_424, large] {
+            blocked(repeat, bytes);
+        }
+    }
     let mutable: [(&str, Measure); 3] = [
         ("scalable", scalable),
         ("counting", counting),

@@ -193,15 +193,20 @@ impl AtomicBloomFilter {
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         answers.reserve(hashes.len());
         let lines = &self.lines;
-        for_each_prefetched(hashes, lines.len(), |step| match step {
-            Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-            Step::Visit(line, hash) => {
-                let line = lines.line(line);
-                answers.push(probes_set(hash, self.num_hashes, |w| {
-                    line.0[w].load(Ordering::Relaxed)
-                }))
-            }
-        });
+        for_each_prefetched(
+            hashes,
+            lines.len(),
+            #[inline(always)]
+            |step| match step {
+                Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
+                Step::Visit(line, hash) => {
+                    let line = lines.line(line);
+                    answers.push(probes_set(hash, self.num_hashes, |w| {
+                        line.0[w].load(Ordering::Relaxed)
+                    }))
+                }
+            },
+        );
     }
 
     /// Adds many keys at once, prefetching their lines in batches; returns how many of them
@@ -218,10 +223,15 @@ impl AtomicBloomFilter {
     pub fn insert_many_hashes(&self, hashes: &[u64]) -> u64 {
         let lines = &self.lines;
         let mut changed = 0;
-        for_each_prefetched(hashes, lines.len(), |step| match step {
-            Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-            Step::Visit(line, hash) => changed += self.insert_into_line(line, hash) as u64,
-        });
+        for_each_prefetched(
+            hashes,
+            lines.len(),
+            #[inline(always)]
+            |step| match step {
+                Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
+                Step::Visit(line, hash) => changed += self.insert_into_line(line, hash) as u64,
+            },
+        );
         changed
     }
 

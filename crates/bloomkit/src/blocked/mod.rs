@@ -17,7 +17,9 @@ pub(crate) mod probe;
 mod unaligned;
 mod view;
 
-pub(crate) use self::batch::{for_each_hash_batch, for_each_key_batch, for_each_prefetched, Step};
+pub(crate) use self::batch::{
+    answer_slots, for_each_hash_batch, for_each_key_batch, for_each_prefetched, Step,
+};
 pub use self::builder::BlockedBuilder;
 pub(crate) use self::probe::line_index;
 pub use self::view::BlockedBloomFilterRef;
@@ -293,16 +295,8 @@ impl BlockedBloomFilter {
 
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
-        answers.reserve(hashes.len());
-        let lines = &self.lines;
-        for_each_prefetched(hashes, lines.len(), |step| match step {
-            Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-            Step::Visit(line, hash) => answers.push(kernel::probes_set_in_line(
-                lines.line(line),
-                hash,
-                self.num_hashes,
-            )),
-        });
+        let slots = answer_slots(answers, hashes.len());
+        kernel::contains_many(&self.lines, hashes, self.num_hashes, slots);
     }
 
     /// Adds many keys at once, prefetching their lines in batches as
@@ -319,15 +313,7 @@ impl BlockedBloomFilter {
 
     /// [`insert_many`](Self::insert_many) by precomputed hashes.
     pub fn insert_many_hashes(&mut self, hashes: &[u64]) -> u64 {
-        let num_hashes = self.num_hashes;
-        let lines = &mut self.lines;
-        let mut changed = 0u64;
-        for_each_prefetched(hashes, lines.len(), |step| match step {
-            Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-            Step::Visit(line, hash) => {
-                changed += kernel::insert_into_line(lines.line_mut(line), hash, num_hashes) as u64
-            }
-        });
+        let changed = kernel::insert_many(&mut self.lines, hashes, self.num_hashes);
         self.item_count += changed;
         changed
     }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::batch::{for_each_hash_batch, for_each_prefetched, Step};
+use super::batch::{answer_slots, for_each_hash_batch, for_each_prefetched, Step, LINE_BYTES};
 use super::probe::line_index;
 use super::unaligned::probes_set_in_bytes;
 use super::{lines_estimated_count, lines_fp_rate, BlockedBloomFilter};
@@ -12,9 +12,6 @@ use crate::format::{self, FilterKind};
 use crate::key::{Key, KeyHasher};
 use crate::sizing::LINE_BITS;
 use crate::Filter;
-
-/// Bytes in one 512-bit line.
-const LINE_BYTES: usize = 64;
 
 /// A [`BlockedBloomFilter`] read in place from the bytes [`BlockedBloomFilter::to_bytes`]
 /// writes: nothing is copied, so opening one is a header check (and, unless skipped, the
@@ -209,21 +206,30 @@ impl<'a> BlockedBloomFilterRef<'a> {
 
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
-        answers.reserve(hashes.len());
-        for_each_prefetched(hashes, self.num_lines, |step| match step {
-            Step::Prefetch(index) => {
-                // A line of the file starts wherever the file put it, so it may straddle
-                // two cache lines: ask for both ends.
-                if let Some(line) = self.line(index) {
-                    crate::prefetch::prefetch_read(&line[0]);
-                    crate::prefetch::prefetch_read(&line[LINE_BYTES - 1]);
+        let mut slots = answer_slots(answers, hashes.len()).iter_mut();
+        for_each_prefetched(
+            hashes,
+            self.num_lines,
+            #[inline(always)]
+            |step| match step {
+                Step::Prefetch(index) => {
+                    // A line of the file starts wherever the file put it, so it may straddle
+                    // two cache lines: ask for both ends.
+                    if let Some(line) = self.line(index) {
+                        crate::prefetch::prefetch_read(&line[0]);
+                        crate::prefetch::prefetch_read(&line[LINE_BYTES - 1]);
+                    }
                 }
-            }
-            Step::Visit(index, hash) => answers.push(match self.line(index) {
-                Some(line) => probes_set_in_bytes(line, hash, self.num_hashes),
-                None => true,
-            }),
-        });
+                Step::Visit(index, hash) => {
+                    if let Some(slot) = slots.next() {
+                        *slot = match self.line(index) {
+                            Some(line) => probes_set_in_bytes(line, hash, self.num_hashes),
+                            None => true,
+                        };
+                    }
+                }
+            },
+        );
     }
 
     /// Bits in the filter (a multiple of 512).

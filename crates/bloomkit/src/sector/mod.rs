@@ -218,12 +218,17 @@ impl SectorBloomFilter {
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         answers.reserve(hashes.len());
         let (lines, kernel, per_word) = (&self.lines, self.kernel, self.per_word);
-        for_each_prefetched(hashes, lines.len(), |step| match step {
-            Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-            Step::Visit(line, hash) => {
-                answers.push(kernel.probes_set(lines.line(line), hash, per_word))
-            }
-        });
+        for_each_prefetched(
+            hashes,
+            lines.len(),
+            #[inline(always)]
+            |step| match step {
+                Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
+                Step::Visit(line, hash) => {
+                    answers.push(kernel.probes_set(lines.line(line), hash, per_word))
+                }
+            },
+        );
     }
 
     /// Adds many keys at once, their lines prefetched 32 ahead; returns how many changed the
@@ -242,12 +247,17 @@ impl SectorBloomFilter {
         let (kernel, per_word) = (self.kernel, self.per_word);
         let lines = &mut self.lines;
         let mut changed = 0u64;
-        for_each_prefetched(hashes, lines.len(), |step| match step {
-            Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-            Step::Visit(line, hash) => {
-                changed += kernel.insert(lines.line_mut(line), hash, per_word) as u64
-            }
-        });
+        for_each_prefetched(
+            hashes,
+            lines.len(),
+            #[inline(always)]
+            |step| match step {
+                Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
+                Step::Visit(line, hash) => {
+                    changed += kernel.insert(lines.line_mut(line), hash, per_word) as u64
+                }
+            },
+        );
         self.item_count += changed;
         changed
     }

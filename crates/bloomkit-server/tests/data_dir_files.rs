@@ -44,12 +44,12 @@ async fn served_dir(dir: &Path, keys: usize) {
     server.stop().await.unwrap();
 }
 
+/// Makes a FIFO at `path` by a system call, not by running `mkfifo`: a child process holds
+/// a copy of every descriptor until it execs, the data-directory locks of the tests running
+/// beside this one included, and one of them then finds its own directory still locked.
 fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    use rustix::fs::{mknodat, FileType, Mode, CWD};
+    mknodat(CWD, path, FileType::Fifo, Mode::from_raw_mode(0o600), 0).unwrap();
 }
 
 /// A file outside the data directory, for a planted link to point at.

@@ -225,6 +225,7 @@ mod mix;
 #[cfg(feature = "parallel")]
 mod parallel;
 mod prefetch;
+pub mod redisbloom;
 mod ribbon;
 mod scalable;
 mod sector;

@@ -101,7 +101,11 @@
 //!   `batch.rs` (the blocked filter's, specialised to its one line, `blocked/batch.rs`).
 //! * [`Filter`]: the small object-safe trait they share; [`FilterExt`] asks any of them, or a
 //!   `&dyn Filter`, by key.
-//! * [`AnyFilter`] (`any.rs`): a filter of whatever kind a file holds.
+//! * [`AnyFilter`] (`any.rs`): a filter of whatever kind a file holds (but the two
+//!   RedisBloom kinds, which probe with two hashes of a key's bytes).
+//! * [`redisbloom`]: RedisBloom's own Bloom chain and cuckoo filter, with its hashing, and
+//!   decoders of its `DUMP` payloads, RDB values and `SCANDUMP` chunks: filters imported
+//!   from RedisBloom keep answering as they did there.
 //! * [`key`]: what a key is. [`Key`] (a type's stable byte feed), [`KeySink`] (where a
 //!   composite key writes its fields), [`KeyHasher`] (a filter's seed and feed), [`KeyFeed`]
 //!   (today's, or bloomkit 0.1's for its files), [`StdHash`] (a key hashed by its `Hash`).

@@ -116,11 +116,12 @@ impl RedisBloomLink {
             ((((entries as f64) * bpe) as u64).max(1), 0)
         } else {
             let want = entries as f64 * bpe;
-            let bn2 = want.log2().floor();
-            if bn2.is_nan() || bn2 > 62.0 {
+            // C's `logb`: the binary exponent, exactly (not a rounded log2).
+            let exponent = ((want.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+            if !want.is_normal() || !(-1..=62).contains(&exponent) {
                 return Err(Error::TooLarge { num_bits: u64::MAX });
             }
-            let n2 = bn2 as u8 + 1;
+            let n2 = (exponent + 1) as u8;
             let bits = 1u64 << n2;
             let extra_bits = (bits as f64 - want) as u64;
             entries_out += (extra_bits as f64 / bpe) as u64;

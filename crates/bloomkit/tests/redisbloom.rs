@@ -422,3 +422,37 @@ fn scandump_chunks_must_come_in_order() {
     assert!(RedisCuckooFilter::from_scandump(borrowed(&cf[..cf.len() - 1])).is_err());
     assert!(RedisCuckooFilter::from_scandump(borrowed(&cf[1..])).is_err());
 }
+
+/// A host's LOADCHUNK: one chunk at a time, with the header's announced size known before
+/// any data (for a memory budget) and memory growing only with what arrives.
+#[test]
+fn loader_takes_one_chunk_at_a_time() {
+    use bloomkit::redisbloom::ScandumpLoader;
+    for (name, start) in [
+        (
+            "bf-layers",
+            ScandumpLoader::bloom as fn(&[u8]) -> bloomkit::Result<ScandumpLoader>,
+        ),
+        ("cf-grown", ScandumpLoader::cuckoo),
+    ] {
+        let c = chunks(&format!("{name}.scandump"));
+        let mut loader = start(&c[0].1).unwrap();
+        let total: u64 = c[1..].iter().map(|(_, d)| d.len() as u64).sum();
+        assert_eq!(loader.expected_bytes(), total, "{name}");
+        for (i, (it, data)) in c[1..].iter().enumerate() {
+            assert!(!loader.is_complete());
+            loader.push(*it, data).unwrap();
+            let so_far: u64 = c[1..=i + 1].iter().map(|(_, d)| d.len() as u64).sum();
+            assert_eq!(loader.received_bytes(), so_far);
+        }
+        assert!(loader.is_complete());
+        let value = loader.finish().unwrap();
+        assert_eq!(
+            value,
+            RedisBloomValue::from_dump(&read(&format!("{name}.dump"))).unwrap()
+        );
+    }
+    // A Bloom header is not a cuckoo header, nor the reverse.
+    assert!(ScandumpLoader::cuckoo(&chunks("bf-small.scandump")[0].1).is_err());
+    assert!(ScandumpLoader::bloom(&chunks("cf-small.scandump")[0].1).is_err());
+}

@@ -20,20 +20,23 @@
 //!
 //! * [`RedisBloomChain`] (`chain.rs`): the `BF.*` chain; inserts grow it as RedisBloom does.
 //! * [`RedisCuckooFilter`] (`cuckoo.rs`): the `CF.*` filter; add, add-unique, count, delete.
-//! * `import.rs`: [`RedisBloomValue::from_dump`], [`RedisBloomChain::from_rdb`],
-//!   [`RedisBloomChain::from_scandump`] and their cuckoo twins. Input is untrusted: every
-//!   count is checked against the bytes that are actually there before anything is sized
-//!   by it.
+//! * `import.rs`: [`RedisBloomValue::from_dump`], [`RedisBloomChain::from_rdb`] and its
+//!   cuckoo twin. Input is untrusted: every count is checked against the bytes that are
+//!   actually there before anything is sized by it.
+//! * `scandump.rs`: [`ScandumpLoader`], a filter arriving in `SCANDUMP` chunks one at a time
+//!   (a host's `LOADCHUNK`), and `from_scandump` over a whole sequence.
 //! * `persist.rs`: both types in bloomkit's own file format.
 
 mod chain;
 mod cuckoo;
 mod import;
 mod persist;
+mod scandump;
 
 pub use chain::{RedisBloomChain, RedisBloomLink};
 pub use cuckoo::{RedisCuckooFilter, RedisCuckooInsert};
 pub use import::{crc64_redis, RedisBloomValue, BF_TYPE_NAME, CF_TYPE_NAME};
+pub use scandump::ScandumpLoader;
 
 /// The hash algorithm code of RedisBloom's hashing in bloomkit's file header.
 pub const REDISBLOOM_HASH_ALGORITHM: u16 = 3;

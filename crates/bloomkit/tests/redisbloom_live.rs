@@ -298,6 +298,21 @@ fn redisbloom_keys_move_into_bloomkit_with_every_item() {
         assert_eq!(bf.contains(item.as_bytes()), t.int() == 1, "sparse: {item}");
     }
 
+    // A 36 MB link: SCANDUMP cuts it into 16 MiB chunks, so chunks start inside a link.
+    r.cmd(&["BF.RESERVE", "big", "0.001", "20000000", "NONSCALING"]);
+    let some = items("big", 5000);
+    r.each("BF.ADD", "big", &some);
+    let chunks = r.scandump("BF.SCANDUMP", "big");
+    assert!(chunks.len() >= 4, "{} chunks", chunks.len());
+    let borrowed: Vec<(i64, &[u8])> = chunks.iter().map(|(i, c)| (*i, c.as_slice())).collect();
+    let bf = RedisBloomChain::from_scandump(borrowed).unwrap();
+    assert!(some.iter().all(|i| bf.contains(i.as_bytes())));
+    let dump = r.cmd(&["DUMP", "big"]).bytes();
+    assert_eq!(
+        RedisBloomValue::from_dump(&dump).unwrap(),
+        RedisBloomValue::Bloom(bf)
+    );
+
     // A cuckoo filter that grew, with duplicates and deletes.
     r.cmd(&[
         "CF.RESERVE",

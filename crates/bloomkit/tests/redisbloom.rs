@@ -456,3 +456,86 @@ fn loader_takes_one_chunk_at_a_time() {
     assert!(ScandumpLoader::cuckoo(&chunks("bf-small.scandump")[0].1).is_err());
     assert!(ScandumpLoader::bloom(&chunks("cf-small.scandump")[0].1).is_err());
 }
+
+mod oracle {
+    use std::collections::{HashMap, HashSet};
+
+    use bloomkit::redisbloom::{RedisBloomChain, RedisCuckooFilter, RedisCuckooInsert};
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Add(u16),
+        Del(u16),
+    }
+
+    fn ops() -> impl Strategy<Value = Vec<Op>> {
+        prop::collection::vec(
+            prop_oneof![3 => any::<u16>().prop_map(|k| Op::Add(k % 300)),
+                        1 => any::<u16>().prop_map(|k| Op::Del(k % 300))],
+            0..600,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// A cuckoo filter never forgets an item it holds a copy of, never undercounts,
+        /// and survives the file format, through any mix of adds (growing it) and deletes.
+        #[test]
+        fn cuckoo_never_forgets_or_undercounts(
+            capacity in 4u64..64,
+            bucket_size in 1u16..5,
+            expansion in prop_oneof![Just(0u16), Just(1), Just(2), Just(4)],
+            ops in ops(),
+        ) {
+            let mut cf = RedisCuckooFilter::new(capacity.max(u64::from(bucket_size)), bucket_size, 20, expansion).unwrap();
+            let mut oracle: HashMap<u16, u64> = HashMap::new();
+            for op in ops {
+                match op {
+                    Op::Add(k) => {
+                        if cf.insert(k.to_string().as_bytes()).unwrap() == RedisCuckooInsert::Inserted {
+                            *oracle.entry(k).or_default() += 1;
+                        }
+                    }
+                    // Deleting only what was added, as CF.DEL's contract asks.
+                    Op::Del(k) => {
+                        if let Some(n) = oracle.get_mut(&k).filter(|n| **n > 0) {
+                            prop_assert!(cf.delete(k.to_string().as_bytes()));
+                            *n -= 1;
+                        }
+                    }
+                }
+            }
+            for (k, &n) in &oracle {
+                prop_assert!(cf.count(k.to_string().as_bytes()) >= n);
+                if n > 0 {
+                    prop_assert!(cf.contains(k.to_string().as_bytes()));
+                }
+            }
+            prop_assert_eq!(cf.len(), oracle.values().sum::<u64>());
+            prop_assert_eq!(RedisCuckooFilter::from_bytes(&cf.to_bytes()).unwrap(), cf);
+        }
+
+        /// A chain never forgets an item, grows as needed, and survives the file format.
+        #[test]
+        fn chain_never_forgets(
+            capacity in 1u64..50,
+            rate in prop_oneof![Just(0.1), Just(0.01), Just(0.001)],
+            expansion in 1u32..4,
+            keys in prop::collection::vec(any::<u16>(), 0..500),
+        ) {
+            let mut bf = RedisBloomChain::new(capacity, rate, expansion, false).unwrap();
+            let mut seen = HashSet::new();
+            for k in keys {
+                bf.insert(k.to_string().as_bytes()).unwrap();
+                seen.insert(k);
+            }
+            for k in &seen {
+                prop_assert!(bf.contains(k.to_string().as_bytes()));
+            }
+            prop_assert!(bf.len() <= seen.len() as u64);
+            prop_assert_eq!(RedisBloomChain::from_bytes(&bf.to_bytes()).unwrap(), bf);
+        }
+    }
+}

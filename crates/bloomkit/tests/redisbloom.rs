@@ -539,3 +539,93 @@ mod oracle {
         }
     }
 }
+
+/// A host's own field reader (a module's `rdb_load` reads RedisBloom's fields one by one
+/// through Redis's API) decodes the same filter as the RDB bytes do.
+#[test]
+fn fields_from_a_host_reader_decode_alike() {
+    use bloomkit::redisbloom::RdbFields;
+    use std::collections::VecDeque;
+
+    enum Field {
+        U(u64),
+        D(f64),
+        S(Vec<u8>),
+    }
+    struct Fields(VecDeque<Field>);
+    impl RdbFields for Fields {
+        fn unsigned(&mut self, what: &str) -> bloomkit::Result<u64> {
+            match self.0.pop_front() {
+                Some(Field::U(v)) => Ok(v),
+                _ => Err(Error::Corrupt {
+                    reason: format!("{what}: unsigned expected"),
+                }),
+            }
+        }
+        fn double(&mut self, what: &str) -> bloomkit::Result<f64> {
+            match self.0.pop_front() {
+                Some(Field::D(v)) => Ok(v),
+                _ => Err(Error::Corrupt {
+                    reason: format!("{what}: double expected"),
+                }),
+            }
+        }
+        fn buffer(&mut self, what: &str) -> bloomkit::Result<Vec<u8>> {
+            match self.0.pop_front() {
+                Some(Field::S(v)) => Ok(v),
+                _ => Err(Error::Corrupt {
+                    reason: format!("{what}: string expected"),
+                }),
+            }
+        }
+    }
+
+    let bf = bloom("bf-layers");
+    let mut f = VecDeque::from([
+        Field::U(bf.len()),
+        Field::U(bf.links().len() as u64),
+        Field::U(u64::from(bf.options())),
+        Field::U(u64::from(bf.expansion())),
+    ]);
+    for l in bf.links() {
+        f.extend([
+            Field::U(l.entries),
+            Field::D(l.error),
+            Field::U(u64::from(l.hashes)),
+            Field::D(l.bpe),
+            Field::U(l.bits()),
+            Field::U(u64::from(l.n2)),
+            Field::S(l.as_bytes().to_vec()),
+            Field::U(l.size),
+        ]);
+    }
+    assert_eq!(
+        RedisBloomChain::from_rdb_fields(4, &mut Fields(f)).unwrap(),
+        bf
+    );
+
+    let cf = cuckoo("cf-grown");
+    let bytes = cf.to_bytes();
+    // The sub-filters' buckets, from our file's payload (after the two counts).
+    let payload = &bytes[bytes.len() - 8 - cf.memory_bytes()..bytes.len() - 8];
+    let mut f = VecDeque::from([
+        Field::U(cf.num_filters() as u64),
+        Field::U(cf.num_buckets()),
+        Field::U(cf.len()),
+        Field::U(cf.num_deletes()),
+        Field::U(u64::from(cf.bucket_size())),
+        Field::U(u64::from(cf.max_iterations())),
+        Field::U(u64::from(cf.expansion())),
+    ]);
+    let mut at = 0;
+    for j in 0..cf.num_filters() as u32 {
+        let n = cf.num_buckets() * u64::from(cf.expansion()).pow(j);
+        let len = (n * u64::from(cf.bucket_size())) as usize;
+        f.extend([Field::U(n), Field::S(payload[at..at + len].to_vec())]);
+        at += len;
+    }
+    assert_eq!(
+        RedisCuckooFilter::from_rdb_fields(4, &mut Fields(f)).unwrap(),
+        cf
+    );
+}

@@ -65,6 +65,49 @@ pub fn crc64_redis(bytes: &[u8]) -> u64 {
     })
 }
 
+/// Where a RedisBloom value's fields come from, in the order RedisBloom saved them: the
+/// bytes of an RDB value ([`RedisBloomChain::from_rdb`]), or a host's own reader, such as a
+/// Redis module's `rdb_load` callback with `RedisModule_LoadUnsigned`, `LoadDouble` and
+/// `LoadStringBuffer` ([`RedisBloomChain::from_rdb_fields`]). `what` names the field, for
+/// the error.
+pub trait RdbFields {
+    /// The next unsigned integer (`RedisModule_SaveUnsigned`).
+    ///
+    /// # Errors
+    ///
+    /// When the input holds no such field next.
+    fn unsigned(&mut self, what: &str) -> Result<u64>;
+    /// The next double (`RedisModule_SaveDouble`).
+    ///
+    /// # Errors
+    ///
+    /// As [`unsigned`](Self::unsigned).
+    fn double(&mut self, what: &str) -> Result<f64>;
+    /// The next string buffer (`RedisModule_SaveStringBuffer`). An implementation must not
+    /// allocate more than its input holds.
+    ///
+    /// # Errors
+    ///
+    /// As [`unsigned`](Self::unsigned).
+    fn buffer(&mut self, what: &str) -> Result<Vec<u8>>;
+    /// Bytes left in the input, when known: claimed counts are checked against it before
+    /// anything is sized by them (otherwise they are only bounded by RedisBloom's limits).
+    fn remaining(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// Refuses a value of `type_name` written at an encoding version newer than `newest`.
+fn check_encver(type_name: &str, encver: u64, newest: u64) -> Result<()> {
+    if encver > newest {
+        return Err(Error::corrupt(format!(
+            "{type_name} encoding version {encver} is newer than {newest}; import it with a \
+             newer bloomkit"
+        )));
+    }
+    Ok(())
+}
+
 /// A cursor over RDB bytes.
 struct Rdb<'a> {
     rest: &'a [u8],
@@ -83,28 +126,9 @@ impl RdbString<'_> {
             RdbString::Owned(v) => v,
         }
     }
-
-    fn len(&self) -> usize {
-        match self {
-            RdbString::Raw(b) => b.len(),
-            RdbString::Owned(v) => v.len(),
-        }
-    }
 }
 
 impl<'a> Rdb<'a> {
-    /// A cursor over the value of a `type_name` key written at encoding version `encver`,
-    /// refused if that version is newer than `newest`.
-    fn value(type_name: &str, encver: u64, newest: u64, value: &'a [u8]) -> Result<Self> {
-        if encver > newest {
-            return Err(Error::corrupt(format!(
-                "{type_name} encoding version {encver} is newer than {newest}; import it \
-                 with a newer bloomkit"
-            )));
-        }
-        Ok(Rdb { rest: value })
-    }
-
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.rest.len() {
             return Err(Error::Truncated);
@@ -193,6 +217,20 @@ impl<'a> Rdb<'a> {
         Ok(())
     }
 
+    /// The end-of-value marker, then nothing.
+    fn finish(mut self) -> Result<()> {
+        self.opcode(OP_EOF, "the end of the value")?;
+        if !self.rest.is_empty() {
+            return Err(Error::corrupt(format!(
+                "{} unexpected bytes follow the RedisBloom value",
+                self.rest.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl RdbFields for Rdb<'_> {
     fn unsigned(&mut self, what: &str) -> Result<u64> {
         self.opcode(OP_UINT, what)?;
         self.len()
@@ -205,21 +243,13 @@ impl<'a> Rdb<'a> {
         ))
     }
 
-    fn buffer(&mut self, what: &str) -> Result<RdbString<'a>> {
+    fn buffer(&mut self, what: &str) -> Result<Vec<u8>> {
         self.opcode(OP_STRING, what)?;
-        self.string()
+        Ok(self.string()?.into_vec())
     }
 
-    /// The end-of-value marker, then nothing.
-    fn finish(mut self) -> Result<()> {
-        self.opcode(OP_EOF, "the end of the value")?;
-        if !self.rest.is_empty() {
-            return Err(Error::corrupt(format!(
-                "{} unexpected bytes follow the RedisBloom value",
-                self.rest.len()
-            )));
-        }
-        Ok(())
+    fn remaining(&self) -> Option<usize> {
+        Some(self.rest.len())
     }
 }
 
@@ -317,10 +347,10 @@ impl RedisBloomValue {
     }
 }
 
-/// Whether `n` items of `each` bytes could be in `available` bytes: a claimed count is
-/// checked against the input before anything is sized by it.
-fn fits(n: u64, each: u64, available: usize) -> bool {
-    n.checked_mul(each).is_some_and(|b| b <= available as u64)
+/// Whether `n` items of `each` bytes could be in `available` bytes (when that is known): a
+/// claimed count is checked against the input before anything is sized by it.
+fn fits(n: u64, each: u64, available: Option<usize>) -> bool {
+    available.is_none_or(|a| n.checked_mul(each).is_some_and(|b| b <= a as u64))
 }
 
 impl RedisBloomChain {
@@ -332,11 +362,24 @@ impl RedisBloomChain {
     ///
     /// As [`RedisBloomValue::from_dump`], without the checksum.
     pub fn from_rdb(encver: u64, value: &[u8]) -> Result<Self> {
-        let mut r = Rdb::value(BF_TYPE_NAME, encver, BF_MAX_ENCVER, value)?;
+        let mut r = Rdb { rest: value };
+        let chain = Self::from_rdb_fields(encver, &mut r)?;
+        r.finish()?;
+        Ok(chain)
+    }
+
+    /// Decodes a `MBbloom--` value at encoding version `encver` from `r`, field by field:
+    /// what a Redis module's `rdb_load` does with a RedisBloom value.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_rdb`](Self::from_rdb), and `r`'s own.
+    pub fn from_rdb_fields<R: RdbFields + ?Sized>(encver: u64, r: &mut R) -> Result<Self> {
+        check_encver(BF_TYPE_NAME, encver, BF_MAX_ENCVER)?;
         let size = r.unsigned("the item count")?;
         let nfilters = r.unsigned("the link count")?;
         // Each link takes at least 30 bytes of opcodes and values.
-        if nfilters == 0 || nfilters > MAX_LINKS as u64 || !fits(nfilters, 30, r.rest.len()) {
+        if nfilters == 0 || nfilters > MAX_LINKS as u64 || !fits(nfilters, 30, r.remaining()) {
             return Err(Error::corrupt(format!(
                 "{nfilters} links claimed (1 to {MAX_LINKS}, and no more than the value holds)"
             )));
@@ -377,10 +420,9 @@ impl RedisBloomChain {
                 hashes: u32::try_from(hashes).unwrap_or(u32::MAX),
                 n2: u8::try_from(n2).unwrap_or(u8::MAX),
                 size: link_size,
-                bytes: bytes.into_vec(),
+                bytes,
             });
         }
-        r.finish()?;
         let chain = RedisBloomChain {
             size,
             options: u32::try_from(options).unwrap_or(u32::MAX),
@@ -402,7 +444,19 @@ impl RedisCuckooFilter {
     /// is not the one its position implies, and an item count other than the occupied
     /// slots.
     pub fn from_rdb(encver: u64, value: &[u8]) -> Result<Self> {
-        let mut r = Rdb::value(CF_TYPE_NAME, encver, CF_MAX_ENCVER, value)?;
+        let mut r = Rdb { rest: value };
+        let cf = Self::from_rdb_fields(encver, &mut r)?;
+        r.finish()?;
+        Ok(cf)
+    }
+
+    /// Decodes a `MBbloomCF` value at encoding version `encver` from `r`, field by field.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_rdb`](Self::from_rdb), and `r`'s own.
+    pub fn from_rdb_fields<R: RdbFields + ?Sized>(encver: u64, r: &mut R) -> Result<Self> {
+        check_encver(CF_TYPE_NAME, encver, CF_MAX_ENCVER)?;
         let num_filters = r.unsigned("the sub-filter count")?;
         let num_buckets = r.unsigned("the bucket count")?;
         let num_items = r.unsigned("the item count")?;
@@ -429,7 +483,7 @@ impl RedisCuckooFilter {
             filters: Vec::new(),
         };
         // Each sub-filter takes at least 4 bytes of opcodes and lengths.
-        if num_filters == 0 || num_filters > MAX_FILTERS || !fits(num_filters, 4, r.rest.len()) {
+        if num_filters == 0 || num_filters > MAX_FILTERS || !fits(num_filters, 4, r.remaining()) {
             return Err(Error::corrupt(format!(
                 "{num_filters} cuckoo sub-filters claimed (1 to {MAX_FILTERS}, and no more \
                  than the value holds)"
@@ -452,10 +506,9 @@ impl RedisCuckooFilter {
             }
             cf.filters.push(SubFilter {
                 num_buckets: n,
-                data: data.into_vec(),
+                data,
             });
         }
-        r.finish()?;
         cf.validate()?;
         Ok(cf)
     }

@@ -35,7 +35,7 @@ mod scandump;
 
 pub use chain::{RedisBloomChain, RedisBloomLink};
 pub use cuckoo::{RedisCuckooFilter, RedisCuckooInsert};
-pub use import::{crc64_redis, RedisBloomValue, BF_TYPE_NAME, CF_TYPE_NAME};
+pub use import::{crc64_redis, RdbFields, RedisBloomValue, BF_TYPE_NAME, CF_TYPE_NAME};
 pub use scandump::ScandumpLoader;
 
 /// The hash algorithm code of RedisBloom's hashing in bloomkit's file header.

@@ -107,7 +107,7 @@ fn bloom_probes_match_redisbloom() {
         assert!(bf.insert(&item).unwrap());
         let link = &bf.links()[0];
         assert_eq!(link.bits(), f[1].parse::<u64>().unwrap(), "{line}");
-        assert_eq!(link.hashes, f[2].parse::<u32>().unwrap(), "{line}");
+        assert_eq!(link.num_hashes(), f[2].parse::<u32>().unwrap(), "{line}");
         let set: Vec<String> = (0..link.bits())
             .filter(|&x| link.as_bytes()[(x / 8) as usize] >> (x % 8) & 1 == 1)
             .map(|x| x.to_string())
@@ -589,14 +589,14 @@ fn fields_from_a_host_reader_decode_alike() {
     ]);
     for l in bf.links() {
         f.extend([
-            Field::U(l.entries),
-            Field::D(l.error),
-            Field::U(u64::from(l.hashes)),
-            Field::D(l.bpe),
+            Field::U(l.entries()),
+            Field::D(l.error()),
+            Field::U(u64::from(l.num_hashes())),
+            Field::D(l.bits_per_entry()),
             Field::U(l.bits()),
-            Field::U(u64::from(l.n2)),
+            Field::U(u64::from(l.n2())),
             Field::S(l.as_bytes().to_vec()),
-            Field::U(l.size),
+            Field::U(l.len()),
         ]);
     }
     assert_eq!(

@@ -34,23 +34,59 @@ const TIGHTENING: f64 = 0.5;
 pub struct RedisBloomLink {
     /// Items the link was sized for (RedisBloom's `entries`); the chain grows when the newest
     /// link's `size` reaches it.
-    pub entries: u64,
+    pub(crate) entries: u64,
     /// The link's planned false-positive rate.
-    pub error: f64,
+    pub(crate) error: f64,
     /// Bits per entry, `−ln(error) / (ln 2)²`.
-    pub bpe: f64,
+    pub(crate) bpe: f64,
     /// Probes per item.
-    pub hashes: u32,
+    pub(crate) hashes: u32,
     /// Power-of-two exponent of the probe modulus, or 0 when probes are taken modulo `bits`.
-    pub n2: u8,
+    pub(crate) n2: u8,
     /// Items added to this link (inserts that set at least one bit).
-    pub size: u64,
+    pub(crate) size: u64,
     /// The bit array: bit `x` is bit `x mod 8` of byte `x / 8`; its length in bits is the
     /// link's `bits`.
     pub(crate) bytes: Vec<u8>,
 }
 
 impl RedisBloomLink {
+    /// Items the link was sized for; the chain grows when the newest link holds this many.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// The link's planned false-positive rate.
+    pub fn error(&self) -> f64 {
+        self.error
+    }
+
+    /// Bits per entry, `−ln(error) / (ln 2)²`.
+    pub fn bits_per_entry(&self) -> f64 {
+        self.bpe
+    }
+
+    /// Probes per item.
+    pub fn num_hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// Power-of-two exponent of the probe modulus, or 0 when probes are taken modulo
+    /// [`bits`](Self::bits).
+    pub fn n2(&self) -> u8 {
+        self.n2
+    }
+
+    /// Items added to this link.
+    pub fn len(&self) -> u64 {
+        self.size
+    }
+
+    /// Whether no item was added to this link.
+    pub fn is_empty(&self) -> bool {
+        self.size == 0
+    }
+
     /// Bits in the link (`8 ×` its bytes).
     pub fn bits(&self) -> u64 {
         self.bytes.len() as u64 * 8
@@ -102,14 +138,12 @@ impl RedisBloomLink {
         let bpe = (-(error.ln()) / LN2_SQUARED).abs();
         let mut entries_out = entries;
         let (bits, n2) = if options & OPT_ENTS_IS_BITS != 0 {
-            if entries > 64 {
-                return Err(Error::corrupt("a power-of-two link of more than 2^64 bits"));
+            // RedisBloom takes up to 64 here, but 2^64 bits is no size (and `1 << 64`
+            // undefined in C); 63 is already far beyond any memory.
+            if entries > 63 {
+                return Err(Error::TooLarge { num_bits: u64::MAX });
             }
-            let bits = if entries == 64 {
-                u64::MAX
-            } else {
-                1u64 << entries
-            };
+            let bits = 1u64 << entries;
             entries_out = (bits as f64 / bpe) as u64;
             (bits, entries as u8)
         } else if options & OPT_NOROUND != 0 {
@@ -367,5 +401,47 @@ impl RedisBloomChain {
             )));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain sized in bits (RedisBloom's `ENTS_IS_BITS`, reachable only from an imported
+    /// value) grows its links' exponent from their entries; past 2^63 bits it stops with an
+    /// error, never a panic, and never forgets what it took.
+    #[test]
+    fn a_chain_sized_in_bits_stops_growing_without_panicking() {
+        let options = OPT_FORCE64 | OPT_ENTS_IS_BITS;
+        let link = RedisBloomLink::plan(6, 0.01, options).unwrap();
+        assert_eq!((link.bits(), link.n2), (64, 6));
+        let mut chain = RedisBloomChain {
+            size: 0,
+            options,
+            growth: 2,
+            links: vec![link],
+        };
+        chain.validate().unwrap();
+        let mut taken = Vec::new();
+        for i in 0..3000u32 {
+            match chain.insert(&i.to_le_bytes()) {
+                Ok(_) => taken.push(i),
+                Err(Error::TooLarge { .. }) => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(taken.iter().all(|i| chain.contains(&i.to_le_bytes())));
+        chain.validate().unwrap();
+    }
+
+    /// The power-of-two rule: bits are the power of two above `entries · bpe`, and the spare
+    /// bits' worth of entries is added.
+    #[test]
+    fn the_rounded_rule_rounds_up_to_a_power_of_two() {
+        let link = RedisBloomLink::plan(100, 0.01, OPT_FORCE64).unwrap();
+        // 100 · 9.585 = 958.5 bits → 1024 (n2 = 10); 65.5 spare bits are 6 more entries.
+        assert_eq!((link.bits(), link.n2, link.entries), (1024, 10, 106));
+        assert_eq!(link.hashes, 7);
     }
 }

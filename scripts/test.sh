@@ -95,6 +95,10 @@ need_apt chromium fonts-dejavu-core \
     || { echo "cannot install Chromium and a font from Debian (the explorer's browser test)" >&2; exit 1; }
 need_npm playwright-core@1.65.1 \
     || { echo "cannot install playwright-core from npm (the explorer's browser test)" >&2; exit 1; }
+# `script` (util-linux's bsdutils, essential on Debian, so normally there already) gives the
+# CLI a terminal for its test of what it says when it waits for typed keys.
+need_apt bsdutils \
+    || { echo "cannot install bsdutils from Debian (the CLI's terminal test)" >&2; exit 1; }
 
 # The Redis/Valkey module (crates/bloomkit-redis): libclang for its bindings (bindgen), and
 # for its tests real engines: Debian's Redis 7.0 (redis-server; redis-cli builds and reshards
@@ -112,6 +116,33 @@ export BLOOMKIT_TEST_TOOLS="$TOOLS"
 
 echo "== cargo test --workspace --release"
 cargo test --workspace --release "$@"
+
+# The Python package (crates/bloomkit-py), installed with the README's command exactly as a
+# user runs it: a new virtual environment under target/, then `pip install
+# ./crates/bloomkit-py` (pip builds it in an isolated environment with the maturin that
+# pyproject.toml names; maturin builds in the workspace's target directory, so the library
+# compiled above is reused, and with the environment at the same path on every run, so is
+# PyO3). Then its pytest suite, which also drives the `bloomkit` binary built above. The
+# test tools are wheels in $TOOLS/py like the module's (kept from run to run while the
+# pinned versions stay), put on the suite's path rather than installed into the new
+# environment.
+if [ $# -eq 0 ]; then
+    need_pip pytest==9.2.0 hypothesis==6.170.27 numpy==2.4.6 \
+        || { echo "cannot install pytest, hypothesis and numpy from PyPI (the Python package's tests)" >&2; exit 1; }
+    echo "== the Python package: pip install ./crates/bloomkit-py, then pytest"
+    PY_VENV="$PWD/target/py-venv"
+    rm -rf "$PY_VENV"
+    if ! python3 -m venv "$PY_VENV" >/dev/null 2>&1; then
+        # Debian's own Python keeps venv's pip bootstrap in a package of its own.
+        rm -rf "$PY_VENV"
+        need_apt python3-venv
+        python3 -m venv "$PY_VENV"
+    fi
+    "$PY_VENV/bin/pip" install --quiet --disable-pip-version-check --no-warn-script-location \
+        ./crates/bloomkit-py
+    PYTHONPATH="$TOOLS/py" BLOOMKIT_BIN="$PWD/target/release/bloomkit" "$PY_VENV/bin/python" \
+        -m pytest -p no:cacheprovider -q crates/bloomkit-py/tests
+fi
 
 # The library's optional `bytes` feature (keys given as `bytes::Bytes`) and `serde` feature
 # (filters inside serde types) are off in the workspace build; their tests run here.

@@ -6,10 +6,10 @@
 //! Run: `cargo +nightly fuzz run aof_replay` from the repository root.
 #![no_main]
 
-use bloomkit_server::persist::aof::{self, Tail, LOG_HEADER_LEN};
+use bloomkit_server::persist::log::format::{self as aof, Tail, LOG_HEADER_LEN};
+use bloomkit_server::persist::log::synced::SyncedMark;
 use bloomkit_server::persist::manifest::Manifest;
 use bloomkit_server::persist::snapshot::{self, SnapshotWriter};
-use bloomkit_server::persist::synced::SyncedMark;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

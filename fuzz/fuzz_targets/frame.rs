@@ -3,7 +3,7 @@
 //! error) as reading them at once.
 #![no_main]
 
-use bloomkit_server::frame::Parser;
+use bloomkit_server::resp::decode::Parser;
 use bytes::BytesMut;
 use libfuzzer_sys::fuzz_target;
 

@@ -1,51 +1,30 @@
 //! bloomkit's own filters as [`Contender`]s: what `compare` sets beside the peers, and what
 //! a `bloomkit bench` subcommand measures on a user's machine.
 //!
+//! The kinds are the library's list ([`FilterKind::ALL`]), each through its own type, so
+//! that a timed loop is the kind's code and not a dispatch; a kind added to the library
+//! and not yet given a typed contender here is measured all the same, through
+//! [`AnyFilter`] ([`contenders`] says how). Sizes come from the library
+//! ([`AnyFilter::planned_memory_bytes`], [`sizing::scalable_layers`]), never from a formula
+//! of the harness's own.
+//!
 //! # Adding a kind
 //!
-//! A filter kind takes three steps, a few lines each:
+//! A typed contender, where the kind's speed matters, takes two steps:
 //!
 //! 1. a [`Subject`] impl, through [`bloomkit_subject!`] for the usual shape (`insert`,
-//!    `contains`, `contains_hash`, `memory_bytes`);
-//! 2. a constructor and a memory formula, given to [`Ours::new`];
-//! 3. a line in [`contenders`].
-//!
-//! The kinds being written on other branches slot in like this:
-//!
-//! ```text
-//! // CountingBloomFilter::new(cap, p), insert(&T), contains(&T): same shape as classic.
-//! bloomkit_subject!(bloomkit::CountingBloomFilter, |f, key| {
-//!     bloomkit::CountingBloomFilter::insert(f, key);
-//!     true
-//! });
-//! Ours::new("CountingBloomFilter", Family::Counting, bloomkit::CountingBloomFilter::new, None),
-//!
-//! // ScalableBloomFilter::new(cap, p), insert(&T) -> Result<bool, Error>. It allocates as it
-//! // grows, so its memory formula is its first layer's size, or `None` to build and ask.
-//! bloomkit_subject!(bloomkit::ScalableBloomFilter, |f, key| {
-//!     bloomkit::ScalableBloomFilter::insert(f, key).is_ok()
-//! });
-//!
-//! // CuckooFilter::new(cap, p), insert(&T) -> Result<(), Error>: a refused key is counted.
-//! bloomkit_subject!(bloomkit::CuckooFilter, |f, key| {
-//!     bloomkit::CuckooFilter::insert(f, key).is_ok()
-//! });
-//!
-//! // RibbonFilter::build(items, p) is static: implement `StaticFilter` for it (build from
-//! // the collected `bloomkit::hash`es) and list `Static::<K, BloomkitHash, RibbonFilter>`
-//! // through a contender whose `memory_for` is the ribbon's size formula. (BinaryFuseFilter
-//! // is listed the same way, once per fingerprint width.)
-//!
-//! // AgingBloomFilter: like the counting filter.
-//! ```
+//!    `contains`, `contains_hash`, `memory_bytes`), or a [`StaticFilter`] impl for a kind
+//!    built from all its keys;
+//! 2. an arm in [`contenders`]' match on the kind.
 //!
 //! [`bloomkit_subject!`]: crate::bloomkit_subject
 
 use std::marker::PhantomData;
 
 use bloomkit::{
-    sizing, AtomicBloomFilter, BinaryFuseFilter, BlockedBloomFilter, BloomFilter,
-    CountingBloomFilter, CuckooFilter, RibbonFilter, ScalableBloomFilter, SectorBloomFilter,
+    sizing, AnyFilter, AtomicBloomFilter, BinaryFuseFilter, BlockedBloomFilter, BloomFilter,
+    CountingBloomFilter, CuckooFilter, FilterKind, RibbonFilter, ScalableBloomFilter,
+    SectorBloomFilter,
 };
 
 use crate::keys::{Key, KeyPool};
@@ -340,8 +319,9 @@ fn scalable_new(n: u64, p: f64) -> bloomkit::Result<ScalableBloomFilter> {
     ScalableBloomFilter::new((n / SCALABLE_GROWTH).max(1), p)
 }
 
-/// Bytes of a scalable filter after `n` keys, planned for n/100: RedisBloom's layers
-/// (capacity ×2, rate ×0.5 from p/2), each a blocked filter, until they hold n.
+/// Bytes of a scalable filter after `n` keys, planned for n/100: the layers the library
+/// plans ([`sizing::scalable_layers`], each a blocked filter) until they hold n, and each
+/// layer's entry in the chain.
 fn scalable_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
     let first = (n / SCALABLE_GROWTH).max(1);
     let mut bytes = std::mem::size_of::<ScalableBloomFilter>() as u64;
@@ -349,12 +329,19 @@ fn scalable_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
     let entry = std::mem::size_of::<BlockedBloomFilter>()
         .max(std::mem::size_of::<bloomkit::BloomFilter>())
         + 16;
-    let (mut held, mut capacity, mut rate) = (0u64, first, p * 0.5);
-    while held < n.max(1) {
-        bytes += sizing::blocked_plan(capacity, rate)?.num_bits / 8 + entry as u64;
-        held += capacity;
-        capacity *= 2;
-        rate *= 0.5;
+    let mut held = 0u64;
+    let layers = sizing::scalable_layers(
+        first,
+        p,
+        ScalableBloomFilter::DEFAULT_EXPANSION,
+        ScalableBloomFilter::DEFAULT_TIGHTENING,
+    );
+    for layer in layers {
+        if held >= n.max(1) {
+            break;
+        }
+        bytes += sizing::blocked_plan(layer.capacity, layer.fp_rate)?.num_bits / 8 + entry as u64;
+        held = held.saturating_add(layer.capacity);
     }
     Ok(bytes)
 }
@@ -365,25 +352,37 @@ pub type NewFn<F> = fn(u64, f64) -> bloomkit::Result<F>;
 /// A memory formula: the bytes a filter for `items` at `fp_rate` takes, without building it.
 pub type MemoryFn = fn(u64, f64) -> bloomkit::Result<u64>;
 
+/// Where a contender's size comes from.
+#[derive(Clone, Copy)]
+pub enum Memory {
+    /// The library's plan for a filter of the kind: [`AnyFilter::planned_memory_bytes`].
+    Planned(FilterKind),
+    /// A formula, for a filter the library has no plan of (one grown past its plan, or a
+    /// type outside [`AnyFilter`]).
+    Formula(MemoryFn),
+}
+
+impl Memory {
+    fn bytes(self, n: u64, p: f64) -> bloomkit::Result<u64> {
+        match self {
+            Memory::Planned(kind) => AnyFilter::planned_memory_bytes(kind, n, p).map(|b| b as u64),
+            Memory::Formula(formula) => formula(n, p),
+        }
+    }
+}
+
 /// A bloomkit filter kind as a [`Contender`].
 pub struct Ours<F> {
     name: &'static str,
     family: Family,
     new: NewFn<F>,
-    memory: Option<MemoryFn>,
+    memory: Memory,
     _filter: PhantomData<fn() -> F>,
 }
 
 impl<F> Ours<F> {
-    /// A contender named `name` (the type's name), built by `new`. `memory` is a formula for
-    /// its size; `None` builds an empty filter and asks it (fine for filters that allocate
-    /// everything up front and are cheap to build empty).
-    pub fn new(
-        name: &'static str,
-        family: Family,
-        new: NewFn<F>,
-        memory: Option<MemoryFn>,
-    ) -> Self {
+    /// A contender named `name` (the type's name), built by `new`, whose size is `memory`.
+    pub fn new(name: &'static str, family: Family, new: NewFn<F>, memory: Memory) -> Self {
         Ours {
             name,
             family,
@@ -391,6 +390,12 @@ impl<F> Ours<F> {
             memory,
             _filter: PhantomData,
         }
+    }
+
+    /// The contender for `kind` through its own type `F`, built by `new`: named and sized as
+    /// the library names and plans the kind.
+    pub fn of_kind(kind: FilterKind, family: Family, new: NewFn<F>) -> Self {
+        Self::new(kind.type_name(), family, new, Memory::Planned(kind))
     }
 }
 
@@ -415,48 +420,188 @@ where
     }
 
     fn memory_for(&self, n: u64, p: f64) -> Result<u64, String> {
-        match self.memory {
-            Some(memory) => memory(n, p).map_err(|e| e.to_string()),
-            None => Ok(<Self as Contender<K>>::build(self, n, p)?.memory_bytes() as u64),
-        }
+        self.memory.bytes(n, p).map_err(|e| e.to_string())
     }
 }
 
-/// Bytes of a classic filter: its struct and its planned bits.
-fn classic_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
-    Ok(std::mem::size_of::<BloomFilter>() as u64 + sizing::classic_plan(n, p)?.num_bits / 8)
-}
-
-/// Bytes of a blocked filter: its struct and its planned lines.
-fn blocked_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
-    Ok(std::mem::size_of::<BlockedBloomFilter>() as u64 + sizing::blocked_plan(n, p)?.num_bits / 8)
-}
-
-/// Bytes of a sector filter: its struct and its planned lines.
-fn sector_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
-    Ok(std::mem::size_of::<SectorBloomFilter>() as u64 + sizing::sector_plan(n, p)?.num_bits / 8)
-}
-
-/// Bytes of an atomic filter: its struct and its planned lines (the blocked plan).
+/// Bytes of an atomic filter: a blocked filter's plan, in the atomic filter's struct.
 fn atomic_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
-    Ok(std::mem::size_of::<AtomicBloomFilter>() as u64 + sizing::blocked_plan(n, p)?.num_bits / 8)
+    let blocked = AnyFilter::planned_memory_bytes(FilterKind::Blocked, n, p)?;
+    Ok((blocked - std::mem::size_of::<BlockedBloomFilter>()
+        + std::mem::size_of::<AtomicBloomFilter>()) as u64)
 }
 
-/// Bytes of a counting filter: its struct and 4 bits per counter (the classic plan's bits).
-fn counting_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
-    Ok(
-        std::mem::size_of::<CountingBloomFilter>() as u64
-            + sizing::classic_plan(n, p)?.num_bits / 2,
-    )
+/// An aging filter in its steady state: two generations of half the keys each, the first
+/// half inserted before a rotation and the second after it, as `bloomkit demo` fills one.
+pub struct Aging;
+
+/// An [`AgingBloomFilter`](bloomkit::AgingBloomFilter) that rotates once, when its newest
+/// generation holds its share.
+pub struct AgingSubject {
+    filter: bloomkit::AgingBloomFilter,
+    share: u64,
+    inserted: u64,
 }
 
-/// Bytes of a cuckoo filter before it grows, as its options plan it.
-fn cuckoo_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
-    let options = bloomkit::CuckooFilter::builder(n, p);
-    Ok(options.planned_memory_bytes()? as u64)
+impl<K: Key + ?Sized> Subject<K> for AgingSubject {
+    #[inline]
+    fn insert(&mut self, key: &K) -> bool {
+        if self.inserted == self.share {
+            self.filter.rotate();
+        }
+        self.inserted += 1;
+        self.filter.insert(key);
+        true
+    }
+
+    fn contains(&self, key: &K) -> bool {
+        self.filter.contains(key)
+    }
+
+    fn supports_hash(&self) -> bool {
+        true
+    }
+
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.filter.contains_hash(hash)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.filter.memory_bytes()
+    }
 }
 
-/// Every bloomkit filter kind this tree has, in report order.
+impl<K: Key + ?Sized> Contender<K> for Aging {
+    fn info(&self) -> Info {
+        Info {
+            name: "AgingBloomFilter".to_string(),
+            crate_name: "bloomkit",
+            family: Family::Aging,
+            hashing: Hashing::Bloomkit,
+            note: Some("two generations of half the keys each, rotated once".to_string()),
+        }
+    }
+
+    fn build(&self, n: u64, p: f64) -> Result<Box<dyn Subject<K>>, String> {
+        let share = n.div_ceil(2).max(1);
+        let filter = bloomkit::AgingBloomFilter::new(share, p).map_err(|e| e.to_string())?;
+        Ok(Box::new(AgingSubject {
+            filter,
+            share,
+            inserted: 0,
+        }))
+    }
+
+    fn memory_for(&self, n: u64, p: f64) -> Result<u64, String> {
+        Memory::Planned(FilterKind::Aging)
+            .bytes(n.div_ceil(2).max(1), p)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// A kind without a typed contender here: built through [`AnyFilter`], planned for `n` keys
+/// or, for a static kind, solved from the `n` keys' hashes; every call dispatched on the
+/// kind.
+pub struct AnyKind(pub FilterKind);
+
+/// An [`AnyFilter`] under test; a static kind collects its hashes until `finish`.
+pub struct AnySubject {
+    kind: FilterKind,
+    p: f64,
+    filter: Option<AnyFilter>,
+    hashes: Vec<u64>,
+}
+
+impl<K: Key + ?Sized> Subject<K> for AnySubject {
+    fn insert(&mut self, key: &K) -> bool {
+        let hash = bloomkit::hash(key);
+        match &mut self.filter {
+            Some(f) => f.insert_hash(hash).is_ok(),
+            None => {
+                self.hashes.push(hash);
+                true
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Result<(), String> {
+        if self.filter.is_none() {
+            let built = AnyFilter::build_from_hashes(self.kind, &self.hashes, self.p);
+            self.filter = Some(built.map_err(|e| e.to_string())?);
+            self.hashes = Vec::new();
+        }
+        Ok(())
+    }
+
+    fn contains(&self, key: &K) -> bool {
+        self.filter.as_ref().is_some_and(|f| f.contains(key))
+    }
+
+    fn supports_hash(&self) -> bool {
+        true
+    }
+
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.filter.as_ref().is_some_and(|f| f.contains_hash(hash))
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.filter.as_ref().map_or(0, AnyFilter::memory_bytes)
+    }
+}
+
+impl<K: Key + ?Sized> Contender<K> for AnyKind {
+    fn info(&self) -> Info {
+        Info {
+            name: self.0.type_name().to_string(),
+            crate_name: "bloomkit",
+            family: family(self.0),
+            hashing: Hashing::Bloomkit,
+            note: Some("through AnyFilter, without a typed contender yet".to_string()),
+        }
+    }
+
+    fn build(&self, n: u64, p: f64) -> Result<Box<dyn Subject<K>>, String> {
+        let filter = if self.0.is_static() {
+            None
+        } else {
+            Some(AnyFilter::new(self.0, n, p).map_err(|e| e.to_string())?)
+        };
+        Ok(Box::new(AnySubject {
+            kind: self.0,
+            p,
+            filter,
+            hashes: Vec::new(),
+        }))
+    }
+
+    fn memory_for(&self, n: u64, p: f64) -> Result<u64, String> {
+        Memory::Planned(self.0)
+            .bytes(n, p)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The family a kind's peers belong to.
+fn family(kind: FilterKind) -> Family {
+    match kind {
+        FilterKind::Classic => Family::Classic,
+        FilterKind::Counting => Family::Counting,
+        FilterKind::Scalable => Family::Scalable,
+        FilterKind::Cuckoo => Family::Cuckoo,
+        FilterKind::Ribbon => Family::Ribbon,
+        FilterKind::Fuse => Family::Fuse8,
+        FilterKind::Aging => Family::Aging,
+        // Blocked, sector, and a kind the harness does not know yet: compared with the
+        // Bloom filters of one cache line.
+        _ => Family::Blocked,
+    }
+}
+
+/// Every bloomkit filter kind of the library's list ([`FilterKind::ALL`]), in its order,
+/// each through its own type where it has a typed contender here (the blocked kind also as
+/// an atomic filter and through its batched calls; the scalable one grown 100×; the fuse
+/// one with 8- and 16-bit fingerprints), and through [`AnyKind`] otherwise.
 ///
 /// # Examples
 ///
@@ -466,63 +611,65 @@ fn cuckoo_memory(n: u64, p: f64) -> bloomkit::Result<u64> {
 /// assert!(kinds.iter().any(|c| c.info().name == "BlockedBloomFilter"));
 /// ```
 pub fn contenders<K: Key + ?Sized>() -> Vec<Box<dyn Contender<K>>> {
-    vec![
-        Box::new(Ours::new(
-            "BlockedBloomFilter",
-            Family::Blocked,
-            BlockedBloomFilter::new,
-            Some(blocked_memory),
-        )),
-        Box::new(Ours::new(
-            "SectorBloomFilter",
-            Family::Blocked,
-            SectorBloomFilter::new,
-            Some(sector_memory),
-        )),
-        Box::new(Ours::new(
-            "BloomFilter",
-            Family::Classic,
-            BloomFilter::new,
-            Some(classic_memory),
-        )),
-        Box::new(Ours::new(
-            "AtomicBloomFilter",
-            Family::Atomic,
-            AtomicBloomFilter::new,
-            Some(atomic_memory),
-        )),
-        Box::new(Ours::new(
-            "BlockedBloomFilter, batched",
-            Family::Blocked,
-            |n, p| BlockedBloomFilter::new(n, p).map(Batched),
-            Some(blocked_memory),
-        )),
-        Box::new(Ours::new(
-            "CountingBloomFilter",
-            Family::Counting,
-            CountingBloomFilter::new,
-            Some(counting_memory),
-        )),
-        Box::new(Ours::new(
-            "ScalableBloomFilter, grown 100×",
-            Family::Scalable,
-            scalable_new,
-            Some(scalable_memory),
-        )),
-        Box::new(Ours::new(
-            "CuckooFilter",
-            Family::Cuckoo,
-            CuckooFilter::new,
-            Some(cuckoo_memory),
-        )),
-        Box::new(Ribbon),
-        Box::new(Fuse {
-            fingerprint_bits: 8,
-        }),
-        Box::new(Fuse {
-            fingerprint_bits: 16,
-        }),
-    ]
+    let mut all: Vec<Box<dyn Contender<K>>> = Vec::new();
+    for kind in FilterKind::ALL {
+        let family = family(kind);
+        match kind {
+            FilterKind::Blocked => {
+                all.push(Box::new(Ours::of_kind(
+                    kind,
+                    family,
+                    BlockedBloomFilter::new,
+                )));
+                all.push(Box::new(Ours::new(
+                    "AtomicBloomFilter",
+                    Family::Atomic,
+                    AtomicBloomFilter::new,
+                    Memory::Formula(atomic_memory),
+                )));
+                all.push(Box::new(Ours::new(
+                    "BlockedBloomFilter, batched",
+                    family,
+                    |n, p| BlockedBloomFilter::new(n, p).map(Batched),
+                    Memory::Planned(kind),
+                )));
+            }
+            FilterKind::Sector => all.push(Box::new(Ours::of_kind(
+                kind,
+                family,
+                SectorBloomFilter::new,
+            ))),
+            FilterKind::Classic => {
+                all.push(Box::new(Ours::of_kind(kind, family, BloomFilter::new)))
+            }
+            FilterKind::Counting => all.push(Box::new(Ours::of_kind(
+                kind,
+                family,
+                CountingBloomFilter::new,
+            ))),
+            FilterKind::Scalable => all.push(Box::new(Ours::new(
+                "ScalableBloomFilter, grown 100×",
+                family,
+                scalable_new,
+                Memory::Formula(scalable_memory),
+            ))),
+            FilterKind::Cuckoo => {
+                all.push(Box::new(Ours::of_kind(kind, family, CuckooFilter::new)))
+            }
+            FilterKind::Ribbon => all.push(Box::new(Ribbon)),
+            FilterKind::Fuse => {
+                all.push(Box::new(Fuse {
+                    fingerprint_bits: 8,
+                }));
+                all.push(Box::new(Fuse {
+                    fingerprint_bits: 16,
+                }));
+            }
+            FilterKind::Aging => all.push(Box::new(Aging)),
+            other => all.push(Box::new(AnyKind(other))),
+        }
+    }
+    all
 }
 
 #[cfg(test)]
@@ -551,6 +698,43 @@ mod tests {
                     assert_eq!(planned, built, "{name} n={n}");
                 }
             }
+        }
+    }
+
+    /// The library's list is the bench's: every kind has a contender named for its type.
+    #[test]
+    fn every_kind_of_the_library_is_measured() {
+        let names: Vec<String> = contenders::<u64>().iter().map(|c| c.info().name).collect();
+        for kind in FilterKind::ALL {
+            assert!(
+                names.iter().any(|n| n.starts_with(kind.type_name())),
+                "{kind}: no contender in {names:?}"
+            );
+        }
+    }
+
+    /// The contender a kind gets before it has a typed one works for every kind: it holds
+    /// its keys and is the size the library plans.
+    #[test]
+    fn any_kind_measures_every_kind() {
+        for kind in FilterKind::ALL {
+            let c: &dyn Contender<u64> = &AnyKind(kind);
+            let n = 5_000;
+            let mut filter = c.build(n, 0.01).unwrap();
+            for key in 0..n {
+                assert!(filter.insert(&key), "{kind}");
+            }
+            filter.finish().unwrap();
+            assert!((0..n).all(|key| filter.contains(&key)), "{kind}");
+            assert!(
+                (0..n).all(|key| filter.contains_hash(bloomkit::hash(&key))),
+                "{kind}"
+            );
+            assert_eq!(
+                filter.memory_bytes() as u64,
+                c.memory_for(n, 0.01).unwrap(),
+                "{kind}"
+            );
         }
     }
 }

@@ -1,8 +1,9 @@
-//! Files in and out: key inputs, loading filters, and writing filters atomically.
+//! Files in and out: key inputs, loading filters, writing filters atomically, and the lock
+//! that keeps two writers of one filter file from losing each other's changes.
 //!
 //! Every error here names the file it is about, since the library's messages cannot.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -68,7 +69,10 @@ pub fn open_inputs(paths: &[PathBuf]) -> Result<Vec<Input>> {
 /// Turns an input into a buffered reader (standard input is locked for the duration).
 pub fn reader(input: Input) -> Box<dyn BufRead> {
     match input {
-        Input::Stdin => Box::new(io::stdin().lock()),
+        Input::Stdin => {
+            crate::keys::tell_if_typed();
+            Box::new(io::stdin().lock())
+        }
         Input::File { file, .. } => Box::new(BufReader::with_capacity(READ_BUFFER_BYTES, file)),
     }
 }
@@ -131,13 +135,17 @@ fn load_from(reader: impl BufRead, doing: impl Fn() -> String) -> Result<LoadedF
         .map(|b| u16::from_le_bytes([b[0], b[1]]))
         .unwrap_or(0);
     let filter = AnyFilter::read_from(head.as_slice().chain(&mut reader)).context(&doing)?;
-    // `read_from` stops at the filter's end, as it must for streams holding more than one;
-    // a file handed to us as one filter with more after it is damaged, so say so.
+    // `read_from` stops at the filter's end, as it must for streams holding more than one.
+    // A whole filter with more after it is not damage (it may sit inside other data), but
+    // it is not a filter file either: say where the filter ends.
     if !reader.inner.fill_buf().context(&doing)?.is_empty() {
         return Err(Error::Message(format!(
-            "{}: unexpected bytes follow the filter; the file is corrupt or was appended to, \
-             so restore it from a good copy or rebuild it",
-            doing()
+            "{}: a whole filter ends at byte {} and more bytes follow it, where a filter file \
+             holds one filter and nothing else; if the filter sits inside other data, write \
+             its bytes alone to a file (the library's format::peek_header gives their length \
+             from the first ones)",
+            doing(),
+            reader.count
         )));
     }
     Ok(LoadedFilter {
@@ -183,17 +191,20 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// output (`-`), for a pipe.
 pub struct Output<'a> {
     path: &'a Path,
+    /// What to do if another process is changing the file being replaced.
+    on_busy: OnBusy,
 }
 
 impl<'a> Output<'a> {
     /// The output `path`, checked against the `inputs` it must not overwrite, before
-    /// anything is read or written.
+    /// anything is read or written. A file already there is replaced under its lock
+    /// ([`write_filter`]); `on_busy` says whether to wait for another writer holding it.
     ///
     /// # Errors
     ///
     /// `path` names one of `inputs` (writing it would replace what is being read), or is
     /// `-` while standard output is a terminal (a filter is binary).
-    pub fn new(path: &'a Path, inputs: &[PathBuf]) -> Result<Self> {
+    pub fn new(path: &'a Path, inputs: &[PathBuf], on_busy: OnBusy) -> Result<Self> {
         if is_dash(path) {
             if io::stdout().is_terminal() {
                 return Err(Error::Message(
@@ -213,7 +224,7 @@ impl<'a> Output<'a> {
                 input.display()
             )));
         }
-        Ok(Output { path })
+        Ok(Output { path, on_busy })
     }
 
     /// Writes `filter`; returns the bytes written.
@@ -223,7 +234,7 @@ impl<'a> Output<'a> {
     /// As [`write_filter`], or a failed write to standard output.
     pub fn write(&self, filter: &AnyFilter) -> Result<u64> {
         if !is_dash(self.path) {
-            return write_filter(self.path, filter);
+            return write_filter(self.path, filter, self.on_busy);
         }
         let mut out = CountingWriter {
             inner: BufWriter::with_capacity(READ_BUFFER_BYTES, io::stdout().lock()),
@@ -278,7 +289,20 @@ impl<W: Write> Write for CountingWriter<W> {
     }
 }
 
-/// Writes `filter` to `path` atomically, and returns the bytes written.
+/// Writes `filter` to `path` atomically, and returns the bytes written; a file already at
+/// `path` is locked first ([`lock`]), so that a command changing it in place finishes
+/// before it is replaced (or, with [`OnBusy::Fail`], this fails at once).
+///
+/// # Errors
+///
+/// Another writer holds the file and `on_busy` is [`OnBusy::Fail`]; as [`replace_file`].
+pub fn write_filter(path: &Path, filter: &AnyFilter, on_busy: OnBusy) -> Result<u64> {
+    let _lock = lock(path, on_busy, Missing::Allowed)?;
+    replace_file(path, filter)
+}
+
+/// Writes `filter` to `path` atomically, and returns the bytes written. The caller holds the
+/// file's lock if it needs one.
 ///
 /// The filter goes to a hidden temporary file in the same directory, which is synced to disk
 /// and then renamed over `path`: a crash, a full disk or an error leaves either the old file
@@ -288,7 +312,7 @@ impl<W: Write> Write for CountingWriter<W> {
 /// # Errors
 ///
 /// Any I/O error, naming `path`; the temporary file is removed.
-pub fn write_filter(path: &Path, filter: &AnyFilter) -> Result<u64> {
+fn replace_file(path: &Path, filter: &AnyFilter) -> Result<u64> {
     let doing = || format!("cannot write filter '{}'", path.display());
     let name = path.file_name().ok_or_else(|| {
         Error::Message(format!(
@@ -358,16 +382,19 @@ fn sync_dir(dir: &Path) {
 /// the changed filter, what `change` returned, and the bytes written. `command` names the
 /// subcommand in messages.
 ///
-/// Nothing is written if `change` fails: the file keeps its old contents. Two commands
-/// changing one file at once are not coordinated; the second rename wins.
+/// The file's lock ([`lock`]) is held from before the filter is read until after the new
+/// file has replaced it, so a second command changing the same file waits for this one and
+/// then reads what it wrote (or, with [`OnBusy::Fail`], fails at once): no change is lost.
+/// Nothing is written if `change` fails: the file keeps its old contents.
 ///
 /// # Errors
 ///
-/// `path` is `-` (a change in place needs a file), or as [`load_filter`], `change` and
-/// [`write_filter`].
+/// `path` is `-` (a change in place needs a file); another writer holds the file and
+/// `on_busy` is [`OnBusy::Fail`]; or as [`load_filter`], `change` and [`write_filter`].
 pub fn change_in_place<T>(
     path: &Path,
     command: &str,
+    on_busy: OnBusy,
     change: impl FnOnce(&mut AnyFilter) -> Result<T>,
 ) -> Result<(AnyFilter, T, u64)> {
     if is_dash(path) {
@@ -379,8 +406,138 @@ pub fn change_in_place<T>(
     // so resolve it first and replace the file it points to.
     let target =
         fs::canonicalize(path).context(|| format!("cannot read filter '{}'", path.display()))?;
-    let mut filter = load_filter(&target)?.filter;
+    let doing = || format!("cannot read filter {}", describe_filter(path));
+    // `Missing::Refused` makes a missing file an error, so there is always a lock here.
+    let locked = lock(&target, on_busy, Missing::Refused)?
+        .ok_or_else(|| Error::Message(format!("{}: the file is not there", doing())))?;
+    // Read through the locked handle: the file the lock is on, which `lock` has checked is
+    // the one the path names.
+    let reader = BufReader::with_capacity(READ_BUFFER_BYTES, &locked.file);
+    let mut filter = load_from(reader, doing)?.filter;
     let changed = change(&mut filter)?;
-    let bytes = write_filter(&target, &filter)?;
+    let bytes = replace_file(&target, &filter)?;
+    // The new file is in place: a writer waiting on the old one wakes, sees that the path
+    // names another file now, and locks that.
+    drop(locked);
     Ok((filter, changed, bytes))
+}
+
+/// What a writer does when another process holds the file it wants to change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnBusy {
+    /// Wait until the other is done (the default).
+    Wait,
+    /// Fail at once, naming the file (`--no-wait`).
+    Fail,
+}
+
+/// Whether a file that is not there (or cannot be opened for reading) is an error for
+/// [`lock`], or means there is nothing to lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Missing {
+    /// An output about to be created: nobody else can be changing it.
+    Allowed,
+    /// A filter to change in place: it must exist.
+    Refused,
+}
+
+/// A filter file locked for writing: an exclusive advisory lock on the open file, released
+/// when this is dropped (or the process ends, however it ends).
+#[derive(Debug)]
+pub struct Locked {
+    file: File,
+}
+
+/// Locks the filter file at `path` for a writer: waits while another process holds it (or
+/// fails at once, by `on_busy`), and returns the open file once this process holds the lock
+/// on the file the path names. `Ok(None)` when there is no file to lock and `missing` allows
+/// that.
+///
+/// The lock is on the file itself, and the path is checked again once it is held. A writer
+/// replaces a filter by renaming a new file over the old one, so the path names a different
+/// file afterwards: a second writer that opened the old file and waited for its lock would
+/// wake holding a lock nobody else will ask for again, on contents already replaced, and
+/// overwrite the first writer's changes with its own. So a writer that wakes on a file the
+/// path no longer names lets it go and locks the one the path names now, until the two
+/// agree; from then on no rename can happen without its lock. The alternatives were worse:
+/// a lock on a separate file beside each filter (`.live.bkf.lock`) would be left behind
+/// beside every filter ever changed, since removing it races with a writer about to lock
+/// it; a lock on the directory would make writers of different files in it wait for each
+/// other, and Windows cannot open a directory as a file. Readers take no lock: the rename
+/// gives them the whole old filter or the whole new one.
+///
+/// The lock is advisory (`flock` on Unix): it binds bloomkit commands, and any other program
+/// that asks for the same lock, not programs that write the file without asking.
+///
+/// # Errors
+///
+/// The file cannot be opened (unless `missing` allows it) or locked; another process holds
+/// it and `on_busy` is [`OnBusy::Fail`].
+fn lock(path: &Path, on_busy: OnBusy, missing: Missing) -> Result<Option<Locked>> {
+    let doing = || format!("cannot lock filter '{}' for writing", path.display());
+    let mut told = false;
+    loop {
+        let file = match File::open(path) {
+            Ok(file) => file,
+            // Nothing there to change, or nothing this user could have read to change.
+            Err(e)
+                if missing == Missing::Allowed
+                    && matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
+                    ) =>
+            {
+                return Ok(None)
+            }
+            Err(e) => return Err(e).context(doing),
+        };
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                if on_busy == OnBusy::Fail {
+                    return Err(Error::Message(format!(
+                        "'{}' is being changed by another process, which holds its lock;                          run this again once that has finished, or leave out --no-wait to                          wait for it",
+                        path.display()
+                    )));
+                }
+                // Someone at a terminal should know why nothing happens.
+                if !told && io::stderr().is_terminal() {
+                    eprintln!(
+                        "bloomkit: waiting for another process to finish changing '{}'",
+                        path.display()
+                    );
+                    told = true;
+                }
+                file.lock().context(doing)?;
+            }
+            Err(TryLockError::Error(e)) => return Err(e).context(doing),
+        }
+        match is_current(&file, path) {
+            Ok(true) => return Ok(Some(Locked { file })),
+            // Replaced while we waited: this lock guards nothing now; take the new file's.
+            Ok(false) => continue,
+            // Removed while we waited.
+            Err(e) if e.kind() == io::ErrorKind::NotFound && missing == Missing::Allowed => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e).context(doing),
+        }
+    }
+}
+
+/// Whether `path` still names the open `file`.
+#[cfg(unix)]
+fn is_current(file: &File, path: &Path) -> io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let (held, named) = (file.metadata()?, fs::metadata(path)?);
+    Ok(held.dev() == named.dev() && held.ino() == named.ino())
+}
+
+/// Whether `path` still names the open `file`. Without file identities in `std` here, the
+/// size and modification time stand in for one: a rename of a newly written file over the
+/// path changes at least the time.
+#[cfg(not(unix))]
+fn is_current(file: &File, path: &Path) -> io::Result<bool> {
+    let (held, named) = (file.metadata()?, fs::metadata(path)?);
+    Ok(held.len() == named.len() && held.modified()? == named.modified()?)
 }

@@ -4,11 +4,20 @@ use std::time::Duration;
 
 /// Bytes in binary units, three significant figures past 1 KiB: `512 B`, `1.14 MiB`.
 pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     if n < 1024 {
         return format!("{n} B");
     }
-    let mut value = n as f64 / 1024.0;
+    bytes_f64(n as f64)
+}
+
+/// [`bytes`] of an amount too large for a `u64` (a filter no machine could hold), up to
+/// YiB; three significant figures.
+pub fn bytes_f64(n: f64) -> String {
+    const UNITS: [&str; 8] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"];
+    if n < 1024.0 {
+        return format!("{n:.0} B");
+    }
+    let mut value = n / 1024.0;
     let mut unit = 0;
     // Values past 100 show no decimals, so anything that would print as 1024 moves up.
     while value >= 1023.5 && unit + 1 < UNITS.len() {
@@ -121,6 +130,8 @@ mod tests {
         assert_eq!(bytes(u64::MAX), "16.0 EiB");
         assert_eq!(bytes(1024 * 1024 - 1), "1.00 MiB");
         assert_eq!(bytes(10 * 1024 - 1), "10.0 KiB");
+        assert_eq!(bytes_f64(2f64.powi(70)), "1.00 ZiB");
+        assert_eq!(bytes_f64(2.2e19), "19.1 EiB");
     }
 
     #[test]

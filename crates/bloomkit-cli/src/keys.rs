@@ -9,7 +9,7 @@
 //! argument is the argument's bytes, so it hashes as the same line would.
 
 use std::ffi::OsString;
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, IsTerminal};
 use std::ops::ControlFlow;
 
 use crate::error::{Context, Error, Result};
@@ -105,6 +105,7 @@ impl<'a> KeyArgs<'a> {
                 }
                 continue;
             }
+            tell_if_typed();
             let mut reader = KeyReader::new(io::stdin().lock());
             while let Some(key) = reader
                 .next_key()
@@ -118,6 +119,24 @@ impl<'a> KeyArgs<'a> {
         Ok(())
     }
 }
+
+/// Says on standard error that keys are awaited, when standard input is a terminal: a
+/// command run without keys (or with `-`) would otherwise sit silent, waiting for them.
+pub fn tell_if_typed() {
+    if io::stdin().is_terminal() {
+        eprintln!(
+            "bloomkit: reading keys from the terminal, one per line; {END_OF_INPUT} on a line of \
+             its own ends them"
+        );
+    }
+}
+
+/// The keys that end a terminal's input.
+#[cfg(not(windows))]
+const END_OF_INPUT: &str = "Ctrl-D";
+/// The keys that end a terminal's input.
+#[cfg(windows)]
+const END_OF_INPUT: &str = "Ctrl-Z then Enter";
 
 /// A command-line argument's bytes, exactly as given, so that a key argument and the same
 /// key read as a line of a file hash alike even when they are not UTF-8.

@@ -2,8 +2,9 @@
 //! command line.
 //!
 //! This file holds the flags (clap derive), the dispatch and the exit statuses; each
-//! subcommand lives in `commands/`, the kinds it offers in `kinds.rs`, and every piece of
-//! filter logic in the `bloomkit` library. Errors, clap's own included, print as one line,
+//! subcommand lives in `commands/`, the library's list of kinds as `--kind` in `kinds.rs`,
+//! counts of keys as people write them in `count.rs`, files and their locks in `files.rs`, and
+//! every piece of filter logic in the `bloomkit` library. Errors, clap's own included, print as one line,
 //! `bloomkit: <message>`, and exit with status 2 (see [`Status`]).
 
 // One call into the C allocator needs `unsafe` (`malloc.rs`, which says why); nothing else
@@ -11,6 +12,7 @@
 #![deny(unsafe_code)]
 
 mod commands;
+mod count;
 mod error;
 mod files;
 mod human;
@@ -25,11 +27,13 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::TypedValueParser;
 use clap::error::ErrorKind;
-use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+use bloomkit::FilterKind;
 
 use crate::error::Result;
-use crate::kinds::Kind;
 
 /// Approximate membership filters: "definitely not" or "maybe" for a key, in a few bits per
 /// key.
@@ -69,8 +73,9 @@ Examples:
   bloomkit size --items 1000000 --fp-rate 0.01
   bloomkit size --items 1000000000000 --fp-rate 0.1%")]
     Size {
-        /// Number of distinct keys the filter will hold
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        /// Number of distinct keys the filter will hold (1000000, 1,000,000, 1e6 and 1M are
+        /// the same); for aging, the keys of one generation
+        #[arg(long, value_name = "N", value_parser = count::count_in(1, u64::MAX))]
         items: u64,
         #[command(flatten)]
         rate: FpRate,
@@ -95,9 +100,10 @@ Examples:
     /// `bloomkit rotate` forgets.
     ///
     /// The file is written to a temporary file next to OUTPUT and renamed over it once
-    /// complete, so a failed build never leaves half a filter; `-o -` writes it to standard
-    /// output instead, and the summary to standard error. OUTPUT may not be one of the
-    /// INPUTs.
+    /// complete, so a failed build never leaves half a filter; an OUTPUT that exists is
+    /// replaced under its lock, after any `insert` (or other command) changing it has
+    /// finished. `-o -` writes it to standard output instead, and the summary to standard
+    /// error. OUTPUT may not be one of the INPUTs.
     #[command(after_long_help = "\
 Examples:
   bloomkit build -o users.bkf users.txt
@@ -105,25 +111,43 @@ Examples:
   bloomkit build --items 100000000 -o big.bkf part1.txt part2.txt
   bloomkit build --kind counting -o live.bkf users.txt && bloomkit remove live.bkf alice")]
     Build {
-        /// Filter kind: blocked is the fast default, classic a little smaller, ribbon the
-        /// smallest (static); counting and cuckoo take `bloomkit remove`; scalable grows past
-        /// --items; aging rotates generations (`bloomkit rotate`)
-        #[arg(long, value_name = "KIND", default_value = "blocked",
-              value_parser = kinds::build_kind_parser())]
-        kind: &'static Kind,
+        /// Filter kind: blocked is the default (sector is faster, for 2% more memory at 1%
+        /// and much more at coarse rates), classic a little smaller, ribbon the smallest
+        /// (static); counting and cuckoo take `bloomkit remove`; scalable grows past --items;
+        /// aging rotates generations (`bloomkit rotate`)
+        #[arg(long, value_name = "KIND", default_value = FilterKind::DEFAULT.name(),
+              value_parser = kinds::kind_parser())]
+        kind: FilterKind,
+        /// Size for this many keys and stream them, instead of counting the keys first
+        /// (1000000, 1,000,000, 1e6 and 1M are the same); for aging, the keys of each
+        /// generation: the lines rotate into the next generation every N
+        #[arg(long, value_name = "N", value_parser = count::count_in(1, u64::MAX))]
+        items: Option<u64>,
         /// With --kind scalable: blocked layers (the default, one cache line per layer per
         /// query) or classic ones (about 12% smaller once grown, as RedisBloom's)
         #[arg(long, value_enum, value_name = "LAYOUT")]
         layout: Option<LayoutArg>,
-        /// Size for this many keys and stream them, instead of counting the keys first (for
-        /// aging, the keys of all its generations together)
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-        items: Option<u64>,
+        /// With --kind scalable: each layer it adds holds this many times the last one's keys
+        /// (1 to 32768; default 2). With --kind cuckoo: let a full filter grow, each
+        /// sub-filter it adds this many times the last one's size (1 to 32768; default 0, a
+        /// full filter refuses keys); every sub-filter adds to its false-positive rate
+        #[arg(long, value_name = "N", value_parser = count::count_in(0, u64::from(u32::MAX)).map(|n| n as u32))]
+        expansion: Option<u32>,
+        /// With --kind cuckoo: slots per bucket (1 to 255; default 4). More slots fill the
+        /// table fuller but need longer fingerprints for the same rate
+        #[arg(long, value_name = "N", value_parser = count::count_in(0, u64::from(u32::MAX)).map(|n| n as u32))]
+        bucket_size: Option<u32>,
+        /// With --kind cuckoo: fingerprints an insert may move to make room before the filter
+        /// counts as full (1 to 65535; default 500)
+        #[arg(long, value_name = "N", value_parser = count::count_in(0, u64::from(u32::MAX)).map(|n| n as u32))]
+        max_kicks: Option<u32>,
         #[command(flatten)]
         rate: FpRate,
         /// Write the filter even if no keys were read, or more than --items overfilled it
         #[arg(long)]
         force: bool,
+        #[command(flatten)]
+        waiting: Waiting,
         /// Where to write the filter; `-` for standard output
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
@@ -188,8 +212,9 @@ Examples:
     /// number, large enough for all their keys together. The result's false-positive rate is
     /// that of a filter holding all their keys; a union estimated above --fp-rate (give the
     /// rate the inputs were built for) fails, naming the --items the inputs need, unless
-    /// --force is given. So does a union of empty filters. Classic, blocked and counting
-    /// filters merge.
+    /// --force is given. So does a union of empty filters. Blocked, sector, classic and
+    /// counting filters merge. An OUTPUT that exists is replaced under its lock, as `build`
+    /// replaces it.
     #[command(after_long_help = "\
 Examples:
   bloomkit build --items 2000000 -o monday.bkf monday.txt
@@ -207,6 +232,8 @@ Examples:
         /// Write the union even if it holds no keys or is estimated above --fp-rate
         #[arg(long)]
         force: bool,
+        #[command(flatten)]
+        waiting: Waiting,
     },
 
     /// Add keys to a filter file, in place
@@ -215,13 +242,17 @@ Examples:
     /// every copy (remove one with `bloomkit remove`), the Bloom kinds hold a key once, an
     /// aging filter puts it in its newest generation. A ribbon filter is static: rebuild it.
     /// The file is rewritten atomically (a temporary file renamed over it), and is unchanged
-    /// if anything fails, a full cuckoo filter included. Two commands changing one file at
-    /// once are not coordinated: the last to finish wins.
+    /// if anything fails, a full cuckoo filter included. The file is locked from before it is
+    /// read until the new one is in place: another `insert`, `remove`, `rotate`, or a `build`
+    /// or `merge` writing to it, waits until this one has finished and then works on what it
+    /// wrote (with --no-wait, it fails at once instead), so no change is lost.
     #[command(after_long_help = "\
 Examples:
   bloomkit insert users.bkf carol dave
   tail -n 100 new-users.txt | bloomkit insert users.bkf")]
     Insert {
+        #[command(flatten)]
+        waiting: Waiting,
         /// The filter file
         file: PathBuf,
         /// Keys to add; `-` or none to read them from standard input, one per line
@@ -234,13 +265,16 @@ Examples:
     /// Each key loses one copy; a key definitely not in the filter changes nothing and is
     /// counted in the summary. Remove only keys that were inserted: a key that was never
     /// inserted but looks present (a false positive) takes away what other keys need, and
-    /// they may then read as absent. The file is rewritten atomically, as `insert` does.
+    /// they may then read as absent. The file is rewritten atomically and locked, as `insert`
+    /// does.
     #[command(after_long_help = "\
 Examples:
   bloomkit build --kind counting -o sessions.bkf sessions.txt
   bloomkit remove sessions.bkf expired-session-id
   bloomkit remove sessions.bkf < expired.txt")]
     Remove {
+        #[command(flatten)]
+        waiting: Waiting,
         /// The counting or cuckoo filter file
         file: PathBuf,
         /// Keys to remove; `-` or none to read them from standard input, one per line
@@ -252,20 +286,24 @@ Examples:
     ///
     /// The oldest generation is emptied and becomes the newest, which `insert` fills from
     /// now on: keys only it held are forgotten. Run it once per period (from cron, say) to
-    /// remember keys seen in the last one to two periods. The file is rewritten atomically.
+    /// remember keys seen in the last one to two periods. The file is rewritten atomically and
+    /// locked, as `insert` does.
     #[command(after_long_help = "\
 Examples:
   bloomkit build --kind aging --items 2000000 -o recent.bkf today.txt
   bloomkit rotate recent.bkf && bloomkit insert recent.bkf < new-keys.txt")]
     Rotate {
+        #[command(flatten)]
+        waiting: Waiting,
         /// The aging filter file
         file: PathBuf,
     },
 
     /// Benchmark bloomkit's kinds on this machine, to size hardware
     ///
-    /// For each kind (blocked, classic, atomic, blocked with batched queries, counting,
-    /// scalable grown 100×, cuckoo, ribbon): ns per insert (per key built, for ribbon), ns
+    /// For each kind (every kind `build` offers, the atomic filter, and the blocked filter
+    /// through its batched calls; scalable grown 100×, aging in two generations, fuse with
+    /// 8- and 16-bit fingerprints): ns per insert (per key built, for the static kinds), ns
     /// per query of present and absent keys (and by precomputed hash), bits per key and the
     /// measured false-positive rate, for filters in cache (about 64 KiB) and in main memory
     /// (at least 512 MiB, queries at random lines). The same harness as BENCHMARKS.md,
@@ -299,65 +337,12 @@ Examples:
     #[command(after_long_help = "\
 Examples:
   bloomkit serve
-  bloomkit serve --port 7000 --requirepass s3cret --maxmemory 2gb
-  redis-cli BF.ADD users alice")]
-    Serve {
-        /// Address to listen on (loopback by default: not reachable from the network)
-        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
-        bind: String,
-        /// TCP port; 0 picks a free one
-        #[arg(long, value_name = "N", default_value_t = 6379)]
-        port: u16,
-        /// Directory for snapshots and the append-only log
-        #[arg(long, value_name = "PATH", default_value = "./bloomkit-data")]
-        dir: PathBuf,
-        /// When the log is synced to disk: always (before each reply), everysec, or no
-        #[arg(long, value_name = "POLICY", default_value = "everysec",
-              value_parser = ["always", "everysec", "no"])]
-        appendfsync: String,
-        /// Require clients to AUTH with this password (visible in `ps`: prefer
-        /// --requirepass-file or the BLOOMKIT_REQUIREPASS environment variable)
-        #[arg(
-            long,
-            value_name = "SECRET",
-            env = "BLOOMKIT_REQUIREPASS",
-            hide_env_values = true
-        )]
-        requirepass: Option<String>,
-        /// Require clients to AUTH with the password in this file (its first line)
-        #[arg(long, value_name = "PATH", conflicts_with = "requirepass")]
-        requirepass_file: Option<PathBuf>,
-        /// Most memory the filters may use (bytes, or 100mb, 2gb...); 0 for no limit
-        #[arg(long, value_name = "BYTES", default_value = "0", value_parser = parse_memory)]
-        maxmemory: u64,
-        /// Most clients connected at once
-        #[arg(long, value_name = "N", default_value_t = 10_000,
-              value_parser = clap::value_parser!(u64).range(1..))]
-        maxclients: u64,
-        /// Close a client that takes longer than this to send a request, or to read its
-        /// replies (Redis's timeout); 0 for never
-        #[arg(long, value_name = "SECONDS", default_value_t = 0)]
-        timeout: u64,
-        /// Listening on a non-loopback address without a password, refuse clients from
-        /// other machines (yes), or serve them (no)
-        #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = ["yes", "no"])]
-        protected_mode: String,
-        /// Worker threads serving clients (default: one per core). Commands on different
-        /// keys run in parallel; on a machine shared with the clients, fewer can be faster
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-        threads: Option<u16>,
-        /// A redis.conf-style file of these options and what CONFIG SET reaches (flags given
-        /// here win over it); CONFIG REWRITE writes the running values back into it
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
-        /// The least important messages logged: debug, verbose, notice, warning or nothing
-        #[arg(long, value_name = "LEVEL", default_value = "notice",
-              value_parser = ["debug", "verbose", "notice", "warning", "nothing"])]
-        loglevel: String,
-        /// Log to this file (appended to) instead of standard error
-        #[arg(long, value_name = "FILE")]
-        logfile: Option<PathBuf>,
-    },
+  bloomkit serve --port 7000 --requirepass-file /etc/bloomkit/password --maxmemory 2gb
+  bloomkit serve --maxmemory 100mb --maxmemory-policy allkeys-lru --bf-error-rate 0.001
+  redis-cli BF.ADD users alice
+
+Every option of the config file and of CONFIG SET is also a flag, as with redis-server.")]
+    Serve(commands::serve::Flags),
 
     /// Measure every filter kind on this machine: size, accuracy and speed
     ///
@@ -371,8 +356,8 @@ Examples:
   bloomkit demo --items 10000000 --fp-rate 0.001")]
     Demo {
         /// Keys to insert (and as many absent keys to query)
-        #[arg(long, value_name = "N", default_value_t = 1_000_000,
-              value_parser = clap::value_parser!(u64).range(1..))]
+        #[arg(long, value_name = "N", default_value = "1000000",
+              value_parser = count::count_in(1, u64::MAX))]
         items: u64,
         #[command(flatten)]
         rate: FpRate,
@@ -397,17 +382,18 @@ Examples:
     /// Draw measured false-positive rates beside their predictions, as an SVG or PNG chart
     ///
     /// For each KIND, real builds: one filter per target rate from 20% to 0.01%, each
-    /// planned for and filled with --items distinct keys and probed with --probes keys never
-    /// added, drawn as the rate against bits per key (log scale), with the rate the sizing
-    /// math predicts beside it. With --fill, one filter per kind planned for --items keys at
-    /// --fp-rate and filled from 1/4 to 4 times that, drawn as the rate against the fill.
+    /// filled with --items distinct keys (an aging filter holds them in two generations of
+    /// half each) and asked about --absent-keys keys never added, drawn as the rate against
+    /// bits per key (log scale), with the rate the sizing math predicts beside it. With
+    /// --fill, one filter per kind planned for --items keys at --fp-rate and filled from 1/4
+    /// to 4 times that, drawn as the rate against the fill.
     /// Prints the figures behind the chart. Needs a font for the chart's text: a system
     /// sans-serif font, or BLOOMKIT_FONT=/path/to/font.ttf.
     #[command(after_long_help = "\
 Examples:
   bloomkit plot classic blocked cuckoo ribbon -o rates.svg
   bloomkit plot --fill classic blocked scalable -o overfill.png
-  bloomkit plot blocked --items 1000000 --probes 10000000 -o blocked.svg")]
+  bloomkit plot blocked --items 1M --absent-keys 10M -o blocked.svg")]
     Plot {
         /// Filter kinds to draw
         #[arg(value_name = "KIND", required = true, value_parser = clap::builder::PossibleValuesParser::new(bloomkit_wasm::lab::Kind::ALL.map(|k| k.name())))]
@@ -415,14 +401,16 @@ Examples:
         /// Where to write the chart: a name ending in .svg or .png
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
-        /// Keys each filter is planned for and filled with
-        #[arg(long, value_name = "N", default_value_t = 100_000,
-              value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        /// Keys each filter is planned for and filled with (1000000, 1,000,000, 1e6 and 1M
+        /// are the same)
+        #[arg(long, value_name = "N", default_value = "100000",
+              value_parser = count::count_in(1, 100_000_000))]
         items: u64,
-        /// Absent keys probed for each point
-        #[arg(long, value_name = "N", default_value_t = 1_000_000,
-              value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
-        probes: u64,
+        /// Keys never added to ask each filter about, for each point: the measured rate is the
+        /// share it answers "maybe" for
+        #[arg(long, value_name = "N", default_value = "1000000", alias = "probes",
+              value_parser = count::count_in(1, 1_000_000_000))]
+        absent_keys: u64,
         /// Draw the rate against the fill of one overfilled filter instead
         #[arg(long)]
         fill: bool,
@@ -435,6 +423,25 @@ Examples:
         )]
         fp_rate: f64,
     },
+}
+
+/// `--no-wait`, as every subcommand that replaces a filter file spells it.
+#[derive(Args)]
+struct Waiting {
+    /// If another command is changing the filter file, fail at once instead of waiting
+    /// until it has finished
+    #[arg(long)]
+    no_wait: bool,
+}
+
+impl Waiting {
+    fn on_busy(&self) -> files::OnBusy {
+        if self.no_wait {
+            files::OnBusy::Fail
+        } else {
+            files::OnBusy::Wait
+        }
+    }
 }
 
 /// `--fp-rate`, as every subcommand that takes a target rate spells it.
@@ -472,13 +479,6 @@ fn parse_rate(text: &str) -> std::result::Result<f64, String> {
         Ok(rate) if !percent.is_empty() => Ok(rate),
         _ => Err(bad()),
     }
-}
-
-/// `--maxmemory`: bytes, or a size with Redis's units (`100mb`, `2gb`, `1k`).
-fn parse_memory(text: &str) -> std::result::Result<u64, String> {
-    bloomkit_server::config::parse_memory(text.as_bytes()).ok_or_else(|| {
-        format!("'{text}' is not a memory size: use bytes, or a number with k, kb, m, mb, g or gb")
-    })
 }
 
 /// Which filter sizes `bench` measures.
@@ -546,12 +546,12 @@ impl From<Status> for ExitCode {
 fn main() -> ExitCode {
     let parsed = Cli::command()
         .try_get_matches()
-        .and_then(|matches| Cli::from_arg_matches(&matches).map(|cli| (cli, matches)));
-    let (cli, matches) = match parsed {
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(parsed) => parsed,
         Err(e) => return usage_error(&e).into(),
     };
-    match run(cli.command, &matches) {
+    match run(cli.command) {
         Ok(status) => status.into(),
         // Whoever read our output closed it early (`| head`): they have what they wanted.
         Err(e) if e.is_broken_pipe() => Status::Success.into(),
@@ -628,24 +628,34 @@ fn one_line(rendered: &str) -> String {
     text
 }
 
-/// Runs one subcommand; `matches` tells which flags were given on the command line.
-fn run(command: Command, matches: &ArgMatches) -> Result<Status> {
+/// Runs one subcommand.
+fn run(command: Command) -> Result<Status> {
     match command {
         Command::Size { items, rate } => commands::size::run(items, rate.fp_rate)?,
         Command::Build {
             kind,
-            layout,
             items,
+            layout,
+            expansion,
+            bucket_size,
+            max_kicks,
             rate,
             force,
+            waiting,
             output,
             inputs,
         } => commands::build::run(&commands::build::Options {
             kind,
-            layout: layout.map(Into::into),
+            shape: commands::build::Shape {
+                layout: layout.map(Into::into),
+                expansion,
+                bucket_size,
+                max_kicks,
+            },
             items,
             fp_rate: rate.fp_rate,
             force,
+            on_busy: waiting.on_busy(),
             output: &output,
             inputs: &inputs,
         })?,
@@ -661,88 +671,40 @@ fn run(command: Command, matches: &ArgMatches) -> Result<Status> {
             output,
             rate,
             force,
+            waiting,
         } => commands::merge::run(&commands::merge::Options {
             inputs: &inputs,
             output: &output,
             fp_rate: rate.fp_rate,
             force,
+            on_busy: waiting.on_busy(),
         })?,
-        Command::Insert { file, keys } => commands::insert::run(&file, &keys)?,
-        Command::Remove { file, keys } => commands::remove::run(&file, &keys)?,
-        Command::Rotate { file } => commands::rotate::run(&file)?,
+        Command::Insert {
+            waiting,
+            file,
+            keys,
+        } => commands::insert::run(&file, &keys, waiting.on_busy())?,
+        Command::Remove {
+            waiting,
+            file,
+            keys,
+        } => commands::remove::run(&file, &keys, waiting.on_busy())?,
+        Command::Rotate { waiting, file } => commands::rotate::run(&file, waiting.on_busy())?,
         Command::Demo { items, rate } => commands::demo::run(items, rate.fp_rate)?,
-        Command::Serve {
-            bind,
-            port,
-            dir,
-            appendfsync,
-            requirepass,
-            requirepass_file,
-            maxmemory,
-            maxclients,
-            timeout,
-            protected_mode,
-            threads,
-            config,
-            loglevel,
-            logfile,
-        } => {
-            let flags = matches.subcommand_matches("serve");
-            // A flag (or its environment variable) wins over the file's option of that name;
-            // `--requirepass-file` counts as `requirepass`.
-            let from_flags = |id: &str| {
-                matches!(
-                    flags.and_then(|m| m.value_source(id)),
-                    Some(
-                        clap::parser::ValueSource::CommandLine
-                            | clap::parser::ValueSource::EnvVariable
-                    )
-                )
-            };
-            let given = |option: &str| {
-                let id = option.replace('-', "_");
-                from_flags(&id) || (id == "requirepass" && from_flags("requirepass_file"))
-            };
-            let server = bloomkit_server::config::Config {
-                bind,
-                port,
-                dir,
-                // Restricted to the three names by clap's value parser.
-                appendfsync: appendfsync.parse().map_err(
-                    |e: bloomkit_server::persist::ParsePolicyError| {
-                        error::Error::Message(e.to_string())
-                    },
-                )?,
-                requirepass: match requirepass_file {
-                    Some(path) => Some(commands::serve::read_password(&path)?),
-                    None => requirepass,
-                },
-                maxmemory,
-                maxclients: usize::try_from(maxclients).unwrap_or(usize::MAX),
-                timeout_secs: timeout,
-                protected_mode: protected_mode == "yes",
-                config_file: None,
-            };
-            let log = commands::serve::LogOptions {
-                level: loglevel,
-                file: logfile,
-            };
-            let (server, log) = commands::serve::with_config_file(server, log, config, given)?;
-            commands::serve::run(server, threads.map(usize::from), &log)?
-        }
+        Command::Serve(flags) => commands::serve::run(&flags)?,
         Command::Explore { port } => commands::explore::run(port)?,
         Command::Plot {
             kinds,
             output,
             items,
-            probes,
+            absent_keys,
             fill,
             fp_rate,
         } => commands::plot::run(&commands::plot::Options {
             kinds: commands::plot::kinds(&kinds),
             output,
             items,
-            probes,
+            absent_keys,
             fill,
             fp_rate,
         })?,

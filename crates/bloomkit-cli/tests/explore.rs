@@ -89,3 +89,57 @@ fn a_port_in_use_is_one_clear_line() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// The README's sizes of the page, "N KiB of HTML, CSS and JavaScript and a M KiB
+/// WebAssembly module", in KiB.
+fn readme_page_sizes() -> (f64, f64) {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("read README.md");
+    let flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let after = flat
+        .split_once("The page is built into the binary: ")
+        .expect("the README states the page's size")
+        .1;
+    let number_before = |text: &str, unit: &str| -> f64 {
+        let at = text
+            .find(unit)
+            .unwrap_or_else(|| panic!("no {unit:?} in {text:.120}"));
+        let words: Vec<&str> = text[..at].split_whitespace().collect();
+        words.last().unwrap().parse().unwrap()
+    };
+    let text = number_before(after, " KiB of HTML, CSS and JavaScript");
+    let (_, rest) = after
+        .split_once(" KiB of HTML, CSS and JavaScript")
+        .unwrap();
+    let module = number_before(rest, " KiB WebAssembly module");
+    (text, module)
+}
+
+/// The README says how large the page built into the binary is: what this binary serves,
+/// within 5% (the README rounds to whole KiB, and a change that moves the module by more
+/// than that must say so there).
+#[test]
+fn the_readme_states_the_page_size_this_binary_serves() {
+    let Some(server) = common::start_explorer(TEST) else {
+        return;
+    };
+    let kib = |paths: &[&str]| -> f64 {
+        let bytes: usize = paths
+            .iter()
+            .map(|path| body(&get(server.port, path)).len())
+            .sum();
+        bytes as f64 / 1024.0
+    };
+    let text = kib(&["/", "/explorer.css", "/explorer.js", "/bloomkit.js"]);
+    let module = kib(&["/bloomkit.wasm"]);
+    let (readme_text, readme_module) = readme_page_sizes();
+    for (what, served, stated) in [
+        ("HTML, CSS and JavaScript", text, readme_text),
+        ("WebAssembly module", module, readme_module),
+    ] {
+        assert!(
+            (served - stated).abs() <= 0.05 * served,
+            "README.md says {stated} KiB of {what}; this binary serves {served:.1} KiB"
+        );
+    }
+}

@@ -229,7 +229,8 @@ fn the_explorer_works_in_a_real_browser() {
         (measured - 0.01).abs() <= 0.15 * 0.01,
         "measured {measured}"
     );
-    let mut native = Experiment::new(Kind::Blocked, 100_000, 0.01).unwrap();
+    let mut native =
+        Experiment::new(Kind::File(bloomkit::FilterKind::Blocked), 100_000, 0.01).unwrap();
     native.fill_to(100_000).unwrap();
     let native = native.measure(100_000).unwrap();
     assert_eq!(

@@ -12,6 +12,7 @@ fn bloomkit() -> Command {
 /// Whether a font for the chart's text can be found here; the charts need one. scripts/test.sh
 /// installs one (fonts-dejavu-core), so there a missing font is a failure, not a skip.
 fn font_available(dir: &Path) -> bool {
+    // `--probes` is the old spelling of `--absent-keys`, kept working (and out of the help).
     let probe = bloomkit()
         .args(["plot", "blocked", "--items", "10", "--probes", "10", "-o"])
         .arg(dir.join("probe.svg"))
@@ -38,7 +39,15 @@ fn draws_an_svg_of_rate_against_bits_per_key() {
     let out = dir.path().join("rates.svg");
     let assert = bloomkit()
         .args([
-            "plot", "blocked", "ribbon", "blocked", "--items", "5000", "--probes", "50000", "-o",
+            "plot",
+            "blocked",
+            "ribbon",
+            "blocked",
+            "--items",
+            "5k",
+            "--absent-keys",
+            "50,000",
+            "-o",
         ])
         .arg(&out)
         .assert()
@@ -51,6 +60,7 @@ fn draws_an_svg_of_rate_against_bits_per_key() {
     let svg = std::fs::read_to_string(&out).unwrap();
     assert!(svg.starts_with("<svg"), "{:.100}", svg);
     for text in [
+        "50,000 absent keys asked per point",
         "bits per key",
         "blocked",
         "ribbon",
@@ -82,7 +92,15 @@ fn draws_a_png_of_rate_against_fill() {
     let out = dir.path().join("fill.png");
     bloomkit()
         .args([
-            "plot", "--fill", "classic", "ribbon", "--items", "5000", "--probes", "20000", "-o",
+            "plot",
+            "--fill",
+            "classic",
+            "ribbon",
+            "--items",
+            "5000",
+            "--absent-keys",
+            "2e4",
+            "-o",
         ])
         .arg(&out)
         .assert()
@@ -136,4 +154,25 @@ fn refuses_what_it_cannot_draw() {
         .failure()
         .stderr(predicate::str::contains("BLOOMKIT_FONT"));
     assert!(!dir.path().join("r.svg").exists());
+}
+
+/// `--absent-keys` counts keys never added; `--probes`, its old spelling, still works, and
+/// the help shows only the new one, since "probes" means hash probes everywhere else.
+#[test]
+fn absent_keys_is_the_flag_and_probes_its_hidden_old_spelling() {
+    let help = bloomkit().args(["plot", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    assert!(help.contains("--absent-keys <N>"), "{help}");
+    assert!(!help.contains("--probes"), "{help}");
+    for flag in ["--absent-keys", "--probes"] {
+        let out = bloomkit()
+            .args(["plot", "blocked", "--items", "10", flag, "0", "-o", "x.svg"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("0 is outside 1 to 1,000,000,000"),
+            "{flag}: {err}"
+        );
+    }
 }

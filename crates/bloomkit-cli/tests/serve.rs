@@ -117,6 +117,29 @@ fn serve_refuses_bad_flags_in_one_line() {
     assert!(child.wait().unwrap().success());
 }
 
+#[test]
+fn a_data_directory_that_is_a_regular_file_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-directory");
+    std::fs::write(&file, b"x").unwrap();
+    let output = cargo_bin_cmd!("bloomkit")
+        .args(["serve", "--port", "0", "--dir"])
+        .arg(&file)
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = problems(&String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        stderr,
+        format!(
+            "bloomkit: {} is not a directory: give --dir a directory (it is created if missing)\n",
+            file.display()
+        )
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+}
+
 // ---- Persistence through the real process: restart, crash, damage ----------------------
 
 use std::path::{Path, PathBuf};

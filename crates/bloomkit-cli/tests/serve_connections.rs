@@ -137,6 +137,30 @@ fn the_password_comes_from_a_file_or_the_environment() {
 }
 
 #[test]
+fn an_empty_password_from_a_flag_or_the_environment_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let no_password = "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n";
+    for from_env in [false, true] {
+        let command = if from_env {
+            let mut command = serve(&data, &[]);
+            command.env("BLOOMKIT_REQUIREPASS", "");
+            command
+        } else {
+            let mut command = serve(&data, &["--requirepass", ""]);
+            command.env_remove("BLOOMKIT_REQUIREPASS");
+            command
+        };
+        let served = Served::start(command);
+        let mut client = served.connect();
+        assert_eq!(call(&mut client, &["PING"]), "+PONG\r\n");
+        assert_eq!(call(&mut client, &["AUTH", ""]), no_password);
+        drop(client);
+        drop(served);
+    }
+}
+
+#[test]
 fn a_bad_password_file_stops_start_up_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty");

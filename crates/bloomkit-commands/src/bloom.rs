@@ -46,6 +46,20 @@ use crate::shared::{
 };
 use crate::value::Value;
 
+/// The fields `BF.INFO key` answers, in order: RedisBloom's five, then bloomkit's (after
+/// them, so that a client reading RedisBloom's keeps working): the fraction of bits set
+/// over all layers, the items the bits suggest, and the rate an absent item meets now.
+pub const INFO_FIELDS: [&str; 8] = [
+    "Capacity",
+    "Size",
+    "Number of filters",
+    "Number of items inserted",
+    "Expansion rate",
+    "Fill",
+    "Estimated items",
+    "Estimated error rate",
+];
+
 /// RedisBloom caps error rates above this, silently.
 const MAX_ERROR_RATE: f64 = 0.25;
 
@@ -111,6 +125,8 @@ enum Op<'a> {
         data: &'a [u8],
         args: Args<'a>,
     },
+    /// `BF.MERGE dest src...`: the sources' keys, in order.
+    Merge(Args<'a>),
 }
 
 /// A parsed `BF.*` command.
@@ -124,6 +140,15 @@ impl<'a> BloomCommand<'a> {
     /// The key.
     pub fn key(&self) -> &'a [u8] {
         self.key
+    }
+
+    /// The keys the command reads besides [`key`](Self::key): `BF.MERGE`'s sources, in
+    /// order (empty for every other command).
+    pub fn sources(&self) -> Args<'a> {
+        match self.op {
+            Op::Merge(sources) => sources,
+            _ => &[],
+        }
     }
 
     /// Whether the command only reads its key: `BF.EXISTS`, `BF.MEXISTS`, `BF.INFO`,
@@ -162,7 +187,19 @@ impl<'a> BloomCommand<'a> {
 
     /// Runs the command against the key's slot, which it may fill, change or empty.
     pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome<'_> {
+        self.write_reading(slot, &[], ctx)
+    }
+
+    /// [`write`](Self::write), with the values of [`sources`](Self::sources) in order
+    /// (`None`: no such key), which only `BF.MERGE` reads.
+    pub fn write_reading(
+        &self,
+        slot: &mut Option<Value>,
+        sources: &[Option<&Value>],
+        ctx: &Ctx<'_>,
+    ) -> Outcome<'_> {
         match &self.op {
+            Op::Merge(keys) => crate::merge::merge(self.key, slot, keys, sources, ctx),
             Op::Reserve(params) => self.reserve(slot, params, ctx),
             Op::Add {
                 items,
@@ -349,6 +386,10 @@ pub(crate) mod parse {
         Ok(bloom(args, Op::Info(args.get(2).copied())))
     }
 
+    pub(crate) fn merge<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply> {
+        Ok(bloom(args, Op::Merge(&args[2..])))
+    }
+
     pub(crate) fn card<'a>(args: Args<'a>, _: LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply> {
         Ok(bloom(args, Op::Card))
     }
@@ -382,10 +423,10 @@ pub(crate) mod parse {
 }
 
 /// The command that finishes a restore, for the "still being restored" error.
-const LOADCHUNK: &str = "BF.LOADCHUNK";
+pub(crate) const LOADCHUNK: &str = "BF.LOADCHUNK";
 
 /// The key's filter, or RedisBloom's status for it.
-fn lookup(value: Option<&Value>) -> Result<&ScalableBloomFilter, Lookup> {
+pub(crate) fn lookup(value: Option<&Value>) -> Result<&ScalableBloomFilter, Lookup> {
     match value {
         Some(Value::Bloom(f)) => Ok(f),
         Some(Value::Loading(d)) if d.kind() == bloomkit::FilterKind::Scalable => {
@@ -740,14 +781,20 @@ fn info(value: Option<&Value>, field: Option<&[u8]>) -> Reply {
         Reply::Null
     };
     let Some(field) = field else {
-        let entry = |name: &str, value| (Reply::Simple(name.to_string()), value);
-        return Reply::Map(vec![
-            entry("Capacity", capacity),
-            entry("Size", size),
-            entry("Number of filters", filters),
-            entry("Number of items inserted", items),
-            entry("Expansion rate", expansion),
-        ]);
+        let values = [
+            capacity,
+            size,
+            filters,
+            items,
+            expansion,
+            Reply::Double(f.fill_ratio()),
+            Reply::Integer(f.estimated_count().min(i64::MAX as u64) as i64),
+            Reply::Double(f.estimated_fp_rate()),
+        ];
+        let names = INFO_FIELDS
+            .iter()
+            .map(|name| Reply::Simple(name.to_string()));
+        return Reply::Map(names.zip(values).collect());
     };
     let field = [
         ("capacity", InfoField::Capacity),

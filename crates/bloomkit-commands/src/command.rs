@@ -8,7 +8,7 @@
 //! [`Outcome::log`] to its log (or replicates it) and sends the reply.
 
 use crate::reply::Reply;
-use crate::run::{Access, Ctx, Outcome};
+use crate::run::{Access, Args, Ctx, Outcome};
 use crate::value::Value;
 use crate::{bloom, cuckoo};
 
@@ -22,11 +22,21 @@ pub enum FilterCommand<'a> {
 }
 
 impl<'a> FilterCommand<'a> {
-    /// The one key the command touches.
+    /// The key the command reads or changes.
     pub fn key(&self) -> &'a [u8] {
         match self {
             FilterCommand::Bloom(c) => c.key(),
             FilterCommand::Cuckoo(c) => c.key(),
+        }
+    }
+
+    /// The keys the command reads besides [`key`](Self::key), in order: `BF.MERGE`'s
+    /// sources; empty for every other command. A host runs a command with sources through
+    /// [`write_reading`](Self::write_reading), holding their values unchanged meanwhile.
+    pub fn sources(&self) -> Args<'a> {
+        match self {
+            FilterCommand::Bloom(c) => c.sources(),
+            FilterCommand::Cuckoo(_) => &[],
         }
     }
 
@@ -51,6 +61,21 @@ impl<'a> FilterCommand<'a> {
     pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome<'_> {
         match self {
             FilterCommand::Bloom(c) => c.write(slot, ctx),
+            FilterCommand::Cuckoo(c) => c.write(slot, ctx),
+        }
+    }
+
+    /// [`write`](Self::write) for a command with [`sources`](Self::sources): `sources`
+    /// holds each one's value in order (`None`: no such key; a source that is
+    /// [`key`](Self::key) itself is read from the slot, whatever is passed for it).
+    pub fn write_reading(
+        &self,
+        slot: &mut Option<Value>,
+        sources: &[Option<&Value>],
+        ctx: &Ctx<'_>,
+    ) -> Outcome<'_> {
+        match self {
+            FilterCommand::Bloom(c) => c.write_reading(slot, sources, ctx),
             FilterCommand::Cuckoo(c) => c.write(slot, ctx),
         }
     }

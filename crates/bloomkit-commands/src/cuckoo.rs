@@ -541,16 +541,16 @@ pub(crate) mod parse {
 
     pub(crate) fn insert<'a>(
         args: Args<'a>,
-        _: LazyOrigin<'_>,
+        origin: LazyOrigin<'_>,
     ) -> Result<CuckooCommand<'a>, Reply> {
-        parse_insert(args, false).map(|op| cuckoo(args, op))
+        parse_insert(args, false, origin).map(|op| cuckoo(args, op))
     }
 
     pub(crate) fn insertnx<'a>(
         args: Args<'a>,
-        _: LazyOrigin<'_>,
+        origin: LazyOrigin<'_>,
     ) -> Result<CuckooCommand<'a>, Reply> {
-        parse_insert(args, true).map(|op| cuckoo(args, op))
+        parse_insert(args, true, origin).map(|op| cuckoo(args, op))
     }
 
     pub(crate) fn exists<'a>(
@@ -704,8 +704,11 @@ fn ends_distinct(args: &[&[u8]], origin: Origin) -> bool {
 }
 
 /// `CF.INSERT key [CAPACITY c] [NOCREATE] [MAXEXPANSIONS n] ITEMS ...`, scanned as
-/// RedisBloom scans it: by each option's first letter, stopping at `ITEMS`.
-fn parse_insert(args: Args<'_>, nx: bool) -> Result<Op<'_>, Reply> {
+/// RedisBloom scans it: by each option's first letter, stopping at `ITEMS`. `MAXEXPANSIONS`
+/// takes what `cf-max-expansions` takes (up to a filter's most sub-filters); a logged one
+/// may also be the 65,536 that builds before that check accepted and logged, which allows
+/// no more than 65,535 does.
+fn parse_insert<'a>(args: Args<'a>, nx: bool, origin: LazyOrigin<'_>) -> Result<Op<'a>, Reply> {
     let name = if nx { "cf.insertnx" } else { "cf.insert" };
     let mut capacity = None;
     let mut max_expansions = None;
@@ -743,10 +746,16 @@ fn parse_insert(args: Args<'_>, nx: bool) -> Result<Op<'_>, Reply> {
                 Some(b'm') => {
                     *pos += 1;
                     let value = args.get(*pos).ok_or_else(|| wrong_arity(name))?;
+                    let most = |n: i64| {
+                        n <= i64::from(MAX_SUB_FILTERS)
+                            || (n == i64::from(MAX_SUB_FILTERS) + 1 && origin() == Origin::Log)
+                    };
                     let n = parse_i64(value)
-                        .filter(|n| (1..=65_536).contains(n))
+                        .filter(|&n| n >= 1 && most(n))
                         .ok_or_else(|| {
-                            Reply::error("ERR MAXEXPANSIONS must be an integer from 1 to 65536")
+                            Reply::Error(format!(
+                                "ERR MAXEXPANSIONS must be an integer from 1 to {MAX_SUB_FILTERS}"
+                            ))
                         })?;
                     max_expansions = Some(n as u32);
                     *pos += 1;
@@ -851,6 +860,15 @@ fn info(f: &CuckooFilter) -> Reply {
         entry("Bucket size", f.bucket_size() as u64),
         entry("Expansion rate", f.expansion() as u64),
         entry("Max iterations", f.max_kicks() as u64),
+        // bloomkit's, after RedisBloom's fields so that its clients read theirs.
+        (
+            Reply::Simple("Load factor".to_string()),
+            Reply::Double(f.load_factor()),
+        ),
+        (
+            Reply::Simple("Estimated error rate".to_string()),
+            Reply::Double(f.estimated_fp_rate()),
+        ),
     ])
 }
 

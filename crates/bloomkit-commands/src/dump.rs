@@ -248,8 +248,13 @@ pub(crate) fn restore_commands(value: &Value, key: &[u8], emit: &mut dyn FnMut(V
 /// Why a `LOADCHUNK` was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LoadError {
-    /// Not a header of the right kind, or an iterator that cannot hold the chunk.
+    /// Not a header, or an iterator that cannot hold the chunk.
     BadData,
+    /// A header of a filter kind the key's family does not hold (a file of another kind).
+    WrongKind {
+        /// The kind the header names.
+        found: FilterKind,
+    },
     /// The chunk starts past the encoding's end.
     NoLink,
     /// The chunk runs past the encoding's end.
@@ -274,10 +279,20 @@ impl LoadError {
     /// are not the dump's, answer its texts for an offset with no place in the filter and
     /// for bytes that are not a filter's.
     pub(crate) fn bloom_reply(self) -> Reply {
+        if let LoadError::WrongKind { found } = self {
+            // RedisBloom's text first, for clients that match it; then which kinds load.
+            return Reply::error(format!(
+                "ERR received bad data: the chunk starts {} {found} filter, and a BF key \
+                 loads scalable filters only (what BF.SCANDUMP of a BF key, or bloomkit build \
+                 --kind scalable, writes); CF.LOADCHUNK loads cuckoo filters",
+                article(found)
+            ));
+        }
         Reply::error(match self {
-            LoadError::BadData | LoadError::Mismatch | LoadError::Corrupt => {
-                "ERR received bad data"
-            }
+            LoadError::BadData
+            | LoadError::WrongKind { .. }
+            | LoadError::Mismatch
+            | LoadError::Corrupt => "ERR received bad data",
             LoadError::NoLink | LoadError::Gap => "ERR invalid offset - no link found",
             LoadError::TooBig => "ERR invalid chunk - Too big for current filter",
             LoadError::Oom => OOM,
@@ -288,6 +303,11 @@ impl LoadError {
     /// `CF.LOADCHUNK`'s answer for a header (iterator 1).
     pub(crate) fn cuckoo_header_reply(self) -> Reply {
         match self {
+            LoadError::WrongKind { found } => Reply::error(format!(
+                "Invalid header: the chunk starts {} {found} filter, and a CF key loads cuckoo \
+                 filters only (what CF.SCANDUMP writes); BF.LOADCHUNK loads scalable filters",
+                article(found)
+            )),
             LoadError::Oom => Reply::error(OOM),
             LoadError::Insufficient => Reply::error(INSUFFICIENT_MEMORY),
             _ => Reply::error("Invalid header"),
@@ -304,16 +324,28 @@ impl LoadError {
     }
 }
 
+/// "a" or "an" before a kind's name.
+fn article(kind: FilterKind) -> &'static str {
+    if kind.name().starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
 /// The first chunk of a dump of `kind`, for a missing key: the value to store.
 pub(crate) fn start(
     kind: FilterKind,
     header: &[u8],
     budget: &dyn Budget,
 ) -> Result<Value, LoadError> {
-    let dump = PartialDump::new(header).map_err(|_| LoadError::BadData)?;
-    if dump.kind() != kind {
-        return Err(LoadError::BadData);
+    // A filter file of another kind says which it is before anything else is checked.
+    if let Ok(Some(info)) = bloomkit::format::peek_header(header) {
+        if info.kind != kind {
+            return Err(LoadError::WrongKind { found: info.kind });
+        }
     }
+    let dump = PartialDump::new(header).map_err(|_| LoadError::BadData)?;
     // The whole encoding will be held, then decoded: ask for it now rather than fail half
     // way through a large restore.
     let total = usize::try_from(dump.encoded_len()).unwrap_or(usize::MAX);

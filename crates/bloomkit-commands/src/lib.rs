@@ -20,9 +20,12 @@
 //! 3. For [`Access::Read`], [`FilterCommand::read`] the value; for [`Access::Write`],
 //!    [`FilterCommand::write`] the key's slot (`&mut Option<Value>`, which the command may
 //!    fill, change or empty), with a [`Ctx`] of the current [`Defaults`] and a [`Budget`].
-//! 4. Send the [`Reply`], a plain tree a host walks to encode it
-//!    ([`Reply::encode`] writes RESP2 or RESP3; a module maps the same tree onto
-//!    `RedisModule_ReplyWith*`), after appending [`Outcome::log`] to its log or
+//!    A command that reads other keys too ([`FilterCommand::sources`], not empty only for
+//!    `BF.MERGE`) runs through [`FilterCommand::write_reading`], with their values, which
+//!    the host holds unchanged meanwhile.
+//! 4. Send the [`Reply`], a plain tree each host walks onto its own wire (the server
+//!    encodes it as RESP2 or RESP3; a module maps it onto `RedisModule_ReplyWith*`),
+//!    after appending [`Outcome::log`] to its log or
 //!    replication stream. The log is deterministic: a key created from the defaults is
 //!    logged with every parameter spelled out, so a replay or a replica under other
 //!    defaults holds the same bits.
@@ -32,7 +35,7 @@
 //! Each uses only those above it:
 //!
 //! * [`args`]: reading arguments as Redis does (integers, floats, keywords).
-//! * [`reply`]: [`Reply`] and [`Protocol`], and the RESP2/RESP3 encoding.
+//! * [`reply`]: [`Reply`] and [`Protocol`]: what a command answers, for any wire.
 //! * [`errors`]: the error replies more than one command answers (`wrong_arity`,
 //!   `WRONGTYPE`, RedisBloom's common ones), each written once.
 //! * [`value`]: what a key holds ([`Value`]), and its storage encoding.
@@ -45,6 +48,8 @@
 //!   [`Record`]s of its [`Log`].
 //! * [`bloom`] (`BF.*`) and [`cuckoo`] (`CF.*`): the commands, in RedisBloom's validation
 //!   order and with its error strings; `SCANDUMP`/`LOADCHUNK` share their chunking.
+//!   `BF.MERGE`'s checks and union live in a module of their own (`merge`), which
+//!   [`bloom`] calls.
 //! * [`FilterCommand`]: one parsed command of either family.
 //! * [`table`]: every filter command once, with what a host registers it with (name, arity,
 //!   flags, key positions, ACL categories, documentation) and the parser its name reaches.
@@ -115,6 +120,7 @@ pub mod cuckoo;
 mod dump;
 pub mod errors;
 mod limits;
+mod merge;
 pub mod params;
 pub mod reply;
 mod run;

@@ -480,6 +480,7 @@ pub static FILTER_COMMANDS: &[FilterSpec] = &[
     bf(keyed("bf.exists", 3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Checks whether an item exists in a Bloom Filter.", "1.0.0"), bloom::parse::exists),
     bf(keyed("bf.mexists", -3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Checks whether one or more items exist in a Bloom Filter.", "1.0.0"), bloom::parse::mexists),
     bf(keyed("bf.info", -2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns information about a Bloom Filter.", "1.0.0"), bloom::parse::info),
+    bf(keyed("bf.merge", -3, MODULE_WRITE, (1, -1), BLOOM_WRITE, BF, "Merges Bloom filters built alike into the first key, creating it as a copy of the first source when missing.", "1.0.0"), bloom::parse::merge),
     bf(keyed("bf.card", 2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns the cardinality of a Bloom filter.", "2.4.4"), bloom::parse::card),
     bf(keyed("bf.debug", 2, MODULE_READ, (1, 1), BLOOM_READ, BF, "Returns the layers of a Bloom filter: bytes, bits, hashes, capacity, items and error rate of each.", "1.0.0"), bloom::parse::debug),
     bf(keyed("bf.scandump", 3, MODULE_READ, (1, 1), BLOOM_READ, BF, "Begins an incremental save of the bloom filter.", "1.0.0"), bloom::parse::scandump),

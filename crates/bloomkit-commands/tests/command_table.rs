@@ -40,7 +40,9 @@ fn run(slot: &mut Option<Value>, line: &str) -> Reply {
         Some(Ok(cmd)) => match cmd.access() {
             Access::Read => cmd.read(slot.as_ref(), &ctx),
             Access::Write => {
-                let Outcome { reply, .. } = cmd.write(slot, &ctx);
+                // The one key there is: every source is this key (read from the slot).
+                let sources = vec![None; cmd.sources().len()];
+                let Outcome { reply, .. } = cmd.write_reading(slot, &sources, &ctx);
                 reply
             }
         },
@@ -73,6 +75,8 @@ fn examples() -> Vec<(&'static str, Option<Reply>)> {
         ("BF.EXISTS k a", Some(Reply::Bool(true))),
         ("BF.MEXISTS k a", Some(bools(&[true]))),
         ("BF.CARD k", Some(Reply::Integer(1))),
+        // The key merged into itself: the one merge a single key can run.
+        ("BF.MERGE k k", Some(Reply::Ok)),
         (
             "BF.INFO k ITEMS",
             Some(Reply::PerProtocol {
@@ -259,10 +263,17 @@ fn rows_are_registrable() {
             spec.name
         );
         assert_eq!(spec.name, spec.name.to_ascii_lowercase());
-        // One key, the first argument: cluster routing and ACL key patterns rely on it.
+        // One key, the first argument, or (`BF.MERGE`, which reads sources) every argument
+        // from the first: cluster routing and ACL key patterns rely on it.
+        let args = words(&format!("{} k k", spec.name));
+        let reads_sources = match row.parse(&views(&args)) {
+            Ok(command) => !command.sources().is_empty(),
+            Err(_) => false,
+        };
+        let last_key = if reads_sources { -1 } else { 1 };
         assert_eq!(
             (spec.first_key, spec.last_key, spec.step),
-            (1, 1, 1),
+            (1, last_key, 1),
             "{}",
             spec.name
         );

@@ -5,11 +5,11 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bloomkit::{ClassicProbes, LayerLayout};
+use bloomkit_commands::Reply;
 use bloomkit_commands::Value;
 use bloomkit_commands::{
     Access, Budget, Ctx, Defaults, FilterCommand, Outcome, Record, Replay, Unlimited,
 };
-use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
 /// A budget with a fixed allowance for `--maxmemory` and the machine.
@@ -115,10 +115,12 @@ fn bools(answers: &[bool]) -> Reply {
     Reply::Array(answers.iter().map(|&b| Reply::Bool(b)).collect())
 }
 
-fn wire(reply: &Reply, protocol: Protocol) -> String {
-    let mut out = Vec::new();
-    reply.encode(protocol, &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+/// The reply's first pair and its number of pairs, for a map reply.
+fn map_head(reply: &Reply) -> Option<(&Reply, &Reply, usize)> {
+    match reply {
+        Reply::Map(pairs) => pairs.first().map(|(k, v)| (k, v, pairs.len())),
+        _ => None,
+    }
 }
 
 /// Replays `log` on an empty slot with other defaults and `Unlimited`, as start-up does:
@@ -337,14 +339,7 @@ fn bf_add_exists_card_info_answer_as_redisbloom() {
     let names: Vec<_> = info.iter().map(|(k, _)| k.clone()).collect();
     assert_eq!(
         names,
-        [
-            "Capacity",
-            "Size",
-            "Number of filters",
-            "Number of items inserted",
-            "Expansion rate"
-        ]
-        .map(|n| Reply::Simple(n.into()))
+        bloomkit_commands::bloom::INFO_FIELDS.map(|n| Reply::Simple(n.into()))
     );
     assert_eq!(info[0].1, Reply::Integer(100));
     assert_eq!(info[2].1, Reply::Integer(1));
@@ -356,6 +351,11 @@ fn bf_add_exists_card_info_answer_as_redisbloom() {
         panic!()
     };
     assert_eq!(info[1].1, Reply::Integer(240));
+    // bloomkit's fields, after RedisBloom's: the library's own figures.
+    assert_eq!(info[5].1, Reply::Double(f.fill_ratio()));
+    assert_eq!(info[6].1, Reply::Integer(f.estimated_count() as i64));
+    assert_eq!(info[7].1, Reply::Double(f.estimated_fp_rate()));
+    assert!(f.fill_ratio() > 0.0 && f.estimated_count() == 3);
     assert_ne!(f.memory_bytes(), 240);
     assert_eq!(s.run("BF.INFO k capacity"), info_field("Capacity", 100));
     assert_eq!(
@@ -412,20 +412,33 @@ fn bf_add_exists_card_info_answer_as_redisbloom() {
 #[test]
 fn bf_resp3_and_resp2_shapes() {
     let mut s = Slot::new();
-    let add = s.run("BF.ADD k a");
-    assert_eq!(wire(&add, Protocol::Resp3), "#t\r\n");
-    assert_eq!(wire(&add, Protocol::Resp2), ":1\r\n");
+    // A boolean (RESP3 `#t`, RESP2 `:1`), a map (RESP3 `%5`, RESP2 a flat `*10`), a null
+    // (`_`, `$-1`): the server's encoder turns each into both protocols' bytes
+    // (bloomkit-server's resp::encode, whose tests hold these same replies' bytes).
+    assert_eq!(s.run("BF.ADD k a"), Reply::Bool(true));
     let info = s.run("BF.INFO k");
-    assert!(wire(&info, Protocol::Resp3).starts_with("%5\r\n+Capacity\r\n:100\r\n"));
-    assert!(wire(&info, Protocol::Resp2).starts_with("*10\r\n+Capacity\r\n:100\r\n"));
+    assert_eq!(
+        map_head(&info),
+        Some((&Reply::Simple("Capacity".into()), &Reply::Integer(100), 8))
+    );
     let mut n = Slot::new();
     n.run("BF.RESERVE k 0.01 10 NONSCALING");
-    let info = n.run("BF.INFO k");
-    assert!(wire(&info, Protocol::Resp2).ends_with("+Expansion rate\r\n$-1\r\n"));
-    assert!(wire(&info, Protocol::Resp3).ends_with("+Expansion rate\r\n_\r\n"));
+    let Reply::Map(pairs) = n.run("BF.INFO k") else {
+        panic!("BF.INFO answers a map");
+    };
     assert_eq!(
-        wire(&n.run("BF.INFO k expansion"), Protocol::Resp2),
-        "*1\r\n$-1\r\n"
+        pairs[4],
+        (Reply::Simple("Expansion rate".into()), Reply::Null)
+    );
+    assert_eq!(
+        n.run("BF.INFO k expansion"),
+        Reply::PerProtocol {
+            resp2: Box::new(Reply::Array(vec![Reply::Null])),
+            resp3: Box::new(Reply::Map(vec![(
+                Reply::Simple("Expansion rate".into()),
+                Reply::Null
+            )])),
+        }
     );
 }
 
@@ -823,8 +836,21 @@ fn cf_reserve_errors_in_redisbloom_order() {
     let Reply::Map(info) = s.run("CF.INFO k") else {
         panic!()
     };
-    let values: Vec<(String, i64)> = info
-        .into_iter()
+    // bloomkit's fields after RedisBloom's: an empty filter's load factor and rate are 0.
+    let (head, tail) = info.split_at(8);
+    assert_eq!(
+        tail,
+        [
+            (Reply::Simple("Load factor".into()), Reply::Double(0.0)),
+            (
+                Reply::Simple("Estimated error rate".into()),
+                Reply::Double(0.0)
+            ),
+        ]
+    );
+    let values: Vec<(String, i64)> = head
+        .iter()
+        .cloned()
         .map(|(k, v)| match (k, v) {
             (Reply::Simple(k), Reply::Integer(v)) => (k, v),
             other => panic!("{other:?}"),
@@ -913,12 +939,12 @@ fn cf_commands_answer_as_redisbloom() {
     );
     assert_eq!(replay(&s.log, odd_defaults()), s.value);
     // RESP3: booleans, but integers for CF.INSERTNX and CF.COUNT.
-    assert_eq!(wire(&s.run("CF.ADDNX k b"), Protocol::Resp3), "#f\r\n");
+    assert_eq!(s.run("CF.ADDNX k b"), Reply::Bool(false));
     assert_eq!(
-        wire(&s.run("CF.INSERTNX k ITEMS b"), Protocol::Resp3),
-        "*1\r\n:0\r\n"
+        s.run("CF.INSERTNX k ITEMS b"),
+        Reply::Array(vec![Reply::Integer(0)])
     );
-    assert_eq!(wire(&s.run("CF.COUNT k b"), Protocol::Resp3), ":1\r\n");
+    assert_eq!(s.run("CF.COUNT k b"), Reply::Integer(1));
     // Another family's key.
     let mut b = Slot::new();
     b.run("BF.ADD k a");
@@ -1397,19 +1423,70 @@ fn scandump_and_loadchunk_argument_errors() {
         Slot::new().run("BF.LOADCHUNK other 1 garbage"),
         err("ERR received bad data")
     );
-    // A cuckoo header into BF, and the reverse, is bad data.
+    // A cuckoo header into BF, and the reverse, is bad data, in RedisBloom's words, and
+    // then which kinds each family loads.
     let mut c = Slot::new();
     c.run("CF.ADD c a");
     let cf_chunks = dump(&mut c, "CF", "c");
     assert_eq!(
         load(&mut Slot::new(), "BF", "x", &cf_chunks[..1]),
-        [err("ERR received bad data")]
+        [err(
+            "ERR received bad data: the chunk starts a cuckoo filter, and a BF key loads \
+             scalable filters only (what BF.SCANDUMP of a BF key, or bloomkit build --kind \
+             scalable, writes); CF.LOADCHUNK loads cuckoo filters"
+        )]
     );
     let bf_chunks = dump(&mut s, "BF", "k");
     assert_eq!(
         load(&mut Slot::new(), "CF", "x", &bf_chunks[..1]),
-        [err("Invalid header")]
+        [err(
+            "Invalid header: the chunk starts a scalable filter, and a CF key loads cuckoo \
+             filters only (what CF.SCANDUMP writes); BF.LOADCHUNK loads scalable filters"
+        )]
     );
+}
+
+/// A filter file of a kind no BF key holds (what `bloomkit build` writes by default), sent
+/// as a BF dump, is refused with the kinds that load; a scalable file (`bloomkit build
+/// --kind scalable`, blocked layers) loads, and answers for its keys.
+#[test]
+fn loadchunk_of_a_file_says_which_kinds_load() {
+    for kind in bloomkit::FilterKind::ALL {
+        let file = bloomkit::AnyFilter::build_from_hashes(kind, &[bloomkit::hash("a")], 0.01)
+            .unwrap()
+            .to_bytes();
+        let reply = load(&mut Slot::new(), "BF", "x", &[(1, Bytes::from(file))]);
+        if kind == bloomkit::FilterKind::Scalable {
+            continue;
+        }
+        let Reply::Error(text) = &reply[0] else {
+            panic!("{kind}: {reply:?}")
+        };
+        assert!(
+            text.starts_with("ERR received bad data: the chunk starts"),
+            "{text}"
+        );
+        assert!(text.contains(&format!(" {kind} filter, ")), "{text}");
+        assert!(text.contains("loads scalable filters only"), "{text}");
+    }
+    let mut scalable = bloomkit::ScalableBloomFilter::new(100, 0.01).unwrap();
+    scalable.insert("apple").unwrap();
+    let file = Bytes::from(scalable.to_bytes());
+    let header_len = bloomkit::format::peek_header(&file)
+        .unwrap()
+        .unwrap()
+        .header_len;
+    let chunks = [
+        (1, file.slice(..header_len)),
+        // A chunk's iterator is one past its last byte, counted after the header.
+        (
+            (file.len() - header_len + 1) as i64,
+            file.slice(header_len..),
+        ),
+    ];
+    let mut slot = Slot::new();
+    assert_eq!(load(&mut slot, "BF", "x", &chunks), [Reply::Ok, Reply::Ok]);
+    assert_eq!(slot.run("BF.EXISTS x apple"), Reply::Bool(true));
 }
 
 #[test]
@@ -2113,4 +2190,36 @@ fn bf_expansion_1_keeps_growing_and_a_tiny_rate_names_the_smallest() {
     assert_eq!(s.run("BF.RESERVE k 1.1e-19 100"), Reply::Ok);
     let mut s = Slot::new();
     assert_eq!(s.run("BF.RESERVE k 6e-20 100 NONSCALING"), Reply::Ok);
+}
+
+/// `MAXEXPANSIONS` takes what `cf-max-expansions` takes: up to 65,535 sub-filters, a cuckoo
+/// filter's most. A logged `MAXEXPANSIONS 65536`, which builds before that check accepted
+/// and logged, still replays.
+#[test]
+fn maxexpansions_agrees_with_cf_max_expansions() {
+    let most = bloomkit_commands::PARAMETERS
+        .iter()
+        .find(|p| p.name == "cf-max-expansions")
+        .unwrap()
+        .max
+        .to_string();
+    assert_eq!(most, "65535");
+    let mut s = Slot::new();
+    assert_eq!(
+        s.run(&format!("CF.INSERT k MAXEXPANSIONS {most} ITEMS a")),
+        Reply::Array(vec![Reply::Bool(true)])
+    );
+    assert_eq!(
+        s.run("CF.INSERT k MAXEXPANSIONS 65536 ITEMS a"),
+        err("ERR MAXEXPANSIONS must be an integer from 1 to 65535")
+    );
+    assert_eq!(
+        s.run("CF.INSERT k MAXEXPANSIONS 0 ITEMS a"),
+        err("ERR MAXEXPANSIONS must be an integer from 1 to 65535")
+    );
+    let logged = words("CF.INSERT k MAXEXPANSIONS 65536 ITEMS b c");
+    let logged = views(&logged);
+    assert!(bloomkit_commands::FilterCommand::parse_logged(&logged)
+        .unwrap()
+        .is_ok());
 }

@@ -19,6 +19,7 @@
 //! the master acknowledged is applied.
 
 use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::ffi::{c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::LazyLock;
@@ -35,7 +36,7 @@ use crate::budget::ModuleBudget;
 use crate::config;
 use crate::key::{Held, KeyName, OpenKey};
 use crate::reply::send;
-use crate::types::type_of;
+use crate::types::{type_of, Stored};
 
 /// Registers every row of [`FILTER_COMMANDS`] with its own handler, its flags
 /// ([`CommandSpec::module_flags`](bloomkit_commands::table::CommandSpec::module_flags):
@@ -92,8 +93,8 @@ macro_rules! handlers {
 
 /// One handler per row of [`FILTER_COMMANDS`], in order: Redis passes a handler nothing
 /// but the arguments, and a handler of its own row need not look the command's name up.
-const HANDLERS: [Handler; 25] =
-    handlers![0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24];
+const HANDLERS: [Handler; 26] =
+    handlers![0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25];
 
 /// The handler Redis calls for the command of row `ROW`.
 extern "C" fn handle<const ROW: usize>(
@@ -190,7 +191,7 @@ fn run_with(
     };
     match command.access() {
         Access::Read => send(ctx, &read(ctx, key_arg, &command, &cctx), &protocol),
-        Access::Write => write(ctx, key_arg, &command, &cctx, args, row, &protocol),
+        Access::Write => write(ctx, key_arg, &command, &cctx, args, argv, row, &protocol),
     }
 }
 
@@ -229,16 +230,19 @@ fn read(ctx: &Context, name: KeyName, command: &FilterCommand<'_>, cctx: &Ctx<'_
 /// the caller, the reply was read back with wider loads than the stores that had just
 /// written it, a stall on forwarding them (0.3% of a pipelined `CF.ADD`'s time inside
 /// Redis, by perf's clock samples).
+#[allow(clippy::too_many_arguments)]
 fn write(
     ctx: &Context,
     name: KeyName,
     command: &FilterCommand<'_>,
     cctx: &Ctx<'_>,
     args: Args<'_>,
+    args_strings: &[*mut raw::RedisModuleString],
     row: &FilterSpec,
     protocol: &dyn Fn() -> Protocol,
 ) {
     let mut key = OpenKey::open(ctx, name, true);
+    let argv = args_strings;
     // The command runs on the key's own slot, or on a slot of its own for a missing key or
     // one of another kind; anything but a change in place (the key emptied, a value of the
     // other family under it) is done once the slot is let go. One call for all three, so
@@ -254,7 +258,31 @@ fn write(
             (&mut own, Before::Foreign)
         }
     };
-    let outcome = command.write(slot, cctx);
+    let outcome = if command.sources().is_empty() {
+        command.write(slot, cctx)
+    } else {
+        let mut sources = match open_sources(ctx, command, argv) {
+            Ok(sources) => sources,
+            Err(reply) => return send(ctx, &reply, protocol),
+        };
+        let mut values: Vec<Option<&Value>> = Vec::with_capacity(sources.len());
+        for source in sources.iter_mut() {
+            let value = match source {
+                Source::Own => None,
+                Source::Repeat(earlier) => values.get(*earlier).copied().flatten(),
+                Source::Open(key) => match key.held() {
+                    Held::Missing => None,
+                    Held::Ours(stored, _) => {
+                        let stored: &Stored = stored;
+                        stored.as_ref()
+                    }
+                    Held::Foreign => Some(foreign(command)),
+                },
+            };
+            values.push(value);
+        }
+        command.write_reading(slot, &values, cctx)
+    };
     let mut delete = false;
     let mut create = None;
     match (before, slot) {
@@ -284,6 +312,53 @@ fn write(
         }
     }
     send(ctx, &outcome.reply, protocol);
+}
+
+/// A key a command reads besides its own, opened at most once.
+enum Source {
+    /// The command's own key, which it reads from its slot.
+    Own,
+    /// The same key as the source at this position: not opened twice, so that no two
+    /// references to one value are ever made.
+    Repeat(usize),
+    /// Opened to read.
+    Open(OpenKey),
+}
+
+/// Opens, to read, the keys a command reads besides its own ([`FilterCommand::sources`]):
+/// its last arguments, as the table's key positions say (every argument from the first is
+/// a key).
+fn open_sources(
+    ctx: &Context,
+    command: &FilterCommand<'_>,
+    argv: &[*mut raw::RedisModuleString],
+) -> Result<Vec<Source>, Reply> {
+    let sources = command.sources();
+    let misplaced = || Reply::error("ERR bloomkit: the sources are not the last arguments");
+    let strings = argv
+        .get(argv.len().saturating_sub(sources.len())..)
+        .ok_or_else(misplaced)?;
+    let mut keys = Vec::with_capacity(sources.len());
+    // Where each key was first named: a map, as a client may name many.
+    let mut first_at: HashMap<&[u8], usize> = HashMap::with_capacity(sources.len());
+    for (i, (&source, &string)) in sources.iter().zip(strings).enumerate() {
+        if RedisString::string_as_slice(string) != source {
+            return Err(misplaced());
+        }
+        let key = if source == command.key() {
+            Source::Own
+        } else if let Some(&earlier) = first_at.get(source) {
+            Source::Repeat(earlier)
+        } else {
+            first_at.insert(source, i);
+            // SAFETY: `string` is one of the running command's arguments, used only while
+            // it runs.
+            let name = unsafe { KeyName::of_argument(string) };
+            Source::Open(OpenKey::open(ctx, name, false))
+        };
+        keys.push(key);
+    }
+    Ok(keys)
 }
 
 /// What a key held before a write command, once its slot is lent to the command: [`Held`]

@@ -212,7 +212,7 @@ mod registration {
             api!(RedisModule_RegisterStringConfig),
             api!(RedisModule_LoadConfigs),
         ) else {
-            ctx.log_notice("bloomkit: this engine has no module configuration; CONFIG GET/SET do not reach the bf-*/cf-* defaults");
+            crate::log::write(ctx.ctx, "notice", "bloomkit: this engine has no module configuration; CONFIG GET/SET do not reach the bf-*/cf-* defaults");
             return Ok(());
         };
         // Redis added unprefixed names in 8.0 (and Redis 7 logs a warning for each name

@@ -71,6 +71,7 @@ pub mod command;
 pub mod config;
 pub mod encoding;
 pub mod key;
+pub mod log;
 pub mod reply;
 pub mod types;
 
@@ -118,17 +119,17 @@ fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redi
     let defaults = match config::defaults_from_args(&args) {
         Ok(defaults) => defaults,
         Err(why) => {
-            ctx.log_warning(&format!("bloomkit: not loaded: {why}"));
+            log::write(ctx.ctx, "warning", &format!("bloomkit: not loaded: {why}"));
             return redis_module::Status::Err;
         }
     };
     config::install(defaults);
     if let Err(why) = config::register(ctx) {
-        ctx.log_warning(&format!("bloomkit: not loaded: {why}"));
+        log::write(ctx.ctx, "warning", &format!("bloomkit: not loaded: {why}"));
         return redis_module::Status::Err;
     }
     if let Err(why) = command::register(ctx) {
-        ctx.log_warning(&format!("bloomkit: not loaded: {why}"));
+        log::write(ctx.ctx, "warning", &format!("bloomkit: not loaded: {why}"));
         return redis_module::Status::Err;
     }
     types::set_module_options(ctx);

@@ -1,10 +1,9 @@
 //! A command's [`Reply`] onto `RedisModule_ReplyWith*`.
 //!
 //! The engine encodes for each client's protocol: a map goes out as a flat array to a RESP2
-//! client, a boolean as an integer, a double as a bulk string, exactly as
-//! [`Reply::encode`](bloomkit_commands::Reply::encode) downgrades them for `bloomkit
-//! serve`. The one reply that is not the automatic downgrade, [`Reply::PerProtocol`], is
-//! chosen here by the client's protocol.
+//! client, a boolean as an integer, a double as a bulk string, exactly as `bloomkit serve`'s
+//! encoder downgrades them. The one reply that is not the automatic downgrade,
+//! [`Reply::PerProtocol`], is chosen here by the client's protocol.
 
 use std::ffi::{c_long, CString};
 

@@ -140,18 +140,11 @@ mod callbacks {
             // SAFETY: `rdb` is the I/O context Redis passed to this load.
             .map(|name_of| unsafe { name_of(rdb) })
             .filter(|name| !name.is_null())
-            .map(|name| String::from_utf8_lossy(RedisString::string_as_slice(name)).into_owned());
-        let key = key.map_or_else(String::new, |k| format!(" of key '{k}'"));
+            // The key's bytes are a client's: quoted, so that they cannot forge a line.
+            .map(|name| crate::log::quoted(RedisString::string_as_slice(name)));
+        let key = key.map_or_else(String::new, |k| format!(" of key {k}"));
         let message = format!("bloomkit: cannot load the {type_name} value{key}: {why}");
-        let Ok(message) = CString::new(message.replace('\0', " ")) else {
-            return;
-        };
-        if let Some(log) = api!(RedisModule_LogIOError) {
-            // SAFETY: `rdb` is the I/O context of this load; the level and format are
-            // NUL-terminated literals, and the one argument the format takes is the
-            // NUL-terminated message.
-            unsafe { log(rdb, c"warning".as_ptr(), c"%s".as_ptr(), message.as_ptr()) };
-        }
+        crate::log::io_error(rdb, &message);
     }
 
     pub(super) unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {

@@ -48,7 +48,8 @@ fn commands_answer_over_resp2_and_resp3() {
         );
         let info = c.line("BF.INFO fruit").array();
         assert_eq!(info[0], Resp::Simple("Capacity".into()));
-        assert_eq!(info.len(), 10);
+        // RedisBloom's five fields, then bloomkit's three.
+        assert_eq!(info.len(), 16);
         // Errors are RedisBloom's, prefixed or not as there.
         assert_eq!(
             c.line("BF.ADD fruit"),
@@ -92,7 +93,8 @@ fn commands_answer_over_resp2_and_resp3() {
         let Resp::Map(cf) = r3.line("CF.INFO nuts") else {
             panic!("CF.INFO is a map in RESP3")
         };
-        assert_eq!(cf.len(), 8);
+        // RedisBloom's eight fields, then bloomkit's two.
+        assert_eq!(cf.len(), 10);
     });
 }
 
@@ -486,4 +488,37 @@ fn redisbloom_dumps_are_refused_by_name() {
         );
         assert!(log.contains(&expected), "{log}");
     }
+}
+
+/// Client bytes the module writes to the engine's log (here a `RESTORE`'s key name, when
+/// the value does not load) are quoted: a newline in them cannot start a line of the
+/// client's choosing in the log, and a `%` is not a format.
+#[test]
+fn client_bytes_in_the_log_cannot_forge_a_line() {
+    on_each_engine(&[], &[], |server| {
+        let mut c = server.conn();
+        for i in 0..200 {
+            c.line(&format!("BF.ADD src {i}"));
+        }
+        let payload = c.cmd(&["DUMP", "src"]).bytes();
+        // Damaged in the filter's bytes, past the engine's checksum (skipped below), so
+        // that the module's load refuses it and logs why, naming the key.
+        let mut damaged = payload.clone();
+        let at = damaged.len() / 2;
+        damaged[at] ^= 0x40;
+        assert_eq!(c.line("DEBUG SET-SKIP-CHECKSUM-VALIDATION 1"), ok());
+        let forged = "12345:M 01 Jan 2026 00:00:00.000 # forged by a client %s%n";
+        let key = format!("k\n{forged}");
+        let reply = c.cmd(&[&b"RESTORE"[..], key.as_bytes(), b"0", &damaged]);
+        assert!(reply.is_error(), "{reply:?}");
+        let log = server.log();
+        assert!(
+            log.contains(&format!("of key 'k\\n{forged}'")),
+            "the key, quoted: {log}"
+        );
+        assert!(
+            !log.lines().any(|line| line.starts_with("12345:M")),
+            "a forged line: {log}"
+        );
+    });
 }

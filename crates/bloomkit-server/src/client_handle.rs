@@ -34,15 +34,20 @@ use bloomkit_commands::Reply;
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::clients::{Buffers, ClientInfo, ClientMeta};
+use crate::clients::{Buffers, ClientInfo, ClientMeta, SessionMemory};
+
+/// What a connection last published: its buffers, the bytes admitted for the request in
+/// progress, what its session adds.
+type Published = (Buffers, usize, SessionMemory);
 use crate::cmd::table::Route;
 use crate::cmd::Executed;
 use crate::commandstats::{code_of, Tally};
 use crate::connection::Connection;
-use crate::frame::{Admission, Frame, ProtocolError, Verdict};
 use crate::keyspace::Keyspace;
 use crate::log;
 use crate::options::Options;
+use crate::resp::decode::{Admission, Frame, ProtocolError, Verdict};
+use crate::resp::encode::encoded_size;
 use crate::session::Session;
 use crate::shared::Shared;
 use bloomkit_commands::Protocol;
@@ -62,6 +67,8 @@ pub struct Peer {
     pub laddr: String,
     /// The socket's file descriptor; -1 where there is none.
     pub fd: i64,
+    /// Whether the client is on the loopback interface.
+    pub local: bool,
 }
 
 /// What a request was, for the counters.
@@ -93,8 +100,11 @@ pub struct ClientHandle {
     unnoted_read: bool,
     /// The second and the buffer sizes last noted in the registry's recent peaks.
     noted_peak: Cell<(u64, usize, usize)>,
-    /// The buffer sizes and admitted bytes last published.
-    published: Cell<Option<(Buffers, usize)>>,
+    /// What the session adds to the count: whether it has authenticated, its `MULTI`
+    /// queue (as of the last request run).
+    session: SessionMemory,
+    /// The buffer sizes, admitted bytes and session memory last published.
+    published: Cell<Option<Published>>,
 }
 
 impl ClientHandle {
@@ -111,6 +121,10 @@ impl ClientHandle {
             soft_since: None,
             unnoted_read: true,
             noted_peak: Cell::new((u64::MAX, 0, 0)),
+            session: SessionMemory {
+                authenticated: shared.config().password().is_none(),
+                multi_mem: 0,
+            },
             published: Cell::new(None),
             meta,
             meta_changed: false,
@@ -140,6 +154,7 @@ impl ClientHandle {
             info: &self.info,
             buffers: conn.buffers(),
             reserved: &mut self.reserved,
+            session: self.session,
             published: &self.published,
         };
         let frame = conn.next_frame(&mut gate);
@@ -194,6 +209,10 @@ impl ClientHandle {
                 self.meta_changed = true;
             }
         }
+        self.session = SessionMemory {
+            authenticated: session.authenticated,
+            multi_mem: session.transaction.queue_memory(),
+        };
         let (multi, watch) = session.transaction.client_list_fields();
         if (self.meta.multi, self.meta.watch) != (multi, watch) {
             (self.meta.multi, self.meta.watch) = (multi, watch);
@@ -290,9 +309,11 @@ impl ClientHandle {
         let keyspace = self.shared.keyspace();
         // Unchanged since the last batch (a client sending one request at a time): the
         // registry and the keyspace's client memory already say so.
-        if self.published.get() != Some((buffers, self.reserved)) {
-            self.published.set(Some((buffers, self.reserved)));
-            self.info.publish(keyspace, buffers, self.reserved);
+        let now = (buffers, self.reserved, self.session);
+        if self.published.get() != Some(now) {
+            self.published.set(Some(now));
+            self.info
+                .publish(keyspace, buffers, self.reserved, self.session);
         }
         // The registry's peaks are behind one mutex for all clients: each client takes it
         // only when it passes what it noted already this second.
@@ -398,8 +419,9 @@ struct Gate<'a> {
     info: &'a ClientInfo,
     buffers: Buffers,
     reserved: &'a mut usize,
+    session: SessionMemory,
     /// The handle's record of what was last published, which this publishes too.
-    published: &'a Cell<Option<(Buffers, usize)>>,
+    published: &'a Cell<Option<Published>>,
 }
 
 impl Admission for Gate<'_> {
@@ -430,29 +452,10 @@ impl Admission for Gate<'_> {
         }
         *self.reserved = request_bytes;
         self.info
-            .publish(self.keyspace, self.buffers, request_bytes);
-        self.published.set(Some((self.buffers, request_bytes)));
+            .publish(self.keyspace, self.buffers, request_bytes, self.session);
+        self.published
+            .set(Some((self.buffers, request_bytes, self.session)));
         Verdict::Admit
-    }
-}
-
-/// About how many bytes `reply` takes encoded (its payloads, and a few bytes of framing
-/// for each element): enough to weigh a large reply against `maxmemory` without encoding it.
-fn encoded_size(reply: &Reply) -> usize {
-    const FRAMING: usize = 16;
-    match reply {
-        Reply::Bulk(bytes) => bytes.len() + FRAMING,
-        Reply::Simple(text) | Reply::Error(text) => text.len() + FRAMING,
-        Reply::Array(items) => items.iter().map(encoded_size).sum::<usize>() + FRAMING,
-        Reply::Map(pairs) => {
-            pairs
-                .iter()
-                .map(|(k, v)| encoded_size(k) + encoded_size(v))
-                .sum::<usize>()
-                + FRAMING
-        }
-        Reply::PerProtocol { resp2, resp3 } => encoded_size(resp2).max(encoded_size(resp3)),
-        _ => FRAMING,
     }
 }
 

@@ -59,6 +59,17 @@ impl Buffers {
     }
 }
 
+/// What a connection's session adds to its count: whether it counts against `maxmemory`
+/// (its client has authenticated, or needs not), and its `MULTI` queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionMemory {
+    /// Whether the client has authenticated (or needs not): only then do its buffers count
+    /// against `maxmemory` (see [`Keyspace::memory_in_use`]).
+    pub authenticated: bool,
+    /// Bytes its `MULTI` queue holds (`multi-mem`).
+    pub multi_mem: usize,
+}
+
 /// What a connection costs beside its buffers (its session, parser, task and registry
 /// entry), counted with them as Redis counts its client structure.
 pub const CLIENT_OVERHEAD: usize = 1024;
@@ -84,6 +95,10 @@ pub struct ClientInfo {
     output_capacity: AtomicUsize,
     /// What this client adds to the keyspace's client memory now.
     counted: AtomicUsize,
+    /// Whether it is counted as a client that has authenticated.
+    counted_authenticated: AtomicBool,
+    /// Bytes its `MULTI` queue holds.
+    multi_mem: AtomicUsize,
     killed: AtomicBool,
     kill: Notify,
 }
@@ -109,6 +124,8 @@ impl ClientInfo {
             output_len: AtomicUsize::new(0),
             output_capacity: AtomicUsize::new(0),
             counted: AtomicUsize::new(0),
+            counted_authenticated: AtomicBool::new(false),
+            multi_mem: AtomicUsize::new(0),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
         }
@@ -163,25 +180,51 @@ impl ClientInfo {
     }
 
     /// Publishes its buffers' sizes and counts their total (plus `reserved`, input bytes
-    /// admitted but not yet allocated) in the keyspace's client memory, which `maxmemory`
-    /// limits. Returns the total counted.
-    pub fn publish(&self, keyspace: &Keyspace, buffers: Buffers, reserved: usize) -> usize {
+    /// admitted but not yet allocated, and `session`'s `MULTI` queue) in the keyspace's
+    /// client memory: the memory `maxmemory` limits if the client has authenticated, the
+    /// memory only reported if not. Returns the total counted. Only the client's own
+    /// connection calls it.
+    pub fn publish(
+        &self,
+        keyspace: &Keyspace,
+        buffers: Buffers,
+        reserved: usize,
+        session: SessionMemory,
+    ) -> usize {
         self.input_len.store(buffers.input_len, Ordering::Relaxed);
         self.input_capacity
             .store(buffers.input_capacity, Ordering::Relaxed);
         self.output_len.store(buffers.output_len, Ordering::Relaxed);
         self.output_capacity
             .store(buffers.output_capacity, Ordering::Relaxed);
-        let total = buffers.total().max(CLIENT_OVERHEAD + reserved);
+        self.multi_mem.store(session.multi_mem, Ordering::Relaxed);
+        let total = buffers
+            .total()
+            .max(CLIENT_OVERHEAD + reserved)
+            .saturating_add(session.multi_mem);
         let before = self.counted.swap(total, Ordering::Relaxed);
-        keyspace.account_clients(total, before);
+        let was = self
+            .counted_authenticated
+            .swap(session.authenticated, Ordering::Relaxed);
+        if was == session.authenticated {
+            keyspace.account_clients(was, total, before);
+        } else {
+            keyspace.account_clients(was, 0, before);
+            keyspace.account_clients(session.authenticated, total, 0);
+        }
         total
     }
 
     /// Takes the client's memory out of the count, as it leaves.
     pub fn unpublish(&self, keyspace: &Keyspace) {
         let before = self.counted.swap(0, Ordering::Relaxed);
-        keyspace.account_clients(0, before);
+        let was = self.counted_authenticated.load(Ordering::Relaxed);
+        keyspace.account_clients(was, 0, before);
+    }
+
+    /// Bytes its `MULTI` queue holds, as last published (`multi-mem`).
+    pub fn multi_mem(&self) -> usize {
+        self.multi_mem.load(Ordering::Relaxed)
     }
 
     /// What the client counts for now.
@@ -291,17 +334,58 @@ mod tests {
             output_len: 100,
             output_capacity: 16 << 10,
         };
-        let counted = client.publish(&keyspace, buffers, 0);
+        let authenticated = SessionMemory {
+            authenticated: true,
+            multi_mem: 0,
+        };
+        let counted = client.publish(&keyspace, buffers, 0, authenticated);
         assert_eq!(counted, CLIENT_OVERHEAD + (32 << 10));
         assert_eq!(keyspace.client_memory(), counted);
         // An admitted request counts before its bytes arrive.
         assert_eq!(
-            client.publish(&keyspace, buffers, 1 << 20),
+            client.publish(&keyspace, buffers, 1 << 20, authenticated),
             CLIENT_OVERHEAD + (1 << 20)
         );
         assert_eq!(keyspace.client_memory(), CLIENT_OVERHEAD + (1 << 20));
+        // A transaction's queue counts too.
+        let queued = SessionMemory {
+            multi_mem: 5000,
+            ..authenticated
+        };
+        let counted = client.publish(&keyspace, buffers, 0, queued);
+        assert_eq!(counted, CLIENT_OVERHEAD + (32 << 10) + 5000);
+        assert_eq!(
+            (keyspace.client_memory(), client.multi_mem()),
+            (counted, 5000)
+        );
         client.unpublish(&keyspace);
         assert_eq!(keyspace.client_memory(), 0);
+    }
+
+    #[test]
+    fn a_client_that_has_not_authenticated_is_reported_not_limited() {
+        let keyspace = Keyspace::new(1 << 20);
+        let client = ClientInfo::new(7, String::new(), String::new(), -1);
+        let buffers = Buffers {
+            input_capacity: 160 << 10,
+            ..Buffers::default()
+        };
+        let before_auth = SessionMemory::default();
+        let counted = client.publish(&keyspace, buffers, 0, before_auth);
+        assert_eq!(keyspace.client_memory(), 0);
+        assert_eq!(keyspace.unauthenticated_client_memory(), counted);
+        assert_eq!(keyspace.memory_in_use(), 0);
+        assert_eq!(keyspace.memory_reported(), counted);
+        // Once it authenticates, the same bytes move to what maxmemory limits.
+        let after_auth = SessionMemory {
+            authenticated: true,
+            multi_mem: 0,
+        };
+        client.publish(&keyspace, buffers, 0, after_auth);
+        assert_eq!(keyspace.client_memory(), counted);
+        assert_eq!(keyspace.unauthenticated_client_memory(), 0);
+        client.unpublish(&keyspace);
+        assert_eq!(keyspace.memory_reported(), 0);
     }
 
     #[tokio::test]

@@ -22,7 +22,8 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::clients::Buffers;
-use crate::frame::{Admission, Frame, Parser, ProtocolError};
+use crate::resp::decode::{Admission, Frame, Parser, ProtocolError};
+use crate::resp::encode;
 
 /// Past this many bytes of encoded replies, the server should flush even while requests
 /// remain buffered, so that a long pipeline does not grow the output without bound.
@@ -172,6 +173,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// A socket error, or [`io::ErrorKind::UnexpectedEof`] when the client hangs up in the
     /// middle of a request.
     pub async fn fill(&mut self) -> io::Result<bool> {
+        // A one-off huge request should not pin its buffer for the connection's lifetime
+        // (Redis resizes an idle query buffer for the same reason): between requests, a
+        // buffer past 1 MiB starts again small.
+        if self.input.is_empty() && self.parser.is_idle() && self.input.capacity() > 1024 * 1024 {
+            self.input = BytesMut::with_capacity(16 * 1024);
+        }
         let read = match self.idle_timeout {
             None => self.stream.read_buf(&mut self.input).await?,
             Some(timeout) => {
@@ -201,7 +208,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Encodes a reply into the output buffer in the connection's protocol.
     pub fn write_reply(&mut self, reply: &Reply) {
-        reply.encode(self.protocol, &mut self.output);
+        encode::reply(reply, self.protocol, &mut self.output);
     }
 
     /// Bytes of encoded replies not yet sent, counted from the last completed flush (the
@@ -235,7 +242,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 .unwrap_or(old.len())
                 .min(old.len());
             match replace(i) {
-                Some(reply) => reply.encode(self.protocol, &mut out),
+                Some(reply) => encode::reply(&reply, self.protocol, &mut out),
                 None => out.extend_from_slice(&old[start.min(end)..end]),
             }
         }
@@ -279,6 +286,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// The protocol replies are encoded in.
     pub fn protocol(&self) -> Protocol {
         self.protocol
+    }
+
+    /// Holds the next requests to the limits of a client that has not authenticated, or
+    /// lifts them (see [`Parser::set_unauthenticated`]).
+    pub fn set_authenticated(&mut self, authenticated: bool) {
+        self.parser.set_unauthenticated(!authenticated);
     }
 
     /// Switches the protocol (after `HELLO 2` or `HELLO 3`); later replies use it.

@@ -12,7 +12,9 @@
 //! persistence and the generic commands. In the order data flows, each module using only
 //! those above it:
 //!
-//! * [`frame`]: the request parser (RESP multibulk and inline), with Redis's limits.
+//! * [`resp`]: the protocol, one module per direction: [`resp::decode`] (the request
+//!   parser, RESP multibulk and inline, with Redis's limits) and [`resp::encode`] (replies
+//!   as RESP2 or RESP3, and their sizes).
 //! * [`connection`]: one client's stream: requests in, buffered replies out.
 //! * [`glob`]: Redis's glob patterns (`KEYS`, `SCAN MATCH`, `CONFIG GET`, `COMMAND LIST`).
 //! * [`errors`]: the error replies only a host answers (unknown command, `NOAUTH`).
@@ -24,7 +26,8 @@
 //! * [`persist`]: the append-only log, snapshots, and the manifest that lists them, behind
 //!   the journal; start-up recovery; what a failing disk does to writes.
 //! * [`offload`]: long commands run off the worker thread that serves other clients.
-//! * [`config`]: `bloomkit serve`'s options, and what `CONFIG GET/SET` reaches.
+//! * [`config`]: the start-up options ([`config::Config`], resolved from the flags and the
+//!   config file) and the run-time settings `CONFIG GET/SET` reaches.
 //! * [`limits`]: the open-file limit, fitted to `--maxclients` at start-up.
 //! * [`protected`]: protected mode, which refuses other machines without a password.
 //! * [`shared`]: the state every connection shares (the keyspace, the settings, counters,
@@ -45,9 +48,9 @@
 //!
 //! * [`log`]: the log (Redis's line format, levels, `--logfile`, repeated messages
 //!   rate-limited); [`lifecycle`]: what start-up and shutdown log.
-//! * [`options`]: the run-time options beyond the filter defaults (client buffer limits,
-//!   the slow log, `maxmemory-policy`, `loglevel`), one table for `CONFIG GET/SET`, the
-//!   config file and `CONFIG REWRITE`; [`config_file`]: `--config FILE` and `CONFIG REWRITE`.
+//! * [`options`]: every option, one table: the `bloomkit serve` flags, the config file's
+//!   directives, `CONFIG GET/SET/REWRITE`, the `INFO` fields that show them and the docs'
+//!   flag table all come from it; [`config_file`]: `--config FILE` and `CONFIG REWRITE`.
 //! * [`clients`]: every connected client as `CLIENT LIST/KILL` and `INFO clients` see it;
 //!   [`client_handle`]: one connection's registration, the admission of its requests
 //!   (`client-query-buffer-limit`, `maxmemory`), its output limits and backpressure.
@@ -80,13 +83,13 @@ pub mod config;
 pub mod connection;
 pub mod dispatch;
 pub mod errors;
-pub mod frame;
 pub mod glob;
 pub mod keyspace;
 pub mod limits;
 pub mod offload;
 pub mod persist;
 pub mod protected;
+pub mod resp;
 pub mod server;
 pub mod session;
 pub mod shared;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::cmd::connection::REDIS_VERSION;
 use crate::config::Config;
 use crate::log;
-use crate::persist::SNAPSHOT_FILE;
+use crate::persist::files::{DataFile, SNAPSHOT_FILE};
 use crate::shared::Shared;
 
 /// The version, the process, and the settings that shape what the server does.
@@ -40,7 +40,7 @@ pub fn starting(config: &Config, persistent: bool) {
     log::notice(format_args!(
         "{persistence}; {maxmemory}; maxclients {}; {}",
         config.maxclients,
-        if config.requirepass.is_some() {
+        if config.password().is_some() {
             "clients must AUTH"
         } else {
             "no password"
@@ -68,8 +68,7 @@ impl DataFiles {
         };
         for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
             let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with("appendonly.") && name.ends_with(".aof") {
+            if let Some(DataFile::Log(_)) = name.to_str().and_then(DataFile::parse) {
                 files.logs += 1;
                 files.log_bytes += entry.metadata().map_or(0, |m| m.len());
             }

@@ -2,16 +2,17 @@
 //! clients by what the operating system's scheduler does, not by their whole length.
 //!
 //! The server serves every client from a few worker threads (one per core). A command of a
-//! million arguments runs for a large part of a second; run where it was read, it holds its
-//! worker for all that time, and with as many such commands as workers a client's `PING`
-//! waits for one to finish (627 ms measured on two cores, against 626 ms for one such
-//! command alone). [`run`] runs a long command with [`tokio::task::block_in_place`]: the
-//! worker's other clients move to another thread first, and the long command then shares
-//! the cores with them as any thread does. Short commands, nearly all of them, run in
-//! place: handing off costs more than they take.
+//! million arguments runs for a large part of a second; run where it was read, it would hold
+//! its worker for all that time, and with as many such commands as workers a client's `PING`
+//! would wait for one to finish. [`run`] runs a long command with
+//! [`tokio::task::block_in_place`]: the worker's other clients move to another thread first,
+//! and the long command then shares the cores with them as any thread does. Short commands,
+//! nearly all of them, run in place: handing off costs more than they take.
 //!
-//! What is not a command's run is bounded otherwise: a request is parsed as its bytes
-//! arrive, between reads, and a reply is sent in parts.
+//! A long filter command also holds no lock another key needs while it runs: it leases its
+//! key ([`crate::keyspace::lease`]). What is not a command's run is bounded otherwise: a
+//! request is parsed as its bytes arrive, between reads, a reply is sent in parts, and a
+//! large value is freed on a blocking thread.
 
 use bytes::Bytes;
 

@@ -25,12 +25,18 @@ from the outside.\r\n";
 /// Whether `config` puts the server in protected mode: on, no password, and an address to
 /// listen on that is not the loopback.
 pub fn is_active(config: &Config) -> bool {
-    config.protected_mode && config.requirepass.is_none() && !is_loopback_bind(&config.bind)
+    config.protected_mode && config.password().is_none() && !is_loopback_bind(&config.bind)
 }
 
 /// Whether a client from `peer` is refused by a server in protected mode.
 pub fn refuses(peer: IpAddr) -> bool {
-    let local = match peer {
+    !is_local(peer)
+}
+
+/// Whether `peer` is the loopback interface as Redis counts it: `127.0.0.1`, `::1` (and
+/// `::ffff:127.0.0.1`).
+pub fn is_local(peer: IpAddr) -> bool {
+    match peer {
         IpAddr::V4(v4) => v4.octets() == [127, 0, 0, 1],
         IpAddr::V6(v6) => {
             v6.is_loopback()
@@ -38,8 +44,7 @@ pub fn refuses(peer: IpAddr) -> bool {
                     .to_ipv4_mapped()
                     .is_some_and(|v4| v4.octets() == [127, 0, 0, 1])
         }
-    };
-    !local
+    }
 }
 
 fn is_loopback_bind(bind: &str) -> bool {

@@ -19,14 +19,13 @@ use tokio::sync::mpsc;
 
 use crate::client_handle::{ClientHandle, Peer};
 use crate::config::Config;
-use crate::config_file::ConfigFile;
 use crate::connection::{Connection, FLUSH_THRESHOLD};
 use crate::dispatch::execute;
-use crate::frame::Frame;
 use crate::keyspace::{Journal, NoJournal, Ticket};
 use crate::lifecycle::{self, DataFiles};
 use crate::log;
 use crate::persist::{Persistence, PersistentJournal};
+use crate::resp::decode::Frame;
 use crate::session::Session;
 use crate::shared::{Shared, SnapshotError};
 
@@ -156,13 +155,14 @@ impl Server {
                 )
             })?;
         let port = listener.local_addr()?.port();
+        log::set_level(config.loglevel);
         let shared = Arc::new(Shared::new(config, port));
-        // The file's run-time options (the start-up ones are in `config` already).
-        if let Some(path) = &shared.config().config_file {
-            ConfigFile::read(path)
-                .and_then(|file| file.apply_settings(shared.settings(), shared.keyspace()))
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        }
+        // The run-time options given at start-up, by flags or the config file (the start-up
+        // ones are in `config` already).
+        shared
+            .settings()
+            .apply_startup(shared.config(), shared.keyspace())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let loading = Arc::clone(&shared);
         let journal = tokio::task::spawn_blocking(move || open(&loading))
             .await
@@ -333,6 +333,9 @@ fn peer_of(socket: &tokio::net::TcpStream) -> Peer {
         addr: address(socket.peer_addr()),
         laddr: address(socket.local_addr()),
         fd,
+        local: socket
+            .peer_addr()
+            .is_ok_and(|addr| crate::protected::is_local(addr.ip())),
     }
 }
 
@@ -379,7 +382,11 @@ async fn serve_client<S>(shared: &Arc<Shared>, mut conn: Connection<S>, peer: Pe
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let mut session = Session::new(shared);
+    let mut session = Session {
+        local: peer.local,
+        ..Session::new(shared)
+    };
+    conn.set_authenticated(session.authenticated);
     let mut client = ClientHandle::register(shared, session.id, peer);
     // One future for the connection's life, not one per wait: each wait would otherwise
     // register with both signals and unregister again (about 500 instructions a request
@@ -405,6 +412,9 @@ where
                 Ok(Some(Frame::Refused(text))) => {
                     unsent.push((conn.pending_output(), None));
                     client.refuse(&mut conn, text);
+                    // A command refused inside MULTI spoils the transaction, as Redis's
+                    // refusals do.
+                    session.transaction.refuse();
                     continue;
                 }
                 Ok(None) => break,
@@ -417,12 +427,13 @@ where
                     return;
                 }
             };
-            let long = crate::offload::is_long(&request);
+            let long = crate::dispatch::is_long_request(&request);
             let started = Instant::now();
             let executed = execute(shared, &mut session, &request, long).await;
             let took = started.elapsed();
             commands += 1;
             conn.set_protocol(session.protocol);
+            conn.set_authenticated(session.authenticated);
             if executed.reply.is_some() {
                 unsent.push((conn.pending_output(), executed.ticket));
             }

@@ -18,6 +18,9 @@ pub struct Session {
     /// Whether the client may run commands: true from the start without
     /// `--requirepass`, after a successful `AUTH` or `HELLO ... AUTH` with it.
     pub authenticated: bool,
+    /// Whether the client connected from the loopback interface (`--enable-debug-command
+    /// local` lets such clients run `DEBUG`).
+    pub local: bool,
     /// `CLIENT SETNAME`.
     pub name: Option<Bytes>,
     /// `CLIENT SETINFO LIB-NAME`.
@@ -36,7 +39,8 @@ impl Session {
         Session {
             id: shared.next_client_id(),
             protocol: Protocol::Resp2,
-            authenticated: shared.config().requirepass.is_none(),
+            authenticated: shared.config().password().is_none(),
+            local: false,
             name: None,
             lib_name: None,
             lib_ver: None,

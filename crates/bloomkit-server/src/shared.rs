@@ -302,7 +302,22 @@ impl Shared {
     }
 
     async fn write_snapshot(&self) -> io::Result<()> {
-        let (writer, entries) = self.keyspace.begin_snapshot()?;
+        let keyspace = &self.keyspace;
+        let cut = loop {
+            // No new long write may start; those running finish first (their values are
+            // out of the map), and an `EXEC` too.
+            keyspace.want_cut();
+            keyspace.write_leases_ended().await;
+            // Clones every value's handle under every shard's lock: off the worker thread.
+            match crate::offload::run(true, || keyspace.begin_snapshot()) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    keyspace.gate().opened().await;
+                }
+                cut => break cut,
+            }
+        };
+        keyspace.cut_done();
+        let (writer, entries) = cut?;
         tokio::task::spawn_blocking(move || writer.write(entries))
             .await
             .map_err(io::Error::other)?

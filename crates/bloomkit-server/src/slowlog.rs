@@ -132,7 +132,8 @@ fn shortened(args: &[Bytes]) -> Vec<Bytes> {
             );
             out.push(Bytes::from(short));
         } else {
-            out.push(arg.clone());
+            // Owned: a slice of the request would keep its whole buffer alive.
+            out.push(Bytes::copy_from_slice(arg));
         }
     }
     out

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use bloomkit_commands::table::{CommandSpec, Flag};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use crate::keyspace::{Keyspace, WatchFlag};
 use crate::shared::Shared;
@@ -16,8 +16,13 @@ use crate::shared::Shared;
 /// The commands queued since `MULTI`.
 #[derive(Clone, Debug, Default)]
 pub struct Queue {
-    /// The requests, in order, name first, as the client sent them.
+    /// The requests, in order, name first, as the client sent them; each command's
+    /// arguments copied into one allocation of its own, so that the queue holds what it
+    /// counts (a slice of the read buffer would keep the whole buffer alive).
     pub commands: Vec<Vec<Bytes>>,
+    /// Bytes the queue holds: what `CLIENT LIST` shows as `multi-mem`, and what counts in
+    /// the client's memory (and so in `used_memory`).
+    pub memory: usize,
     /// Whether a command was refused while queuing (unknown, wrong arity, not allowed in a
     /// transaction...): `EXEC` then answers `EXECABORT` and runs nothing.
     pub refused: bool,
@@ -32,8 +37,24 @@ impl Queue {
     pub fn push(&mut self, spec: &CommandSpec, args: &[Bytes]) {
         self.writes |= spec.has(Flag::Write);
         self.deny_oom |= spec.has(Flag::DenyOom);
-        self.commands.push(args.to_vec());
+        let mut owned = BytesMut::with_capacity(args.iter().map(Bytes::len).sum());
+        for arg in args {
+            owned.extend_from_slice(arg);
+        }
+        let mut owned = owned.freeze();
+        let command: Vec<Bytes> = args.iter().map(|arg| owned.split_to(arg.len())).collect();
+        self.memory = self.memory.saturating_add(queued_size(args));
+        self.commands.push(command);
     }
+}
+
+/// What queuing `args` costs: its bytes, a handle per argument, and the command's place in
+/// the queue, each allocation with its allocator's overhead.
+pub fn queued_size(args: &[Bytes]) -> usize {
+    let bytes: usize = args.iter().map(Bytes::len).sum();
+    crate::keyspace::memory::allocation(bytes)
+        + crate::keyspace::memory::allocation(std::mem::size_of_val(args))
+        + std::mem::size_of::<Vec<Bytes>>()
 }
 
 /// The keys a client watches, and the flag a change to any of them raises.
@@ -76,6 +97,24 @@ impl Transaction {
         (multi, self.watched_keys())
     }
 
+    /// Whether a queued command is long ([`crate::offload::is_long`]), so that `EXEC` runs
+    /// its queue off the worker thread.
+    pub fn has_long_command(&self) -> bool {
+        self.queue
+            .as_ref()
+            .is_some_and(|queue| queue.commands.iter().any(|c| crate::offload::is_long(c)))
+    }
+
+    /// The queue, while the transaction is open.
+    pub fn queue(&self) -> Option<&Queue> {
+        self.queue.as_ref()
+    }
+
+    /// Bytes the `MULTI` queue holds (0 outside `MULTI`).
+    pub fn queue_memory(&self) -> usize {
+        self.queue.as_ref().map_or(0, |queue| queue.memory)
+    }
+
     /// `MULTI`: starts queuing.
     pub fn open(&mut self) {
         self.queue = Some(Queue::default());
@@ -110,7 +149,8 @@ impl Transaction {
                 continue;
             }
             let live = shared.keyspace().watch(key, &watching.flag);
-            watching.keys.push((key.clone(), live));
+            // Owned: the watch outlives the request's buffer.
+            watching.keys.push((Bytes::copy_from_slice(key), live));
         }
     }
 

@@ -4,14 +4,12 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bloomkit_server::config::Config;
-use bloomkit_server::server::Server;
-use common::{resp, TestServer};
+use common::{connect_from, listening_everywhere, resp, TestServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpStream;
 
 /// Reads until the server closes the connection (or `limit` passes), returning what came
 /// and how long it took.
@@ -94,30 +92,6 @@ async fn no_timeout_by_default() {
     let mut c = server.raw().await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     c.roundtrip(&resp(&["PING"]), b"+PONG\r\n").await;
-}
-
-/// A server listening on every address (`0.0.0.0`), on the port picked for it.
-async fn listening_everywhere(config: Config) -> (TestServer, SocketAddr) {
-    let server = Server::bind(Config {
-        bind: "0.0.0.0".into(),
-        port: 0,
-        ..config
-    })
-    .await
-    .unwrap();
-    let port = server.local_addr().unwrap().port();
-    (
-        TestServer::run(server),
-        SocketAddr::from(([127, 0, 0, 1], port)),
-    )
-}
-
-/// Connects to `to` from the address `from` (on the loopback interface: 127.0.0.2 is not
-/// 127.0.0.1 to protected mode, as to Redis's).
-async fn connect_from(from: [u8; 4], to: SocketAddr) -> TcpStream {
-    let socket = TcpSocket::new_v4().unwrap();
-    socket.bind(SocketAddr::from((from, 0))).unwrap();
-    socket.connect(to).await.unwrap()
 }
 
 #[tokio::test]

@@ -8,20 +8,14 @@ use std::path::Path;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use bloomkit_server::config::{AppendFsync, Config};
+use bloomkit_server::config::Config;
 use bloomkit_server::persist::Persistence;
 use bloomkit_server::server::Server;
 use bloomkit_server::shared::Shared;
 use common::{resp, TestServer};
 
 fn config(dir: &Path) -> Config {
-    Config {
-        bind: "127.0.0.1".into(),
-        port: 0,
-        dir: dir.to_path_buf(),
-        appendfsync: AppendFsync::Always,
-        ..Config::default()
-    }
+    common::persistent(dir)
 }
 
 /// Serves `dir`, tuning its persistence with `tune` first.

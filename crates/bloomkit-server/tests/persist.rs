@@ -236,7 +236,7 @@ async fn a_torn_tail_is_truncated_and_reported_and_later_appends_follow_it() {
         .unwrap();
     let last_len = {
         let mut probe = Vec::new();
-        bloomkit_server::persist::aof::encode_record(&mut probe, &commands[2]).unwrap();
+        bloomkit_server::persist::log::format::encode_record(&mut probe, &commands[2]).unwrap();
         probe.len() as u64
     };
     {
@@ -395,7 +395,7 @@ async fn an_fsynced_transaction_without_its_exec_record_is_dropped() {
 /// generation (a snapshot's cut never falls inside one): that stops start-up.
 #[test]
 fn a_finished_generation_that_ends_inside_a_transaction_stops_start_up() {
-    use bloomkit_server::persist::aof;
+    use bloomkit_server::persist::log::format as aof;
     let dir = tempfile::tempdir().unwrap();
     let mut first = aof::log_header(1).to_vec();
     aof::encode_marker(&mut first, aof::Marker::Multi);
@@ -1229,7 +1229,7 @@ fn the_auto_snapshot_trigger_waits_for_the_log_to_outgrow_the_snapshot() {
 /// `BLOOMKIT_WRITE_GOLDEN=1` is set; never rewritten after they landed.
 mod golden {
     use super::*;
-    use bloomkit_server::persist::aof::{self, Tail};
+    use bloomkit_server::persist::log::format::{self as aof, Tail};
     use bloomkit_server::persist::manifest::{read as read_manifest, Manifest, Sealed, SnapshotId};
     use bloomkit_server::persist::snapshot::{
         read_snapshot, SnapshotEntry, SnapshotHeader, SnapshotWriter,

@@ -6,6 +6,7 @@ mod common;
 
 use std::collections::HashSet;
 
+use bloomkit_server::config::{Config, DebugCommand};
 use common::{bulk, resp, TestServer};
 use redis::{cmd, Value};
 
@@ -322,7 +323,12 @@ async fn module_list_info_and_hello_name_the_same_module() {
 /// every filter answers as before (and a dump mid-restore is still mid-restore).
 #[tokio::test]
 async fn debug_reload_keeps_every_filter() {
-    let server = TestServer::start().await;
+    // As RedisBloom's test suite runs Redis: DEBUG is refused without the option.
+    let server = TestServer::start_with(Config {
+        enable_debug_command: DebugCommand::Yes,
+        ..Config::default()
+    })
+    .await;
     let mut c = server.client().await;
     for i in 0..500 {
         let i = i.to_string();

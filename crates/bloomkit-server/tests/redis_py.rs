@@ -33,8 +33,31 @@ fn python_tools() -> PathBuf {
 /// although everything was applied, and a retry applied it twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_pipelines_transactional_and_not() {
+    run_script(
+        TEST,
+        "redis_py_transactions.py",
+        "all redis-py transaction checks passed",
+    )
+    .await;
+}
+
+/// redis-py's `bf().info()`/`cf().info()` read RedisBloom's fields from replies that carry
+/// bloomkit's after them, in RESP2 and RESP3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_py_reads_info_with_bloomkits_fields() {
+    run_script(
+        "redis_py_reads_info_with_bloomkits_fields",
+        "redis_py_info.py",
+        "all redis-py info checks passed",
+    )
+    .await;
+}
+
+/// Runs `scripts/<script> PORT` against a server in this process and expects `passed` in
+/// its output; skips (or fails under `BLOOMKIT_FULL_TESTS=1`) without Python or redis-py.
+async fn run_script(test: &str, script: &str, passed: &str) {
     let Some(python) = support::find_program("python3") else {
-        support::missing(TEST, "Python 3 (`python3`)", "install Debian's python3");
+        support::missing(test, "Python 3 (`python3`)", "install Debian's python3");
         return;
     };
     let tools = python_tools();
@@ -45,7 +68,7 @@ async fn redis_py_pipelines_transactional_and_not() {
         .is_ok_and(|s| s.success());
     if !has_redis_py {
         support::missing(
-            TEST,
+            test,
             &format!("redis-py (looked in {} and Python's path)", tools.display()),
             &format!("pip install --target {} redis", tools.display()),
         );
@@ -53,10 +76,12 @@ async fn redis_py_pipelines_transactional_and_not() {
     }
     let server = TestServer::start().await;
     let port = server.addr.port().to_string();
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/redis_py_transactions.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts")
+        .join(script);
     let scratch = tempfile::tempdir().unwrap();
     let scratch_path = scratch.path().to_path_buf();
+    let shown = script.display().to_string();
     let ran = tokio::task::spawn_blocking(move || {
         let mut command = Command::new(python);
         command.arg(script).arg(port).env("PYTHONPATH", tools);
@@ -66,16 +91,11 @@ async fn redis_py_pipelines_transactional_and_not() {
     .unwrap();
     assert!(
         ran.status.success(),
-        "scripts/redis_py_transactions.py failed ({}):\n{}{}",
+        "{shown} failed ({}):\n{}{}",
         ran.status,
         ran.stdout,
         ran.stderr
     );
-    assert!(
-        ran.stdout
-            .contains("all redis-py transaction checks passed"),
-        "{}",
-        ran.stdout
-    );
+    assert!(ran.stdout.contains(passed), "{}", ran.stdout);
     server.stop().await.unwrap();
 }

@@ -9,7 +9,7 @@ mod common;
 
 use std::path::Path;
 
-use bloomkit_server::config::{AppendFsync, Config};
+use bloomkit_server::config::{AppendFsync, Config, DebugCommand};
 use bloomkit_server::server::Server;
 use redis::{cmd, Value};
 use tokio::sync::oneshot;
@@ -27,6 +27,8 @@ async fn open(dir: &Path) -> std::io::Result<Running> {
         port: 0,
         dir: dir.to_path_buf(),
         appendfsync: AppendFsync::Always,
+        // `DEBUG RELOAD` below, as RedisBloom's test suite runs it.
+        enable_debug_command: DebugCommand::Yes,
         ..Config::default()
     };
     let server = Server::open(config).await?;

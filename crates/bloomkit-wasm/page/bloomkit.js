@@ -48,11 +48,11 @@ export class Bloomkit {
   teachQuery(word) { this.x.bk_teach_query(this.put(word)); return this.take(); }
   curve(m, n, k, maxK) { this.x.bk_curve(m, n, k, maxK); return this.take(); }
   kinds() { this.x.bk_kinds(); return this.take(); }
-  labBuild(kind, keys, fpRate, probes) {
-    this.x.bk_lab_build(this.put(kind), keys, fpRate, probes);
+  labBuild(kind, keys, fpRate, absentKeys) {
+    this.x.bk_lab_build(this.put(kind), keys, fpRate, absentKeys);
     return this.take();
   }
-  labFill(factor, probes) { this.x.bk_lab_fill(factor, probes); return this.take(); }
+  labFill(factor, absentKeys) { this.x.bk_lab_fill(factor, absentKeys); return this.take(); }
   labAnswers(start, count, absent) {
     this.x.bk_lab_answers(start, count, absent ? 1 : 0);
     return this.take();

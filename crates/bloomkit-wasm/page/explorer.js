@@ -347,7 +347,7 @@ function showMeasurement(r, ms) {
     ...row("bits per key", r.bits_per_key.toFixed(2)),
     ...row("target rate", percent(r.target)),
     ...row("predicted rate", percent(r.predicted)),
-    ...row("measured rate", `${percent(r.measured)} (${count(r.false_positives)} of ${count(r.probes)} absent keys said maybe)`),
+    ...row("measured rate", `${percent(r.measured)} (${count(r.false_positives)} of ${count(r.absent_keys)} absent keys said maybe)`),
     ...row("fill", `${percent(r.fill)} (${r.fill_meaning})`),
     ...row("keys added and found", r.false_negatives === 0 ? `all ${count(r.inserted)}` : `${count(r.false_negatives)} MISSED: a bug, please report it`),
     ...(ms === undefined ? [] : row("time in this tab", `${count(Math.round(ms))} ms to build, fill, probe and check`)),
@@ -387,7 +387,7 @@ function drawFill() {
   });
 }
 
-function probesFor(keys) {
+function absentKeysFor(keys) {
   return Math.min(4000000, Math.max(100000, keys));
 }
 
@@ -402,7 +402,7 @@ function build() {
   // Let the status paint before the module takes the thread.
   setTimeout(() => {
     const t0 = performance.now();
-    const r = bk.labBuild(kind, keys, rate, probesFor(keys));
+    const r = bk.labBuild(kind, keys, rate, absentKeysFor(keys));
     const ms = performance.now() - t0;
     $("build").disabled = false;
     if (r.error) {
@@ -433,7 +433,7 @@ function overfill() {
   pendingFill = requestAnimationFrame(() => {
     pendingFill = null;
     const target = Number($("overfill").value);
-    const probes = probesFor(Number($("real-results").dataset.planned || 0));
+    const absentKeys = absentKeysFor(Number($("real-results").dataset.planned || 0));
     const measured = new Set(fillPoints.map((p) => p.factor));
     const factors = [];
     for (let f = 1 + FILL_STEP; f < target; f += FILL_STEP) {
@@ -442,7 +442,7 @@ function overfill() {
     factors.push(target);
     let last = null;
     for (const f of factors) {
-      const r = bk.labFill(f, probes);
+      const r = bk.labFill(f, absentKeys);
       if (r.error) {
         $("overfill-note").textContent = r.error;
         return;

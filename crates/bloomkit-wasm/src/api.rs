@@ -16,8 +16,8 @@ use crate::teach::{self, Query, TeachingFilter, NUM_BITS};
 /// The most keys the page's real filter may be planned for: a few MiB of filter in the tab.
 pub const MAX_KEYS: u64 = 2_000_000;
 
-/// The most absent keys one measurement probes.
-pub const MAX_PROBES: u64 = 4_000_000;
+/// The most absent keys one measurement queries.
+pub const MAX_ABSENT_KEYS: u64 = 4_000_000;
 
 /// The most the page may overfill a filter: 4× its planned keys.
 pub const MAX_OVERFILL: f64 = 4.0;
@@ -183,9 +183,9 @@ impl Explorer {
     }
 
     /// Builds a real filter of `kind` for `keys` keys at `fp_rate`, fills it with them, and
-    /// measures it over `probes` absent keys; replies with the measurement (see
+    /// measures it over `absent_keys` absent keys; replies with the measurement (see
     /// [`measurement_json`]).
-    pub fn lab_build(&mut self, kind: &str, keys: f64, fp_rate: f64, probes: f64) -> String {
+    pub fn lab_build(&mut self, kind: &str, keys: f64, fp_rate: f64, absent_keys: f64) -> String {
         let result = (|| {
             let kind = Kind::from_name(kind).ok_or_else(|| {
                 let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
@@ -195,12 +195,12 @@ impl Explorer {
                 )
             })?;
             let keys = whole(keys, "the number of keys", 1, MAX_KEYS)?;
-            let probes = whole(probes, "the number of absent keys probed", 1, MAX_PROBES)?;
+            let absent_keys = whole(absent_keys, "the number of absent keys", 1, MAX_ABSENT_KEYS)?;
             // Dropped first, so two filters never share the tab's memory.
             self.lab = None;
             let mut e = Experiment::new(kind, keys, fp_rate).map_err(|e| e.to_string())?;
             e.fill_to(keys).map_err(|e| e.to_string())?;
-            let m = e.measure(probes).map_err(|e| e.to_string())?;
+            let m = e.measure(absent_keys).map_err(|e| e.to_string())?;
             self.lab = Some(e);
             Ok::<_, String>(measurement_json(&m, 1.0))
         })();
@@ -208,7 +208,7 @@ impl Explorer {
     }
 
     /// Fills the real filter to `factor` (1 to 4) times its planned keys and measures it again.
-    pub fn lab_fill(&mut self, factor: f64, probes: f64) -> String {
+    pub fn lab_fill(&mut self, factor: f64, absent_keys: f64) -> String {
         let result = (|| {
             let e = self
                 .lab
@@ -219,10 +219,10 @@ impl Explorer {
                     "the overfill factor must be between 1 and {MAX_OVERFILL}, not {factor}"
                 ));
             }
-            let probes = whole(probes, "the number of absent keys probed", 1, MAX_PROBES)?;
+            let absent_keys = whole(absent_keys, "the number of absent keys", 1, MAX_ABSENT_KEYS)?;
             let keys = (e.planned() as f64 * factor).round() as u64;
             e.fill_to(keys).map_err(|e| e.to_string())?;
-            let m = e.measure(probes).map_err(|e| e.to_string())?;
+            let m = e.measure(absent_keys).map_err(|e| e.to_string())?;
             Ok(measurement_json(&m, factor))
         })();
         result
@@ -237,7 +237,7 @@ impl Explorer {
         let result = (|| {
             let e = self.lab.as_ref().ok_or("build a filter first")?;
             let start = whole(start, "the first key", 0, u64::MAX >> 2)?;
-            let count = whole(count, "the number of keys", 0, MAX_PROBES)?;
+            let count = whole(count, "the number of keys", 0, MAX_ABSENT_KEYS)?;
             let answers: String = (start..start + count)
                 .map(|id| if e.contains(id, absent) { '1' } else { '0' })
                 .collect();
@@ -276,7 +276,7 @@ impl Explorer {
 }
 
 /// A measurement as the page shows it: `kind`, `planned`, `inserted`, `factor`, `full_at`,
-/// `probes`, `false_positives`, `false_negatives`, `measured`, `predicted`, `target`,
+/// `absent_keys`, `false_positives`, `false_negatives`, `measured`, `predicted`, `target`,
 /// `memory_bytes`, `bits_per_key`, `fill`, `fill_meaning` and `parameters` (the library's
 /// `[name, value]` pairs).
 pub fn measurement_json(m: &Measurement, factor: f64) -> Json {
@@ -286,7 +286,7 @@ pub fn measurement_json(m: &Measurement, factor: f64) -> Json {
         ("inserted", Json::int(m.inserted)),
         ("factor", Json::num(factor)),
         ("full_at", m.full_at.map_or_else(Json::null, Json::int)),
-        ("probes", Json::int(m.probes)),
+        ("absent_keys", Json::int(m.absent_keys)),
         ("false_positives", Json::int(m.false_positives)),
         ("false_negatives", Json::int(m.false_negatives)),
         ("measured", Json::num(m.measured_rate())),

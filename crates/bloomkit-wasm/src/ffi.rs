@@ -124,14 +124,14 @@ pub extern "C" fn bk_kinds() {
 
 /// [`Explorer::lab_build`], the kind's name in the input.
 #[no_mangle]
-pub extern "C" fn bk_lab_build(len: usize, keys: f64, fp_rate: f64, probes: f64) {
-    with_input(len, |x, kind| x.lab_build(kind, keys, fp_rate, probes));
+pub extern "C" fn bk_lab_build(len: usize, keys: f64, fp_rate: f64, absent_keys: f64) {
+    with_input(len, |x, kind| x.lab_build(kind, keys, fp_rate, absent_keys));
 }
 
 /// [`Explorer::lab_fill`].
 #[no_mangle]
-pub extern "C" fn bk_lab_fill(factor: f64, probes: f64) {
-    reply(|x| x.lab_fill(factor, probes));
+pub extern "C" fn bk_lab_fill(factor: f64, absent_keys: f64) {
+    reply(|x| x.lab_fill(factor, absent_keys));
 }
 
 /// [`Explorer::lab_answers`]; `absent` is 0 or 1.

@@ -338,7 +338,7 @@ macro_rules! bit_array_methods {
             /// Whether `other` can be combined with this filter: the same parameters, seed
             /// and key feed; else [`Error::Incompatible`](crate::Error::Incompatible) naming
             /// the first that differs.
-            fn check_compatible(&self, other: &Self) -> $crate::Result<()> {
+            pub(crate) fn check_compatible(&self, other: &Self) -> $crate::Result<()> {
                 $($crate::Error::check_same(
                     $what,
                     self.$param()$(.$then())*,

@@ -130,6 +130,14 @@ pub enum Error {
         /// What is wrong, in words.
         reason: String,
     },
+    /// More bytes follow a whole, valid filter where a reader takes exactly one
+    /// (`from_bytes`): not damage, but more than a filter, such as a filter inside a larger
+    /// buffer. [`format::peek_header`](crate::format::peek_header) gives a filter's length
+    /// from its first bytes; `read_from` stops at its end.
+    TrailingBytes {
+        /// How many bytes follow the filter.
+        extra: u64,
+    },
     /// An I/O error from the reader or writer.
     Io(io::Error),
 }
@@ -254,6 +262,13 @@ impl fmt::Display for Error {
                     "corrupt filter data: {reason}; restore it from a good copy or rebuild it"
                 )
             }
+            Error::TrailingBytes { extra } => write!(
+                f,
+                "{extra} more bytes follow a whole filter, and from_bytes reads exactly one; \
+                 for a filter inside larger data, pass only its bytes (format::peek_header \
+                 gives their length from the first ones) or read it with read_from, which \
+                 stops at its end"
+            ),
             Error::Io(e) => write!(f, "I/O error: {e}"),
         }
     }

@@ -318,8 +318,10 @@ macro_rules! format_methods {
                 [`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion), \
                 [`Error::UnknownHashAlgorithm`](crate::Error::UnknownHashAlgorithm), and \
                 [`Error::Corrupt`](crate::Error::Corrupt) for fields outside their ranges \
-                (each names what is wrong). Nothing is allocated beyond what `bytes` can \
-                hold.")]
+                (each names what is wrong), [`Error::TrailingBytes`](crate::Error::TrailingBytes) \
+                when more follows a whole filter (for a filter inside larger data, \
+                [`peek_header`](crate::format::peek_header) gives its length). Nothing is \
+                allocated beyond what `bytes` can hold.")]
             $(#[$from_bytes])*
             pub fn from_bytes(bytes: &[u8]) -> $crate::Result<Self> {
                 $crate::format::from_bytes(bytes)
@@ -745,9 +747,7 @@ pub(crate) fn from_bytes<F: Persist>(bytes: &[u8]) -> Result<F> {
 /// Fails if bytes follow the filter: a from_bytes caller handed us something else too.
 pub(crate) fn expect_end(remaining: Option<u64>) -> Result<()> {
     match remaining {
-        Some(extra) if extra > 0 => Err(Error::corrupt(format!(
-            "{extra} unexpected bytes follow the filter"
-        ))),
+        Some(extra) if extra > 0 => Err(Error::TrailingBytes { extra }),
         _ => Ok(()),
     }
 }

@@ -29,11 +29,18 @@
 //! Under callgrind a sector insert takes 62 instructions where a blocked one takes 146, see
 //! `BENCHMARKS.md`.)
 //!
-//! * **Most uses:** [`BlockedBloomFilter`]. Every probe of a key falls in one 64-byte cache
-//!   line, so a query costs one cache miss, for 3% more memory than [`BloomFilter`].
-//! * **Inserts dominate:** [`SectorBloomFilter`], the blocked layout with the same number of
-//!   bits in every 64-bit word of the line, so a key's whole mask comes from one multiply and
-//!   is ORed in at once; 2% more memory than [`BlockedBloomFilter`] at 1%.
+//! * **Most uses:** [`BlockedBloomFilter`], the default ([`FilterKind::DEFAULT`]). Every
+//!   probe of a key falls in one 64-byte cache line, so a query costs one cache miss, for 3%
+//!   more memory than [`BloomFilter`] at 1% (8% at 0.1%). Its bits are also the
+//!   [`AtomicBloomFilter`]'s, its files open in place as a [`BlockedBloomFilterRef`], it
+//!   builds on all cores (`par_insert_many`), and the scalable and aging filters are made of
+//!   it.
+//! * **Speed matters most, at 2% or finer:** [`SectorBloomFilter`], the blocked layout with
+//!   the same number of bits in every 64-bit word of the line, so a key's whole mask comes
+//!   from one multiply and is set or tested at once: inserts 1.5–2.7× and queries 1.2–1.5×
+//!   the blocked filter's speed (`BENCHMARKS.md`), for 2% more memory at 1% and 4% at 2%.
+//!   It sets at least eight bits a key, too many at coarse rates: 12% more memory than the
+//!   blocked filter at 5%, 41% at 20%.
 //! * **Many threads inserting at once:** [`AtomicBloomFilter`], the same bits through
 //!   `&self`.
 //! * **Keys known up front, memory tight:** [`RibbonFilter`], within 5% of the
@@ -106,6 +113,11 @@
 //! * [`redisbloom`]: RedisBloom's own Bloom chain and cuckoo filter, with its hashing, and
 //!   decoders of its `DUMP` payloads, RDB values and `SCANDUMP` chunks: filters imported
 //!   from RedisBloom keep answering as they did there.
+//! * The kinds as one list (`kinds.rs`): [`FilterKind::ALL`] (the kinds bloomkit builds; [`FilterKind::IMPORTED`] the two it
+//!   imports from RedisBloom) with each kind's name, summary
+//!   and behaviour, and [`AnyFilter::build_from_hashes`], [`AnyFilter::planned_memory_bytes`]
+//!   and [`AnyFilter::fill_ratio`], for tools that offer every kind (the CLI, the explorer,
+//!   the benchmarks).
 //! * [`key`]: what a key is. [`Key`] (a type's stable byte feed), [`KeySink`] (where a
 //!   composite key writes its fields), [`KeyHasher`] (a filter's seed and feed), [`KeyFeed`]
 //!   (today's, or bloomkit 0.1's for its files), [`StdHash`] (a key hashed by its `Hash`).
@@ -114,7 +126,9 @@
 //!   engine checking one key against many files does. Pinned by golden vectors: it never
 //!   changes.
 //! * [`sizing`]: the math, as public functions: bits and probes for a target rate, the
-//!   predicted rate of a given size, estimates from the fill.
+//!   predicted rate of a given size, estimates from the fill; and in `sizing/kinds.rs` the
+//!   plan of any kind ([`sizing::kind_plan`]) with the cuckoo, aging and scalable formulas.
+//!   Every formula lives here, and tools read it rather than derive it again.
 //! * [`format`](mod@format): the versioned, checksummed file format every filter is stored in
 //!   (`docs/FORMAT.md` has it byte by byte), and `format_methods!`, which writes every kind's
 //!   `to_bytes`/`write_to`/`from_bytes`/`read_from` once. Reading never panics and never
@@ -139,14 +153,24 @@
 //!    code, a `Persist` impl, and one `format_methods!` call, which also gives it the serde
 //!    impls); `new`/`builder` as every kind has them (`src/<kind>/builder.rs`); `mod` and
 //!    `pub use` here, a row in the tables above.
-//! 2. [`FilterKind`]: a variant, its code and name (`format.rs`); its bytes in
-//!    `docs/FORMAT.md`; golden files in `tests/data/` and a test that loads them.
-//! 3. [`AnyFilter`]: a variant and its arms (`any.rs`; the compiler lists them).
+//! 2. [`FilterKind`]: a variant, its code and name (`format.rs`); its place in
+//!    [`FilterKind::ALL`] and its arms in `kinds.rs` (type name, summary, what a repeated
+//!    insert does, what its fill means; the compiler lists them); its plan in
+//!    [`sizing::kind_plan`] (`sizing/kinds.rs`, where any formula of its own goes too); its
+//!    bytes in `docs/FORMAT.md`; golden files in `tests/data/` and a test that loads them.
+//! 3. [`AnyFilter`]: a variant and its arms (`any.rs`, and `kinds.rs`'s
+//!    `build_from_hashes`, `planned_memory_bytes` and `fill_ratio`; the compiler lists them).
 //! 4. Tests in `tests/<kind>.rs`: the `HashSet` oracle, statistical rates, hostile input
 //!    (`tests/common`'s truncation and byte-flip checks).
-//! 5. Outside the library: the CLI's kinds table (`crates/bloomkit-cli/src/kinds.rs`) and
-//!    `info` fields, `demo`, the benchmark harness (`crates/bloomkit-bench/src/ours.rs`), the
-//!    explorer's kinds (`crates/bloomkit-wasm`), the fuzz target `fuzz_targets/from_bytes.rs`.
+//! 5. Outside the library, one place is required: the Python package's class for the kind
+//!    (`crates/bloomkit-py/src/kinds/`, its stub in `bloomkit/__init__.pyi`). The CLI
+//!    (`--kind`, `size`, `demo`), the explorer and the benchmark harness read
+//!    [`FilterKind::ALL`] and build through [`AnyFilter`]. Where the kind has more to show,
+//!    add it there: its own fields in the CLI's `info`
+//!    (`crates/bloomkit-cli/src/commands/info.rs`, which shows the common ones meanwhile), a
+//!    typed contender in `crates/bloomkit-bench/src/ours.rs` (measured through `AnyFilter`
+//!    meanwhile), a `from_bytes` call in the fuzz target `fuzz_targets/from_bytes.rs` (which
+//!    reaches it through `AnyFilter` meanwhile).
 //!
 //! # Names
 //!
@@ -225,6 +249,7 @@ pub mod format;
 mod fuse;
 mod hash;
 pub mod key;
+mod kinds;
 mod mix;
 #[cfg(feature = "parallel")]
 mod parallel;
@@ -253,6 +278,7 @@ pub use crate::hash::{
     StableHasher, DEFAULT_SEED,
 };
 pub use crate::key::{Key, KeyFeed, KeyHasher, KeySink, StdHash};
+pub use crate::kinds::Repeats;
 pub use crate::ribbon::{RibbonBuilder, RibbonFilter, RibbonLayout};
 pub use crate::scalable::{LayerInfo, LayerLayout, ScalableBloomFilter, ScalableBuilder};
 pub use crate::sector::{SectorBloomFilter, SectorBuilder};

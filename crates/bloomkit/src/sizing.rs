@@ -18,6 +18,13 @@
 
 use crate::error::{Error, Result};
 
+mod kinds;
+
+pub use self::kinds::{
+    aging_plan, cuckoo_fingerprint_bits, cuckoo_fp_rate, kind_plan, scalable_layers, KindPlan,
+    ScalableLayer, CUCKOO_MAX_FINGERPRINT_BITS, CUCKOO_MIN_FINGERPRINT_BITS,
+};
+
 /// The most hash probes any filter accepts.
 ///
 /// Every probe of a key is derived from one 64-bit hash, and two keys whose hashes collide are

@@ -794,7 +794,7 @@ fn resealed_field_changes_are_caught_by_the_field_checks() {
     longer.extend_from_slice(b"x");
     assert!(matches!(
         CuckooFilter::from_bytes(&longer),
-        Err(Error::Corrupt { .. })
+        Err(Error::TrailingBytes { extra: 1 })
     ));
 }
 

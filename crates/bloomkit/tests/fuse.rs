@@ -536,7 +536,7 @@ fn other_kinds_are_refused() {
     trailing.extend_from_slice(b"more");
     assert!(matches!(
         BinaryFuseFilter::from_bytes(&trailing),
-        Err(Error::Corrupt { .. })
+        Err(Error::TrailingBytes { extra: 4 })
     ));
     let mut rest = &trailing[..];
     BinaryFuseFilter::read_from(&mut rest).unwrap();

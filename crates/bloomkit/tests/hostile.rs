@@ -62,10 +62,12 @@ fn trailing_bytes_are_refused_by_from_bytes_but_not_by_streams() {
     let mut file = sample_files().remove(0);
     let len = file.len();
     file.extend_from_slice(b"more");
-    assert!(matches!(
-        BloomFilter::from_bytes(&file),
-        Err(Error::Corrupt { .. })
-    ));
+    // Not damage: a whole filter with more after it, which the message says how to read.
+    let err = BloomFilter::from_bytes(&file).unwrap_err();
+    assert!(matches!(err, Error::TrailingBytes { extra: 4 }), "{err}");
+    let message = err.to_string();
+    assert!(!message.contains("corrupt"), "{message}");
+    assert!(message.contains("format::peek_header"), "{message}");
     // A stream holds one filter after another: read_from takes exactly one.
     let mut rest = &file[..];
     BloomFilter::read_from(&mut rest).unwrap();

@@ -465,7 +465,7 @@ fn other_kinds_are_refused() {
     trailing.extend_from_slice(b"more");
     assert!(matches!(
         RibbonFilter::from_bytes(&trailing),
-        Err(Error::Corrupt { .. })
+        Err(Error::TrailingBytes { extra: 4 })
     ));
     let mut rest = &trailing[..];
     RibbonFilter::read_from(&mut rest).unwrap();

@@ -788,7 +788,7 @@ fn other_kinds_are_refused_by_name() {
     extra.push(0);
     assert!(matches!(
         ScalableBloomFilter::from_bytes(&extra),
-        Err(Error::Corrupt { .. })
+        Err(Error::TrailingBytes { extra: 1 })
     ));
 }
 
@@ -837,5 +837,96 @@ fn a_layer_counting_more_keys_than_it_has_bits_is_corrupt() {
     match ScalableBloomFilter::from_bytes(&bytes) {
         Err(Error::Corrupt { reason }) => assert!(reason.contains("bits set"), "{reason}"),
         other => panic!("{other:?}"),
+    }
+}
+
+mod merge {
+    use std::collections::HashSet;
+
+    use bloomkit::{Error, LayerLayout, ScalableBloomFilter};
+    use proptest::prelude::*;
+
+    fn built(layout: LayerLayout, non_scaling: bool) -> ScalableBloomFilter {
+        ScalableBloomFilter::builder(64, 0.01)
+            .layout(layout)
+            .non_scaling(non_scaling)
+            .build()
+            .unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, rng_seed: proptest::test_runner::RngSeed::Fixed(29), ..ProptestConfig::default() })]
+
+        /// A merge of filters grown alike holds every key either held (a `HashSet` of both
+        /// is the oracle), and is the same whichever way round it is done.
+        #[test]
+        fn a_merge_holds_every_key_of_both(
+            a in proptest::collection::vec(any::<u32>(), 0..150),
+            b in proptest::collection::vec(any::<u32>(), 0..150),
+            classic in any::<bool>(),
+            non_scaling in any::<bool>(),
+        ) {
+            let layout = if classic { LayerLayout::Classic } else { LayerLayout::Blocked };
+            let (mut fa, mut fb) = (built(layout, non_scaling), built(layout, non_scaling));
+            // A full non-scaling filter refuses keys: the oracle holds those it took.
+            let mut oracle = HashSet::new();
+            for k in &a {
+                if fa.insert(k).is_ok() {
+                    oracle.insert(*k);
+                }
+            }
+            for k in &b {
+                if fb.insert(k).is_ok() {
+                    oracle.insert(*k);
+                }
+            }
+            if fa.num_layers() != fb.num_layers() {
+                let before = fa.clone();
+                let refused = matches!(fa.merge(&fb), Err(Error::Incompatible { parameter: "number of layers", .. }));
+                prop_assert!(refused);
+                prop_assert_eq!(&fa, &before);
+                return Ok(());
+            }
+            let mut ab = fa.clone();
+            ab.merge(&fb).unwrap();
+            let mut ba = fb.clone();
+            ba.merge(&fa).unwrap();
+            prop_assert_eq!(&ab, &ba);
+            for k in &oracle {
+                prop_assert!(ab.contains(k));
+            }
+            prop_assert_eq!(ab.len(), ab.estimated_count());
+        }
+    }
+
+    #[test]
+    fn filters_built_differently_name_the_first_difference() {
+        let a = built(LayerLayout::Classic, false);
+        let cases = [
+            (built(LayerLayout::Blocked, false), "layout"),
+            (built(LayerLayout::Classic, true), "scaling"),
+            (
+                ScalableBloomFilter::builder(64, 0.01)
+                    .layout(LayerLayout::Classic)
+                    .seed(7)
+                    .build()
+                    .unwrap(),
+                "hash seed",
+            ),
+            (
+                ScalableBloomFilter::builder(64, 0.01)
+                    .layout(LayerLayout::Classic)
+                    .expansion(4)
+                    .build()
+                    .unwrap(),
+                "expansion",
+            ),
+        ];
+        for (b, parameter) in cases {
+            match a.clone().merge(&b) {
+                Err(Error::Incompatible { parameter: p, .. }) => assert_eq!(p, parameter),
+                other => panic!("{parameter}: {other:?}"),
+            }
+        }
     }
 }

@@ -184,7 +184,10 @@ fn views_refuse_exactly_what_from_bytes_refuses() {
         let mut longer = file.to_vec();
         longer.push(0);
         same(&longer, "a trailing byte");
-        assert!(matches!(unverified(&longer), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            unverified(&longer),
+            Err(Error::TrailingBytes { extra: 1 })
+        ));
         for pos in 0..file.len() {
             for flip in [0x01u8, 0x80, 0xff] {
                 let mut bad = file.to_vec();

@@ -15,8 +15,8 @@ use bloomkit_bench::peers::{self, targets, PeerKey};
 use bloomkit_bench::timing::load_average;
 use bloomkit_bench::{memlimit, ours, report};
 
-const USAGE: &str =
-    "usage: compare [--quick] [--regime cache|memory|limit|all] [--keys int|string|all]";
+const USAGE: &str = "usage: compare [--quick] [--regime cache|memory|limit|all] \
+     [--keys int|string|all] [--only NAME,NAME...]";
 
 /// What to run.
 struct Args {
@@ -25,6 +25,10 @@ struct Args {
     limit: bool,
     ints: bool,
     strings: bool,
+    /// Measure only the contenders whose name starts with one of these (all when empty):
+    /// `--only 'BlockedBloomFilter,SectorBloomFilter,fastbloom BloomFilter'` sets the two
+    /// layouts beside fastbloom, for runs repeated in turns.
+    only: Vec<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -34,6 +38,7 @@ fn parse_args() -> Result<Args, String> {
         limit: true,
         ints: true,
         strings: true,
+        only: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -58,6 +63,10 @@ fn parse_args() -> Result<Args, String> {
                 Some("all") => (args.ints, args.strings) = (true, true),
                 other => return Err(format!("--keys takes int, string or all, not {other:?}")),
             },
+            "--only" => match it.next() {
+                Some(names) => args.only = names.split(',').map(str::to_string).collect(),
+                None => return Err("--only takes names, separated by commas".to_string()),
+            },
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -67,11 +76,12 @@ fn parse_args() -> Result<Args, String> {
 
 /// Measures every contender, bloomkit's first, one at a time (so only one large filter is
 /// ever alive), reporting progress on stderr.
-fn run<K: PeerKey + ?Sized>(regime: Regime, config: &Config) -> Vec<Outcome> {
+fn run<K: PeerKey + ?Sized>(regime: Regime, config: &Config, only: &[String]) -> Vec<Outcome> {
     let mut contenders = ours::contenders::<K>();
     contenders.extend(peers::contenders::<K>());
     contenders
         .iter()
+        .filter(|c| only.is_empty() || only.iter().any(|o| c.info().name.starts_with(o.as_str())))
         .map(|c| {
             let info = c.info();
             eprint!(
@@ -145,15 +155,21 @@ fn main() -> ExitCode {
         "Load average at the start (1, 5, 15 min): {}.\n",
         load_average()
     );
+    // Which kernels the CPU gave bloomkit's layouts, chosen at run time.
+    let sector = bloomkit::SectorBloomFilter::new(1, 0.01).map_or("unknown", |f| f.kernel());
+    println!(
+        "Kernels: blocked filters {}, sector filters {sector}.\n",
+        bloomkit::query_kernel()
+    );
 
     let mut checks = Vec::new();
     for &regime in &args.regimes {
         let mut tables: Vec<(&str, Vec<Outcome>)> = Vec::new();
         if args.ints {
-            tables.push(("int", run::<u64>(regime, &config)));
+            tables.push(("int", run::<u64>(regime, &config, &args.only)));
         }
         if args.strings {
-            tables.push(("string", run::<str>(regime, &config)));
+            tables.push(("string", run::<str>(regime, &config, &args.only)));
         }
         for (keys, outcomes) in &tables {
             let title = format!("{}, {} keys", regime.label(), keys);

@@ -2,31 +2,83 @@
 
 use std::path::{Path, PathBuf};
 
-use bloomkit::{AgingBloomFilter, AnyFilter, FilterKind, LayerLayout, ScalableBloomFilter};
+use bloomkit::{
+    AgingBloomFilter, AnyFilter, CuckooFilter, FilterKind, LayerLayout, Repeats,
+    ScalableBloomFilter,
+};
 
 use crate::error::{Context, Error, Result};
-use crate::files::{self, Input, Output};
+use crate::files::{self, Input, OnBusy, Output};
 use crate::human;
 use crate::keys::KeyReader;
-use crate::kinds::{self, Build, Kind, Repeats};
 use crate::progress::Progress;
 
 /// What `build` was asked for.
 pub struct Options<'a> {
     /// The kind to build.
-    pub kind: &'static Kind,
-    /// A scalable filter's layer layout, when given.
-    pub layout: Option<LayerLayout>,
-    /// The keys to size for, streaming them; `None` to size for the keys read.
+    pub kind: FilterKind,
+    /// A growing or cuckoo filter's own settings, where given.
+    pub shape: Shape,
+    /// The keys to size for, streaming them; `None` to size for the keys read. For an aging
+    /// filter, the keys of each generation.
     pub items: Option<u64>,
     /// The target false-positive rate.
     pub fp_rate: f64,
     /// Write the filter even if it is empty or overfilled.
     pub force: bool,
+    /// Whether to wait for another process changing the output file.
+    pub on_busy: OnBusy,
     /// Where to write the filter (`-` for standard output).
     pub output: &'a Path,
     /// The key files (`-` for standard input; none for standard input).
     pub inputs: &'a [PathBuf],
+}
+
+/// The settings only some kinds have; `None` keeps the library's default.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Shape {
+    /// A scalable filter's layer layout.
+    pub layout: Option<LayerLayout>,
+    /// How much a scalable or cuckoo filter grows by when full (cuckoo: 0 never grows).
+    pub expansion: Option<u32>,
+    /// A cuckoo filter's slots per bucket.
+    pub bucket_size: Option<u32>,
+    /// How many fingerprints a cuckoo insert may move before the filter is full.
+    pub max_kicks: Option<u32>,
+}
+
+impl Shape {
+    /// The flags given, by name, with the kinds each applies to.
+    fn given(&self) -> impl Iterator<Item = (&'static str, &'static [FilterKind])> {
+        const SCALABLE: &[FilterKind] = &[FilterKind::Scalable];
+        const GROWING: &[FilterKind] = &[FilterKind::Scalable, FilterKind::Cuckoo];
+        const CUCKOO: &[FilterKind] = &[FilterKind::Cuckoo];
+        [
+            ("--layout", self.layout.is_some(), SCALABLE),
+            ("--expansion", self.expansion.is_some(), GROWING),
+            ("--bucket-size", self.bucket_size.is_some(), CUCKOO),
+            ("--max-kicks", self.max_kicks.is_some(), CUCKOO),
+        ]
+        .into_iter()
+        .filter(|(_, given, _)| *given)
+        .map(|(flag, _, kinds)| (flag, kinds))
+    }
+
+    /// Fails on a flag given for a kind it does not apply to.
+    fn check(&self, kind: FilterKind) -> Result<()> {
+        for (flag, kinds) in self.given() {
+            if !kinds.contains(&kind) {
+                let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+                return Err(Error::Message(format!(
+                    "{flag} applies to --kind {} only, not to {kind}; omit {flag}, or pass \
+                     --kind {}",
+                    names.join(" or --kind "),
+                    names[0]
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A filter built, and what the summary says about it.
@@ -56,41 +108,31 @@ struct Built {
 /// filter was written.
 pub fn run(options: &Options) -> Result<()> {
     let kind = options.kind;
-    let Some(build) = &kind.build else {
+    if kind.is_static() && options.items.is_some() {
         return Err(Error::Message(format!(
-            "build does not make {} filters; choose another --kind",
-            kind.name
-        )));
-    };
-    if matches!(build, Build::Solve(_)) && options.items.is_some() {
-        return Err(Error::Message(format!(
-            "--items does not apply to --kind {}: it is built from all its keys at once, sized \
-             for exactly the distinct keys; omit --items",
-            kind.name
+            "--items does not apply to --kind {kind}: it is built from all its keys at once, \
+             sized for exactly the distinct keys; omit --items",
         )));
     }
-    if options.layout.is_some() && kind.name != FilterKind::Scalable.name() {
-        return Err(Error::Message(format!(
-            "--layout applies to --kind scalable only (the {} kind has one layout); omit \
-             --layout, or pass --kind scalable",
-            kind.name
-        )));
+    options.shape.check(kind)?;
+    // Fail on a bad rate or setting before reading what may be gigabytes of keys.
+    if kind.is_static() {
+        bloomkit::sizing::kind_plan(kind, 1, options.fp_rate)?;
+    } else {
+        new_filter(options, 1)?;
     }
-    // Fail on a bad rate before reading what may be gigabytes of keys.
-    (kind.size)(1, options.fp_rate)?;
-    let output = Output::new(options.output, options.inputs)?;
+    let output = Output::new(options.output, options.inputs, options.on_busy)?;
     let inputs = files::open_inputs(options.inputs)?;
 
     let built = match options.items {
-        Some(items) => stream(options, build, items, inputs)?,
-        None => from_all(options, build, inputs)?,
+        Some(items) => stream(options, items, inputs)?,
+        None => from_all(options, inputs)?,
     };
     let filter = &built.filter;
     if built.keys == 0 && !options.force {
         return Err(Error::Message(format!(
             "no keys were read, so the filter would be empty; give files with one key per \
-             line, or pass --force to write an empty {} filter",
-            kind.name
+             line, or pass --force to write an empty {kind} filter",
         )));
     }
     if let Some(items) = options.items {
@@ -126,48 +168,56 @@ pub fn run(options: &Options) -> Result<()> {
     ))
 }
 
-/// An empty filter of the kind for `items` keys.
-fn new_filter(options: &Options, build: &Build, items: u64) -> Result<AnyFilter> {
-    let filter = match (build, options.layout) {
-        (_, Some(layout)) => ScalableBloomFilter::builder(items, options.fp_rate)
-            .layout(layout)
-            .build()
-            .map(AnyFilter::Scalable),
-        (Build::Insert { new, .. }, None) => new(items, options.fp_rate),
-        (&Build::Generations(generations), None) => AgingBloomFilter::builder(
-            kinds::aging_generation_items(items, generations),
-            options.fp_rate,
-        )
-        .generations(generations)
-        .build()
-        .map(AnyFilter::Aging),
-        (Build::Solve(solve), None) => solve(&[], options.fp_rate),
+/// An empty filter of the kind for `items` keys (for an aging filter, each generation's),
+/// with the settings given.
+fn new_filter(options: &Options, items: u64) -> Result<AnyFilter> {
+    let (shape, p) = (&options.shape, options.fp_rate);
+    let filter = match options.kind {
+        FilterKind::Scalable => {
+            let mut builder = ScalableBloomFilter::builder(items, p);
+            if let Some(layout) = shape.layout {
+                builder = builder.layout(layout);
+            }
+            if let Some(expansion) = shape.expansion {
+                builder = builder.expansion(expansion);
+            }
+            builder.build().map(AnyFilter::Scalable)
+        }
+        FilterKind::Cuckoo => {
+            let mut builder = CuckooFilter::builder(items, p);
+            if let Some(slots) = shape.bucket_size {
+                builder = builder.bucket_size(slots);
+            }
+            if let Some(kicks) = shape.max_kicks {
+                builder = builder.max_kicks(kicks);
+            }
+            if let Some(expansion) = shape.expansion {
+                builder = builder.expansion(expansion);
+            }
+            builder.build().map(AnyFilter::Cuckoo)
+        }
+        kind if kind.is_static() => AnyFilter::build_from_hashes(kind, &[], p),
+        kind => AnyFilter::new(kind, items, p),
     };
     Ok(filter?)
 }
 
 /// Streams every key into a filter sized for `items`.
-fn stream(options: &Options, build: &Build, items: u64, inputs: Vec<Input>) -> Result<Built> {
-    let mut filter = new_filter(options, build, items)?;
-    // An aging filter moves to its next generation each time one has taken its share, and
-    // keeps the rest in the newest, where too many show as an overfilled filter.
-    let rotate = match build {
-        &Build::Generations(generations) => Some((
-            kinds::aging_generation_items(items, generations),
-            generations - 1,
-        )),
-        _ => None,
+fn stream(options: &Options, items: u64, inputs: Vec<Input>) -> Result<Built> {
+    let mut filter = new_filter(options, items)?;
+    // An aging filter moves to its next generation each time one has taken its `items`,
+    // and keeps the rest in the newest, where too many show as an overfilled filter.
+    let rotations = match &filter {
+        AnyFilter::Aging(aging) => u64::from(aging.num_generations() - 1),
+        _ => 0,
     };
     let mut full_after = None;
     let keys = read_hashes(inputs, |keys_before, hash| {
         if full_after.is_some() {
             return Ok(());
         }
-        if let (Some((share, rotations)), AnyFilter::Aging(aging)) = (rotate, &mut filter) {
-            if keys_before > 0
-                && keys_before % share == 0
-                && keys_before / share <= rotations as u64
-            {
+        if let AnyFilter::Aging(aging) = &mut filter {
+            if keys_before > 0 && keys_before % items == 0 && keys_before / items <= rotations {
                 aging.rotate();
             }
         }
@@ -192,7 +242,7 @@ fn stream(options: &Options, build: &Build, items: u64, inputs: Vec<Input>) -> R
 }
 
 /// Reads every key's hash, then builds a filter sized for exactly the keys read.
-fn from_all(options: &Options, build: &Build, inputs: Vec<Input>) -> Result<Built> {
+fn from_all(options: &Options, inputs: Vec<Input>) -> Result<Built> {
     let mut hashes: Vec<u64> = Vec::new();
     let keys = read_hashes(inputs, |_, hash| {
         if hashes.len() == hashes.capacity() {
@@ -208,39 +258,38 @@ fn from_all(options: &Options, build: &Build, inputs: Vec<Input>) -> Result<Buil
         hashes.push(hash);
         Ok(())
     })?;
-    if let &Build::Generations(generations) = build {
-        return generations_in_order(options, build, hashes, generations);
+    let kind = options.kind;
+    if kind == FilterKind::Aging {
+        return generations_in_order(options, hashes);
     }
     // Distinct 64-bit hashes are distinct keys, but for collisions at a rate of about
     // n²/2^65: far below any false-positive rate a filter is built for.
     hashes.sort_unstable();
     let distinct = count_distinct(&hashes);
-    let filter = match build {
-        Build::Solve(solve) => {
+    let filter = if kind.is_static() {
+        hashes.dedup();
+        AnyFilter::build_from_hashes(kind, &hashes, options.fp_rate)?
+    } else {
+        // What a repeated line does decides what the filter is sized for.
+        let repeats = kind.repeats();
+        let sized_for = match repeats {
+            Repeats::Stored => keys,
+            _ => distinct,
+        };
+        if repeats == Repeats::Ignored {
             hashes.dedup();
-            solve(&hashes, options.fp_rate)?
         }
-        Build::Insert { repeats, .. } => {
-            let sized_for = match repeats {
-                Repeats::Stored => keys,
-                Repeats::Ignored | Repeats::Counted => distinct,
-            };
-            if *repeats == Repeats::Ignored {
-                hashes.dedup();
-            }
-            let mut filter = new_filter(options, build, sized_for)?;
-            for (stored, &hash) in hashes.iter().enumerate() {
-                match filter.insert_hash(hash) {
-                    Ok(_) => {}
-                    Err(bloomkit::Error::Full { .. }) => {
-                        return Err(full_error(&filter, stored as u64, keys, None))
-                    }
-                    Err(e) => return Err(e.into()),
+        let mut filter = new_filter(options, sized_for)?;
+        for (stored, &hash) in hashes.iter().enumerate() {
+            match filter.insert_hash(hash) {
+                Ok(_) => {}
+                Err(bloomkit::Error::Full { .. }) => {
+                    return Err(full_error(&filter, stored as u64, keys, None))
                 }
+                Err(e) => return Err(e.into()),
             }
-            filter
         }
-        Build::Generations(_) => unreachable!("handled above"),
+        filter
     };
     Ok(Built {
         filter,
@@ -252,28 +301,17 @@ fn from_all(options: &Options, build: &Build, inputs: Vec<Input>) -> Result<Buil
 /// An aging filter from all its keys: the lines split into one equal run per generation,
 /// in input order, the first run in the oldest generation; each generation sized for the
 /// most distinct keys a run holds.
-fn generations_in_order(
-    options: &Options,
-    build: &Build,
-    mut hashes: Vec<u64>,
-    generations: u32,
-) -> Result<Built> {
+fn generations_in_order(options: &Options, mut hashes: Vec<u64>) -> Result<Built> {
     let keys = hashes.len() as u64;
-    let run_len = kinds::aging_generation_items(keys, generations) as usize;
+    let generations = u64::from(AgingBloomFilter::DEFAULT_GENERATIONS);
+    let run_len = keys.div_ceil(generations).max(1) as usize;
     // Sorting each run in place keeps it in its generation, and counts its distinct keys.
     let mut largest = 0;
     for run in hashes.chunks_mut(run_len) {
         run.sort_unstable();
         largest = largest.max(count_distinct(run));
     }
-    let mut filter = new_filter(
-        options,
-        build,
-        largest.saturating_mul(u64::from(generations)),
-    )?;
-    let AnyFilter::Aging(aging) = &mut filter else {
-        unreachable!("new_filter makes an aging filter for Build::Generations")
-    };
+    let mut aging = AgingBloomFilter::new(largest, options.fp_rate)?;
     for (i, run) in hashes.chunks(run_len).enumerate() {
         if i > 0 {
             aging.rotate();
@@ -283,7 +321,7 @@ fn generations_in_order(
         }
     }
     Ok(Built {
-        filter,
+        filter: aging.into(),
         keys,
         distinct: None,
     })
@@ -302,14 +340,20 @@ fn full_error(filter: &AnyFilter, stored: u64, keys: u64, items: Option<u64>) ->
     match (items, filter) {
         (Some(items), _) if keys > items => Error::Message(format!(
             "{} keys do not fit a {kind} filter sized for --items {items}: it was full after \
-             {}; rebuild with --items {keys}",
+             {}; rebuild with --items {keys}{}",
             human::count(keys),
             human::count(stored),
+            if could_grow(filter) {
+                format!(", or pass --expansion 2 to let it grow when full ({EXPANSION_COST})")
+            } else {
+                String::new()
+            },
         )),
         (_, AnyFilter::Cuckoo(f)) => Error::Message(format!(
             "the {kind} filter was full after {} of {} keys: a key repeats too often, and a \
-             {kind} filter holds at most {} copies of one key (its two buckets); remove \
-             repeated lines (sort -u), or use --kind counting",
+             {kind} filter holds at most {} copies of one key (its two buckets) in each of \
+             its sub-filters; remove repeated lines (sort -u), use --kind counting, or let it \
+             grow sub-filters with --expansion 1",
             human::count(stored),
             human::count(keys),
             2 * f.bucket_size(),
@@ -321,6 +365,15 @@ fn full_error(filter: &AnyFilter, stored: u64, keys: u64, items: Option<u64>) ->
         )),
     }
 }
+
+/// Whether `filter` could grow when full and does not: a cuckoo filter built without
+/// `--expansion`. Messages about a full filter then say how to let it grow.
+pub fn could_grow(filter: &AnyFilter) -> bool {
+    matches!(filter, AnyFilter::Cuckoo(f) if f.expansion() == 0)
+}
+
+/// What `--expansion` costs, for the messages that suggest it.
+pub const EXPANSION_COST: &str = "each sub-filter it adds raises its false-positive rate";
 
 /// Refuses a filter streamed past its plan: an estimated rate over twice the target.
 fn check_not_overfilled(

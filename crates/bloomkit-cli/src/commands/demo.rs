@@ -3,14 +3,10 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use bloomkit::{
-    AgingBloomFilter, AnyFilter, AtomicBloomFilter, BinaryFuseFilter, BlockedBloomFilter,
-    BloomFilter, CountingBloomFilter, CuckooFilter, RibbonFilter, ScalableBloomFilter,
-    SectorBloomFilter,
-};
+use bloomkit::{AnyFilter, AtomicBloomFilter, BloomFilter, FilterKind};
 
 use crate::error::{Error, Result};
-use crate::{human, output};
+use crate::{human, kinds, output};
 
 /// One row of the table.
 struct Measured {
@@ -30,10 +26,12 @@ struct Keys {
     absent: Vec<String>,
 }
 
-/// Builds every kind of filter for `items` keys at `fp_rate`, times inserting `items`
-/// present keys (building, for the static ribbon filter) and querying `items` absent ones,
-/// and prints the sizes, the predicted and measured false-positive rates, and the time per
-/// operation.
+/// Builds a filter of every kind of the library's list ([`FilterKind::ALL`], and the atomic
+/// filter beside the blocked one) for `items` keys at `fp_rate`, times inserting `items`
+/// present keys (building, for a static kind) and querying `items` absent ones, and prints
+/// the sizes, the predicted and measured false-positive rates, and the time per operation.
+/// A kind that cannot make such a filter (a rate its fingerprints cannot reach) gets a row
+/// of dashes and its reason.
 ///
 /// # Errors
 ///
@@ -45,69 +43,26 @@ pub fn run(items: u64, fp_rate: f64) -> Result<()> {
         present: (0..items).map(|i| format!("user:{i:016x}")).collect(),
         absent: (0..items).map(|i| format!("miss:{i:016x}")).collect(),
     };
-    let n = items;
-    let rows = [
-        measure("classic", &keys, BloomFilter::new(n, fp_rate)?, |f, k| {
-            f.insert(k);
-            Ok(())
-        })?,
-        measure(
-            "blocked",
-            &keys,
-            BlockedBloomFilter::new(n, fp_rate)?,
-            |f, k| {
-                f.insert(k);
-                Ok(())
-            },
-        )?,
-        measure(
-            "sector",
-            &keys,
-            SectorBloomFilter::new(n, fp_rate)?,
-            |f, k| {
-                f.insert(k);
-                Ok(())
-            },
-        )?,
-        measure_atomic(&keys, AtomicBloomFilter::new(n, fp_rate)?)?,
-        measure(
-            "counting",
-            &keys,
-            CountingBloomFilter::new(n, fp_rate)?,
-            |f, k| {
-                f.insert(k);
-                Ok(())
-            },
-        )?,
-        // Planned for a hundredth of the keys, so the table shows it after growing 100×.
-        measure(
-            "scalable",
-            &keys,
-            ScalableBloomFilter::new((n / 100).max(1), fp_rate)?,
-            |f, k| f.insert(k).map(drop).map_err(Error::from),
-        )?,
-        measure("cuckoo", &keys, CuckooFilter::new(n, fp_rate)?, |f, k| {
-            f.insert(k).map_err(Error::from)
-        })?,
-        measure_ribbon(&keys, fp_rate)?,
-        measure_fuse(&keys, fp_rate)?,
-        measure_aging(&keys, fp_rate)?,
-    ];
-
-    let table_rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.kind.to_string(),
-                human::bytes(r.memory_bytes as u64),
-                format!("{:.2}", r.memory_bytes as f64 * 8.0 / items as f64),
-                human::percent(r.predicted_rate, 3),
-                human::percent(r.false_positives as f64 / items as f64, 3),
-                human::ns_per(r.insert_time, items),
-                human::ns_per(r.query_time, items),
-            ]
-        })
-        .collect();
+    let mut table_rows = Vec::new();
+    let mut refused = String::new();
+    for kind in FilterKind::ALL {
+        match measure_kind(kind, &keys, fp_rate) {
+            Ok(measured) => table_rows.push(measured.row(items)),
+            // What one kind cannot make (a rate past its fingerprints) is that kind's row.
+            Err(Error::Plain(e)) => {
+                let mut row = vec![kind.name().to_string()];
+                row.extend(std::iter::repeat_n("-".to_string(), 6));
+                table_rows.push(row);
+                refused.push_str(&format!("{kind}: {e}\n"));
+            }
+            Err(e) => return Err(e),
+        }
+        // The atomic filter is the blocked one, inserted into through `&self`.
+        if kind == FilterKind::Blocked {
+            let atomic = measure_atomic(&keys, AtomicBloomFilter::new(items, fp_rate)?)?;
+            table_rows.push(atomic.row(items));
+        }
+    }
     let table = human::table(
         &[
             "kind",
@@ -122,39 +77,129 @@ pub fn run(items: u64, fp_rate: f64) -> Result<()> {
     );
     let n = human::count(items);
     output::print(&format!(
-        "{n} keys at a target false-positive rate of {}, on one thread:\n\n{table}\n\
+        "{n} keys at a target false-positive rate of {}, on one thread:\n\n{table}\n{refused}\
          bits/key:  the memory the filter holds, per key\n\
          predicted: the rate the sizing math expects for this shape and count of keys\n\
          measured:  the share of {n} absent keys the filter answered \"maybe\" for\n\
-         ns/insert, ns/query: mean time per key, hashing the 21-byte key included\n\n\
-         sector:   blocked with the same bits in each word of the line: the cheapest inserts\n\
-         atomic:   blocked with atomic words; many threads insert at once through &self\n\
-         counting: removes keys; 4-bit counters cost about 4× the memory of classic\n\
-         scalable: planned for a hundredth of the keys, grown 100× in layers\n\
-         cuckoo:   removes and counts keys; rate fixed by fingerprint bits\n\
-         ribbon:   static, solved from all keys at once (ns/insert is build time per key);\n\
-         \x20         its rate is 2^-r, the power of two at or under the target\n\
-         fuse:     static, built from all keys at once, the fastest queries; 8-bit\n\
-         \x20         fingerprints (2^-8) for targets from 0.39%, 16-bit (2^-16) below\n\
-         aging:    two generations of half the keys each, rotated once; rotate again and\n\
-         \x20         the older half is forgotten\n",
+         ns/insert, ns/query: mean time per key, hashing the 21-byte key included\n\n{}",
         human::percent_sig(fp_rate),
+        kind_notes(),
     ))
 }
 
-/// Times inserting the present keys with `insert`, then queries.
-fn measure<F: bloomkit::Filter + Into<AnyFilter>>(
-    kind: &'static str,
-    keys: &Keys,
-    mut filter: F,
-    insert: impl Fn(&mut F, &str) -> Result<()>,
-) -> Result<Measured> {
-    let start = Instant::now();
-    for key in &keys.present {
-        insert(&mut filter, black_box(key.as_str()))?;
+/// A line on each kind: the library's summary, and how the demo sets it up where that
+/// differs from the other kinds.
+fn kind_notes() -> String {
+    let mut notes = String::new();
+    for kind in FilterKind::ALL {
+        let setup = match kind {
+            FilterKind::Scalable => "; planned here for a hundredth of the keys, grown 100×",
+            FilterKind::Aging => "; here two generations of half the keys each",
+            kind if kind.is_static() => "; ns/insert is its build per key",
+            _ => "",
+        };
+        notes.push_str(&format!(
+            "{}{}{setup}\n",
+            kinds::label(kind.name()),
+            kind.summary()
+        ));
+        if kind == FilterKind::Blocked {
+            notes.push_str(&format!(
+                "{}blocked with atomic words: many threads insert at once through &self\n",
+                kinds::label("atomic")
+            ));
+        }
     }
-    let insert_time = start.elapsed();
-    finish(kind, keys, filter.into(), insert_time)
+    notes
+}
+
+impl Measured {
+    /// The row of the table for a filter of `items` keys.
+    fn row(&self, items: u64) -> Vec<String> {
+        vec![
+            self.kind.to_string(),
+            human::bytes(self.memory_bytes as u64),
+            format!("{:.2}", self.memory_bytes as f64 * 8.0 / items as f64),
+            human::percent(self.predicted_rate, 3),
+            human::percent(self.false_positives as f64 / items as f64, 3),
+            human::ns_per(self.insert_time, items),
+            human::ns_per(self.query_time, items),
+        ]
+    }
+}
+
+/// Builds a filter of `kind` from the present keys, timing the inserts (for a static kind,
+/// hashing the keys and building from the hashes), and measures it. A scalable filter is
+/// planned for a hundredth of the keys, so that it shows its growth; an aging filter takes
+/// half the keys in each of its two generations, as a full window does.
+fn measure_kind(kind: FilterKind, keys: &Keys, fp_rate: f64) -> Result<Measured> {
+    let n = keys.present.len() as u64;
+    if kind.is_static() {
+        let start = Instant::now();
+        let hashes: Vec<u64> = keys
+            .present
+            .iter()
+            .map(|k| bloomkit::hash(black_box(k.as_str())))
+            .collect();
+        let filter = AnyFilter::build_from_hashes(kind, &hashes, fp_rate)?;
+        let build_time = start.elapsed();
+        return finish(kind.name(), keys, filter, build_time);
+    }
+    let planned = match kind {
+        FilterKind::Scalable => (n / 100).max(1),
+        FilterKind::Aging => n.div_ceil(2).max(1),
+        _ => n,
+    };
+    let mut filter = AnyFilter::new(kind, planned, fp_rate)?;
+    let insert_time = time_inserts(&mut filter, &keys.present)?;
+    finish(kind.name(), keys, filter, insert_time)
+}
+
+/// Times inserting `present` into `filter` with the kind's own `insert`, so that the time
+/// is the kind's and not a dispatch's (a kind not named here goes through
+/// [`AnyFilter::insert`]). An aging filter rotates half way, into its second generation.
+fn time_inserts(filter: &mut AnyFilter, present: &[String]) -> Result<Duration> {
+    fn each<F>(present: &[String], mut insert: F) -> Result<()>
+    where
+        F: FnMut(&str) -> bloomkit::Result<()>,
+    {
+        for key in present {
+            insert(black_box(key.as_str()))?;
+        }
+        Ok(())
+    }
+    let start = Instant::now();
+    match filter {
+        AnyFilter::Classic(f) => each(present, |k| {
+            f.insert(k);
+            Ok(())
+        })?,
+        AnyFilter::Blocked(f) => each(present, |k| {
+            f.insert(k);
+            Ok(())
+        })?,
+        AnyFilter::Sector(f) => each(present, |k| {
+            f.insert(k);
+            Ok(())
+        })?,
+        AnyFilter::Counting(f) => each(present, |k| {
+            f.insert(k);
+            Ok(())
+        })?,
+        AnyFilter::Scalable(f) => each(present, |k| f.insert(k).map(drop))?,
+        AnyFilter::Cuckoo(f) => each(present, |k| f.insert(k))?,
+        AnyFilter::Aging(f) => {
+            let half = present.len() / 2;
+            for (i, key) in present.iter().enumerate() {
+                if i == half {
+                    f.rotate();
+                }
+                f.insert(black_box(key.as_str()));
+            }
+        }
+        other => each(present, |k| other.insert(k).map(drop))?,
+    }
+    Ok(start.elapsed())
 }
 
 /// The atomic filter inserts through `&self`, one thread here, so the times compare.
@@ -172,42 +217,6 @@ fn measure_atomic(keys: &Keys, filter: AtomicBloomFilter) -> Result<Measured> {
     row.query_time = query_time;
     row.memory_bytes = filter.memory_bytes();
     Ok(row)
-}
-
-/// The ribbon filter is built from all keys at once: the build is its "insert" time.
-fn measure_ribbon(keys: &Keys, fp_rate: f64) -> Result<Measured> {
-    let start = Instant::now();
-    let filter = RibbonFilter::build(keys.present.iter().map(|k| k.as_str()), fp_rate)?;
-    let insert_time = start.elapsed();
-    finish("ribbon", keys, filter.into(), insert_time)
-}
-
-/// The binary fuse filter is built from all keys at once, as the ribbon filter is, with the
-/// fewest fingerprint bits that meet the target (16 where even they do not).
-fn measure_fuse(keys: &Keys, fp_rate: f64) -> Result<Measured> {
-    let bits = BinaryFuseFilter::fingerprint_bits_for(fp_rate).unwrap_or(16);
-    let start = Instant::now();
-    let filter = BinaryFuseFilter::builder(fp_rate)
-        .fingerprint_bits(bits)
-        .build(keys.present.iter().map(|k| k.as_str()))?;
-    let insert_time = start.elapsed();
-    finish("fuse", keys, filter.into(), insert_time)
-}
-
-/// Half the keys into one generation, a rotation, the other half into the next: a full
-/// window of two generations, as a CDN's filter is in its steady state.
-fn measure_aging(keys: &Keys, fp_rate: f64) -> Result<Measured> {
-    let half = keys.present.len() / 2;
-    let mut filter = AgingBloomFilter::new((half as u64).max(1), fp_rate)?;
-    let start = Instant::now();
-    for (i, key) in keys.present.iter().enumerate() {
-        if i == half {
-            filter.rotate();
-        }
-        filter.insert(black_box(key.as_str()));
-    }
-    let insert_time = start.elapsed();
-    finish("aging", keys, filter.into(), insert_time)
 }
 
 /// Times the absent-key queries, then checks that every present key is found.

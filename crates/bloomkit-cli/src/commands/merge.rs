@@ -3,13 +3,15 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Context, Error, Result};
-use crate::files::{self, Output};
+use crate::files::{self, OnBusy, Output};
 use crate::human;
 
 /// What `merge` was asked for.
 pub struct Options<'a> {
     /// The filters to combine (`-` for one read from standard input).
     pub inputs: &'a [PathBuf],
+    /// Whether to wait for another process changing the output file.
+    pub on_busy: OnBusy,
     /// Where to write the union (`-` for standard output).
     pub output: &'a Path,
     /// The rate the union must not exceed: the inputs' target.
@@ -47,7 +49,7 @@ pub fn run(options: &Options) -> Result<()> {
                 .to_string(),
         ));
     }
-    let output = Output::new(options.output, inputs)?;
+    let output = Output::new(options.output, inputs, options.on_busy)?;
     // One filter at a time besides the result, so memory is two filters however many merge.
     let mut merged = files::load_filter(first)?.filter;
     for path in rest {

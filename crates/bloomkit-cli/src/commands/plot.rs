@@ -59,8 +59,8 @@ pub struct Options {
     pub output: PathBuf,
     /// Keys each filter is planned for and filled with.
     pub items: u64,
-    /// Absent keys probed per point.
-    pub probes: u64,
+    /// Keys never added, asked about per point.
+    pub absent_keys: u64,
     /// The rate-against-fill chart instead of the rate-against-bits-per-key one.
     pub fill: bool,
     /// With `fill`, the target rate the filter is planned for.
@@ -139,9 +139,9 @@ pub fn run(options: &Options) -> Result<()> {
         .iter()
         .map(|&kind| {
             if options.fill {
-                measure_fill(kind, options.items, options.fp_rate, options.probes)
+                measure_fill(kind, options.items, options.fp_rate, options.absent_keys)
             } else {
-                measure_sizes(kind, options.items, options.probes)
+                measure_sizes(kind, options.items, options.absent_keys)
             }
         })
         .collect::<Result<Vec<_>>>()?;
@@ -175,25 +175,31 @@ pub fn run(options: &Options) -> Result<()> {
 }
 
 /// One build per target rate: the rate against bits per key.
-fn measure_sizes(kind: Kind, items: u64, probes: u64) -> Result<Series> {
+fn measure_sizes(kind: Kind, items: u64, absent_keys: u64) -> Result<Series> {
     let mut points = Vec::with_capacity(TARGETS.len());
     for target in TARGETS {
         let mut e = Experiment::new(kind, items, target).map_err(|e| lab_error(kind, e))?;
         e.fill_to(items).map_err(|e| lab_error(kind, e))?;
-        let m = checked(kind, e.measure(probes).map_err(|e| lab_error(kind, e))?)?;
+        let m = checked(
+            kind,
+            e.measure(absent_keys).map_err(|e| lab_error(kind, e))?,
+        )?;
         points.push((m.bits_per_key(), m));
     }
     Ok(Series { kind, points })
 }
 
 /// One filter, filled further and further: the rate against keys held per key planned.
-fn measure_fill(kind: Kind, items: u64, fp_rate: f64, probes: u64) -> Result<Series> {
+fn measure_fill(kind: Kind, items: u64, fp_rate: f64, absent_keys: u64) -> Result<Series> {
     let mut e = Experiment::new(kind, items, fp_rate).map_err(|e| lab_error(kind, e))?;
     let mut points = Vec::with_capacity(FILLS.len());
     for fill in FILLS {
         e.fill_to((items as f64 * fill).round() as u64)
             .map_err(|e| lab_error(kind, e))?;
-        let m = checked(kind, e.measure(probes).map_err(|e| lab_error(kind, e))?)?;
+        let m = checked(
+            kind,
+            e.measure(absent_keys).map_err(|e| lab_error(kind, e))?,
+        )?;
         points.push((m.inserted as f64 / items as f64, m));
         // A full cuckoo filter takes no more keys: its last point is where it filled.
         if e.full_at().is_some() {
@@ -230,12 +236,12 @@ struct Chart {
 impl Chart {
     fn new(options: &Options, series: Vec<Series>) -> Chart {
         let keys = human::count(options.items);
-        let probes = human::count(options.probes);
+        let absent = human::count(options.absent_keys);
         let (title, subtitle) = if options.fill {
             (
                 "False-positive rate of one overfilled filter".to_string(),
                 format!(
-                    "planned for {keys} keys at {}, filled from ¼× to 4×; {probes} absent keys probed per point; lines: predicted, dots: measured",
+                    "planned for {keys} keys at {}, filled from ¼× to 4×; {absent} absent keys asked per point; lines: predicted, dots: measured",
                     human::percent_sig(options.fp_rate)
                 ),
             )
@@ -243,7 +249,7 @@ impl Chart {
             (
                 "False-positive rate against bits per key".to_string(),
                 format!(
-                    "{keys} keys per filter, one build per target rate from 20% to 0.01%; {probes} absent keys probed per point; lines: predicted, dots: measured"
+                    "{keys} keys per filter, one build per target rate from 20% to 0.01%; {absent} absent keys asked per point; lines: predicted, dots: measured"
                 ),
             )
         };

@@ -8,8 +8,9 @@ use bloomkit::AnyFilter;
 
 use crate::commands::insert::state;
 use crate::error::{Error, Result};
+use crate::files::{self, OnBusy};
 use crate::keys::KeyArgs;
-use crate::{files, human, output};
+use crate::{human, output};
 
 /// Removes one copy of every key in `keys` (`-`, or none at all, for the lines of stdin)
 /// from the counting or cuckoo filter in `path`, and writes the file back atomically. A key
@@ -22,10 +23,10 @@ use crate::{files, human, output};
 ///
 /// An unreadable filter or stdin; a kind that cannot remove keys; a failed write. The file
 /// is unchanged after any error.
-pub fn run(path: &Path, keys: &[OsString]) -> Result<()> {
+pub fn run(path: &Path, keys: &[OsString], on_busy: OnBusy) -> Result<()> {
     let keys = KeyArgs::new(keys)?;
     let (mut removed, mut absent) = (0u64, 0u64);
-    let (filter, (), _) = files::change_in_place(path, "remove", |filter| {
+    let (filter, (), _) = files::change_in_place(path, "remove", on_busy, |filter| {
         let seed = filter.seed();
         let mut remove: Box<dyn FnMut(u64) -> bool> = match filter {
             AnyFilter::Counting(f) => Box::new(|hash| f.remove_hash(hash)),

@@ -6,7 +6,8 @@ use bloomkit::AnyFilter;
 
 use crate::commands::insert::state;
 use crate::error::{Error, Result};
-use crate::{files, human, output};
+use crate::files::{self, OnBusy};
+use crate::{human, output};
 
 /// Rotates the aging filter in `path`: its oldest generation is emptied and becomes the
 /// newest, which takes the inserts from now on; its keys are forgotten (unless a newer
@@ -16,8 +17,8 @@ use crate::{files, human, output};
 ///
 /// An unreadable filter, a kind other than aging, or a failed write. The file is unchanged
 /// after any error.
-pub fn run(path: &Path) -> Result<()> {
-    let (filter, forgotten, _) = files::change_in_place(path, "rotate", |filter| {
+pub fn run(path: &Path, on_busy: OnBusy) -> Result<()> {
+    let (filter, forgotten, _) = files::change_in_place(path, "rotate", on_busy, |filter| {
         let AnyFilter::Aging(aging) = filter else {
             return Err(Error::Message(format!(
                 "cannot rotate '{}': it holds {} {} filter, and only aging filters have \

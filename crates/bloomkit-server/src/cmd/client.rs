@@ -97,7 +97,7 @@ fn line(client: &ClientInfo, me: Option<&Session>, running: &'static str) -> Str
     let buffers = client.buffers();
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags=N db=0 sub=0 psub=0 ssub=0 \
-         multi={} watch={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl=0 oll=0 \
+         multi={} watch={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp={} obl=0 oll=0 \
          omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
         client.id,
         client.addr,
@@ -110,6 +110,7 @@ fn line(client: &ClientInfo, me: Option<&Session>, running: &'static str) -> Str
         meta.watch,
         buffers.input_len,
         buffers.input_capacity.saturating_sub(buffers.input_len),
+        client.multi_mem(),
         buffers.input_capacity,
         buffers.input_capacity,
         buffers.output_len,

@@ -85,7 +85,7 @@ pub fn hello(shared: &Shared, session: &mut Session, args: &[Bytes]) -> Reply {
         );
     }
     if let Some(name) = name {
-        session.name = (!name.is_empty()).then(|| name.clone());
+        session.name = (!name.is_empty()).then(|| Bytes::copy_from_slice(name));
     }
     if let Some(protocol) = protocol {
         session.protocol = protocol;
@@ -119,7 +119,7 @@ pub fn hello(shared: &Shared, session: &mut Session, args: &[Bytes]) -> Reply {
 pub fn auth(shared: &Shared, session: &mut Session, args: &[Bytes]) -> Reply {
     match args {
         [_, password] => {
-            if shared.config().requirepass.is_none() {
+            if shared.config().password().is_none() {
                 return Reply::error(
                     "ERR AUTH <password> called without any password configured for the \
                      default user. Are you sure your configuration is correct?",
@@ -147,7 +147,7 @@ fn authenticate(
     user: &[u8],
     password: &[u8],
 ) -> Result<(), Reply> {
-    let password_ok = match &shared.config().requirepass {
+    let password_ok = match shared.config().password() {
         None => true,
         Some(secret) => constant_time_eq(secret.as_bytes(), password),
     };
@@ -193,7 +193,7 @@ pub fn client(session: &mut Session, spec: &CommandSpec, args: &[Bytes]) -> Repl
         "client|getname" => session.name.clone().map_or(Reply::Null, Reply::Bulk),
         "client|setname" => match validate_name(&args[2]) {
             Ok(()) => {
-                session.name = (!args[2].is_empty()).then(|| args[2].clone());
+                session.name = (!args[2].is_empty()).then(|| Bytes::copy_from_slice(&args[2]));
                 Reply::Ok
             }
             Err(reply) => reply,
@@ -216,7 +216,8 @@ pub fn client(session: &mut Session, spec: &CommandSpec, args: &[Bytes]) -> Repl
                     String::from_utf8_lossy(attribute)
                 ));
             }
-            *slot = (!args[3].is_empty()).then(|| args[3].clone());
+            // Owned: the session outlives the request's buffer.
+            *slot = (!args[3].is_empty()).then(|| Bytes::copy_from_slice(&args[3]));
             Reply::Ok
         }
         "client|help" => help(

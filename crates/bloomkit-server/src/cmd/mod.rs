@@ -27,12 +27,12 @@ pub mod transaction;
 
 use std::sync::Arc;
 
-use bloomkit_commands::table::CommandSpec;
+use bloomkit_commands::table::{CommandSpec, FilterSpec};
 use bloomkit_commands::Reply;
 use bytes::Bytes;
 
 use crate::cmd::table::Route;
-use crate::keyspace::Ticket;
+use crate::keyspace::{Lease, Ticket};
 use crate::session::Session;
 use crate::shared::Shared;
 
@@ -72,7 +72,7 @@ pub struct Executed {
 }
 
 /// What a command leaves to the asynchronous part of the dispatcher.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum Pending {
     /// `SAVE`: await the snapshot, then answer.
     Save,
@@ -83,6 +83,27 @@ pub(crate) enum Pending {
     },
     /// `EXEC` inside `MULTI`: run the queue, alone.
     Exec,
+    /// The gate is closed (an `EXEC` runs): await its opening, then run the command again.
+    GateClosed,
+    /// A key the command names is held by a long command: await the lease's end, then run
+    /// the command again.
+    Leased(Arc<Lease>),
+    /// A filter command that may run for long: run it with its key leased, off the worker.
+    Long(&'static FilterSpec),
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Pending) -> bool {
+        match (self, other) {
+            (Pending::Save, Pending::Save)
+            | (Pending::Exec, Pending::Exec)
+            | (Pending::GateClosed, Pending::GateClosed) => true,
+            (Pending::Reload { save: a }, Pending::Reload { save: b }) => a == b,
+            (Pending::Leased(a), Pending::Leased(b)) => Arc::ptr_eq(a, b),
+            (Pending::Long(a), Pending::Long(b)) => a.spec.name == b.spec.name,
+            _ => false,
+        }
+    }
 }
 
 impl Executed {

@@ -13,6 +13,7 @@ use super::connection::{help, REDIS_VERSION};
 use super::table;
 use crate::errors::unknown_subcommand;
 use crate::glob;
+use crate::options::{self, View};
 use crate::shared::{Shared, SnapshotError};
 
 // ---- COMMAND -------------------------------------------------------------------------
@@ -225,6 +226,11 @@ pub fn info(shared: &Shared, args: &[Bytes]) -> Reply {
 fn info_section(shared: &Shared, section: &str) -> String {
     let keyspace = shared.keyspace();
     let stats = shared.stats();
+    let view = View {
+        config: shared.config(),
+        settings: shared.settings(),
+        keyspace,
+    };
     let mut out = String::new();
     let mut field = |name: &str, value: &dyn std::fmt::Display| {
         let _ = write!(out, "{name}:{value}\r\n");
@@ -254,21 +260,29 @@ fn info_section(shared: &Shared, section: &str) -> String {
                 .recent_max(shared.keyspace().clock_seconds());
             field("client_recent_max_input_buffer", &input);
             field("client_recent_max_output_buffer", &output);
-            field("maxclients", &shared.config().maxclients);
+            for (name, value) in options::info_fields("clients", &view) {
+                field(name, &value);
+            }
             field("blocked_clients", &0);
             "Clients"
         }
         "memory" => {
             // Redis's used_memory counts the clients' buffers, and maxmemory limits it.
-            let used = keyspace.memory_in_use() as u64;
+            let used = keyspace.memory_reported() as u64;
             let max = keyspace.maxmemory();
             field("used_memory", &used);
             field("used_memory_human", &human_bytes(used));
             field("used_memory_dataset", &keyspace.used_memory());
-            field("mem_clients_normal", &keyspace.client_memory());
-            field("maxmemory", &max);
-            field("maxmemory_human", &human_bytes(max));
-            field("maxmemory_policy", &keyspace.eviction().policy().name());
+            field(
+                "mem_clients_normal",
+                &(keyspace.client_memory() + keyspace.unauthenticated_client_memory()),
+            );
+            for (name, value) in options::info_fields("memory", &view) {
+                field(name, &value);
+                if name == "maxmemory" {
+                    field("maxmemory_human", &human_bytes(max));
+                }
+            }
             "Memory"
         }
         "persistence" => {
@@ -297,8 +311,8 @@ fn info_section(shared: &Shared, section: &str) -> String {
                     "aof_rewrite_in_progress",
                     u8::from(snapshots.in_progress).to_string(),
                 ),
-                ("appendfsync", shared.config().appendfsync.to_string()),
             ];
+            fields.extend(options::info_fields("persistence", &view));
             // The journal's figures come from the files: they replace ours by name, so no
             // field appears twice.
             for (name, value) in journal.map(|j| j.info_fields()).unwrap_or_default() {

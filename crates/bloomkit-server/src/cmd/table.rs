@@ -29,6 +29,12 @@ type Handler = fn(&mut Call<'_>) -> Executed;
 pub struct GenericSpec {
     /// The name, arity, flags, key positions and documentation.
     pub spec: CommandSpec,
+    /// Whether `--enable-debug-command` decides who may run it (Redis 7's protected
+    /// commands: `DEBUG`).
+    pub protected: bool,
+    /// Whether it walks every key (`KEYS`): it runs off the worker thread, and enters the
+    /// keyspace's gate a shard at a time rather than for the whole walk.
+    pub walks_every_key: bool,
     run: Handler,
 }
 
@@ -100,7 +106,28 @@ pub fn all() -> impl Iterator<Item = &'static CommandSpec> {
 }
 
 const fn generic_row(spec: CommandSpec, run: Handler) -> GenericSpec {
-    GenericSpec { spec, run }
+    GenericSpec {
+        spec,
+        protected: false,
+        walks_every_key: false,
+        run,
+    }
+}
+
+/// A row that only clients `--enable-debug-command` allows may run.
+const fn protected_row(spec: CommandSpec, run: Handler) -> GenericSpec {
+    GenericSpec {
+        protected: true,
+        ..generic_row(spec, run)
+    }
+}
+
+/// A row whose command walks every key.
+const fn walking_row(spec: CommandSpec, run: Handler) -> GenericSpec {
+    GenericSpec {
+        walks_every_key: true,
+        ..generic_row(spec, run)
+    }
 }
 
 const CONN: &str = "connection";
@@ -158,7 +185,7 @@ pub static GENERIC: &[GenericSpec] = &[
     generic_row(keyed("unlink", -2, &[Write, Fast], (1, -1), WRITE_FAST, KEYSPACE, "Asynchronously deletes one or more keys.", "4.0.0"), |c| keys::del(c.shared.keyspace(), c.args)),
     generic_row(keyed("exists", -2, &[Readonly, Fast], (1, -1), READ_FAST, KEYSPACE, "Determines whether one or more keys exist.", "1.0.0"), |c| Executed::reply(keys::exists(c.shared.keyspace(), c.args))),
     generic_row(keyed("type", 2, &[Readonly, Fast], (1, 1), READ_FAST, KEYSPACE, "Determines the type of value stored at a key.", "1.0.0"), |c| Executed::reply(keys::type_of(c.shared.keyspace(), c.args))),
-    generic_row(plain("keys", 2, &[Readonly], &["@keyspace", "@read", "@slow", "@dangerous"], KEYSPACE, "Returns all key names that match a pattern.", "1.0.0"), |c| Executed::reply(keys::keys(c.shared.keyspace(), c.args))),
+    walking_row(plain("keys", 2, &[Readonly], &["@keyspace", "@read", "@slow", "@dangerous"], KEYSPACE, "Returns all key names that match a pattern.", "1.0.0"), |c| Executed::reply(keys::keys(c.shared.keyspace(), c.args))),
     generic_row(plain("scan", -2, &[Readonly], &["@keyspace", "@read", "@slow"], KEYSPACE, "Iterates over the key names in the database.", "2.8.0"), |c| Executed::reply(keys::scan(c.shared.keyspace(), c.args))),
     generic_row(keyed("expire", -3, &[Write, Fast], (1, 1), WRITE_FAST, KEYSPACE, "Sets the expiration time of a key in seconds.", "1.0.0"), |c| keys::expire(c.shared.keyspace(), c.spec.name, c.args)),
     generic_row(keyed("pexpire", -3, &[Write, Fast], (1, 1), WRITE_FAST, KEYSPACE, "Sets the expiration time of a key in milliseconds.", "2.6.0"), |c| keys::expire(c.shared.keyspace(), c.spec.name, c.args)),
@@ -196,7 +223,7 @@ pub static GENERIC: &[GenericSpec] = &[
         plain("module|list", 2, &[Admin, Noscript], ADMIN, SERVER, "Returns all loaded modules.", "4.0.0"),
         plain("module|help", 2, &[Loading, Stale], &["@slow"], SERVER, "Returns helpful text about the different subcommands.", "5.0.0"),
     ]), |c| Executed::reply(module::module(c.spec, c.args))),
-    generic_row(plain("debug", -2, &[Admin, Noscript, Loading, Stale], ADMIN, SERVER, "A container for debugging commands.", "1.0.0"), |c| debug::debug(c.args)),
+    protected_row(plain("debug", -2, &[Admin, Noscript, Loading, Stale], ADMIN, SERVER, "A container for debugging commands.", "1.0.0"), |c| debug::debug(c.args)),
     // Transactions (cmd/transaction.rs; EXEC's queue runs in dispatch/exec.rs).
     generic_row(plain("multi", 1, TXN_FLAGS, FAST_TXN, TXN, "Starts a transaction.", "1.2.0"), transaction::multi),
     generic_row(plain("exec", 1, &[Noscript, Loading, Stale], &["@slow", "@transaction"], TXN, "Executes all commands in a transaction.", "1.2.0"), transaction::exec),

@@ -26,6 +26,8 @@ use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
+use super::Keyspace;
+
 /// Redis's starting value for a new key's LFU counter, so it is not evicted at once.
 const LFU_INIT: u8 = 5;
 
@@ -175,6 +177,19 @@ thread_local! {
 }
 
 /// Restarts this thread's generator from `seed`, for tests that need a fixed sequence.
+impl Keyspace {
+    /// The access clock's time now, in tenths of a second (see [`AccessClock`]).
+    pub fn clock_ticks(&self) -> u32 {
+        self.access_clock.now()
+    }
+
+    /// The access clock's time now, in whole seconds: a clock for once-a-second tallies
+    /// that costs an atomic load, not a system call.
+    pub fn clock_seconds(&self) -> u64 {
+        u64::from(self.clock_ticks() / TICKS_PER_SECOND)
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn seed_random(seed: u64) {
     RANDOM.with(|state| state.set(seed));

@@ -145,7 +145,7 @@ impl Keyspace {
                 continue;
             }
             if let Some((key, entry)) = map.entries.iter().nth(pick % len) {
-                if !entry.is_expired(now) {
+                if !entry.is_expired(now) && !entry.is_placeholder() {
                     return Some(key.clone());
                 }
             }
@@ -196,10 +196,11 @@ impl Keyspace {
                 let idle_ticks = idle_ticks.min(u32::MAX / 2);
                 entry.access =
                     AccessStamp::restored(self.access_clock.now(), idle_ticks, access.frequency);
-                shard.insert(key.clone(), entry);
+                shard.insert(key, entry);
                 log.push(logged);
             }
-            drop(old);
+            let bytes = old.as_ref().map_or(0, |e| e.memory_bytes);
+            super::memory::free(old, bytes);
             Ok(())
         };
         let ticket = self.append(index, &log);
@@ -247,7 +248,7 @@ impl Keyspace {
             }
             Some((value, expires_at_ms, _)) => {
                 let entry = Entry::new(value, expires_at_ms, clock);
-                if let Some(replaced) = shards.get(dst_index).insert(dst.clone(), entry) {
+                if let Some(replaced) = shards.get(dst_index).insert(dst, entry) {
                     shards.defer_drop(replaced);
                 }
                 log.push(vec![
@@ -275,10 +276,16 @@ impl Keyspace {
         let (mut reloaded, mut failures) = (0u64, Vec::new());
         for shard in &mut shards {
             let memory = shard.memory_bytes;
-            for (key, entry) in shard.map.entries.iter_mut() {
+            // A leased key is its long command's: it keeps its value.
+            for (key, entry) in shard
+                .map
+                .entries
+                .iter_mut()
+                .filter(|(_, e)| e.lease.is_none())
+            {
                 match Value::from_bytes(&entry.value.to_bytes()) {
                     Ok(value) => {
-                        let after = value.memory_bytes();
+                        let after = super::memory::value_cost(&value);
                         entry.value = Arc::new(value);
                         memory.fetch_add(after, Ordering::Relaxed);
                         memory.fetch_sub(entry.memory_bytes, Ordering::Relaxed);

@@ -215,7 +215,8 @@ impl Keyspace {
             let Some((key, entry)) = candidates.nth(at) else {
                 continue;
             };
-            if key[..] == *keep {
+            // Never the key being written, nor one a long command holds.
+            if key[..] == *keep || entry.lease.is_some() {
                 continue;
             }
             // Higher is evicted first.
@@ -243,13 +244,18 @@ impl Keyspace {
     /// Removes `key` from shard `index` as an eviction, logging `DEL key`.
     fn evict(&self, index: usize, key: &Bytes) {
         let mut shard = self.write(index);
+        // Leased since it was picked: its long command's.
+        if shard.get(key).is_some_and(|e| e.lease.is_some()) {
+            return;
+        }
         let removed = shard.remove(key);
         if removed.is_some() {
             self.eviction.evicted_keys.fetch_add(1, Ordering::Relaxed);
             self.append(index, &[vec![Bytes::from_static(b"DEL"), key.clone()]]);
         }
         drop(shard);
-        // The value is freed here, after the lock.
-        drop(removed);
+        // The value is freed after the lock (a large one elsewhere).
+        let bytes = removed.as_ref().map_or(0, |e| e.memory_bytes);
+        super::memory::free(removed, bytes);
     }
 }

@@ -12,8 +12,10 @@
 //! stripe (by its ID), each stripe on its own cache lines, so clients on different cores
 //! rarely touch the same line; `EXEC`, which is rare, closes the gate and waits until no
 //! stripe counts a command. Holds block the thread, as the shards' locks do: none is ever
-//! held across an `.await`.
+//! held across an `.await`. A command that finds the gate closed does not block its worker
+//! thread: [`Gate::try_enter`] says so, and the connection awaits [`Gate::opened`].
 
+use super::Keyspace;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
@@ -46,12 +48,20 @@ pub struct Gate {
     /// What the waiting (commands for the gate to open, `EXEC` for them to leave) waits on.
     waiting: Mutex<()>,
     changed: Condvar,
+    /// Wakes the connections awaiting [`Gate::opened`] when an exclusive hold ends.
+    reopened: tokio::sync::Notify,
 }
 
-/// A command's shared hold on the gate.
+/// A command's shared hold on the gate (none, on the thread that holds it exclusively).
 pub struct Entered<'a> {
     gate: &'a Gate,
-    stripe: &'a AtomicUsize,
+    stripe: Option<&'a AtomicUsize>,
+}
+
+thread_local! {
+    /// Whether this thread holds a gate exclusively: what it runs (`EXEC`'s queue) is inside
+    /// the gate already, and entering it again would wait for itself.
+    static EXCLUSIVE_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// `EXEC`'s exclusive hold on the gate.
@@ -68,13 +78,22 @@ impl Gate {
     /// would then wait for this thread, and this thread for it.
     #[inline]
     pub fn enter(&self, client: u64) -> Entered<'_> {
+        if EXCLUSIVE_HERE.with(std::cell::Cell::get) {
+            return Entered {
+                gate: self,
+                stripe: None,
+            };
+        }
         let stripe = &self.stripes[(client as usize) & (STRIPES - 1)].0;
         loop {
             // SeqCst, with `exclusive`'s store and loads: either `EXEC` sees this command
             // counted, or this command sees the gate closed (never neither).
             stripe.fetch_add(1, Ordering::SeqCst);
             if !self.closed.load(Ordering::SeqCst) {
-                return Entered { gate: self, stripe };
+                return Entered {
+                    gate: self,
+                    stripe: Some(stripe),
+                };
             }
             self.leave(stripe);
             let mut waiting = self.lock_waiting();
@@ -85,6 +104,28 @@ impl Gate {
                     .unwrap_or_else(PoisonError::into_inner);
             }
         }
+    }
+
+    /// Enters the gate shared if it is open; `None` while an `EXEC` (or a long command taking
+    /// its key) holds it or waits for it: then await [`Gate::opened`] rather than block.
+    #[inline]
+    pub fn try_enter(&self, client: u64) -> Option<Entered<'_>> {
+        let stripe = &self.stripes[(client as usize) & (STRIPES - 1)].0;
+        // SeqCst, as in `enter`.
+        stripe.fetch_add(1, Ordering::SeqCst);
+        if !self.closed.load(Ordering::SeqCst) {
+            return Some(Entered {
+                gate: self,
+                stripe: Some(stripe),
+            });
+        }
+        self.leave(stripe);
+        None
+    }
+
+    /// Completes once the gate is open (at once if it is), without blocking the thread.
+    pub async fn opened(&self) {
+        super::lease::until(&self.reopened, || !self.closed.load(Ordering::SeqCst)).await;
     }
 
     /// Takes the gate exclusively: waits for every command running now to finish, and
@@ -99,6 +140,7 @@ impl Gate {
                 .wait(waiting)
                 .unwrap_or_else(PoisonError::into_inner);
         }
+        EXCLUSIVE_HERE.with(|here| here.set(true));
         Exclusive {
             gate: self,
             _exec: exec,
@@ -123,17 +165,28 @@ impl Gate {
 impl Drop for Entered<'_> {
     #[inline]
     fn drop(&mut self) {
-        self.gate.leave(self.stripe);
+        if let Some(stripe) = self.stripe {
+            self.gate.leave(stripe);
+        }
     }
 }
 
 impl Drop for Exclusive<'_> {
     fn drop(&mut self) {
+        EXCLUSIVE_HERE.with(|here| here.set(false));
         {
             let _waiting = self.gate.lock_waiting();
             self.gate.closed.store(false, Ordering::SeqCst);
         }
         self.gate.changed.notify_all();
+        self.gate.reopened.notify_waiters();
+    }
+}
+
+impl Keyspace {
+    /// The gate every client command enters, and `EXEC` holds exclusively.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
     }
 }
 

@@ -17,6 +17,10 @@ use bloomkit::sizing::{blocked_fp_rate, classic_fp_rate, fp_rate_from_changed_co
 use bloomkit::{CuckooFilter, LayerLayout, ScalableBloomFilter};
 use bloomkit_commands::Value;
 
+use super::shard::read;
+use super::Keyspace;
+use bytes::Bytes;
+
 /// How far a flagged filter is past what it was planned for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Health {
@@ -119,6 +123,41 @@ fn cuckoo(filter: &CuckooFilter) -> Option<Health> {
 
 fn flagged(health: Health) -> Option<Health> {
     (health.past_capacity() || health.above_target_rate()).then_some(health)
+}
+
+impl Keyspace {
+    /// The filters flagged past their capacity or target rate (see the [module
+    /// documentation](self)): how many of each, and the worst with its key. Reads only the
+    /// flagged entries.
+    pub fn filter_health(&self) -> HealthSummary {
+        let mut summary = HealthSummary::default();
+        for shard in self.shards.iter() {
+            let map = read(shard);
+            for (key, health) in &map.flagged {
+                summary.past_capacity += usize::from(health.past_capacity());
+                summary.above_target_rate += usize::from(health.above_target_rate());
+                let worse = summary
+                    .worst
+                    .as_ref()
+                    .is_none_or(|(_, worst)| health.severity() > worst.severity());
+                if worse {
+                    summary.worst = Some((key.clone(), *health));
+                }
+            }
+        }
+        summary
+    }
+}
+
+/// What [`Keyspace::filter_health`] found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HealthSummary {
+    /// Filters holding more items than their capacity.
+    pub past_capacity: usize,
+    /// Filters whose estimated rate is above their target.
+    pub above_target_rate: usize,
+    /// The worst of them (by [`Health::severity`]) and its key.
+    pub worst: Option<(Bytes, Health)>,
 }
 
 #[cfg(test)]

@@ -21,10 +21,14 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, RwLockReadGuard};
 
 use bloomkit_commands::{Record, Value};
 use bytes::Bytes;
+
+use super::shard::{read, ShardMap};
+use super::Keyspace;
 
 /// A position in the log: [`Journal::durable`] of a ticket waits for everything appended
 /// up to and including it. Tickets from one journal are ordered, so a connection that ran
@@ -206,5 +210,63 @@ struct NoSnapshot;
 impl SnapshotWriter for NoSnapshot {
     fn write(self: Box<Self>, _entries: Vec<SnapshotEntry>) -> io::Result<()> {
         Ok(())
+    }
+}
+
+impl Keyspace {
+    /// Starts a snapshot: with every shard read-locked (which excludes every writer, and
+    /// only writers), asks the journal to start a new log generation and clones the live
+    /// entries' `Arc`s. Write the entries with the returned writer, on a blocking thread.
+    ///
+    /// A key that a long command holds for a write has its value out of the map: the cut
+    /// waits until no write lease is held ([`Keyspace::want_cut`], then
+    /// [`Keyspace::write_leases_ended`]), and does not wait for an `EXEC` (it never blocks its
+    /// thread on the gate): `WouldBlock` says to wait for either and call again.
+    ///
+    /// # Errors
+    ///
+    /// While loading (there is no journal yet), or if the journal cannot begin one;
+    /// `WouldBlock` as above.
+    pub fn begin_snapshot(&self) -> io::Result<(Box<dyn SnapshotWriter>, Vec<SnapshotEntry>)> {
+        let journal = self
+            .journal
+            .get()
+            .ok_or_else(|| io::Error::other("the keyspace is still loading"))?;
+        let would_block = || io::Error::new(io::ErrorKind::WouldBlock, "an EXEC or a long write");
+        // Never between two commands of an `EXEC`: a transaction's records stay in one
+        // log generation.
+        let Some(_entered) = self.gate.try_enter(0) else {
+            return Err(would_block());
+        };
+        let maps: Vec<RwLockReadGuard<'_, ShardMap>> = self.shards.iter().map(read).collect();
+        // Leases are taken with the gate held exclusively, so none starts while this holds it.
+        if self.write_leases.load(Ordering::Acquire) != 0 {
+            return Err(would_block());
+        }
+        let writer = journal.begin_snapshot()?;
+        let mut entries = Vec::with_capacity(maps.iter().map(|m| m.entries.len()).sum());
+        for map in &maps {
+            entries.extend(
+                map.entries
+                    .iter()
+                    .filter(|(_, entry)| !entry.is_placeholder())
+                    // Expired keys too: the snapshot is the map exactly as the log left it.
+                    // Leaving them out would make the snapshot depend on the clock: if the
+                    // wall clock stepped back, such a key could be live again, and a later
+                    // logged command on it (RENAME, CF.DEL) would not replay. The key's
+                    // expiry travels with it, and the first access after loading (or the
+                    // sweep) removes it, logging the `DEL`.
+                    .map(|(key, entry)| SnapshotEntry {
+                        key: key.clone(),
+                        expires_at_ms: entry.expires_at_ms,
+                        value: Arc::clone(&entry.value),
+                    }),
+            );
+        }
+        for shard in self.shards.iter() {
+            shard.dirty.store(0, Ordering::Relaxed);
+        }
+        drop(maps);
+        Ok((writer, entries))
     }
 }

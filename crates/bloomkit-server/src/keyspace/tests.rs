@@ -3,6 +3,11 @@ use std::sync::Mutex;
 
 use bloomkit::{CuckooFilter, ScalableBloomFilter};
 
+use std::io;
+
+use bloomkit_commands::{Budget, Defaults, FilterCommand, Reply};
+
+use super::filter::PutBack;
 use super::*;
 
 /// A journal that remembers what was appended, to check what each change logs.
@@ -72,18 +77,27 @@ fn recorded() -> (Keyspace, Arc<Recorder>) {
 fn memory_follows_every_change() {
     let (keyspace, _) = recorded();
     let (b, c) = (bloom(), cuckoo());
-    let (b_bytes, c_bytes) = (b.memory_bytes(), c.memory_bytes());
+    let (b_cost, c_cost) = (memory::value_cost(&b), memory::value_cost(&c));
     keyspace.restore(key("b"), None, b);
+    let one_key = keyspace.used_memory();
     keyspace.restore(key("c"), None, c);
-    assert_eq!(keyspace.used_memory(), b_bytes + c_bytes);
+    // Each key costs its value, its name and its place in a table.
+    let table = memory::table_cost(3);
+    let name = memory::key_cost(1);
+    assert_eq!(one_key, b_cost + name + table);
+    assert_eq!(keyspace.used_memory(), keyspace.recount_memory());
+    assert!(keyspace.used_memory() >= b_cost + c_cost + 2 * name + table);
 
     // RENAME onto an existing key frees the destination's value.
     keyspace.rename(&key("b"), &key("c")).unwrap();
-    assert_eq!(keyspace.used_memory(), b_bytes);
+    assert_eq!(keyspace.used_memory(), keyspace.recount_memory());
+    assert!(keyspace.used_memory() < b_cost + c_cost);
     assert_eq!(keyspace.type_of(b"c"), Some("MBbloom--"));
 
+    // The last key of a shard gone, its table goes too.
     keyspace.delete(&[key("c")]);
     assert_eq!(keyspace.used_memory(), 0);
+    assert_eq!(keyspace.recount_memory(), 0);
 
     keyspace.restore(key("x"), None, bloom());
     keyspace.restore(key("y"), Some(u64::MAX), bloom());
@@ -93,12 +107,28 @@ fn memory_follows_every_change() {
 }
 
 #[test]
+fn a_table_emptied_by_removals_shrinks() {
+    let (keyspace, _) = recorded();
+    let keys: Vec<Bytes> = (0..20_000).map(|i| key(&format!("k{i}"))).collect();
+    for k in &keys {
+        keyspace.restore(k.clone(), None, bloom());
+    }
+    let tables: usize = keyspace.used_memory() - keyspace.recount_memory_of_values();
+    keyspace.delete(&keys[1_000..]);
+    assert_eq!(keyspace.used_memory(), keyspace.recount_memory());
+    // 1,000 keys of 20,000 left: the tables give back most of their room.
+    let left = keyspace.used_memory() - keyspace.recount_memory_of_values();
+    assert!(left < tables / 4, "{left} of {tables}");
+    keyspace.delete(&keys[..1_000]);
+    assert_eq!(keyspace.used_memory(), 0);
+}
+
+#[test]
 fn maxmemory_budget_counts_values() {
     let (keyspace, _) = recorded();
     assert!(keyspace.within_maxmemory(usize::MAX), "0 means no limit");
-    let b = bloom();
-    let bytes = b.memory_bytes();
-    keyspace.restore(key("b"), None, b);
+    keyspace.restore(key("b"), None, bloom());
+    let bytes = keyspace.used_memory();
     keyspace.set_maxmemory(bytes as u64 + 10);
     assert!(keyspace.within_maxmemory(10));
     assert!(!keyspace.within_maxmemory(11));
@@ -330,15 +360,8 @@ fn multi_key_commands_never_deadlock() {
     for thread in threads {
         thread.join().unwrap();
     }
-    // Whatever survived, the memory total still equals the sum of the values.
-    let expected: usize = keyspace
-        .begin_snapshot()
-        .unwrap()
-        .1
-        .iter()
-        .map(|e| e.value.memory_bytes())
-        .sum();
-    assert_eq!(keyspace.used_memory(), expected);
+    // Whatever survived, the memory total still equals what the keys cost.
+    assert_eq!(keyspace.used_memory(), keyspace.recount_memory());
 }
 
 /// Filter writes change an unshared value in place; these pin what that must keep: a
@@ -373,7 +396,8 @@ fn writes_in_place_copy_what_a_snapshot_holds_and_track_growth() {
     }
     let (_writer, entries) = keyspace.begin_snapshot().unwrap();
     assert!(entries[0].value.memory_bytes() > bloom().memory_bytes());
-    assert_eq!(keyspace.used_memory(), entries[0].value.memory_bytes());
+    assert_eq!(keyspace.used_memory(), keyspace.recount_memory());
+    assert!(keyspace.used_memory() > memory::value_cost(&entries[0].value));
     assert_eq!(entries[0].expires_at_ms, Some(at));
 }
 
@@ -528,7 +552,7 @@ fn client_buffers_count_toward_maxmemory_and_make_writes_evict() {
     let (keyspace, _) = three_filters_and_little_room();
     let max = keyspace.maxmemory() as usize;
     // Clients holding what is left: a new filter no longer fits.
-    keyspace.account_clients(max - keyspace.used_memory(), 0);
+    keyspace.account_clients(true, max - keyspace.used_memory(), 0);
     assert!(!keyspace.within_maxmemory(1));
     assert_eq!(
         filter_command(&keyspace, "BF.ADD new x"),
@@ -578,10 +602,15 @@ fn memory_usage_is_the_value_and_the_key() {
     let (keyspace, _) = recorded();
     filter_command(&keyspace, "BF.RESERVE k 0.01 1000");
     let usage = keyspace.memory_usage(b"k").unwrap();
-    let value = keyspace.used_memory();
-    assert_eq!(usage, value + 1 + std::mem::size_of::<(Bytes, Entry)>() + 1);
+    // The value, the name, and a table entry with its control byte (what the table's
+    // share of one key is; the shard's table is counted whole in used_memory).
+    let value = keyspace.used_memory() - memory::table_cost(3) - memory::key_cost(1);
+    assert_eq!(
+        usage,
+        value + memory::key_cost(1) + std::mem::size_of::<(Bytes, Entry)>() + 1
+    );
     // What docs/SERVER.md says an entry costs.
     #[cfg(target_pointer_width = "64")]
-    assert_eq!(std::mem::size_of::<(Bytes, Entry)>(), 72);
+    assert_eq!(std::mem::size_of::<(Bytes, Entry)>(), 80);
     assert_eq!(keyspace.memory_usage(b"nope"), None);
 }

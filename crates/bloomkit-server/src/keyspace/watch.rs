@@ -12,6 +12,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::shard::read;
+use super::Keyspace;
 use bytes::Bytes;
 
 /// One client's "a watched key changed" flag, shared with the registry.
@@ -42,7 +44,14 @@ impl Watches {
     /// Registers `flag` for `key`; call it with `key`'s shard locked.
     pub(super) fn add(&self, key: &Bytes, flag: &Arc<WatchFlag>) {
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-        let flags = keys.entry(key.clone()).or_default();
+        // The registry owns its keys' bytes: a key that is a slice of a request's buffer
+        // would keep the whole buffer alive for as long as the watch.
+        if !keys.contains_key(&key[..]) {
+            keys.insert(Bytes::copy_from_slice(key), Vec::new());
+        }
+        let Some(flags) = keys.get_mut(&key[..]) else {
+            return;
+        };
         if !flags.iter().any(|f| Arc::ptr_eq(f, flag)) {
             flags.push(Arc::clone(flag));
             self.count.fetch_add(1, Ordering::Relaxed);
@@ -105,5 +114,30 @@ impl Watches {
     /// Whether nobody watches anything.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+impl Keyspace {
+    /// `WATCH key`: from now on every change to `key` raises `flag`. Returns whether the
+    /// key is live now (a key that was, and has expired by `EXEC`, spoils the transaction
+    /// too, as in Redis).
+    pub fn watch(&self, key: &Bytes, flag: &Arc<WatchFlag>) -> bool {
+        let now = self.now();
+        let map = read(&self.shards[self.shard_index(key)]);
+        // Under the key's lock, which every change to it holds while it touches the key.
+        self.watches.add(key, flag);
+        map.entries
+            .get(&key[..])
+            .is_some_and(|entry| !entry.is_expired(now))
+    }
+
+    /// Ends `flag`'s watch of `keys` (`UNWATCH`, and after `EXEC` or `DISCARD`).
+    pub fn unwatch<'k>(&self, keys: impl Iterator<Item = &'k Bytes>, flag: &Arc<WatchFlag>) {
+        self.watches.remove(keys, flag);
+    }
+
+    /// The watch registry.
+    pub fn watches(&self) -> &Watches {
+        &self.watches
     }
 }

@@ -1,36 +1,12 @@
-//! The data directory: file names, the lock, and directory fsyncs.
-//!
-//! ```text
-//! LOCK                  held (flock) by the server using the directory
-//! dump.bks              the snapshot
-//! dump.<gen>.tmp        a snapshot being written (deleted on start-up if left by a crash)
-//! appendonly.<gen>.aof  the log, one file per generation (1, 2, 3... in decimal)
-//! MANIFEST              which of them must be there, and what each finished one holds
-//! MANIFEST.tmp          a manifest being written (deleted on start-up if left by a crash)
-//! SYNCED                how much of the generation being written was last fsynced
-//! ```
+//! The data directory itself: listing what it holds, its lock, and directory fsyncs. The
+//! files' names are in [`super::files`].
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::error::PersistError;
-
-/// The snapshot's file name.
-pub const SNAPSHOT_FILE: &str = "dump.bks";
-
-/// The lock file's name.
-pub const LOCK_FILE: &str = "LOCK";
-
-/// The file name of log generation `gen`.
-pub fn log_file_name(generation: u64) -> String {
-    format!("appendonly.{generation}.aof")
-}
-
-/// The file name of a snapshot being written that will start replay at `gen`.
-pub fn temp_snapshot_name(generation: u64) -> String {
-    format!("dump.{generation}.tmp")
-}
+use super::files::{DataFile, LOCK_FILE};
 
 /// What a listing of the directory found.
 #[derive(Debug, Default)]
@@ -45,12 +21,6 @@ pub struct Listing {
     pub manifest_temp: Option<PathBuf>,
 }
 
-/// A canonical decimal generation (no sign, no leading zero, at least 1).
-fn parse_generation(digits: &str) -> Option<u64> {
-    let g: u64 = digits.parse().ok()?;
-    (g >= 1 && g.to_string() == digits).then_some(g)
-}
-
 /// Lists the files persistence cares about; others are left alone.
 pub fn list(dir: &Path) -> Result<Listing, PersistError> {
     let mut listing = Listing::default();
@@ -59,18 +29,12 @@ pub fn list(dir: &Path) -> Result<Listing, PersistError> {
         let entry = entry.map_err(|e| PersistError::io("list", dir, e))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if name == SNAPSHOT_FILE {
-            listing.snapshot = true;
-        } else if let Some(g) = name
-            .strip_prefix("appendonly.")
-            .and_then(|r| r.strip_suffix(".aof"))
-            .and_then(parse_generation)
-        {
-            listing.logs.push(g);
-        } else if name.starts_with("dump.") && name.ends_with(".tmp") {
-            listing.temps.push(entry.path());
-        } else if name == super::manifest::MANIFEST_TEMP_FILE {
-            listing.manifest_temp = Some(entry.path());
+        match DataFile::parse(name) {
+            Some(DataFile::Snapshot) => listing.snapshot = true,
+            Some(DataFile::Log(g)) => listing.logs.push(g),
+            Some(DataFile::TempSnapshot(_)) => listing.temps.push(entry.path()),
+            Some(DataFile::ManifestTemp) => listing.manifest_temp = Some(entry.path()),
+            _ => {}
         }
     }
     listing.logs.sort_unstable();
@@ -96,18 +60,119 @@ pub fn sync_dir(dir: &Path) -> Result<(), PersistError> {
     Ok(())
 }
 
+/// Opens `path`, a file of the data directory, with `options`, refusing anything that is
+/// not a regular file ([`PersistError::NotAFile`]): a symbolic link is not followed
+/// (`O_NOFOLLOW`), so that nothing the server writes lands outside its directory; and a
+/// FIFO is not waited on (`O_NONBLOCK`, which changes nothing for a regular file), so that
+/// one put in a file's place cannot hang the server. `op` names the call in an error.
+///
+/// # Errors
+///
+/// [`PersistError::NotAFile`], or [`PersistError::Io`] for any other failure (a missing
+/// file: its kind is `NotFound`).
+pub fn open(
+    path: &Path,
+    options: &mut OpenOptions,
+    op: &'static str,
+) -> Result<File, PersistError> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::OFlags;
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) => {
+            // A link (`ELOOP`), a FIFO without a reader (`ENXIO`): say what is there.
+            if let Some(found) = fs::symlink_metadata(path).ok().and_then(|m| not_a_file(&m)) {
+                return Err(PersistError::NotAFile {
+                    path: path.to_path_buf(),
+                    found,
+                });
+            }
+            return Err(PersistError::io(op, path, e));
+        }
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| PersistError::io("stat", path, e))?;
+    match not_a_file(&meta) {
+        None => Ok(file),
+        Some(found) => Err(PersistError::NotAFile {
+            path: path.to_path_buf(),
+            found,
+        }),
+    }
+}
+
+/// What a file that is not a regular file is, for a message; `None` for a regular file.
+fn not_a_file(meta: &fs::Metadata) -> Option<&'static str> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a FIFO");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return Some("a device");
+        }
+    }
+    Some(if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    })
+}
+
+/// Opens a data directory file for reading (see [`open`]).
+///
+/// # Errors
+///
+/// As [`open`].
+pub fn open_read(path: &Path) -> Result<File, PersistError> {
+    open(path, OpenOptions::new().read(true), "open")
+}
+
+/// Checks that `dir` is a directory, or missing (it is then created): `--dir` naming a
+/// regular file is refused with a message saying so.
+///
+/// # Errors
+///
+/// [`PersistError::NotADirectory`]; [`PersistError::Io`] if it cannot be created.
+pub fn create(dir: &Path) -> Result<(), PersistError> {
+    match fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => Err(PersistError::NotADirectory {
+            path: dir.to_path_buf(),
+        }),
+        Ok(_) => Ok(()),
+        Err(_) => fs::create_dir_all(dir).map_err(|e| PersistError::io("create", dir, e)),
+    }
+}
+
 /// Takes the directory's lock, held until the returned file is closed (or the process dies:
 /// the kernel drops an flock with its last descriptor, so a SIGKILL leaves no stale lock).
 pub fn lock(dir: &Path) -> Result<File, PersistError> {
     let path = dir.join(LOCK_FILE);
     // Not truncated on open: the holder's pid stays readable until we hold the lock.
-    let mut file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|e| PersistError::io("open", &path, e))?;
+    let mut file = open(
+        &path,
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true),
+        "open",
+    )?;
     #[cfg(unix)]
     {
         use rustix::fs::{flock, FlockOperation};
@@ -132,15 +197,6 @@ pub fn lock(dir: &Path) -> Result<File, PersistError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn generations_parse_only_in_canonical_form() {
-        assert_eq!(parse_generation("1"), Some(1));
-        assert_eq!(parse_generation("42"), Some(42));
-        for bad in ["0", "01", "+1", "", "x", "18446744073709551616"] {
-            assert_eq!(parse_generation(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn listing_finds_logs_in_order_and_ignores_strangers() {

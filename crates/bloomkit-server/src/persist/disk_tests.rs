@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use super::aof::{self, Tail};
+use super::log::format::{self as aof, Tail};
 use super::{log_file_name, FsyncPolicy, Persistence, Recovery};
 
 const ENOSPC: i32 = 28;

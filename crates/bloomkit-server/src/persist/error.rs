@@ -20,6 +20,20 @@ pub enum PersistError {
         /// The error.
         source: io::Error,
     },
+    /// `--dir` names something that is not a directory (a regular file, say).
+    NotADirectory {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// A file of the data directory is not a regular file: a symbolic link (which could
+    /// make the server write outside its directory), a FIFO (which would hang it), a
+    /// directory, a device or a socket.
+    NotAFile {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead ("a symbolic link", "a FIFO"...).
+        found: &'static str,
+    },
     /// Another process holds the data directory's lock.
     Locked {
         /// The data directory.
@@ -101,6 +115,17 @@ impl fmt::Display for PersistError {
             PersistError::Io { op, path, source } => {
                 write!(f, "cannot {op} {}: {source}", path.display())
             }
+            PersistError::NotADirectory { path } => write!(
+                f,
+                "{} is not a directory: give --dir a directory (it is created if missing)",
+                path.display()
+            ),
+            PersistError::NotAFile { path, found } => write!(
+                f,
+                "{} is {found}, not a regular file: the server reads and writes only regular \
+                 files in its data directory; move it away, or give the server another --dir",
+                path.display()
+            ),
             PersistError::Locked { dir } => write!(
                 f,
                 "the data directory {} is in use by another bloomkit server (it holds the \
@@ -126,8 +151,8 @@ impl fmt::Display for PersistError {
                         "to give up what it lost, remove {} and {} from its directory: start-up \
                          then checks the files by the rules for a directory without them \
                          (docs/PERSISTENCE.md) and says what to do next",
-                        super::manifest::MANIFEST_FILE,
-                        super::synced::SYNCED_FILE,
+                        super::files::MANIFEST_FILE,
+                        super::files::SYNCED_FILE,
                     )
                 } else {
                     write!(

@@ -23,7 +23,7 @@
 //! directory fsynced), so a crash leaves the old one or the new one, never a mixture.
 //! Redis 7 keeps a manifest for its multi-part append-only file for the same reason.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -31,12 +31,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::dir;
 use super::error::PersistError;
-
-/// The manifest's file name.
-pub const MANIFEST_FILE: &str = "MANIFEST";
-
-/// The manifest being written, renamed over [`MANIFEST_FILE`] once complete.
-pub const MANIFEST_TEMP_FILE: &str = "MANIFEST.tmp";
+use super::files::{MANIFEST_FILE, MANIFEST_TEMP_FILE};
 
 /// The first 8 bytes of a manifest.
 pub const MANIFEST_MAGIC: [u8; 8] = *b"BKITMAN\n";
@@ -266,10 +261,12 @@ impl Manifest {
 /// [`PersistError::CorruptManifest`] naming the file and the offset; [`PersistError::Io`].
 pub fn read(dir: &Path) -> Result<Option<Manifest>, PersistError> {
     let path = dir.join(MANIFEST_FILE);
-    let mut file = match File::open(&path) {
+    let mut file = match dir::open_read(&path) {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(PersistError::io("open", &path, e)),
+        Err(PersistError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
     };
     let len = file
         .metadata()
@@ -306,12 +303,11 @@ pub fn read(dir: &Path) -> Result<Option<Manifest>, PersistError> {
 pub fn write(dir: &Path, manifest: &Manifest) -> Result<(), PersistError> {
     let temp = dir.join(MANIFEST_TEMP_FILE);
     let bytes = manifest.encode();
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&temp)
-        .map_err(|e| PersistError::io("create", &temp, e))?;
+    let mut file = dir::open(
+        &temp,
+        OpenOptions::new().write(true).create(true).truncate(true),
+        "create",
+    )?;
     let written = file
         .write_all(&bytes)
         .map_err(|e| PersistError::io("write", &temp, e))

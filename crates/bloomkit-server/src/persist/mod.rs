@@ -84,14 +84,27 @@
 //!
 //! # The files
 //!
-//! ```text
-//! <dir>/LOCK                  flock'ed by the server using the directory
-//! <dir>/MANIFEST              which of the files below must be there, and what each holds
-//! <dir>/SYNCED                how much of the generation being written was last fsynced
-//! <dir>/dump.bks              the snapshot, with the generation replay starts from
-//! <dir>/appendonly.<g>.aof    one log file per generation g = 1, 2, 3...
-//! <dir>/dump.<g>.tmp          a snapshot being written
-//! ```
+//! The data directory's files and their names are listed once, in [`files`]: a lock, the
+//! manifest, `SYNCED`, one log file per generation, the snapshot and the temporary files
+//! that are renamed over them.
+//!
+//! The module's own files, grouped by what they write:
+//!
+//! | file | what it does |
+//! |---|---|
+//! | `mod.rs` | [`Persistence`], the public face: open, append, durable, snapshots, close |
+//! | `files.rs` | every file name of the data directory |
+//! | `dir.rs` | the directory: listing it, its lock, opening its files, directory fsyncs |
+//! | `log/mod.rs` | the log being appended to: its buffer, writes, failures |
+//! | `log/format.rs` | the log's record format, and the scan that tells a torn tail from damage |
+//! | `log/sync.rs` | the fsync thread, group commit |
+//! | `log/synced.rs` | `SYNCED`, how far the log was last fsynced |
+//! | `snapshot/mod.rs` | the snapshot's format, writer and reader |
+//! | `snapshot/save.rs` | a snapshot's cut, and writing it into place |
+//! | `manifest.rs` | `MANIFEST`, what the directory must hold |
+//! | `recovery.rs` | start-up: checking everything, cutting a torn tail, the files to carry on with |
+//! | `journal.rs` | [`Persistence`] as the keyspace's [`Journal`](crate::keyspace::Journal) |
+//! | `error.rs` | [`PersistError`], each naming the file and the offset |
 //!
 //! # Why it is built this way
 //!
@@ -117,20 +130,17 @@
 //!   of files changes: a rotation, a snapshot, a start-up.
 //! * **Degrade, do not stop, on a failed `write`**: the buffer is kept and retried, and write
 //!   commands are refused before they run (Redis's `MISCONF`), so the keyspace never runs
-//!   ahead of the log by more than what was running at the failure; reads go on. (`log.rs`
+//!   ahead of the log by more than what was running at the failure; reads go on. (`log/mod.rs`
 //!   says why a failed fsync is different: it stops the log until a restart.)
 
-pub mod aof;
 mod dir;
 mod error;
+pub mod files;
 mod journal;
-mod log;
+pub mod log;
 pub mod manifest;
 mod recovery;
-mod save;
 pub mod snapshot;
-mod sync;
-pub mod synced;
 
 use std::fmt;
 use std::fs::File;
@@ -146,21 +156,20 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use bloomkit_commands::Record;
 use bytes::Bytes;
 
-pub use dir::{log_file_name, LOCK_FILE, SNAPSHOT_FILE};
 pub use error::PersistError;
+pub use files::{log_file_name, LOCK_FILE, MANIFEST_FILE, SNAPSHOT_FILE, SYNCED_FILE};
 pub use journal::PersistentJournal;
-pub use manifest::MANIFEST_FILE;
 pub use recovery::Recovery;
-pub use save::SnapshotCut;
+pub use snapshot::save::SnapshotCut;
 pub use snapshot::SnapshotEntry;
-pub use synced::SYNCED_FILE;
 
+use log::format as aof;
+use log::sync::SyncControl;
+use log::synced::SyncedFile;
 use log::{
     Checksum, Failure, LogState, NameCheck, Transaction as LogTransaction, HALTED, HEALTHY,
     PENDING_FLUSH_BYTES,
 };
-use sync::SyncControl;
-use synced::SyncedFile;
 
 /// When the log is fsynced: `--appendfsync`, with Redis's names and meanings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -372,7 +381,7 @@ impl Persistence {
     /// file the directory must hold is missing; [`PersistError::Io`] for file system errors.
     /// The directory is left untouched on every error but `Io`.
     pub fn open(dir: &Path, policy: FsyncPolicy) -> Result<(Persistence, Recovery), PersistError> {
-        std::fs::create_dir_all(dir).map_err(|e| PersistError::io("create", dir, e))?;
+        dir::create(dir)?;
         let lock = dir::lock(dir)?;
         let recovered = recovery::recover(dir)?;
         let now = unix_ms();
@@ -423,7 +432,7 @@ impl Persistence {
         let s = Arc::clone(&shared);
         let syncer = std::thread::Builder::new()
             .name("bloomkit-fsync".to_string())
-            .spawn(move || sync::run(&s))
+            .spawn(move || log::sync::run(&s))
             .map_err(|e| PersistError::io("start the fsync thread for", dir, e))?;
         Ok((
             Persistence {
@@ -711,7 +720,7 @@ impl Persistence {
                     }),
                 };
                 let to_sync = result.is_ok().then(|| {
-                    let mark = synced::SyncedMark {
+                    let mark = log::synced::SyncedMark {
                         generation: log.generation,
                         len: log.whole_len,
                     };
@@ -771,7 +780,7 @@ impl Persistence {
     /// generation, but an fsync failure stops it for good); [`PersistError::LogFailed`] if
     /// the log takes no writes.
     pub fn begin_snapshot(&self) -> Result<SnapshotCut, PersistError> {
-        save::begin(&self.shared)
+        snapshot::save::begin(&self.shared)
     }
 
     /// Writes the snapshot for `cut`: see [`SnapshotCut::write`], which this calls. Blocking.

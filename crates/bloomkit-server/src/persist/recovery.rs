@@ -19,12 +19,15 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use xxhash_rust::xxh3::Xxh3Default;
 
-use super::aof::{self, log_header, LogScan, ScanError, Tail, TornTail, LOG_HEADER_LEN};
-use super::dir::{self, log_file_name, Listing, SNAPSHOT_FILE};
+use super::dir::{self, Listing};
 use super::error::PersistError;
-use super::manifest::{self, Manifest, Sealed, SnapshotId, MANIFEST_FILE};
+use super::files::{log_file_name, MANIFEST_FILE, SNAPSHOT_FILE, SYNCED_FILE};
+use super::log::format::{
+    self as aof, log_header, LogScan, ScanError, Tail, TornTail, LOG_HEADER_LEN,
+};
+use super::log::synced::{self, SyncedFile, SyncedMark};
+use super::manifest::{self, Manifest, Sealed, SnapshotId};
 use super::snapshot::{self, Snapshot, SnapshotEntry, SnapshotError};
-use super::synced::{self, SyncedFile, SyncedMark, SYNCED_FILE};
 
 /// What start-up found on disk: the snapshot's keys, the logged commands to replay after
 /// them, and what had to be repaired.
@@ -91,8 +94,7 @@ impl Recovery {
     ) -> Result<u64, PersistError> {
         let mut replayed = 0;
         for part in &self.logs {
-            let file =
-                File::open(&part.path).map_err(|e| PersistError::io("open", &part.path, e))?;
+            let file = dir::open_read(&part.path)?;
             // Only up to the last good record: the server may be appending after it already.
             let reader = BufReader::with_capacity(1 << 16, file).take(part.valid_len);
             let scan = aof::scan_log(
@@ -157,11 +159,11 @@ pub(crate) struct Recovered {
 /// directory (or writes a manifest, which does) before relying on it.
 pub(crate) fn create_log(dir: &Path, generation: u64) -> Result<File, PersistError> {
     let path = dir.join(log_file_name(generation));
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(|e| PersistError::io("create", &path, e))?;
+    let mut file = dir::open(
+        &path,
+        OpenOptions::new().append(true).create_new(true),
+        "create",
+    )?;
     file.write_all(&log_header(generation))
         .map_err(|e| PersistError::io("write", &path, e))?;
     // A generation a manifest lists always holds at least its header: one shorter was
@@ -216,7 +218,7 @@ pub(crate) fn recover(dir: &Path) -> Result<Recovered, PersistError> {
 /// Reads and fully checks `dump.bks`.
 fn read_snapshot(dir: &Path) -> Result<(Snapshot, SnapshotId), PersistError> {
     let path = dir.join(SNAPSHOT_FILE);
-    let file = File::open(&path).map_err(|e| PersistError::io("open", &path, e))?;
+    let file = dir::open_read(&path)?;
     let len = file
         .metadata()
         .map_err(|e| PersistError::io("stat", &path, e))?
@@ -247,7 +249,7 @@ fn scan_file(
     listed: bool,
 ) -> Result<(Found, u64), PersistError> {
     let path = dir.join(log_file_name(generation));
-    let file = File::open(&path).map_err(|e| PersistError::io("open", &path, e))?;
+    let file = dir::open_read(&path)?;
     let len = file
         .metadata()
         .map_err(|e| PersistError::io("stat", &path, e))?
@@ -326,6 +328,20 @@ fn plan_unlisted(
                 log_file_name(pair[0] + 1),
                 log_file_name(pair[0]),
                 log_file_name(pair[1])
+            )));
+        }
+    }
+
+    // `SYNCED` is written only once the generation it names is on disk (and, in a
+    // directory that keeps a manifest, listed): one naming a generation from `start` on
+    // that is not here says that a log was removed, not that a crash came. Without this,
+    // a directory whose MANIFEST and newest log were removed would load without a word.
+    if let Some(mark) = synced::read(dir)? {
+        if mark.generation >= start && !live.contains(&mark.generation) {
+            return Err(inconsistent(format!(
+                "{SYNCED_FILE} says {} was being written, with its first {} bytes fsynced, but                  that file is missing: the commands it held are gone. Restore it; or, to start                  from the files as they are, remove {SYNCED_FILE}",
+                log_file_name(mark.generation),
+                mark.len
             )));
         }
     }
@@ -449,7 +465,7 @@ fn plan_listed(
     };
 
     let open = m.open_generation();
-    let mark = synced::read(dir).filter(|mark| mark.generation == open);
+    let mark = synced::read(dir)?.filter(|mark| mark.generation == open);
     let mut found = Vec::new();
     for generation in start..=open {
         let path = dir.join(log_file_name(generation));
@@ -671,10 +687,7 @@ fn apply(
         let scan = &last.scan;
         if scan.torn.is_some() || scan.valid_len < LOG_HEADER_LEN as u64 {
             let path = &last.path;
-            let file = OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| PersistError::io("open", path, e))?;
+            let file = dir::open(path, OpenOptions::new().write(true), "open")?;
             file.set_len(scan.valid_len)
                 .map_err(|e| PersistError::io("truncate", path, e))?;
             if scan.valid_len < LOG_HEADER_LEN as u64 {
@@ -718,10 +731,7 @@ fn apply(
             (next, file, LOG_HEADER_LEN as u64, hasher)
         }
         Some(last) => {
-            let file = OpenOptions::new()
-                .append(true)
-                .open(&last.path)
-                .map_err(|e| PersistError::io("open", &last.path, e))?;
+            let file = dir::open(&last.path, OpenOptions::new().append(true), "open")?;
             // What was replayed must be on disk before anything built on it is acknowledged.
             file.sync_data()
                 .map_err(|e| PersistError::io("fsync", &last.path, e))?;
@@ -769,8 +779,7 @@ fn apply(
             generation,
             len: file_len,
         },
-    )
-    .map_err(|e| PersistError::io("open", dir.join(SYNCED_FILE), e))?;
+    )?;
 
     let records = found.iter().map(|f| f.scan.records).sum();
     let logs = found

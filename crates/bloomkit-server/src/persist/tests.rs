@@ -1,6 +1,6 @@
 //! Crash-point simulations: a snapshot interrupted at each step, and leftovers that a crash
 //! leaves, must recover every item. (The formats' hostile-input tests are beside them, in
-//! `aof.rs` and `snapshot.rs`; the public API's in `tests/persist.rs`.)
+//! `log/format.rs` and `snapshot/mod.rs`; the public API's in `tests/persist.rs`.)
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -11,7 +11,7 @@ use bloomkit::{CuckooFilter, ScalableBloomFilter};
 use bloomkit_commands::Value;
 use bytes::Bytes;
 
-use super::save::CrashPoint;
+use super::snapshot::save::CrashPoint;
 use super::{log_file_name, FsyncPolicy, Persistence, Recovery, SNAPSHOT_FILE};
 
 /// Keys to real filters, changed by `ADDB key item` / `ADDC key item` (creating the key with

@@ -14,7 +14,7 @@ use bloomkit_server::server::Server;
 use bloomkit_server::shared::Shared;
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -190,4 +190,40 @@ pub fn resp(args: &[&str]) -> Vec<u8> {
 /// A bulk string reply.
 pub fn bulk(text: &str) -> String {
     format!("${}\r\n{text}\r\n", text.len())
+}
+
+/// A server listening on every address (`0.0.0.0`), on the port picked for it, and the
+/// loopback address to reach it at.
+pub async fn listening_everywhere(config: Config) -> (TestServer, SocketAddr) {
+    let server = Server::bind(Config {
+        bind: "0.0.0.0".into(),
+        port: 0,
+        ..config
+    })
+    .await
+    .unwrap();
+    let port = server.local_addr().unwrap().port();
+    (
+        TestServer::run(server),
+        SocketAddr::from(([127, 0, 0, 1], port)),
+    )
+}
+
+/// Connects to `to` from the address `from` (on the loopback interface: 127.0.0.2 is not
+/// 127.0.0.1 to protected mode or to `enable-debug-command local`, as to Redis's).
+pub async fn connect_from(from: [u8; 4], to: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from((from, 0))).unwrap();
+    socket.connect(to).await.unwrap()
+}
+
+/// Options for a persistent server on `dir` (loopback, a free port, `appendfsync always`).
+pub fn persistent(dir: &std::path::Path) -> Config {
+    Config {
+        bind: "127.0.0.1".into(),
+        port: 0,
+        dir: dir.to_path_buf(),
+        appendfsync: bloomkit_server::config::AppendFsync::Always,
+        ..Config::default()
+    }
 }

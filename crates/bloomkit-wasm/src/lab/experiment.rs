@@ -1,8 +1,6 @@
 //! [`Experiment`]: one filter of a kind, filled with present keys and measured.
 
-use bloomkit::{
-    sizing, AgingBloomFilter, AnyFilter, AtomicBloomFilter, BinaryFuseFilter, RibbonFilter,
-};
+use bloomkit::{sizing, AgingBloomFilter, AnyFilter, AtomicBloomFilter, FilterKind};
 
 use super::{absent_hash, present_hash, Kind, LabError, Measurement};
 
@@ -20,9 +18,10 @@ enum Built {
 /// # Examples
 ///
 /// ```
+/// use bloomkit::FilterKind;
 /// use bloomkit_wasm::lab::{Experiment, Kind};
 ///
-/// let mut e = Experiment::new(Kind::Blocked, 10_000, 0.01)?;
+/// let mut e = Experiment::new(Kind::File(FilterKind::Blocked), 10_000, 0.01)?;
 /// e.fill_to(10_000)?;
 /// let m = e.measure(100_000)?;
 /// assert_eq!(m.false_negatives, 0);
@@ -55,26 +54,19 @@ impl Experiment {
         let mut inserted = 0;
         let filter = match kind {
             Kind::Atomic => Built::Atomic(AtomicBloomFilter::new(planned, fp_rate)?),
-            Kind::Aging => Built::Any(AnyFilter::Aging(AgingBloomFilter::new(
+            // Planned for its generations' share, to hold `planned` keys in two.
+            Kind::File(FilterKind::Aging) => Built::Any(AnyFilter::Aging(AgingBloomFilter::new(
                 planned.div_ceil(2),
                 fp_rate,
             )?)),
-            Kind::Ribbon => {
+            // Built here from the first `planned` keys, as `bloomkit build` builds them
+            // (the fuse filter with the fewest fingerprint bits that meet the target).
+            Kind::File(file_kind) if file_kind.is_static() => {
                 let hashes: Vec<u64> = (0..planned).map(present_hash).collect();
                 inserted = planned;
-                Built::Any(AnyFilter::Ribbon(RibbonFilter::build_from_hashes(
-                    &hashes, fp_rate,
-                )?))
+                Built::Any(AnyFilter::build_from_hashes(file_kind, &hashes, fp_rate)?)
             }
-            Kind::Fuse => {
-                // The fewest fingerprint bits that meet the target, as `bloomkit build` picks.
-                let hashes: Vec<u64> = (0..planned).map(present_hash).collect();
-                inserted = planned;
-                Built::Any(AnyFilter::Fuse(BinaryFuseFilter::build_from_hashes(
-                    &hashes, fp_rate,
-                )?))
-            }
-            _ => Built::Any(AnyFilter::new(kind.file_kind(), planned, fp_rate)?),
+            Kind::File(file_kind) => Built::Any(AnyFilter::new(file_kind, planned, fp_rate)?),
         };
         Ok(Experiment {
             kind,
@@ -173,15 +165,15 @@ impl Experiment {
         }
     }
 
-    /// Queries absent keys `0..probes` and every key the filter holds, and reads the filter's
+    /// Queries absent keys `0..absent_keys` and every key the filter holds, and reads the filter's
     /// size, predicted rate and fill.
     ///
     /// # Errors
     ///
     /// [`bloomkit::Error::OutOfMemory`] if an atomic filter's bits cannot be copied to read
     /// the library's figures for them.
-    pub fn measure(&self, probes: u64) -> Result<Measurement, LabError> {
-        let false_positives = (0..probes).filter(|&i| self.contains(i, true)).count() as u64;
+    pub fn measure(&self, absent_keys: u64) -> Result<Measurement, LabError> {
+        let false_positives = (0..absent_keys).filter(|&i| self.contains(i, true)).count() as u64;
         let false_negatives = (0..self.inserted)
             .filter(|&i| !self.contains(i, false))
             .count() as u64;
@@ -200,7 +192,7 @@ impl Experiment {
             target_fp_rate: self.fp_rate,
             inserted: self.inserted,
             full_at: self.full_at,
-            probes,
+            absent_keys,
             false_positives,
             false_negatives,
             memory_bytes: match &self.filter {
@@ -208,7 +200,7 @@ impl Experiment {
                 Built::Atomic(f) => f.memory_bytes(),
             },
             predicted_rate: self.predicted_rate(any),
-            fill: fill(any),
+            fill: any.fill_ratio(),
             parameters: any
                 .parameters()
                 .into_iter()
@@ -261,27 +253,11 @@ fn blocked_rate(items: u64, num_bits: u64, num_hashes: u32) -> f64 {
     }
 }
 
-/// The fraction [`Kind::fill_meaning`] describes.
-fn fill(filter: &AnyFilter) -> f64 {
-    match filter {
-        AnyFilter::Classic(f) => f.fill_ratio(),
-        AnyFilter::Blocked(f) => f.fill_ratio(),
-        AnyFilter::Sector(f) => f.fill_ratio(),
-        AnyFilter::Counting(f) => f.count_nonzero() as f64 / f.num_counters() as f64,
-        AnyFilter::Scalable(f) => f.len() as f64 / f.capacity().max(1) as f64,
-        AnyFilter::Cuckoo(f) => f.load_factor(),
-        AnyFilter::Ribbon(f) => f.len() as f64 / f.num_slots().max(1) as f64,
-        AnyFilter::Fuse(f) => f.len() as f64 / f.num_slots().max(1) as f64,
-        AnyFilter::Aging(f) => f.generation(0).map_or(0.0, |g| g.fill_ratio()),
-        // A kind added to the library later: no fill known here yet.
-        _ => f64::NAN,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::lab::Kind;
+    use bloomkit::FilterKind;
 
     #[test]
     fn every_kind_holds_its_keys_and_measures_near_its_prediction() {
@@ -292,7 +268,7 @@ mod tests {
             assert_eq!(m.false_negatives, 0, "{kind}");
             assert_eq!(m.inserted, 20_000, "{kind}");
             let (measured, predicted) = (m.measured_rate(), m.predicted_rate);
-            // 200,000 probes at about 1%: a standard error near 0.02 percentage points.
+            // 200,000 absent keys at about 1%: a standard error near 0.02 percentage points.
             assert!(
                 (measured - predicted).abs() < 0.25 * predicted,
                 "{kind}: measured {measured}, predicted {predicted}"
@@ -303,7 +279,7 @@ mod tests {
 
     #[test]
     fn overfilling_raises_the_rate_as_predicted() {
-        let mut e = Experiment::new(Kind::Classic, 10_000, 0.01).unwrap();
+        let mut e = Experiment::new(Kind::File(FilterKind::Classic), 10_000, 0.01).unwrap();
         e.fill_to(20_000).unwrap();
         let m = e.measure(100_000).unwrap();
         // The textbook figure: twice the keys, about 15%.
@@ -323,7 +299,7 @@ mod tests {
                 e.fill_to(keys).unwrap();
                 let m = e.measure(100_000).unwrap();
                 let (measured, predicted) = (m.measured_rate(), m.predicted_rate);
-                // 100,000 probes: the standard error is under 0.2 points at any rate here.
+                // 100,000 absent keys: the standard error is under 0.2 points at any rate here.
                 assert!(
                     (measured - predicted).abs() < 0.1 * predicted + 0.002,
                     "{kind} at {keys} keys: measured {measured}, predicted {predicted}"
@@ -334,7 +310,7 @@ mod tests {
 
     #[test]
     fn a_cuckoo_filter_stops_when_full() {
-        let mut e = Experiment::new(Kind::Cuckoo, 1_000, 0.01).unwrap();
+        let mut e = Experiment::new(Kind::File(FilterKind::Cuckoo), 1_000, 0.01).unwrap();
         e.fill_to(4_000).unwrap();
         let full_at = e.full_at().expect("4× its capacity does not fit");
         assert_eq!(e.inserted(), full_at);
@@ -343,7 +319,7 @@ mod tests {
 
     #[test]
     fn a_ribbon_filter_cannot_be_overfilled() {
-        let mut e = Experiment::new(Kind::Ribbon, 1_000, 0.01).unwrap();
+        let mut e = Experiment::new(Kind::File(FilterKind::Ribbon), 1_000, 0.01).unwrap();
         assert_eq!(e.inserted(), 1_000);
         e.fill_to(1_000).unwrap();
         let err = e.fill_to(2_000).unwrap_err();
@@ -359,7 +335,7 @@ mod tests {
 
     #[test]
     fn a_scalable_filter_grows_and_keeps_its_rate() {
-        let mut e = Experiment::new(Kind::Scalable, 1_000, 0.01).unwrap();
+        let mut e = Experiment::new(Kind::File(FilterKind::Scalable), 1_000, 0.01).unwrap();
         e.fill_to(4_000).unwrap();
         let m = e.measure(100_000).unwrap();
         assert!(m.measured_rate() < 0.012, "{m:?}");
@@ -368,7 +344,7 @@ mod tests {
 
     #[test]
     fn bad_rates_are_the_librarys_errors() {
-        let err = Experiment::new(Kind::Blocked, 1_000, 1.5).unwrap_err();
+        let err = Experiment::new(Kind::File(FilterKind::Blocked), 1_000, 1.5).unwrap_err();
         assert!(matches!(err, LabError::Filter(_)));
         assert!(err.to_string().contains("1.5"), "{err}");
     }

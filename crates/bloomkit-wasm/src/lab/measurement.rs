@@ -16,7 +16,7 @@ pub struct Measurement {
     /// The key count at which a cuckoo filter refused a key, if it did.
     pub full_at: Option<u64>,
     /// Absent keys queried.
-    pub probes: u64,
+    pub absent_keys: u64,
     /// Absent keys answered "maybe".
     pub false_positives: u64,
     /// Present keys answered "no": always 0 for a correct filter.
@@ -34,10 +34,10 @@ pub struct Measurement {
 impl Measurement {
     /// The share of absent keys answered "maybe".
     pub fn measured_rate(&self) -> f64 {
-        if self.probes == 0 {
+        if self.absent_keys == 0 {
             0.0
         } else {
-            self.false_positives as f64 / self.probes as f64
+            self.false_positives as f64 / self.absent_keys as f64
         }
     }
 

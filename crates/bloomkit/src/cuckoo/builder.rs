@@ -319,7 +319,7 @@ impl CuckooBuilder {
     }
 
     /// Checks the settings and computes the filter's shape, allocating nothing.
-    fn shape(&self) -> Result<super::Shape> {
+    pub(crate) fn shape(&self) -> Result<super::Shape> {
         if let Some(fp_rate) = self.fp_rate {
             check_fp_rate(fp_rate)?;
         }
@@ -364,7 +364,7 @@ impl CuckooBuilder {
                 bits
             }
             // Only RedisBloom's starting point has no rate, and it gives the bits.
-            None => fingerprint_bits_for(b, self.fp_rate.unwrap_or(0.01))?,
+            None => crate::sizing::cuckoo_fingerprint_bits(b, self.fp_rate.unwrap_or(0.01))?,
         };
         let (num_buckets, expansion) = match self.sizing {
             Sizing::Load => {
@@ -415,37 +415,9 @@ fn check_range(name: &'static str, v: u32, lo: u32, hi: u32, expected: &'static 
     }
 }
 
-/// f = ⌈log2(2·b/p)⌉, at least 4 (coarser rates get a better rate than asked).
-pub(crate) fn fingerprint_bits_for(bucket_size: u32, fp_rate: f64) -> Result<u32> {
-    check_fp_rate(fp_rate)?;
-    // The small slack keeps an exact power of two (p = 2b/2^f) from rounding up a bit.
-    let bits = ((2.0 * bucket_size as f64 / fp_rate).log2() - 1e-9).ceil();
-    if bits > MAX_FINGERPRINT_BITS as f64 {
-        return Err(Error::unreachable_fp_rate(
-            fp_rate,
-            "a rate that 32-bit fingerprints reach: at least 2·bucket_size/2^32 \
-                       (about 1.9e-9 with 4-slot buckets)",
-        ));
-    }
-    Ok((bits as u32).max(MIN_FINGERPRINT_BITS))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fingerprint_sizes_follow_the_bound() {
-        assert_eq!(fingerprint_bits_for(4, 0.01).unwrap(), 10);
-        assert_eq!(fingerprint_bits_for(4, 0.001).unwrap(), 13);
-        assert_eq!(fingerprint_bits_for(2, 0.01).unwrap(), 9);
-        // Exactly 2b/2^f needs f bits, not f + 1.
-        assert_eq!(fingerprint_bits_for(4, 8.0 / 1024.0).unwrap(), 10);
-        // Coarse rates are clamped up to 4 bits.
-        assert_eq!(fingerprint_bits_for(4, 0.9).unwrap(), 4);
-        assert!(fingerprint_bits_for(4, 1e-12).is_err());
-        assert_eq!(fingerprint_bits_for(1, 1e-9).unwrap(), 31);
-    }
 
     #[test]
     fn redisbloom_bucket_counts() {

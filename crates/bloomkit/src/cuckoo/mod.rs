@@ -11,6 +11,7 @@ mod builder;
 mod persist;
 mod table;
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::error::{Error, Result};
@@ -777,9 +778,13 @@ impl CuckooFilter {
     /// could be freed anyway).
     fn compact_from_top(&mut self, keep_going: bool) {
         let layout = self.layout;
+        // The sub-filters with an empty slot: the only ones a fingerprint can move into.
+        let mut open: BTreeSet<usize> = (0..self.filters.len())
+            .filter(|&k| !self.filters[k].is_full(&layout))
+            .collect();
         for k in (1..self.filters.len()).rev() {
             let (older, rest) = self.filters.split_at_mut(k);
-            let emptied = rest[0].relocate_into(&layout, older);
+            let emptied = rest[0].relocate_into(&layout, older, &mut open);
             if emptied && k == self.filters.len() - 1 {
                 self.filters.pop();
             } else if !emptied && !keep_going {
@@ -902,13 +907,13 @@ impl CuckooFilter {
     /// # Ok::<(), bloomkit::Error>(())
     /// ```
     pub fn estimated_fp_rate(&self) -> f64 {
-        let q = 1.0 / ((1u64 << self.shape.fp_bits) - 1) as f64;
+        // A query is a false positive if any sub-filter matches.
         let miss: f64 = self
             .filters
             .iter()
             .map(|sub| {
                 let per_bucket = sub.occupied() as f64 / sub.num_buckets() as f64;
-                (1.0 - q).powf(2.0 * per_bucket)
+                1.0 - crate::sizing::cuckoo_fp_rate(self.shape.fp_bits, per_bucket)
             })
             .product();
         1.0 - miss

@@ -34,15 +34,17 @@
 //! remainder on this project's AMD EPYC test machine, and a larger gain on CPUs with slower
 //! 64-bit division.
 
+use std::collections::BTreeSet;
+
 use super::builder::CuckooPlacement;
 use crate::bits::try_vec;
 use crate::error::{Error, Result};
 
 /// The widest fingerprint: slot values are read and compared as `u32`.
-pub(crate) const MAX_FINGERPRINT_BITS: u32 = 32;
+pub(crate) const MAX_FINGERPRINT_BITS: u32 = crate::sizing::CUCKOO_MAX_FINGERPRINT_BITS;
 
 /// The narrowest fingerprint: below 4 bits a filter answers "maybe" to most queries.
-pub(crate) const MIN_FINGERPRINT_BITS: u32 = 4;
+pub(crate) const MIN_FINGERPRINT_BITS: u32 = crate::sizing::CUCKOO_MIN_FINGERPRINT_BITS;
 
 /// Spreads a fingerprint over 64 bits for the alternate-bucket offset `H(fp)` (see
 /// [`Layout::offset`] for the offset a filter uses).
@@ -625,7 +627,17 @@ impl SubFilter {
 
     /// Moves every fingerprint it can into the `older` sub-filters (whose bucket counts
     /// divide this one's), oldest first; `true` if this sub-filter is now empty.
-    pub(crate) fn relocate_into(&mut self, layout: &Layout, older: &mut [SubFilter]) -> bool {
+    ///
+    /// `open` holds the indices of the `older` sub-filters that have an empty slot (a full
+    /// one can take nothing), and loses each that fills up: a fingerprint tries only those,
+    /// in the same order, so the result is the one trying every sub-filter would give, and
+    /// compacting a chain of full sub-filters costs time linear in it, not quadratic.
+    pub(crate) fn relocate_into(
+        &mut self,
+        layout: &Layout,
+        older: &mut [SubFilter],
+        open: &mut BTreeSet<usize>,
+    ) -> bool {
         let mut all_moved = true;
         for i in 0..self.num_buckets() {
             for s in 0..layout.bucket_size {
@@ -634,16 +646,21 @@ impl SubFilter {
                     continue;
                 }
                 let offset = layout.offset(fp);
-                let moved = older.iter_mut().any(|dst| {
+                let moved = open.range(..older.len()).copied().find(|&d| {
+                    let dst = &mut older[d];
                     let j1 = dst.modulus.rem(i);
                     let j2 = dst.alt_bucket(j1, offset);
                     dst.put_either(layout, j1, j2, fp)
                 });
-                if moved {
-                    self.set(layout, i, s, 0);
-                    self.occupied -= 1;
-                } else {
-                    all_moved = false;
+                match moved {
+                    Some(d) => {
+                        if older[d].is_full(layout) {
+                            open.remove(&d);
+                        }
+                        self.set(layout, i, s, 0);
+                        self.occupied -= 1;
+                    }
+                    None => all_moved = false,
                 }
             }
         }
@@ -737,6 +754,53 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Relocating with only the sub-filters that have an empty slot on offer moves every
+    /// fingerprint exactly where offering all of them (each tried in turn, oldest first)
+    /// does: a full one takes nothing.
+    #[test]
+    fn relocating_past_full_sub_filters_changes_nothing() {
+        let layout = Layout::REDISBLOOM;
+        // Older sub-filters of 4 buckets, some filled, some half full, some empty; the
+        // newest of 8 buckets, full.
+        let older = |fill: &dyn Fn(usize) -> u64| -> Vec<SubFilter> {
+            (0..12)
+                .map(|d| {
+                    let mut sub = SubFilter::new(&layout, 4).unwrap();
+                    for k in 0..fill(d) {
+                        sub.try_put(
+                            &layout,
+                            &KeyParts::new(bucket_hash(k ^ (d as u64) << 20), &layout),
+                        );
+                    }
+                    sub
+                })
+                .collect()
+        };
+        let fill = |d: usize| [100, 3, 100, 0, 100, 5, 100, 100, 1, 100, 7, 2][d];
+        let newest = || {
+            let mut sub = SubFilter::new(&layout, 8).unwrap();
+            for k in 0..1000 {
+                sub.try_put(&layout, &KeyParts::new(bucket_hash(k ^ 0xabc), &layout));
+            }
+            sub
+        };
+        let (mut a, mut b) = (older(&fill), older(&fill));
+        assert!(a.iter().filter(|s| s.is_full(&layout)).count() >= 5);
+        let (mut top_a, mut top_b) = (newest(), newest());
+        let mut every: BTreeSet<usize> = (0..a.len()).collect();
+        let mut open: BTreeSet<usize> = (0..b.len()).filter(|&d| !b[d].is_full(&layout)).collect();
+        let emptied_a = top_a.relocate_into(&layout, &mut a, &mut every);
+        let emptied_b = top_b.relocate_into(&layout, &mut b, &mut open);
+        assert_eq!(emptied_a, emptied_b);
+        assert_eq!(top_a, top_b);
+        assert_eq!(a, b);
+        assert!(open.iter().all(|&d| !b[d].is_full(&layout)));
+        assert!(
+            top_a.occupied() < newest().occupied(),
+            "nothing moved: no test"
+        );
     }
 
     /// `alt` is an involution for every bucket count, powers of two or not.

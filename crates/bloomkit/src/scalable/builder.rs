@@ -74,12 +74,18 @@ impl Params {
     /// files follow the same rule. Past the floor each layer adds at most 2^−64 to the
     /// chain's rate: it stays below p + (layers at the floor) · 2^−64.
     pub(super) fn next_rate(&self, rate: f64, capacity: u64) -> f64 {
-        let next = rate * self.tightening;
-        if next > 0.0 && sizing::check_reachable(capacity, next).is_ok() {
-            next
-        } else {
-            ScalableBloomFilter::MIN_LAYER_FP_RATE
-        }
+        next_layer_rate(rate, self.tightening, capacity)
+    }
+}
+
+/// The rule of [`Params::next_rate`], for a chain of any tightening: the one place that
+/// plans a next layer's rate, which [`sizing::scalable_layers`] follows too.
+pub(crate) fn next_layer_rate(rate: f64, tightening: f64, capacity: u64) -> f64 {
+    let next = rate * tightening;
+    if next > 0.0 && sizing::check_reachable(capacity, next).is_ok() {
+        next
+    } else {
+        ScalableBloomFilter::MIN_LAYER_FP_RATE
     }
 }
 

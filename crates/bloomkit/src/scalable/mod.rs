@@ -42,8 +42,10 @@
 mod batch;
 mod builder;
 mod layer;
+mod merge;
 mod persist;
 
+pub(crate) use self::builder::next_layer_rate;
 pub use self::builder::ScalableBuilder;
 pub use self::layer::{LayerInfo, LayerLayout};
 

@@ -30,6 +30,15 @@ impl Kernel {
         }
     }
 
+    /// The kernel's name: `"avx512"`, `"avx2"` or `"portable"`.
+    pub(crate) fn name(self) -> &'static str {
+        match (self.avx512, self.avx2) {
+            (true, _) => "avx512",
+            (false, true) => "avx2",
+            (false, false) => "portable",
+        }
+    }
+
     /// The portable kernel, whatever the CPU.
     #[cfg(test)]
     pub(crate) fn portable() -> Self {

@@ -262,6 +262,22 @@ impl SectorBloomFilter {
         self.per_word * LINE_WORDS as u32
     }
 
+    /// The kernel this filter's inserts and queries run, chosen when it was made:
+    /// `"avx512"` where the CPU has AVX2, AVX-512F and AVX-512 VPOPCNTDQ, `"avx2"` where it
+    /// has AVX2, else `"portable"` (or where [`crate::use_portable_kernel`] was set). All give
+    /// the same answers; benchmarks say which ran.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = bloomkit::SectorBloomFilter::new(1000, 0.01)?;
+    /// assert!(["avx512", "avx2", "portable"].contains(&f.kernel()));
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn kernel(&self) -> &'static str {
+        self.kernel.name()
+    }
+
     /// Bits a key sets in each 64-bit word of its line.
     pub fn bits_per_word(&self) -> u32 {
         self.per_word

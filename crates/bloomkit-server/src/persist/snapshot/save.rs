@@ -25,19 +25,19 @@ use bytes::Bytes;
 
 use xxhash_rust::xxh3::Xxh3Default;
 
-use super::aof::{log_header, LOG_HEADER_LEN};
-use super::dir::{self, temp_snapshot_name, DIR_FSYNC, SNAPSHOT_FILE};
-use super::error::PersistError;
-use super::log::Transaction;
-use super::log::{Checksum, Failure};
-use super::manifest::{self, Sealed, SnapshotId};
-use super::recovery::create_log;
-use super::snapshot::{SnapshotHeader, SnapshotWriter};
-use super::synced::SyncedMark;
-use super::{unix_ms, Shared};
+use super::{SnapshotHeader, SnapshotWriter};
+use crate::persist::dir::{self, DIR_FSYNC};
+use crate::persist::error::PersistError;
+use crate::persist::files::{temp_snapshot_name, SNAPSHOT_FILE};
+use crate::persist::log::format::{log_header, LOG_HEADER_LEN};
+use crate::persist::log::synced::SyncedMark;
+use crate::persist::log::{Checksum, Failure, NameCheck, Transaction};
+use crate::persist::manifest::{self, Sealed, SnapshotId};
+use crate::persist::recovery::create_log;
+use crate::persist::{unix_ms, Shared};
 
 /// A snapshot's cut: the log generation where replay of this snapshot will start, taken by
-/// [`super::Persistence::begin_snapshot`]. Write it with [`SnapshotCut::write`]; dropping it
+/// [`crate::persist::Persistence::begin_snapshot`]. Write it with [`SnapshotCut::write`]; dropping it
 /// unwritten abandons the snapshot (the old one and every log still hold everything).
 ///
 /// It owns what it needs, so it can be moved into `spawn_blocking`.
@@ -110,7 +110,7 @@ pub(crate) fn begin(shared: &Arc<Shared>) -> Result<SnapshotCut, PersistError> {
     let old_path = shared.log_path(log.generation);
     // Records still buffered belong to the outgoing generation: the snapshot's values
     // include them.
-    if let Err(failure) = shared.flush_pending(log, super::NameCheck::Now) {
+    if let Err(failure) = shared.flush_pending(log, NameCheck::Now) {
         return Err(PersistError::LogFailed {
             reason: failure.detail,
         });
@@ -194,7 +194,7 @@ impl SnapshotCut {
     /// Writes `dump.<generation>.tmp`, fsyncs it, writes a manifest that allows it, renames
     /// it over `dump.bks`, fsyncs the directory, writes a manifest that names it, then
     /// removes every log generation before the cut. Updates the figures in
-    /// [`super::Persistence::stats`] either way.
+    /// [`crate::persist::Persistence::stats`] either way.
     ///
     /// # Errors
     ///
@@ -236,12 +236,11 @@ impl SnapshotCut {
         let temp = dir.join(temp_snapshot_name(self.generation));
         let result = (|| -> Result<Option<SnapshotId>, PersistError> {
             let io = |e| PersistError::io("write", &temp, e);
-            let file = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&temp)
-                .map_err(|e| PersistError::io("create", &temp, e))?;
+            let file = dir::open(
+                &temp,
+                OpenOptions::new().write(true).create(true).truncate(true),
+                "create",
+            )?;
             let header = SnapshotHeader {
                 log_generation: self.generation,
                 created_unix_ms: self.created_unix_ms,

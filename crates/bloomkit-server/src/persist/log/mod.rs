@@ -29,9 +29,14 @@ use std::sync::{Arc, MutexGuard};
 
 use xxhash_rust::xxh3::Xxh3Default;
 
-use super::manifest::{Manifest, Sealed, SnapshotId};
-use super::synced::SyncedMark;
-use super::{FsyncPolicy, Shared};
+pub mod format;
+pub(crate) mod sync;
+pub mod synced;
+
+use synced::SyncedMark;
+
+use crate::persist::manifest::{Manifest, Sealed, SnapshotId};
+use crate::persist::{FsyncPolicy, Shared};
 
 /// Buffered log bytes past which `append` writes them itself rather than wait for someone
 /// to need them durable.
@@ -136,7 +141,7 @@ pub(crate) struct LogState {
     /// Set when the log cannot go on (see the module documentation).
     pub halted: Option<Failure>,
     /// Records appended but not yet handed to the OS: encoded here under the mutex and
-    /// written by whoever needs them on disk first ([`super::Persistence::durable`], the
+    /// written by whoever needs them on disk first ([`crate::persist::Persistence::durable`], the
     /// fsync thread, a snapshot's cut), so a connection's pipelined batch of writes costs
     /// one `write` system call instead of one per command (Redis's AOF buffer does the same).
     pub pending: Vec<u8>,
@@ -146,7 +151,7 @@ pub(crate) struct LogState {
     pub transaction: Transaction,
 }
 
-/// Where an `EXEC`'s records stand in the log (see [`super::Persistence::begin_transaction`]).
+/// Where an `EXEC`'s records stand in the log (see [`crate::persist::Persistence::begin_transaction`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Transaction {
     /// No `EXEC` is running.

@@ -22,7 +22,9 @@ use bloomkit_commands::Value;
 use bytes::Bytes;
 use xxhash_rust::xxh3::Xxh3Default;
 
-use super::aof::read_full;
+pub mod save;
+
+use crate::persist::log::format::read_full;
 
 /// The first 8 bytes of every snapshot file.
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"BKITSNP\n";

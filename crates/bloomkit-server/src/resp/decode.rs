@@ -1,4 +1,5 @@
-//! Reading requests off the wire: RESP multibulk arrays and inline commands.
+//! Decoding RESP: requests off the wire (multibulk arrays and inline commands), and the
+//! arrays the log's records hold.
 //!
 //! A request is an array of bulk strings (`*2\r\n$4\r\nPING\r\n$2\r\nhi\r\n`), or, from
 //! `telnet` and friends, one line of words (`PING hi\r\n`). The parser keeps its place
@@ -28,6 +29,14 @@ pub const MAX_MULTIBULK_LEN: usize = 1024 * 1024;
 
 /// The longest inline request or length line, as in Redis (`PROTO_INLINE_MAX_SIZE`).
 pub const MAX_LINE_LEN: usize = 64 * 1024;
+
+/// The most arguments a request of a client that has not authenticated may carry: Redis's
+/// limit (its hardening for CVE-2021-32675), so that such a client cannot make the server
+/// hold more than a few of [`UNAUTHENTICATED_MAX_BULK_LEN`] for it.
+pub const UNAUTHENTICATED_MAX_ARGS: i64 = 10;
+
+/// The longest argument a client that has not authenticated may send: Redis's limit.
+pub const UNAUTHENTICATED_MAX_BULK_LEN: i64 = 16 * 1024;
 
 /// A malformed or oversized request. The connection answers with the message and closes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,8 +121,6 @@ const MIN_GROWTH: usize = 64 * 1024;
 /// a copy, once the whole request has arrived.
 #[derive(Debug)]
 struct Pending {
-    /// Arguments announced by the `*N` line.
-    count: usize,
     /// Arguments whose header has not been read yet.
     remaining: usize,
     /// Bytes of the request read and checked, from the buffer's start (0 once refused).
@@ -132,12 +139,25 @@ struct Pending {
 #[derive(Debug, Default)]
 pub struct Parser {
     pending: Option<Pending>,
+    /// Whether the client has authenticated (or needs not): until then, its requests are
+    /// held to [`UNAUTHENTICATED_MAX_ARGS`] and [`UNAUTHENTICATED_MAX_BULK_LEN`].
+    unauthenticated: bool,
 }
 
 impl Parser {
     /// A parser at the start of a request.
     pub fn new() -> Self {
         Parser::default()
+    }
+
+    /// Holds the next requests to the limits of a client that has not authenticated
+    /// (`true`), or lifts them (`false`, the default), as the session's authentication
+    /// changes: before `AUTH`, a request of more than [`UNAUTHENTICATED_MAX_ARGS`]
+    /// arguments, or with an argument over [`UNAUTHENTICATED_MAX_BULK_LEN`] bytes, is a
+    /// protocol error (Redis's `unauthenticated multibulk length`/`bulk length`), which
+    /// closes the connection before anything more of it is read.
+    pub fn set_unauthenticated(&mut self, unauthenticated: bool) {
+        self.unauthenticated = unauthenticated;
     }
 
     /// Whether the parser is between requests (nothing half-read).
@@ -183,8 +203,11 @@ impl Parser {
                 match buf.first() {
                     None => return Ok(None),
                     Some(b'*') => {
-                        if let Some(args) = take_whole_request(buf) {
-                            return Ok(Some(Frame::Request(args)));
+                        // The one-pass reader does not know the limits before `AUTH`.
+                        if !self.unauthenticated {
+                            if let Some(args) = take_whole_request(buf) {
+                                return Ok(Some(Frame::Request(args)));
+                            }
                         }
                         let Some((count, line)) = peek_length_line(buf, "mbulk")? else {
                             return Ok(None);
@@ -192,12 +215,14 @@ impl Parser {
                         if count > MAX_MULTIBULK_LEN as i64 {
                             return Err(ProtocolError::new("invalid multibulk length"));
                         }
+                        if self.unauthenticated && count > UNAUTHENTICATED_MAX_ARGS {
+                            return Err(ProtocolError::new("unauthenticated multibulk length"));
+                        }
                         if count <= 0 {
                             buf.advance(line);
                             continue;
                         }
                         self.pending = Some(Pending {
-                            count: count as usize,
                             remaining: count as usize,
                             scanned: line,
                             bulk_len: None,
@@ -216,7 +241,7 @@ impl Parser {
             let Some(pending) = self.pending.as_mut() else {
                 continue;
             };
-            if !pending.step(buf, admission)? {
+            if !pending.step(buf, admission, self.unauthenticated)? {
                 return Ok(None);
             }
             let Some(done) = self.pending.take() else {
@@ -226,9 +251,9 @@ impl Parser {
                 return Ok(Some(Frame::Refused(text)));
             }
             let frame = buf.split_to(done.scanned).freeze();
-            return split_request(&frame, done.count)
+            return array(&frame)
                 .map(|args| Some(Frame::Request(args)))
-                .ok_or_else(|| ProtocolError::new("invalid multibulk request"));
+                .map_err(|_| ProtocolError::new("invalid multibulk request"));
         }
     }
 }
@@ -239,6 +264,7 @@ impl Pending {
         &mut self,
         buf: &mut BytesMut,
         admission: &mut dyn Admission,
+        unauthenticated: bool,
     ) -> Result<bool, ProtocolError> {
         loop {
             if self.refused.is_some() {
@@ -273,6 +299,9 @@ impl Pending {
                     };
                     if len < 0 || len > MAX_BULK_LEN as i64 {
                         return Err(ProtocolError::new("invalid bulk length"));
+                    }
+                    if unauthenticated && len > UNAUTHENTICATED_MAX_BULK_LEN {
+                        return Err(ProtocolError::new("unauthenticated bulk length"));
                     }
                     let len = len as usize;
                     self.remaining -= 1;
@@ -373,22 +402,62 @@ fn take_whole_request(buf: &mut BytesMut) -> Option<Vec<Bytes>> {
     )
 }
 
-/// Cuts a checked multibulk request (`frame`, `count` arguments) into its arguments, each
-/// a slice of `frame` (no copy). `None` only if `frame` was not checked as one.
-fn split_request(frame: &Bytes, count: usize) -> Option<Vec<Bytes>> {
-    let (_, mut at) = read_length(frame)?;
-    let mut args = Vec::with_capacity(count);
-    for _ in 0..count {
-        let (len, line) = read_length(frame.get(at..)?)?;
+/// Decodes `bytes`, which must be exactly one RESP array of bulk strings (`*N`, then `N`
+/// times `$len`, the bytes and CRLF), into its elements, each a slice of `bytes` (no copy).
+/// What the parser cuts a complete request into, and what the log's records hold.
+///
+/// The element count is believed only as far as the bytes present can hold that many
+/// elements (the smallest, `$0\r\n\r\n`, is 6 bytes), so a hostile count allocates nothing.
+///
+/// # Errors
+///
+/// What is wrong and where, for anything else: an empty array, a malformed length, an
+/// element running past the end, bytes after the array.
+pub fn array(bytes: &Bytes) -> Result<Vec<Bytes>, String> {
+    let (count, mut at) = match bytes.first() {
+        Some(b'*') => read_length(bytes).ok_or("malformed length in the array header")?,
+        _ => return Err("expected an array header ('*')".to_string()),
+    };
+    let count = usize::try_from(count)
+        .ok()
+        .filter(|&count| count > 0)
+        .ok_or("the command has no name (an empty array)")?;
+    let mut args = Vec::with_capacity(count.min((bytes.len() - at) / 6));
+    for i in 1..=count {
+        let header = bytes.get(at..).unwrap_or_default();
+        if header.first() != Some(&b'$') {
+            return Err(format!("argument {i}: expected a bulk string header ('$')"));
+        }
+        let (len, line) =
+            read_length(header).ok_or_else(|| format!("argument {i}: malformed length"))?;
         let start = at + line;
-        let len = usize::try_from(len).ok()?;
-        args.push(frame.slice(start..start.checked_add(len)?));
-        at = start + len + 2;
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|len| start.checked_add(len))
+            .filter(|&end| end <= bytes.len())
+            .ok_or_else(|| {
+                format!(
+                    "argument {i} claims {len} bytes but {} are left",
+                    bytes.len() - start
+                )
+            })?;
+        if bytes.get(end..end + 2) != Some(b"\r\n") {
+            return Err(format!("argument {i} is not followed by CRLF"));
+        }
+        args.push(bytes.slice(start..end));
+        at = end + 2;
     }
-    Some(args)
+    if at != bytes.len() {
+        return Err(format!(
+            "{} unexpected bytes after the array",
+            bytes.len() - at
+        ));
+    }
+    Ok(args)
 }
 
-/// The value and length of the checked `*N`/`$N` line at the start of `bytes`.
+/// The value and length of the `*N`/`$N` line at the start of `bytes`; `None` if it is not
+/// one (or not all there).
 fn read_length(bytes: &[u8]) -> Option<(i64, usize)> {
     if let Some(found) = plain_length_line(bytes) {
         return Some(found);
@@ -819,6 +888,47 @@ mod tests {
             buf.capacity()
         );
         assert!(!parser.is_idle());
+    }
+
+    #[test]
+    fn before_auth_requests_are_held_to_redis_limits() {
+        let parse = |input: &[u8], unauthenticated: bool| {
+            let mut parser = Parser::new();
+            parser.set_unauthenticated(unauthenticated);
+            parser.parse(&mut BytesMut::from(input))
+        };
+        let ten = resp_request(&["a"; 10]);
+        let eleven = resp_request(&["a"; 11]);
+        assert_eq!(parse(&ten, true).unwrap().unwrap().len(), 10);
+        assert_eq!(
+            parse(b"*11\r\n", true).unwrap_err().message(),
+            "ERR Protocol error: unauthenticated multibulk length"
+        );
+        assert_eq!(parse(&eleven, false).unwrap().unwrap().len(), 11);
+        let arg = "x".repeat(16 * 1024);
+        assert!(parse(&resp_request(&[&arg]), true).unwrap().is_some());
+        let longer = format!("{arg}y");
+        assert_eq!(
+            parse(b"*1\r\n$16385\r\n", true).unwrap_err().message(),
+            "ERR Protocol error: unauthenticated bulk length"
+        );
+        assert!(parse(&resp_request(&[&longer]), false).unwrap().is_some());
+        // Inline requests are bounded by their line, as Redis leaves them.
+        assert_eq!(
+            parse(b"PING a b c d e f g h i j k\r\n", true)
+                .unwrap()
+                .unwrap()
+                .len(),
+            12
+        );
+    }
+
+    fn resp_request(args: &[&str]) -> Vec<u8> {
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            out.extend(format!("${}\r\n{arg}\r\n", arg.len()).into_bytes());
+        }
+        out
     }
 
     #[test]

@@ -22,8 +22,9 @@ use std::path::Path;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-/// The file's name.
-pub const SYNCED_FILE: &str = "SYNCED";
+use crate::persist::dir;
+use crate::persist::error::PersistError;
+use crate::persist::files::SYNCED_FILE;
 
 /// The file's size.
 const SYNCED_LEN: usize = 24;
@@ -65,15 +66,28 @@ impl SyncedMark {
     }
 }
 
-/// Reads `dir`'s mark, if there is a readable one.
-pub fn read(dir: &Path) -> Option<SyncedMark> {
+/// Reads `dir`'s mark, if there is a readable one (a missing or unreadable file only means
+/// less is known).
+///
+/// # Errors
+///
+/// [`PersistError::NotAFile`] when `SYNCED` is a symbolic link, a FIFO or anything else
+/// but a regular file.
+pub fn read(dir: &Path) -> Result<Option<SyncedMark>, PersistError> {
     let mut bytes = Vec::with_capacity(SYNCED_LEN);
-    File::open(dir.join(SYNCED_FILE))
-        .ok()?
+    let mut file = match dir::open_read(&dir.join(SYNCED_FILE)) {
+        Ok(file) => file,
+        Err(e @ PersistError::NotAFile { .. }) => return Err(e),
+        Err(_) => return Ok(None),
+    };
+    if (&mut file)
         .take(SYNCED_LEN as u64 + 1)
         .read_to_end(&mut bytes)
-        .ok()?;
-    SyncedMark::decode(&bytes)
+        .is_err()
+    {
+        return Ok(None);
+    }
+    Ok(SyncedMark::decode(&bytes))
 }
 
 /// The open `SYNCED` file, kept by the log to overwrite after each fsync.
@@ -92,12 +106,12 @@ impl SyncedFile {
     ///
     /// When the file cannot be opened; a failed write is not an error (see
     /// [`SyncedFile::record`]).
-    pub fn open(dir: &Path, mark: SyncedMark) -> std::io::Result<SyncedFile> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(SYNCED_FILE))?;
+    pub fn open(dir: &Path, mark: SyncedMark) -> Result<SyncedFile, PersistError> {
+        let file = dir::open(
+            &dir.join(SYNCED_FILE),
+            OpenOptions::new().create(true).truncate(false).write(true),
+            "open",
+        )?;
         let mut synced = SyncedFile { file, last: None };
         synced.record(mark);
         Ok(synced)
@@ -153,23 +167,23 @@ mod tests {
     #[test]
     fn only_newer_marks_overwrite_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(read(dir.path()), None);
+        assert_eq!(read(dir.path()).unwrap(), None);
         let first = SyncedMark {
             generation: 2,
             len: 100,
         };
         let mut file = SyncedFile::open(dir.path(), first).unwrap();
-        assert_eq!(read(dir.path()), Some(first));
+        assert_eq!(read(dir.path()).unwrap(), Some(first));
         file.record(SyncedMark {
             generation: 2,
             len: 50,
         });
-        assert_eq!(read(dir.path()), Some(first));
+        assert_eq!(read(dir.path()).unwrap(), Some(first));
         let next = SyncedMark {
             generation: 3,
             len: 24,
         };
         file.record(next);
-        assert_eq!(read(dir.path()), Some(next));
+        assert_eq!(read(dir.path()).unwrap(), Some(next));
     }
 }

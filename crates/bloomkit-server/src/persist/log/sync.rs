@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::{FsyncPolicy, Shared};
+use crate::persist::{FsyncPolicy, Shared};
 
 /// How often the thread wakes up on its own: `everysec`'s fsync, the retry of a failed
 /// write (Redis retries once a second too), the check that the log file still exists.
@@ -101,7 +101,7 @@ impl SyncControl {
         self.wake.notify_all();
     }
 
-    /// The future behind [`super::Persistence::durable`].
+    /// The future behind [`crate::persist::Persistence::durable`].
     pub(crate) fn wait(
         &self,
         ticket: u64,

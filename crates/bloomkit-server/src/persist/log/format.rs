@@ -32,6 +32,8 @@ use std::io::{self, Read};
 use bytes::Bytes;
 use xxhash_rust::xxh3::{xxh3_64, Xxh3Default};
 
+use crate::resp;
+
 /// The first 8 bytes of every log file.
 pub const LOG_MAGIC: [u8; 8] = *b"BKITLOG\n";
 
@@ -152,7 +154,7 @@ pub fn encode_words<'a>(
     let start = out.len();
     out.reserve(RECORD_OVERHEAD + payload_bound);
     out.extend_from_slice(&[0u8; RECORD_HEADER_LEN]);
-    push_resp_array(out, count, words);
+    resp::encode::array(out, count, words);
     let payload_len = out.len() - start - RECORD_HEADER_LEN;
     let Ok(len) = u32::try_from(payload_len) else {
         out.truncate(start);
@@ -168,121 +170,10 @@ pub fn encode_words<'a>(
     Ok(())
 }
 
-/// Writes `*<count>\r\n` then `$<len>\r\n<bytes>\r\n` for each word.
-fn push_resp_array<'a>(out: &mut Vec<u8>, count: usize, words: impl Iterator<Item = &'a [u8]>) {
-    push_prefixed(out, b'*', count);
-    for word in words {
-        push_prefixed(out, b'$', word.len());
-        out.extend_from_slice(word);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
-/// Writes `<prefix><n in decimal>\r\n` without allocating (this runs under the keyspace's
-/// locks, once per argument).
-fn push_prefixed(out: &mut Vec<u8>, prefix: u8, n: usize) {
-    // Most lengths in a log (argument counts, keys, items) have one or two digits.
-    if n < 10 {
-        out.extend_from_slice(&[prefix, b'0' + n as u8, b'\r', b'\n']);
-        return;
-    }
-    if n < 100 {
-        let (tens, ones) = (b'0' + (n / 10) as u8, b'0' + (n % 10) as u8);
-        out.extend_from_slice(&[prefix, tens, ones, b'\r', b'\n']);
-        return;
-    }
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.push(prefix);
-    out.extend_from_slice(&digits[i..]);
-    out.extend_from_slice(b"\r\n");
-}
-
-/// Parses a record's payload: exactly one RESP array of bulk strings, nothing after it.
-///
-/// The arguments are slices of `payload` (no copies). The element count is only trusted as
-/// far as the bytes present can hold that many elements, so a hostile count allocates
-/// nothing.
+/// Parses a record's payload: exactly one RESP array of bulk strings, nothing after it
+/// ([`resp::decode::array`]). The arguments are slices of `payload` (no copies).
 pub fn parse_command(payload: &Bytes) -> Result<Vec<Bytes>, String> {
-    let bytes = &payload[..];
-    let mut pos = 0usize;
-    let count = parse_prefixed_number(bytes, &mut pos, b'*')?;
-    if count == 0 {
-        return Err("the command has no name (an empty array)".to_string());
-    }
-    // The smallest element, `$0\r\n\r\n`, is 6 bytes.
-    let bound = (bytes.len() - pos) / 6;
-    let mut args = Vec::with_capacity(count.min(bound));
-    for i in 0..count {
-        let len = parse_prefixed_number(bytes, &mut pos, b'$')
-            .map_err(|e| format!("argument {}: {e}", i + 1))?;
-        let end = pos
-            .checked_add(len)
-            .filter(|&end| end <= bytes.len())
-            .ok_or_else(|| {
-                format!(
-                    "argument {} claims {len} bytes but the payload has {} left",
-                    i + 1,
-                    bytes.len() - pos
-                )
-            })?;
-        args.push(payload.slice(pos..end));
-        pos = end;
-        if bytes.get(pos..pos + 2) != Some(b"\r\n") {
-            return Err(format!("argument {} is not followed by CRLF", i + 1));
-        }
-        pos += 2;
-    }
-    if pos != bytes.len() {
-        return Err(format!(
-            "{} unexpected bytes after the command",
-            bytes.len() - pos
-        ));
-    }
-    Ok(args)
-}
-
-/// Reads `<prefix><decimal digits>\r\n` at `*pos`, as the writer produces it (no sign, no
-/// leading zeros).
-fn parse_prefixed_number(bytes: &[u8], pos: &mut usize, prefix: u8) -> Result<usize, String> {
-    let what = if prefix == b'*' {
-        "array header"
-    } else {
-        "bulk string header"
-    };
-    if bytes.get(*pos) != Some(&prefix) {
-        return Err(format!("expected a {what} ('{}')", prefix as char));
-    }
-    let start = *pos + 1;
-    let digits = bytes
-        .get(start..)
-        .unwrap_or_default()
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    let end = start + digits;
-    let canonical = digits == 1 || (digits > 1 && bytes.get(start) != Some(&b'0'));
-    if digits == 0 || digits > 19 || !canonical {
-        return Err(format!("malformed length in a {what}"));
-    }
-    if bytes.get(end..end + 2) != Some(b"\r\n") {
-        return Err(format!("a {what} is not terminated by CRLF"));
-    }
-    let text = std::str::from_utf8(&bytes[start..end]).map_err(|e| e.to_string())?;
-    let n: u64 = text
-        .parse()
-        .map_err(|_| format!("malformed length in a {what}"))?;
-    *pos = end + 2;
-    usize::try_from(n).map_err(|_| format!("length {n} in a {what} is too large"))
+    resp::decode::array(payload)
 }
 
 /// What a scan found in one log file.
@@ -757,15 +648,6 @@ mod tests {
         assert_eq!(&out[8..8 + payload.len()], payload);
         let sum = xxh3_64(&out[..8 + payload.len()]);
         assert_eq!(&out[8 + payload.len()..], &sum.to_le_bytes());
-    }
-
-    #[test]
-    fn lengths_of_every_width_are_written_in_decimal() {
-        for n in [0, 9, 10, 99, 100, 101, 999, 1000, 65_535, usize::MAX] {
-            let mut out = Vec::new();
-            push_prefixed(&mut out, b'$', n);
-            assert_eq!(out, format!("${n}\r\n").into_bytes());
-        }
     }
 
     #[test]

@@ -85,6 +85,8 @@ fn window(value: &Value, start: u64, len: usize) -> Vec<u8> {
         Value::Bloom(f) => f.write_to(&mut w),
         Value::Cuckoo(f) => f.write_to(&mut w),
         Value::Loading(d) => w.write_all(d.received()).map_err(bloomkit::Error::Io),
+        Value::RedisBloom(f) => f.write_to(&mut w),
+        Value::RedisCuckoo(f) => f.write_to(&mut w),
     };
     w.out
 }
@@ -239,6 +241,8 @@ pub(crate) fn restore_commands(value: &Value, key: &[u8], emit: &mut dyn FnMut(V
         Value::Bloom(f) => f.write_to(&mut restore).map_err(|_| ()),
         Value::Cuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
         Value::Loading(d) => restore.write_all(d.received()).map_err(|_| ()),
+        Value::RedisBloom(f) => f.write_to(&mut restore).map_err(|_| ()),
+        Value::RedisCuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
     };
     if !restore.pending.is_empty() {
         restore.flush();
@@ -341,7 +345,12 @@ pub(crate) fn start(
 ) -> Result<Value, LoadError> {
     // A filter file of another kind says which it is before anything else is checked.
     if let Ok(Some(info)) = bloomkit::format::peek_header(header) {
-        if info.kind != kind {
+        // An imported key's own dump (a RedisBloom kind) restores under its family's commands.
+        let imported = match kind {
+            FilterKind::Cuckoo => FilterKind::RedisCuckoo,
+            _ => FilterKind::RedisBloomChain,
+        };
+        if info.kind != kind && info.kind != imported {
             return Err(LoadError::WrongKind { found: info.kind });
         }
     }

@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use bloomkit::format::{self, HeaderInfo};
+use bloomkit::redisbloom::{RedisBloomChain, RedisCuckooFilter};
 use bloomkit::{AnyFilter, CuckooFilter, Error, FilterKind, ScalableBloomFilter};
 
 /// A key's value: the filter behind a `BF.*` or `CF.*` key.
@@ -17,6 +18,12 @@ pub enum Value {
     /// of its bytes. `TYPE` answers as for the finished filter; filter commands other than
     /// `LOADCHUNK` answer an error until the last chunk arrives.
     Loading(PartialDump),
+    /// A Bloom key imported from RedisBloom (a `DUMP` payload or `SCANDUMP` chunks of its
+    /// `MBbloom--`), kept with RedisBloom's hashing so it answers as it did there. `TYPE`
+    /// answers `MBbloom--`; every `BF.*` command serves it.
+    RedisBloom(RedisBloomChain),
+    /// A cuckoo key imported from RedisBloom (`MBbloomCF`), likewise.
+    RedisCuckoo(RedisCuckooFilter),
 }
 
 impl Value {
@@ -37,9 +44,9 @@ impl Value {
     /// What `TYPE` answers for this key: RedisBloom's module type names.
     pub fn type_name(&self) -> &'static str {
         match self {
-            Value::Bloom(_) => "MBbloom--",
-            Value::Cuckoo(_) => "MBbloomCF",
-            Value::Loading(d) if d.kind() == FilterKind::Cuckoo => "MBbloomCF",
+            Value::Bloom(_) | Value::RedisBloom(_) => "MBbloom--",
+            Value::Cuckoo(_) | Value::RedisCuckoo(_) => "MBbloomCF",
+            Value::Loading(d) if d.is_cuckoo() => "MBbloomCF",
             Value::Loading(_) => "MBbloom--",
         }
     }
@@ -89,6 +96,8 @@ impl Value {
             Value::Bloom(f) => f.memory_bytes(),
             Value::Cuckoo(f) => f.memory_bytes(),
             Value::Loading(d) => d.memory_bytes(),
+            Value::RedisBloom(f) => f.memory_bytes(),
+            Value::RedisCuckoo(f) => f.memory_bytes(),
         }
     }
 
@@ -107,6 +116,8 @@ impl Value {
             Value::Bloom(f) => f.encoded_len(),
             Value::Cuckoo(f) => f.encoded_len(),
             Value::Loading(d) => d.stored_len(),
+            Value::RedisBloom(f) => f.encoded_len(),
+            Value::RedisCuckoo(f) => f.encoded_len(),
         }
     }
 
@@ -127,6 +138,8 @@ impl Value {
             Value::Bloom(f) => f.write_to(writer).map_err(bloomkit_io),
             Value::Cuckoo(f) => f.write_to(writer).map_err(bloomkit_io),
             Value::Loading(d) => d.write_to(writer),
+            Value::RedisBloom(f) => f.write_to(writer).map_err(bloomkit_io),
+            Value::RedisCuckoo(f) => f.write_to(writer).map_err(bloomkit_io),
         }
     }
 
@@ -139,6 +152,16 @@ impl Value {
     pub fn from_bytes(bytes: &[u8]) -> bloomkit::Result<Value> {
         if bytes.starts_with(&PartialDump::MAGIC) {
             return PartialDump::from_bytes(bytes).map(Value::Loading);
+        }
+        // The RedisBloom kinds are not AnyFilter's: read them by the header's kind.
+        match format::peek_header(bytes).map(|info| info.map(|info| info.kind)) {
+            Ok(Some(FilterKind::RedisBloomChain)) => {
+                return RedisBloomChain::from_bytes(bytes).map(Value::RedisBloom)
+            }
+            Ok(Some(FilterKind::RedisCuckoo)) => {
+                return RedisCuckooFilter::from_bytes(bytes).map(Value::RedisCuckoo)
+            }
+            _ => {}
         }
         match AnyFilter::from_bytes(bytes)? {
             AnyFilter::Scalable(f) => Ok(Value::Bloom(f)),
@@ -202,7 +225,13 @@ impl PartialDump {
 
     fn check_header(bytes: &[u8]) -> bloomkit::Result<HeaderInfo> {
         let info = format::peek_header(bytes)?.ok_or(Error::Truncated)?;
-        if !matches!(info.kind, FilterKind::Scalable | FilterKind::Cuckoo) {
+        if !matches!(
+            info.kind,
+            FilterKind::Scalable
+                | FilterKind::Cuckoo
+                | FilterKind::RedisBloomChain
+                | FilterKind::RedisCuckoo
+        ) {
             return Err(Error::WrongKind {
                 expected: FilterKind::Scalable,
                 found: info.kind.code(),
@@ -211,9 +240,15 @@ impl PartialDump {
         Ok(info)
     }
 
-    /// The kind of filter arriving: [`FilterKind::Scalable`] or [`FilterKind::Cuckoo`].
+    /// The kind of filter arriving: [`FilterKind::Scalable`] or [`FilterKind::Cuckoo`], or
+    /// one of the RedisBloom kinds (an imported key's own dump).
     pub fn kind(&self) -> FilterKind {
         self.kind
+    }
+
+    /// Whether a cuckoo key (`CF.*`) is arriving, rather than a Bloom key (`BF.*`).
+    pub fn is_cuckoo(&self) -> bool {
+        matches!(self.kind, FilterKind::Cuckoo | FilterKind::RedisCuckoo)
     }
 
     /// The length of the whole encoding.
@@ -272,6 +307,12 @@ impl PartialDump {
         }
         match self.kind {
             FilterKind::Cuckoo => CuckooFilter::from_bytes(&self.received).map(Value::Cuckoo),
+            FilterKind::RedisBloomChain => {
+                RedisBloomChain::from_bytes(&self.received).map(Value::RedisBloom)
+            }
+            FilterKind::RedisCuckoo => {
+                RedisCuckooFilter::from_bytes(&self.received).map(Value::RedisCuckoo)
+            }
             _ => ScalableBloomFilter::from_bytes(&self.received).map(Value::Bloom),
         }
     }

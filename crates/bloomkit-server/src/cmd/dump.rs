@@ -16,6 +16,11 @@
 //! refuses it (`Bad data format`) rather than hand it to a module, and `RESTORE` here refuses
 //! a Redis payload the same way. The value's own checksum covers it again inside.
 //!
+//! A payload that starts with 7 (a module value, then the module type's id) is a RedisBloom
+//! key's, as Redis with RedisBloom dumps it: `RESTORE` decodes it
+//! ([`bloomkit::redisbloom::RedisBloomValue::from_dump`]) into a key that keeps RedisBloom's
+//! hashing ([`Value::RedisBloom`], [`Value::RedisCuckoo`]), so every item it held is found.
+//!
 //! `RESTORE` checks in Redis's order (options, `BUSYKEY`, the TTL, the envelope) and then
 //! decodes the whole value, with every check bloomkit's reader makes, before anything is
 //! created: a payload that is damaged anywhere is refused whole.
@@ -72,6 +77,39 @@ pub fn open_envelope(payload: &[u8]) -> Result<&[u8], Reply> {
     }
     Ok(body)
 }
+
+/// The value in a `DUMP` payload: bloomkit's own, or a RedisBloom key's (its first byte the
+/// RDB type of a module value, 7), decoded with RedisBloom's hashing kept.
+///
+/// # Errors
+///
+/// As [`open_envelope`]; for a RedisBloom payload, `DUMP payload version or checksum are
+/// wrong` when it is cut short or its CRC differs, `Bad data format` for any other fault.
+pub fn decode_payload(payload: &[u8]) -> Result<Value, Reply> {
+    use bloomkit::redisbloom::RedisBloomValue;
+    if payload.first() == Some(&RDB_TYPE_MODULE_2) {
+        // The envelope first, as Redis checks it: a value cut short inside a payload whose
+        // CRC is right is bad data, not a bad envelope.
+        let Some(body_len) = payload.len().checked_sub(8).filter(|&n| n > FOOTER_LEN - 8) else {
+            return Err(Reply::error(BAD_ENVELOPE));
+        };
+        let (body, crc) = payload.split_at(body_len);
+        if crc64(0, body).to_le_bytes() != crc {
+            return Err(Reply::error(BAD_ENVELOPE));
+        }
+        return match RedisBloomValue::from_dump(payload) {
+            Ok(RedisBloomValue::Bloom(chain)) => Ok(Value::RedisBloom(chain)),
+            Ok(RedisBloomValue::Cuckoo(filter)) => Ok(Value::RedisCuckoo(filter)),
+            _ => Err(Reply::error(BAD_DATA)),
+        };
+    }
+    let body = open_envelope(payload)?;
+    Value::from_bytes(body).map_err(|_| Reply::error(BAD_DATA))
+}
+
+/// The RDB type byte of a module's value (`RDB_TYPE_MODULE_2`), which starts a `DUMP` of a
+/// RedisBloom key.
+const RDB_TYPE_MODULE_2: u8 = 7;
 
 /// `DUMP key`: the payload, or nil for a missing key.
 pub fn dump(keyspace: &Keyspace, args: &[Bytes]) -> Reply {
@@ -137,16 +175,13 @@ pub fn restore(keyspace: &Keyspace, args: &[Bytes]) -> Executed {
         }
         Some(ttl) => ttl as u64,
     };
-    let body = match open_envelope(&args[3]) {
-        Ok(body) => body,
-        Err(reply) => return Executed::reply(reply),
-    };
     // Decoding holds about the payload's size again: ask before allocating it.
-    if !keyspace.is_loading() && !keyspace.within_maxmemory(body.len()) {
+    if !keyspace.is_loading() && !keyspace.within_maxmemory(args[3].len()) {
         return Executed::reply(Reply::error(OOM));
     }
-    let Ok(value) = Value::from_bytes(body) else {
-        return Executed::reply(Reply::error(BAD_DATA));
+    let value = match decode_payload(&args[3]) {
+        Ok(value) => value,
+        Err(reply) => return Executed::reply(reply),
     };
     let expires_at_ms = match ttl {
         0 => None,

@@ -41,7 +41,8 @@ impl Health {
         match value {
             Value::Bloom(filter) => bloom(filter),
             Value::Cuckoo(filter) => cuckoo(filter),
-            Value::Loading(_) => None,
+            // Imported from RedisBloom: its capacity and rate are RedisBloom's to keep.
+            Value::Loading(_) | Value::RedisBloom(_) | Value::RedisCuckoo(_) => None,
         }
     }
 

@@ -82,6 +82,10 @@ pub fn value_cost(value: &Value) -> usize {
         ),
         Value::Cuckoo(f) => (std::mem::size_of::<CuckooFilter>(), 1 + f.num_filters()),
         Value::Loading(_) => (std::mem::size_of::<PartialDump>(), 1),
+        // Their memory_bytes counts only the bits and slots: one allocation each, and the
+        // list of them.
+        Value::RedisBloom(f) => (0, 1 + f.links().len()),
+        Value::RedisCuckoo(f) => (0, 1 + f.num_filters()),
     };
     let heap = value.memory_bytes().saturating_sub(inline);
     let each = heap / allocations;

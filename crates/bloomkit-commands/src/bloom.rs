@@ -455,6 +455,7 @@ pub(crate) fn lookup(value: Option<&Value>) -> Result<&ScalableBloomFilter, Look
     match value {
         Some(Value::Bloom(f)) => Ok(f),
         Some(Value::Loading(d)) if !d.is_cuckoo() => Err(Lookup::Loading),
+        Some(Value::Importing(d)) if !d.is_cuckoo() => Err(Lookup::Loading),
         Some(_) => Err(Lookup::WrongType),
         None => Err(Lookup::Missing),
     }

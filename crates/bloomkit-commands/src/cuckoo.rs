@@ -660,6 +660,7 @@ fn lookup(value: Option<&Value>) -> Result<&CuckooFilter, Lookup> {
     match value {
         Some(Value::Cuckoo(f)) => Ok(f),
         Some(Value::Loading(d)) if d.is_cuckoo() => Err(Lookup::Loading),
+        Some(Value::Importing(d)) if d.is_cuckoo() => Err(Lookup::Loading),
         Some(_) => Err(Lookup::WrongType),
         None => Err(Lookup::Missing),
     }

@@ -5,6 +5,8 @@ use std::io::{self, Write};
 
 use bloomkit::format::{self, HeaderInfo};
 use bloomkit::redisbloom::{RedisBloomChain, RedisCuckooFilter};
+
+use crate::importing::ImportingDump;
 use bloomkit::{AnyFilter, CuckooFilter, Error, FilterKind, ScalableBloomFilter};
 
 /// A key's value: the filter behind a `BF.*` or `CF.*` key.
@@ -24,6 +26,10 @@ pub enum Value {
     RedisBloom(RedisBloomChain),
     /// A cuckoo key imported from RedisBloom (`MBbloomCF`), likewise.
     RedisCuckoo(RedisCuckooFilter),
+    /// A RedisBloom key arriving in the chunks of RedisBloom's own `SCANDUMP`: as
+    /// [`Value::Loading`], filter commands other than `LOADCHUNK` answer an error until the
+    /// last chunk arrives.
+    Importing(Box<ImportingDump>),
 }
 
 impl Value {
@@ -47,6 +53,8 @@ impl Value {
             Value::Bloom(_) | Value::RedisBloom(_) => "MBbloom--",
             Value::Cuckoo(_) | Value::RedisCuckoo(_) => "MBbloomCF",
             Value::Loading(d) if d.is_cuckoo() => "MBbloomCF",
+            Value::Importing(d) if d.is_cuckoo() => "MBbloomCF",
+            Value::Importing(_) => "MBbloom--",
             Value::Loading(_) => "MBbloom--",
         }
     }
@@ -98,6 +106,7 @@ impl Value {
             Value::Loading(d) => d.memory_bytes(),
             Value::RedisBloom(f) => f.memory_bytes(),
             Value::RedisCuckoo(f) => f.memory_bytes(),
+            Value::Importing(d) => d.memory_bytes(),
         }
     }
 
@@ -118,6 +127,7 @@ impl Value {
             Value::Loading(d) => d.stored_len(),
             Value::RedisBloom(f) => f.encoded_len(),
             Value::RedisCuckoo(f) => f.encoded_len(),
+            Value::Importing(d) => d.stored_len(),
         }
     }
 
@@ -140,6 +150,7 @@ impl Value {
             Value::Loading(d) => d.write_to(writer),
             Value::RedisBloom(f) => f.write_to(writer).map_err(bloomkit_io),
             Value::RedisCuckoo(f) => f.write_to(writer).map_err(bloomkit_io),
+            Value::Importing(d) => d.write_to(writer),
         }
     }
 
@@ -152,6 +163,9 @@ impl Value {
     pub fn from_bytes(bytes: &[u8]) -> bloomkit::Result<Value> {
         if bytes.starts_with(&PartialDump::MAGIC) {
             return PartialDump::from_bytes(bytes).map(Value::Loading);
+        }
+        if bytes.starts_with(&ImportingDump::MAGIC) {
+            return ImportingDump::from_bytes(bytes).map(|d| Value::Importing(Box::new(d)));
         }
         // The RedisBloom kinds are not AnyFilter's: read them by the header's kind.
         match format::peek_header(bytes).map(|info| info.map(|info| info.kind)) {

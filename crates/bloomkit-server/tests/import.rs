@@ -89,6 +89,17 @@ async fn info(c: &mut MultiplexedConnection, key: &str) -> Vec<(String, Value)> 
         .collect()
 }
 
+/// `TYPE` answers RedisBloom's type name for the key's family.
+async fn assert_type(c: &mut MultiplexedConnection, key: &str) {
+    let ty: String = cmd("TYPE").arg(key).query_async(c).await.unwrap();
+    let expected = if key.starts_with("cf") {
+        "MBbloomCF"
+    } else {
+        "MBbloom--"
+    };
+    assert_eq!(ty, expected, "{key}");
+}
+
 /// Every item's answer as RedisBloom gave it, and `INFO` as RedisBloom reported it.
 async fn answers_as_redisbloom(c: &mut MultiplexedConnection, key: &str) {
     let cuckoo = key.starts_with("cf");
@@ -135,15 +146,7 @@ async fn redisbloom_dumps_restore_with_every_answer_and_info_kept() {
             Value::Okay,
             "{key}"
         );
-        let ty: String = cmd("TYPE").arg(key).query_async(&mut c).await.unwrap();
-        assert_eq!(
-            ty,
-            if key.starts_with("cf") {
-                "MBbloomCF"
-            } else {
-                "MBbloom--"
-            }
-        );
+        assert_type(&mut c, key).await;
         answers_as_redisbloom(&mut c, key).await;
     }
     // An existing key is BUSYKEY, as for any RESTORE.
@@ -345,5 +348,158 @@ async fn damaged_redisbloom_payloads_are_refused_with_redis_errors() {
     assert!(refused_data > 0);
     let missing: i64 = cmd("EXISTS").arg("k").query_async(&mut c).await.unwrap();
     assert_eq!(missing, 0);
+    server.stop().await.unwrap();
+}
+
+/// A `.scandump` file: RedisBloom's (iterator, chunk) pairs in its order.
+fn scandump_chunks(key: &str) -> Vec<(i64, Vec<u8>)> {
+    let bytes = golden(&format!("{key}.scandump"));
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let iter = i64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        out.push((iter, bytes[at + 12..at + 12 + len].to_vec()));
+        at += 12 + len;
+    }
+    out
+}
+
+async fn loadchunk(
+    c: &mut MultiplexedConnection,
+    key: &str,
+    iter: i64,
+    chunk: &[u8],
+) -> redis::RedisResult<Value> {
+    let command = if key.starts_with("cf") {
+        "CF.LOADCHUNK"
+    } else {
+        "BF.LOADCHUNK"
+    };
+    cmd(command)
+        .arg(key)
+        .arg(iter)
+        .arg(chunk)
+        .query_async(c)
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redisbloom_scandump_chunks_load_with_every_answer_and_info_kept() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    for key in KEYS {
+        let chunks = scandump_chunks(key);
+        assert!(chunks.len() >= 2, "{key}: a header and data");
+        for (n, (iter, chunk)) in chunks.iter().enumerate() {
+            assert_eq!(
+                loadchunk(&mut c, key, *iter, chunk).await.unwrap(),
+                Value::Okay,
+                "{key}"
+            );
+            if n + 1 < chunks.len() {
+                // Not answerable until the last chunk is in, but already of its type.
+                assert_type(&mut c, key).await;
+            }
+        }
+        answers_as_redisbloom(&mut c, key).await;
+        // The same key as RESTORE makes it.
+        restore(&mut c, "via-dump", &golden(&format!("{key}.dump")))
+            .await
+            .unwrap();
+        let a: Vec<u8> = cmd("DUMP").arg(key).query_async(&mut c).await.unwrap();
+        let b: Vec<u8> = cmd("DUMP")
+            .arg("via-dump")
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(a, b, "{key}");
+        let _: Value = cmd("DEL")
+            .arg("via-dump")
+            .query_async(&mut c)
+            .await
+            .unwrap();
+    }
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_loaded_redisbloom_key_survives_a_restart_and_finishes() {
+    for snapshot in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let chunks = scandump_chunks("bf-layers");
+        let half = chunks.len() / 2;
+        {
+            let server = TestServer::run(Server::open(persistent(dir.path())).await.unwrap());
+            let mut c = server.client().await;
+            for (iter, chunk) in &chunks[..half] {
+                loadchunk(&mut c, "bf-layers", *iter, chunk).await.unwrap();
+            }
+            let early = cmd("BF.EXISTS")
+                .arg("bf-layers")
+                .arg("b0")
+                .query_async::<Value>(&mut c)
+                .await;
+            assert!(early
+                .unwrap_err()
+                .detail()
+                .unwrap()
+                .contains("still being restored"));
+            if snapshot {
+                let _: Value = cmd("SAVE").query_async(&mut c).await.unwrap();
+            }
+            let _ = cmd("SHUTDOWN")
+                .arg("NOSAVE")
+                .query_async::<Value>(&mut c)
+                .await;
+            server.finished().await.unwrap();
+        }
+        let server = TestServer::run(Server::open(persistent(dir.path())).await.unwrap());
+        let mut c = server.client().await;
+        for (iter, chunk) in &chunks[half..] {
+            loadchunk(&mut c, "bf-layers", *iter, chunk).await.unwrap();
+        }
+        answers_as_redisbloom(&mut c, "bf-layers").await;
+        server.stop().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_redisbloom_chunks_are_refused_with_redisbloom_errors() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let detail = |r: redis::RedisResult<Value>| {
+        let e = r.unwrap_err();
+        format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or(""))
+    };
+    let bf = scandump_chunks("bf-layers");
+    let cf = scandump_chunks("cf-grown");
+    // A header cut short, or claiming another number of links than it has room for.
+    let mut header = bf[0].1.clone();
+    header[8] ^= 1;
+    for bad in [&bf[0].1[..19], &bf[0].1[..bf[0].1.len() - 1], &header[..]] {
+        assert_eq!(
+            detail(loadchunk(&mut c, "bf", 1, bad).await),
+            "ERR received bad data"
+        );
+        assert_eq!(
+            detail(loadchunk(&mut c, "cf", 1, bad).await),
+            "Invalid header"
+        );
+    }
+    assert_eq!(cmd("DBSIZE").query_async::<i64>(&mut c).await.unwrap(), 0);
+    // Chunks out of order, or past the end.
+    loadchunk(&mut c, "bf", bf[0].0, &bf[0].1).await.unwrap();
+    loadchunk(&mut c, "cf", cf[0].0, &cf[0].1).await.unwrap();
+    let (iter, chunk) = &bf[1];
+    assert_eq!(
+        detail(loadchunk(&mut c, "bf", iter + 5, chunk).await),
+        "ERR received bad data"
+    );
+    let (iter, chunk) = &cf[1];
+    assert_eq!(
+        detail(loadchunk(&mut c, "cf", iter + 5, chunk).await),
+        "Couldn't load chunk!"
+    );
     server.stop().await.unwrap();
 }

@@ -42,7 +42,10 @@ impl Health {
             Value::Bloom(filter) => bloom(filter),
             Value::Cuckoo(filter) => cuckoo(filter),
             // Imported from RedisBloom: its capacity and rate are RedisBloom's to keep.
-            Value::Loading(_) | Value::RedisBloom(_) | Value::RedisCuckoo(_) => None,
+            Value::Loading(_)
+            | Value::Importing(_)
+            | Value::RedisBloom(_)
+            | Value::RedisCuckoo(_) => None,
         }
     }
 

@@ -86,6 +86,7 @@ pub fn value_cost(value: &Value) -> usize {
         // list of them.
         Value::RedisBloom(f) => (0, 1 + f.links().len()),
         Value::RedisCuckoo(f) => (0, 1 + f.num_filters()),
+        Value::Importing(_) => (std::mem::size_of::<bloomkit_commands::ImportingDump>(), 2),
     };
     let heap = value.memory_bytes().saturating_sub(inline);
     let each = heap / allocations;

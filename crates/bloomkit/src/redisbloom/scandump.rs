@@ -60,7 +60,7 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
 /// assert!(loader.finish().is_err());
 /// # Ok::<(), bloomkit::Error>(())
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ScandumpLoader {
     value: RedisBloomValue,
     /// Bytes each link or sub-filter must receive, in order.
@@ -201,6 +201,28 @@ impl ScandumpLoader {
     /// Bytes of data chunks received so far.
     pub fn received_bytes(&self) -> u64 {
         self.received
+    }
+
+    /// Whether a `MBbloomCF` key is arriving (else a `MBbloom--` key).
+    pub fn is_cuckoo(&self) -> bool {
+        matches!(self.value, RedisBloomValue::Cuckoo(_))
+    }
+
+    /// The data received so far, one slice per link or sub-filter begun, in order: pushed
+    /// again one slice a chunk (each slice's iterator one past its last byte, counting
+    /// from 1) into a loader started from the same header, they rebuild this one. What a
+    /// host stores of a key still arriving.
+    pub fn received_parts(&self) -> Vec<&[u8]> {
+        let part = |i: usize| -> &[u8] {
+            match &self.value {
+                RedisBloomValue::Bloom(b) => &b.links[i].bytes,
+                RedisBloomValue::Cuckoo(c) => &c.filters[i].data,
+            }
+        };
+        (0..self.sizes.len())
+            .map(part)
+            .filter(|bytes| !bytes.is_empty())
+            .collect()
     }
 
     /// Whether every byte has arrived.

@@ -86,7 +86,7 @@ mod callbacks {
     use redis_module::{raw, RedisString};
 
     use super::Stored;
-    use crate::encoding::{check_version, Assembler, ChunkWriter, LoadError};
+    use crate::encoding::{check_version, Assembler, ChunkWriter, Encoding, LoadError};
 
     /// The value behind a pointer Redis passes to a callback.
     ///
@@ -124,7 +124,9 @@ mod callbacks {
         type_name: &'static str,
         encver: c_int,
     ) -> Result<Value, LoadError> {
-        check_version(type_name, encver)?;
+        if let Encoding::RedisBloom(version) = check_version(encver)? {
+            return crate::import::load(rdb, type_name, version);
+        }
         let declared = raw::load_unsigned(rdb).map_err(|_| LoadError::Io)?;
         let mut assembler = Assembler::new(declared);
         while !assembler.is_complete() {

@@ -84,20 +84,6 @@ fn state(c: &mut Conn, keys: &[String]) -> Vec<(String, String, Resp)> {
         .collect()
 }
 
-/// `BGREWRITEAOF`, and waits up to `within` for it to finish well.
-fn rewrite_aof(c: &mut Conn, within: Duration) {
-    assert!(!c.line("BGREWRITEAOF").is_error());
-    assert!(
-        common::eventually(within, || {
-            let info = c.line("INFO persistence").text();
-            info.contains("aof_rewrite_in_progress:0")
-                && info.contains("aof_rewrite_scheduled:0")
-                && info.contains("aof_last_bgrewrite_status:ok")
-        }),
-        "the rewrite finished"
-    );
-}
-
 #[test]
 fn save_and_restart_under_other_defaults_keeps_every_filter() {
     for engine in Engine::available() {
@@ -141,7 +127,7 @@ fn the_append_only_file_replays_and_rewrites_to_the_same_bits() {
             let mut c = server.conn();
             assert_eq!(state(&mut c, &keys), before, "{} replay", engine.name());
             // Rewritten (as LOADCHUNK commands without the RDB preamble), replayed again.
-            rewrite_aof(&mut c, Duration::from_secs(20));
+            common::rewrite_aof(&mut c, Duration::from_secs(20));
             server.kill();
             server.restart_with(common::args_with(&[], &extra));
             let mut c = server.conn();
@@ -419,7 +405,7 @@ fn a_chain_of_hundreds_of_layers_survives_rdb_aof_and_dump() {
         assert_eq!(deep_state(&mut c, "deep"), before, "{}: AOF", engine.name());
         assert_eq!(deep_state(&mut c, "copy"), before, "{}: AOF", engine.name());
         // Rewritten.
-        rewrite_aof(&mut c, Duration::from_secs(60));
+        common::rewrite_aof(&mut c, Duration::from_secs(60));
         server.kill();
         server.restart_with(common::args_with(&[], &aof));
         let mut c = server.conn();

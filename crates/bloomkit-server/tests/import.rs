@@ -6,51 +6,27 @@
 //! log and from a snapshot; damaged payloads refused with Redis's errors.
 
 mod common;
-
-use std::path::PathBuf;
+#[path = "../../bloomkit/tests/golden/redisbloom.rs"]
+mod golden;
 
 use bloomkit_server::server::Server;
 use common::{persistent, TestServer};
 use redis::aio::MultiplexedConnection;
 use redis::{cmd, Value};
 
-fn golden(name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../bloomkit/tests/data/redisbloom")
-        .join(name);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// A `.answers` file: item, RedisBloom's EXISTS answer, and for cuckoo keys its COUNT.
-fn answers(name: &str) -> Vec<(String, bool, Option<i64>)> {
-    String::from_utf8(golden(&format!("{name}.answers")))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (
-                f[0].to_string(),
-                f[1] == "1",
-                f.get(2).map(|c| c.parse().unwrap()),
-            )
-        })
+/// The items of `key`'s golden data with RedisBloom's EXISTS answer and cuckoo COUNT.
+fn answers(key: &str) -> Vec<(String, bool, Option<i64>)> {
+    golden::answers(&format!("{key}.answers"))
+        .into_iter()
+        .map(|(item, exists, count)| (item, exists, count.map(|c| c as i64)))
         .collect()
 }
 
-/// A `.info` file (redis-py's dict of RedisBloom's `INFO` reply): its fields in order.
-fn info_file(name: &str) -> Vec<(String, Value)> {
-    let text = String::from_utf8(golden(&format!("{name}.info"))).unwrap();
-    text.trim()
-        .trim_matches(|c| c == '{' || c == '}')
-        .split(", b'")
-        .map(|pair| {
-            let (k, v) = pair.split_once("': ").unwrap();
-            let v = match v {
-                "None" => Value::Nil,
-                v => Value::Int(v.parse().unwrap()),
-            };
-            (k.trim_start_matches("b'").to_string(), v)
-        })
+/// RedisBloom's `INFO` of `key`, as replies.
+fn info_file(key: &str) -> Vec<(String, Value)> {
+    golden::info(&format!("{key}.info"))
+        .into_iter()
+        .map(|(name, v)| (name, v.map_or(Value::Nil, |v| Value::Int(v as i64))))
         .collect()
 }
 
@@ -140,7 +116,7 @@ async fn redisbloom_dumps_restore_with_every_answer_and_info_kept() {
     let server = TestServer::start().await;
     let mut c = server.client().await;
     for key in KEYS {
-        let payload = golden(&format!("{key}.dump"));
+        let payload = golden::read(&format!("{key}.dump"));
         assert_eq!(
             restore(&mut c, key, &payload).await.unwrap(),
             Value::Okay,
@@ -150,7 +126,7 @@ async fn redisbloom_dumps_restore_with_every_answer_and_info_kept() {
         answers_as_redisbloom(&mut c, key).await;
     }
     // An existing key is BUSYKEY, as for any RESTORE.
-    let busy = restore(&mut c, "bf-small", &golden("bf-small.dump"))
+    let busy = restore(&mut c, "bf-small", &golden::read("bf-small.dump"))
         .await
         .unwrap_err();
     assert_eq!(busy.code(), Some("BUSYKEY"));
@@ -161,10 +137,10 @@ async fn redisbloom_dumps_restore_with_every_answer_and_info_kept() {
 async fn imported_keys_take_adds_and_deletes_with_redisbloom_hashing() {
     let server = TestServer::start().await;
     let mut c = server.client().await;
-    restore(&mut c, "bf", &golden("bf-layers.dump"))
+    restore(&mut c, "bf", &golden::read("bf-layers.dump"))
         .await
         .unwrap();
-    restore(&mut c, "cf", &golden("cf-grown.dump"))
+    restore(&mut c, "cf", &golden::read("cf-grown.dump"))
         .await
         .unwrap();
     let before: i64 = cmd("BF.CARD").arg("bf").query_async(&mut c).await.unwrap();
@@ -255,7 +231,7 @@ async fn imported_keys_survive_a_restart_from_the_log_and_from_a_snapshot() {
             let server = TestServer::run(Server::open(persistent(dir.path())).await.unwrap());
             let mut c = server.client().await;
             for key in KEYS {
-                restore(&mut c, key, &golden(&format!("{key}.dump")))
+                restore(&mut c, key, &golden::read(&format!("{key}.dump")))
                     .await
                     .unwrap();
             }
@@ -301,7 +277,7 @@ async fn imported_keys_survive_a_restart_from_the_log_and_from_a_snapshot() {
 async fn damaged_redisbloom_payloads_are_refused_with_redis_errors() {
     let server = TestServer::start().await;
     let mut c = server.client().await;
-    let payload = golden("cf-grown.dump");
+    let payload = golden::read("cf-grown.dump");
     let refused = |r: redis::RedisResult<Value>| {
         let e = r.unwrap_err();
         format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or(""))
@@ -351,20 +327,6 @@ async fn damaged_redisbloom_payloads_are_refused_with_redis_errors() {
     server.stop().await.unwrap();
 }
 
-/// A `.scandump` file: RedisBloom's (iterator, chunk) pairs in its order.
-fn scandump_chunks(key: &str) -> Vec<(i64, Vec<u8>)> {
-    let bytes = golden(&format!("{key}.scandump"));
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let iter = i64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        out.push((iter, bytes[at + 12..at + 12 + len].to_vec()));
-        at += 12 + len;
-    }
-    out
-}
-
 async fn loadchunk(
     c: &mut MultiplexedConnection,
     key: &str,
@@ -389,7 +351,7 @@ async fn redisbloom_scandump_chunks_load_with_every_answer_and_info_kept() {
     let server = TestServer::start().await;
     let mut c = server.client().await;
     for key in KEYS {
-        let chunks = scandump_chunks(key);
+        let chunks = golden::chunks(&format!("{key}.scandump"));
         assert!(chunks.len() >= 2, "{key}: a header and data");
         for (n, (iter, chunk)) in chunks.iter().enumerate() {
             assert_eq!(
@@ -404,7 +366,7 @@ async fn redisbloom_scandump_chunks_load_with_every_answer_and_info_kept() {
         }
         answers_as_redisbloom(&mut c, key).await;
         // The same key as RESTORE makes it.
-        restore(&mut c, "via-dump", &golden(&format!("{key}.dump")))
+        restore(&mut c, "via-dump", &golden::read(&format!("{key}.dump")))
             .await
             .unwrap();
         let a: Vec<u8> = cmd("DUMP").arg(key).query_async(&mut c).await.unwrap();
@@ -427,7 +389,7 @@ async fn redisbloom_scandump_chunks_load_with_every_answer_and_info_kept() {
 async fn a_half_loaded_redisbloom_key_survives_a_restart_and_finishes() {
     for snapshot in [false, true] {
         let dir = tempfile::tempdir().unwrap();
-        let chunks = scandump_chunks("bf-layers");
+        let chunks = golden::chunks("bf-layers.scandump");
         let half = chunks.len() / 2;
         {
             let server = TestServer::run(Server::open(persistent(dir.path())).await.unwrap());
@@ -472,8 +434,8 @@ async fn bad_redisbloom_chunks_are_refused_with_redisbloom_errors() {
         let e = r.unwrap_err();
         format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or(""))
     };
-    let bf = scandump_chunks("bf-layers");
-    let cf = scandump_chunks("cf-grown");
+    let bf = golden::chunks("bf-layers.scandump");
+    let cf = golden::chunks("cf-grown.scandump");
     // A header cut short, or claiming another number of links than it has room for.
     let mut header = bf[0].1.clone();
     header[8] ^= 1;

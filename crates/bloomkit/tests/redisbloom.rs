@@ -6,20 +6,16 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use bloomkit::redisbloom::{
     crc64_redis, RedisBloomChain, RedisBloomValue, RedisCuckooFilter, RedisCuckooInsert,
 };
 use bloomkit::Error;
 
-fn dir() -> PathBuf {
-    common::data_dir().join("redisbloom")
-}
+#[path = "golden/redisbloom.rs"]
+mod golden;
 
-fn read(name: &str) -> Vec<u8> {
-    std::fs::read(dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
+use golden::{answers, chunks, read};
 
 fn unhex(s: &str) -> Vec<u8> {
     (0..s.len())
@@ -28,50 +24,13 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-/// A `.scandump` file: its (iterator, chunk) pairs in order.
-fn chunks(name: &str) -> Vec<(i64, Vec<u8>)> {
-    let bytes = read(name);
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let it = i64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        out.push((it, bytes[at + 12..at + 12 + len].to_vec()));
-        at += 12 + len;
-    }
-    out
+/// A `.info` file's fields by name.
+fn info(name: &str) -> HashMap<String, Option<u64>> {
+    golden::info(name).into_iter().collect()
 }
 
 fn borrowed(c: &[(i64, Vec<u8>)]) -> Vec<(i64, &[u8])> {
     c.iter().map(|(i, d)| (*i, d.as_slice())).collect()
-}
-
-/// A `.answers` file: item, RedisBloom's EXISTS answer, and for cuckoo keys its COUNT.
-fn answers(name: &str) -> Vec<(String, bool, Option<u64>)> {
-    String::from_utf8(read(name))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (
-                f[0].to_string(),
-                f[1] == "1",
-                f.get(2).map(|c| c.parse().unwrap()),
-            )
-        })
-        .collect()
-}
-
-/// A `.info` file: RedisBloom's BF.INFO / CF.INFO, as Python printed the dict.
-fn info(name: &str) -> HashMap<String, Option<u64>> {
-    let text = String::from_utf8(read(name)).unwrap();
-    let body = text.trim().trim_start_matches('{').trim_end_matches('}');
-    body.split(", b'")
-        .map(|kv| {
-            let (k, v) = kv.split_once("': ").unwrap();
-            (k.trim_start_matches("b'").to_string(), v.parse().ok())
-        })
-        .collect()
 }
 
 fn bloom(name: &str) -> RedisBloomChain {

@@ -596,3 +596,17 @@ pub fn args_with(module_args: &[&str], extra: &[&str]) -> Vec<String> {
     args.extend(extra.iter().map(|a| a.to_string()));
     args
 }
+
+/// `BGREWRITEAOF`, and waits up to `within` for it to finish well.
+pub fn rewrite_aof(c: &mut Conn, within: Duration) {
+    assert!(!c.line("BGREWRITEAOF").is_error());
+    assert!(
+        eventually(within, || {
+            let info = c.line("INFO persistence").text();
+            info.contains("aof_rewrite_in_progress:0")
+                && info.contains("aof_rewrite_scheduled:0")
+                && info.contains("aof_last_bgrewrite_status:ok")
+        }),
+        "the rewrite finished"
+    );
+}

@@ -29,11 +29,11 @@ use std::io::{self, Write};
 use bloomkit_commands::Value;
 
 /// This build's (and the first) version of the encoding.
-pub const ENCODING_VERSION: i32 = 1000;
+pub const ENCODING_VERSION: i32 = bloomkit::redisbloom::payload::BLOOMKIT_ENCVER as i32;
 
 /// The largest string buffer a value is written in: small enough that saving a large filter
 /// costs one more buffer of this size, not a copy of the filter.
-pub const CHUNK_BYTES: usize = 1 << 20;
+pub const CHUNK_BYTES: usize = bloomkit::redisbloom::payload::BLOOMKIT_CHUNK_BYTES;
 
 /// Why a stored value cannot be loaded. The message is for the server's log, where it stops
 /// the load of an RDB file (or answers a `RESTORE`).

@@ -19,15 +19,15 @@ const BF_MAX_ENCVER: u64 = 4;
 const CF_MAX_ENCVER: u64 = 4;
 
 /// RDB's object type of a module value with opcodes (`RDB_TYPE_MODULE_2`).
-const RDB_TYPE_MODULE_2: u8 = 7;
+pub(super) const RDB_TYPE_MODULE_2: u8 = 7;
 /// Module value opcodes.
-const OP_EOF: u64 = 0;
-const OP_UINT: u64 = 2;
+pub(super) const OP_EOF: u64 = 0;
+pub(super) const OP_UINT: u64 = 2;
 const OP_DOUBLE: u64 = 4;
-const OP_STRING: u64 = 5;
+pub(super) const OP_STRING: u64 = 5;
 
 /// The characters of a module type name, by their 6-bit code in a module id.
-const MODULE_NAME_CHARS: &[u8; 64] =
+pub(super) const MODULE_NAME_CHARS: &[u8; 64] =
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /// A RedisBloom value of either type.
@@ -109,18 +109,18 @@ fn check_encver(type_name: &str, encver: u64, newest: u64) -> Result<()> {
 }
 
 /// A cursor over RDB bytes.
-struct Rdb<'a> {
-    rest: &'a [u8],
+pub(super) struct Rdb<'a> {
+    pub(super) rest: &'a [u8],
 }
 
 /// A string read from RDB: borrowed, or decompressed.
-enum RdbString<'a> {
+pub(super) enum RdbString<'a> {
     Raw(&'a [u8]),
     Owned(Vec<u8>),
 }
 
 impl RdbString<'_> {
-    fn into_vec(self) -> Vec<u8> {
+    pub(super) fn into_vec(self) -> Vec<u8> {
         match self {
             RdbString::Raw(b) => b.to_vec(),
             RdbString::Owned(v) => v,
@@ -138,7 +138,7 @@ impl<'a> Rdb<'a> {
         Ok(head)
     }
 
-    fn byte(&mut self) -> Result<u8> {
+    pub(super) fn byte(&mut self) -> Result<u8> {
         Ok(self.take(1)?[0])
     }
 
@@ -165,7 +165,7 @@ impl<'a> Rdb<'a> {
         })
     }
 
-    fn len(&mut self) -> Result<u64> {
+    pub(super) fn len(&mut self) -> Result<u64> {
         self.len_or_encoding()?.map_err(|code| {
             Error::corrupt(format!(
                 "an RDB length expected, found string encoding {code}"
@@ -173,7 +173,7 @@ impl<'a> Rdb<'a> {
         })
     }
 
-    fn string(&mut self) -> Result<RdbString<'a>> {
+    pub(super) fn string(&mut self) -> Result<RdbString<'a>> {
         match self.len_or_encoding()? {
             Ok(n) => {
                 let n = usize::try_from(n).map_err(|_| Error::Truncated)?;
@@ -207,7 +207,7 @@ impl<'a> Rdb<'a> {
     }
 
     /// The next module opcode, which must be `want`.
-    fn opcode(&mut self, want: u64, what: &str) -> Result<()> {
+    pub(super) fn opcode(&mut self, want: u64, what: &str) -> Result<()> {
         let found = self.len()?;
         if found != want {
             return Err(Error::corrupt(format!(
@@ -218,7 +218,7 @@ impl<'a> Rdb<'a> {
     }
 
     /// The end-of-value marker, then nothing.
-    fn finish(mut self) -> Result<()> {
+    pub(super) fn finish(mut self) -> Result<()> {
         self.opcode(OP_EOF, "the end of the value")?;
         if !self.rest.is_empty() {
             return Err(Error::corrupt(format!(
@@ -292,7 +292,7 @@ fn lzf_decompress(input: &[u8], expected_len: u64) -> Result<Vec<u8>> {
 }
 
 /// A module id's type name and encoding version.
-fn module_name(id: u64) -> (String, u64) {
+pub(super) fn module_name(id: u64) -> (String, u64) {
     let mut name = [0u8; 9];
     for (k, c) in name.iter_mut().enumerate() {
         *c = MODULE_NAME_CHARS[((id >> (10 + 6 * (8 - k))) & 63) as usize];

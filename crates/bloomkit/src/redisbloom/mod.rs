@@ -30,6 +30,7 @@
 mod chain;
 mod cuckoo;
 mod import;
+pub mod payload;
 mod persist;
 mod scandump;
 

@@ -1,4 +1,5 @@
-//! RedisBloom's formats, as an untrusted peer sends them: a DUMP payload, an RDB value of
+//! RedisBloom's formats, as an untrusted peer sends them: a DUMP payload (RedisBloom's, or
+//! the frame bloomkit's hosts write), an RDB value of
 //! either type at any encoding version, a SCANDUMP chunk sequence, and bloomkit's own files
 //! of the two RedisBloom kinds. Each must return (an error or a filter), never panic, never
 //! allocate what the input merely claims; what loads must answer, take an item, and survive
@@ -9,6 +10,7 @@
 //! re-computed by the target, so mutations reach the decoder).
 #![no_main]
 
+use bloomkit::redisbloom::payload::{self, DumpValue};
 use bloomkit::redisbloom::{crc64_redis, RedisBloomChain, RedisBloomValue, RedisCuckooFilter};
 use libfuzzer_sys::fuzz_target;
 
@@ -62,6 +64,18 @@ fuzz_target!(|data: &[u8]| {
             }
             if let Ok(v) = RedisBloomValue::from_dump(&payload) {
                 exercise(v);
+            }
+            // Either host's frame: a bloomkit value's bytes framed again read back alike.
+            if let Ok(DumpValue::Bloomkit { type_name, bytes }) = payload::from_dump(&payload) {
+                let mut again = Vec::new();
+                payload::write_dump(&mut again, type_name, bytes.len() as u64, |w| {
+                    w.write_all(&bytes)
+                })
+                .unwrap();
+                match payload::from_dump(&again).unwrap() {
+                    DumpValue::Bloomkit { bytes: back, .. } => assert_eq!(back, bytes),
+                    other => panic!("{other:?}"),
+                }
             }
         }
         1 => {

@@ -34,6 +34,7 @@ fn run(slot: &mut Option<Value>, args: Vec<Bytes>) -> Reply {
     let ctx = Ctx {
         defaults: &defaults,
         budget: &Limit,
+        now_ms: &|| 0,
     };
     let words: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
     match FilterCommand::parse(&words) {

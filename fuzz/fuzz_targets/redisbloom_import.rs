@@ -66,14 +66,23 @@ fuzz_target!(|data: &[u8]| {
                 exercise(v);
             }
             // Either host's frame: a bloomkit value's bytes framed again read back alike.
-            if let Ok(DumpValue::Bloomkit { type_name, bytes }) = payload::from_dump(&payload) {
+            if let Ok(DumpValue::Bloomkit {
+                type_name,
+                encver,
+                bytes,
+            }) = payload::from_dump(&payload)
+            {
                 let mut again = Vec::new();
-                payload::write_dump(&mut again, type_name, bytes.len() as u64, |w| {
+                payload::write_dump(&mut again, &type_name, encver, bytes.len() as u64, |w| {
                     w.write_all(&bytes)
                 })
                 .unwrap();
                 match payload::from_dump(&again).unwrap() {
-                    DumpValue::Bloomkit { bytes: back, .. } => assert_eq!(back, bytes),
+                    DumpValue::Bloomkit {
+                        type_name: name_back,
+                        encver: encver_back,
+                        bytes: back,
+                    } => assert_eq!((name_back, encver_back, back), (type_name, encver, bytes)),
                     other => panic!("{other:?}"),
                 }
             }

@@ -30,11 +30,10 @@
 use bloomkit::{
     hash_bytes_with_seed, ClassicProbes, Error, LayerInfo, LayerLayout, ScalableBloomFilter,
 };
-use bytes::Bytes;
 use smallvec::smallvec;
 
 use crate::args::{is_word, parse_f64, parse_i64};
-use crate::dump::{self, Chunk};
+use crate::dump;
 use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
 use crate::limits::{BF_MAX_CAPACITY as MAX_CAPACITY, BF_MAX_EXPANSION as MAX_EXPANSION};
 use crate::params::Defaults;
@@ -454,7 +453,7 @@ pub(crate) const LOADCHUNK: &str = "BF.LOADCHUNK";
 pub(crate) fn lookup(value: Option<&Value>) -> Result<&ScalableBloomFilter, Lookup> {
     match value {
         Some(Value::Bloom(f)) => Ok(f),
-        Some(Value::Loading(d)) if !d.is_cuckoo() => Err(Lookup::Loading),
+        Some(Value::Loading(d)) if d.is_bloom() => Err(Lookup::Loading),
         Some(Value::Importing(d)) if !d.is_cuckoo() => Err(Lookup::Loading),
         Some(_) => Err(Lookup::WrongType),
         None => Err(Lookup::Missing),
@@ -950,12 +949,7 @@ fn scandump(value: Option<&Value>, iter: Option<i64>, ctx: &Ctx<'_>) -> Reply {
     let Some(iter) = iter else {
         return Reply::error("Second argument must be numeric");
     };
-    match dump::scandump(value, iter, ctx.budget) {
-        Chunk::Header(bytes) => Reply::Array(vec![Reply::Integer(1), Reply::bulk(bytes)]),
-        Chunk::Data { next, bytes } => Reply::Array(vec![Reply::Integer(next), Reply::bulk(bytes)]),
-        Chunk::End => Reply::Array(vec![Reply::Integer(0), Reply::bulk(Bytes::new())]),
-        Chunk::Refused => Reply::error(OOM),
-    }
+    dump::scandump(value, iter, ctx.budget).into_reply(dump::bloom_end)
 }
 
 fn loadchunk<'c>(

@@ -10,7 +10,7 @@
 use crate::reply::Reply;
 use crate::run::{Access, Args, Ctx, Outcome};
 use crate::value::Value;
-use crate::{bloom, cuckoo};
+use crate::{aging, bloom, cuckoo};
 
 /// One parsed `BF.*` or `CF.*` command.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +19,8 @@ pub enum FilterCommand<'a> {
     Bloom(bloom::BloomCommand<'a>),
     /// A `CF.*` command.
     Cuckoo(cuckoo::CuckooCommand<'a>),
+    /// An `AF.*` command.
+    Aging(aging::AgingCommand<'a>),
 }
 
 impl<'a> FilterCommand<'a> {
@@ -27,6 +29,7 @@ impl<'a> FilterCommand<'a> {
         match self {
             FilterCommand::Bloom(c) => c.key(),
             FilterCommand::Cuckoo(c) => c.key(),
+            FilterCommand::Aging(c) => c.key(),
         }
     }
 
@@ -36,7 +39,7 @@ impl<'a> FilterCommand<'a> {
     pub fn sources(&self) -> Args<'a> {
         match self {
             FilterCommand::Bloom(c) => c.sources(),
-            FilterCommand::Cuckoo(_) => &[],
+            FilterCommand::Cuckoo(_) | FilterCommand::Aging(_) => &[],
         }
     }
 
@@ -45,6 +48,7 @@ impl<'a> FilterCommand<'a> {
         match self {
             FilterCommand::Bloom(c) => c.access(),
             FilterCommand::Cuckoo(c) => c.access(),
+            FilterCommand::Aging(c) => c.access(),
         }
     }
 
@@ -54,6 +58,7 @@ impl<'a> FilterCommand<'a> {
         match self {
             FilterCommand::Bloom(c) => c.read(value, ctx),
             FilterCommand::Cuckoo(c) => c.read(value, ctx),
+            FilterCommand::Aging(c) => c.read(value, ctx),
         }
     }
 
@@ -62,6 +67,7 @@ impl<'a> FilterCommand<'a> {
         match self {
             FilterCommand::Bloom(c) => c.write(slot, ctx),
             FilterCommand::Cuckoo(c) => c.write(slot, ctx),
+            FilterCommand::Aging(c) => c.write(slot, ctx),
         }
     }
 
@@ -77,6 +83,7 @@ impl<'a> FilterCommand<'a> {
         match self {
             FilterCommand::Bloom(c) => c.write_reading(slot, sources, ctx),
             FilterCommand::Cuckoo(c) => c.write(slot, ctx),
+            FilterCommand::Aging(c) => c.write(slot, ctx),
         }
     }
 }

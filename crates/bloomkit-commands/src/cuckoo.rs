@@ -39,7 +39,7 @@ use bloomkit::{hash_bytes_with_seed, CuckooFilter, CuckooPlacement, Error, Filte
 use smallvec::smallvec;
 
 use crate::args::parse_i64;
-use crate::dump::{self, Chunk};
+use crate::dump;
 use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
 use crate::limits::{
     CF_MAX_BUCKET_SIZE as MAX_BUCKET_SIZE, CF_MAX_CAPACITY as MAX_CAPACITY,
@@ -918,12 +918,7 @@ fn scandump(value: Option<&Value>, pos: i64, ctx: &Ctx<'_>) -> Reply {
     let Some(value) = value else {
         return end();
     };
-    match dump::scandump(value, pos, ctx.budget) {
-        Chunk::Header(bytes) => Reply::Array(vec![Reply::Integer(1), Reply::bulk(bytes)]),
-        Chunk::Data { next, bytes } => Reply::Array(vec![Reply::Integer(next), Reply::bulk(bytes)]),
-        Chunk::End => end(),
-        Chunk::Refused => Reply::error(OOM),
-    }
+    dump::scandump(value, pos, ctx.budget).into_reply(end)
 }
 
 fn loadchunk<'c>(

@@ -1,5 +1,7 @@
-//! `SCANDUMP` and `LOADCHUNK`, shared by `BF.*` and `CF.*`: a filter's bloomkit encoding
-//! cut into chunks, and put back together.
+//! `SCANDUMP` and `LOADCHUNK`, shared by `BF.*`, `CF.*` and `AF.*`: a value's encoding (a
+//! filter's bloomkit encoding; for an aging key, [`AgingKey`](crate::aging::AgingKey)'s,
+//! whose header is its fixed fields and its filter's header) cut into chunks, and put back
+//! together.
 //!
 //! Clients treat chunks as opaque (redis-py's loop: `SCANDUMP` from iterator 0 until it
 //! answers 0, then `LOADCHUNK` every `(iterator, data)` pair in order, with no end message),
@@ -22,7 +24,7 @@
 
 use std::io::{self, Write};
 
-use bloomkit::format::{self, HeaderInfo};
+use bloomkit::format;
 use bloomkit::FilterKind;
 use bytes::Bytes;
 use smallvec::smallvec;
@@ -38,8 +40,44 @@ use crate::value::{PartialDump, Value};
 /// The largest chunk `SCANDUMP` answers: RedisBloom's `MAX_SCANDUMP_SIZE`.
 pub(crate) const MAX_CHUNK_BYTES: usize = 16 << 20;
 
-/// The longest header: 44 fixed bytes and at most 1024 of parameters.
-const MAX_HEADER_BYTES: u64 = 44 + 1024;
+/// The longest header: an aging key's fixed fields (41 bytes), then a filter's 44 fixed
+/// bytes and at most 1024 of parameters.
+const MAX_HEADER_BYTES: u64 = 41 + 44 + 1024;
+
+/// What the header of a value's encoding says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// The filter kind: [`FilterKind::Aging`] for an aging key.
+    pub(crate) kind: FilterKind,
+    /// Bytes from the start to the end of the header.
+    pub(crate) header_len: usize,
+    /// Bytes of the whole encoding.
+    pub(crate) encoded_len: u64,
+}
+
+/// Reads the header at the start of a value's encoding, a filter's
+/// ([`format::peek_header`]) or an aging key's; `Ok(None)` while `prefix` is too short to
+/// tell.
+///
+/// # Errors
+///
+/// The readers' errors for what is neither.
+pub(crate) fn peek_header(prefix: &[u8]) -> bloomkit::Result<Option<Header>> {
+    let aging_magic = &crate::aging::MAGIC[..prefix.len().min(crate::aging::MAGIC.len())];
+    if prefix.starts_with(aging_magic) && !prefix.is_empty() {
+        let header = crate::aging::AgingKey::peek_header(prefix)?;
+        return Ok(header.map(|(header_len, encoded_len)| Header {
+            kind: FilterKind::Aging,
+            header_len,
+            encoded_len,
+        }));
+    }
+    Ok(format::peek_header(prefix)?.map(|info| Header {
+        kind: info.kind,
+        header_len: info.header_len,
+        encoded_len: info.encoded_len,
+    }))
+}
 
 /// A writer that keeps the bytes of `[start, end)` of what is written through it, and stops
 /// the writing (with an error the caller ignores) once past `end`, so a window near the start
@@ -85,6 +123,7 @@ fn window(value: &Value, start: u64, len: usize) -> Vec<u8> {
     let _ = match value {
         Value::Bloom(f) => f.write_to(&mut w),
         Value::Cuckoo(f) => f.write_to(&mut w),
+        Value::Aging(k) => k.write_to(&mut w),
         Value::Loading(d) => w.write_all(d.received()).map_err(bloomkit::Error::Io),
         Value::RedisBloom(f) => f.write_to(&mut w),
         Value::RedisCuckoo(f) => f.write_to(&mut w),
@@ -95,9 +134,9 @@ fn window(value: &Value, start: u64, len: usize) -> Vec<u8> {
 }
 
 /// The header of `value`'s encoding, and what it says.
-fn header(value: &Value) -> Option<(Vec<u8>, HeaderInfo)> {
+fn header(value: &Value) -> Option<(Vec<u8>, Header)> {
     let mut head = window(value, 0, MAX_HEADER_BYTES as usize);
-    let info = format::peek_header(&head).ok()??;
+    let info = peek_header(&head).ok()??;
     head.truncate(info.header_len);
     Some((head, info))
 }
@@ -118,6 +157,26 @@ pub(crate) enum Chunk {
     End,
     /// A chunk the budget did not admit (answer `OOM`).
     Refused,
+}
+
+/// `BF.SCANDUMP`'s (and `AF.SCANDUMP`'s) answer past the end: `[0, ""]`.
+pub(crate) fn bloom_end() -> Reply {
+    Reply::Array(vec![Reply::Integer(0), Reply::bulk(Bytes::new())])
+}
+
+impl Chunk {
+    /// The chunk as `SCANDUMP` answers it: `[iterator, bytes]`, `end` past the end (`BF`'s
+    /// `[0, ""]`, `CF`'s `[0, nil]`), `OOM` for a refused chunk.
+    pub(crate) fn into_reply(self, end: impl FnOnce() -> Reply) -> Reply {
+        match self {
+            Chunk::Header(bytes) => Reply::Array(vec![Reply::Integer(1), Reply::bulk(bytes)]),
+            Chunk::Data { next, bytes } => {
+                Reply::Array(vec![Reply::Integer(next), Reply::bulk(bytes)])
+            }
+            Chunk::End => end(),
+            Chunk::Refused => Reply::error(OOM),
+        }
+    }
 }
 
 /// `SCANDUMP value iter` (a finished filter), built only if `budget` admits its size.
@@ -228,10 +287,10 @@ pub(crate) fn restore_commands(value: &Value, key: &[u8], emit: &mut dyn FnMut(V
     let Some((_, info)) = header(value) else {
         return;
     };
-    let name = if value.type_name() == "MBbloomCF" {
-        "CF.LOADCHUNK"
-    } else {
-        "BF.LOADCHUNK"
+    let name = match value.type_name() {
+        "MBbloomCF" => "CF.LOADCHUNK",
+        crate::value::AGING_TYPE_NAME => "AF.LOADCHUNK",
+        _ => "BF.LOADCHUNK",
     };
     let mut restore = Restore {
         name,
@@ -246,6 +305,7 @@ pub(crate) fn restore_commands(value: &Value, key: &[u8], emit: &mut dyn FnMut(V
     let _ = match value {
         Value::Bloom(f) => f.write_to(&mut restore).map_err(|_| ()),
         Value::Cuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
+        Value::Aging(k) => k.write_to(&mut restore).map_err(|_| ()),
         Value::Loading(d) => restore.write_all(d.received()).map_err(|_| ()),
         Value::RedisBloom(f) => f.write_to(&mut restore).map_err(|_| ()),
         Value::RedisCuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
@@ -351,18 +411,20 @@ pub(crate) fn start(
     budget: &dyn Budget,
 ) -> Result<Value, LoadError> {
     // RedisBloom's own header chunk (not bloomkit's encoding): a key imported as it arrives.
-    if !ImportingDump::is_bloomkit(header) {
+    // An aging key has no RedisBloom counterpart to import.
+    if kind != FilterKind::Aging && !ImportingDump::is_bloomkit(header) {
         let cuckoo = kind == FilterKind::Cuckoo;
         return ImportingDump::start(cuckoo, header, budget).map(|d| Value::Importing(Box::new(d)));
     }
     // A filter file of another kind says which it is before anything else is checked.
-    if let Ok(Some(info)) = bloomkit::format::peek_header(header) {
+    if let Ok(Some(info)) = peek_header(header) {
         // An imported key's own dump (a RedisBloom kind) restores under its family's commands.
         let imported = match kind {
-            FilterKind::Cuckoo => FilterKind::RedisCuckoo,
-            _ => FilterKind::RedisBloomChain,
+            FilterKind::Cuckoo => Some(FilterKind::RedisCuckoo),
+            FilterKind::Aging => None,
+            _ => Some(FilterKind::RedisBloomChain),
         };
-        if info.kind != kind && info.kind != imported {
+        if info.kind != kind && Some(info.kind) != imported {
             return Err(LoadError::WrongKind { found: info.kind });
         }
     }

@@ -34,10 +34,11 @@ impl ImportingDump {
     /// partial dump's).
     pub const MAGIC: [u8; 8] = *b"\x89BKR\r\n\x1a\n";
 
-    /// Whether `chunk` is bloomkit's own encoding (a filter file or `SCANDUMP` of a
-    /// bloomkit host) rather than RedisBloom's header chunk.
+    /// Whether `chunk` is bloomkit's own encoding (a filter file, an aging key, or either's
+    /// `SCANDUMP` from a bloomkit host) rather than RedisBloom's header chunk.
     pub(crate) fn is_bloomkit(chunk: &[u8]) -> bool {
         chunk.starts_with(&bloomkit::format::MAGIC[..4])
+            || chunk.starts_with(&crate::aging::MAGIC[..4])
     }
 
     /// Starts a key from RedisBloom's header chunk, admitting the bytes it announces to the
@@ -145,7 +146,7 @@ impl ImportingDump {
         Ok(())
     }
 
-    /// Reads what [`write_to`](Self::write_to) wrote.
+    /// Reads what its `write_to` wrote (a stored importing key).
     ///
     /// # Errors
     ///

@@ -16,10 +16,12 @@
 //!    command's parser checks what needs neither the key nor the defaults. An error here is
 //!    the reply.
 //! 2. Find the value at [`FilterCommand::key`]: `None` if the key is missing, else a
-//!    [`Value`] (a Bloom filter, a cuckoo filter, or a dump still being restored).
+//!    [`Value`] (a Bloom filter, a cuckoo filter, an aging key, or a dump still being
+//!    restored).
 //! 3. For [`Access::Read`], [`FilterCommand::read`] the value; for [`Access::Write`],
 //!    [`FilterCommand::write`] the key's slot (`&mut Option<Value>`, which the command may
-//!    fill, change or empty), with a [`Ctx`] of the current [`Defaults`] and a [`Budget`].
+//!    fill, change or empty), with a [`Ctx`] of the current [`Defaults`], a [`Budget`] and
+//!    the host's clock.
 //!    A command that reads other keys too ([`FilterCommand::sources`], not empty only for
 //!    `BF.MERGE`) runs through [`FilterCommand::write_reading`], with their values, which
 //!    the host holds unchanged meanwhile.
@@ -50,7 +52,9 @@
 //!   order and with its error strings; `SCANDUMP`/`LOADCHUNK` share their chunking.
 //!   `BF.MERGE`'s checks and union live in a module of their own (`merge`), which
 //!   [`bloom`] calls.
-//! * [`FilterCommand`]: one parsed command of either family.
+//! * [`aging`] (`AF.*`): aging filters, keys that forget a generation at a time, with the
+//!   parameters and rotation schedule an [`aging::AgingKey`] keeps beside the filter.
+//! * [`FilterCommand`]: one parsed command of any family.
 //! * [`table`]: every filter command once, with what a host registers it with (name, arity,
 //!   flags, key positions, ACL categories, documentation) and the parser its name reaches.
 //!
@@ -67,7 +71,7 @@
 //! let mut keys: HashMap<Bytes, Value> = HashMap::new();
 //! let mut log: Vec<Vec<Bytes>> = Vec::new();
 //! let defaults = Defaults::default();
-//! let ctx = Ctx { defaults: &defaults, budget: &Unlimited };
+//! let ctx = Ctx { defaults: &defaults, budget: &Unlimited, now_ms: &|| 0 };
 //! let mut run = |line: &str| -> Reply {
 //!     let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
 //!     let command = match FilterCommand::parse(&args) {
@@ -112,6 +116,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod aging;
 pub mod args;
 pub mod bloom;
 mod budget;

@@ -1,4 +1,4 @@
-//! The `bf-*`/`cf-*` parameters: the defaults for keys that commands create implicitly
+//! The `bf-*`/`cf-*`/`af-*` parameters: the defaults for keys that commands create implicitly
 //! (`BF.ADD` on a missing key), each with its name, type, range and default written once, in
 //! [`PARAMETERS`].
 //!
@@ -59,6 +59,15 @@ pub struct Defaults {
     /// memory here than there) or `blocked` (every probe of an item in one 64-byte line: one
     /// cache miss per item and layer, for 4.5% more bits at a 1% target).
     pub bf_layout: LayerLayout,
+    /// `af-error-rate`: a new aging filter's rate, over its whole window.
+    pub af_error_rate: f64,
+    /// `af-capacity`: a new aging filter's items per generation.
+    pub af_capacity: u64,
+    /// `af-generations`: a new aging filter's generations.
+    pub af_generations: u32,
+    /// `af-period`: a new aging filter's rotation period in seconds; 0 rotates only on
+    /// `AF.ROTATE`.
+    pub af_period: u64,
 }
 
 impl Default for Defaults {
@@ -75,6 +84,10 @@ impl Default for Defaults {
             cf_expansion_factor: 0,
             cf_max_expansions: 0,
             bf_layout: LayerLayout::Classic,
+            af_error_rate: 0.0,
+            af_capacity: 0,
+            af_generations: 0,
+            af_period: 0,
         };
         for param in PARAMETERS {
             (param.put)(&mut defaults, param.default);
@@ -377,6 +390,39 @@ pub static PARAMETERS: &[Parameter] = &[
             }
         },
     },
+    Parameter {
+        name: "af-error-rate",
+        default: Number::Float(0.01),
+        min: Number::Float(0.0),
+        max: Number::Float(1.0),
+        choices: &[],
+        get: |d| Number::Float(d.af_error_rate),
+        put: |d, v| d.af_error_rate = v.as_f64(),
+    },
+    integer(
+        "af-capacity",
+        100,
+        (1, crate::aging::MAX_CAPACITY),
+        |d| Number::Integer(d.af_capacity),
+        |d, v| d.af_capacity = v.as_u64(),
+    ),
+    integer(
+        "af-generations",
+        crate::aging::MIN_GENERATIONS as u64,
+        (
+            crate::aging::MIN_GENERATIONS as u64,
+            crate::aging::MAX_GENERATIONS as u64,
+        ),
+        |d| Number::Integer(d.af_generations.into()),
+        |d, v| d.af_generations = v.as_u32(),
+    ),
+    integer(
+        "af-period",
+        0,
+        (0, crate::aging::MAX_PERIOD_SECS),
+        |d| Number::Integer(d.af_period),
+        |d, v| d.af_period = v.as_u64(),
+    ),
 ];
 
 #[cfg(test)]

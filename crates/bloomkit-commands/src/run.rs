@@ -45,6 +45,12 @@ pub struct Ctx<'a> {
     pub defaults: &'a Defaults,
     /// The memory budget.
     pub budget: &'a dyn Budget,
+    /// The host's clock: milliseconds since the Unix epoch. Asked only by a command that
+    /// needs the time (an `AF.*` creation or rotation without `AT`, `AF.INFO`), so a command
+    /// that does not costs no clock read. The host owns the clock (the server's keyspace
+    /// clock, the engine's `RedisModule_Milliseconds`); replayed records carry their time
+    /// (`AT`), so a replay never asks it.
+    pub now_ms: &'a dyn Fn() -> u64,
 }
 
 /// Whether a command only reads its key (and may share it with other readers).

@@ -22,6 +22,7 @@
 //! assert!(lookup(b"BF.NOSUCH").is_none());
 //! ```
 
+use crate::aging::{self, AgingCommand};
 use crate::bloom::{self, BloomCommand};
 use crate::command::FilterCommand;
 use crate::cuckoo::{self, CuckooCommand};
@@ -327,6 +328,7 @@ pub const fn container(
 enum Parser {
     Bloom(for<'a> fn(Args<'a>, LazyOrigin<'_>) -> Result<BloomCommand<'a>, Reply>),
     Cuckoo(for<'a> fn(Args<'a>, LazyOrigin<'_>) -> Result<CuckooCommand<'a>, Reply>),
+    Aging(for<'a> fn(Args<'a>, LazyOrigin<'_>) -> Result<AgingCommand<'a>, Reply>),
 }
 
 /// One `BF.*`/`CF.*` command: how it presents, and the parser it reaches.
@@ -405,6 +407,7 @@ impl FilterSpec {
         match self.parse {
             Parser::Bloom(parse) => parse(args, origin).map(FilterCommand::Bloom),
             Parser::Cuckoo(parse) => parse(args, origin).map(FilterCommand::Cuckoo),
+            Parser::Aging(parse) => parse(args, origin).map(FilterCommand::Aging),
         }
     }
 }
@@ -459,6 +462,19 @@ const fn cf(
     }
 }
 
+const fn af(
+    spec: CommandSpec,
+    parse: for<'a> fn(Args<'a>, LazyOrigin<'_>) -> Result<AgingCommand<'a>, Reply>,
+) -> FilterSpec {
+    FilterSpec {
+        spec,
+        parse: Parser::Aging(parse),
+    }
+}
+
+const AF: &str = "af";
+const AGING_WRITE: &[&str] = &["@write", "@bloom"];
+const AGING_READ: &[&str] = &["@read", "@bloom"];
 const BF: &str = "bf";
 const CF: &str = "cf";
 const MODULE_WRITE: &[Flag] = &[Flag::Write, Flag::DenyOom, Flag::Module];
@@ -468,8 +484,9 @@ const BLOOM_READ: &[&str] = &["@read", "@bloom"];
 const CUCKOO_WRITE: &[&str] = &["@write", "@cuckoo"];
 const CUCKOO_READ: &[&str] = &["@read", "@cuckoo"];
 
-/// Every `BF.*` and `CF.*` command, in the order `COMMAND` lists them. Flags, key positions,
-/// ACL categories and summaries are RedisBloom's; arities are what the parsers accept (Redis
+/// Every `BF.*`, `CF.*` and `AF.*` command, in the order `COMMAND` lists them. Flags, key
+/// positions, ACL categories and summaries of `BF.*`/`CF.*` are RedisBloom's (`AF.*`, bloomkit's
+/// own, are flagged as they are and in the `@bloom` category); arities are what the parsers accept (Redis
 /// still reports -1 for them, see [`CommandSpec::info_arity`]).
 #[rustfmt::skip]
 pub static FILTER_COMMANDS: &[FilterSpec] = &[
@@ -501,6 +518,16 @@ pub static FILTER_COMMANDS: &[FilterSpec] = &[
     cf(keyed("cf.compact", 2, &[Flag::Write, Flag::Module], (1, 1), CUCKOO_WRITE, CF, "Moves items into older sub-filters and frees the emptied newest ones.", "1.0.0"), cuckoo::parse::compact),
     cf(keyed("cf.scandump", 3, MODULE_READ, (1, 1), CUCKOO_READ, CF, "Begins an incremental save of the bloom filter.", "1.0.0"), cuckoo::parse::scandump),
     cf(keyed("cf.loadchunk", 4, MODULE_WRITE, (1, 1), CUCKOO_WRITE, CF, "Restores a filter previously saved using SCANDUMP.", "1.0.0"), cuckoo::parse::loadchunk),
+    af(keyed("af.reserve", -4, MODULE_WRITE, (1, 1), AGING_WRITE, AF, "Creates an aging filter: generations of a Bloom filter that rotate out, each for capacity items.", "0.2.0"), aging::parse::reserve),
+    af(keyed("af.add", 3, MODULE_WRITE, (1, 1), AGING_WRITE, AF, "Adds an item to an aging filter; answers 1 for a first sighting within the window.", "0.2.0"), aging::parse::add),
+    af(keyed("af.madd", -3, MODULE_WRITE, (1, 1), AGING_WRITE, AF, "Adds items to an aging filter; answers 1 for each first sighting within the window.", "0.2.0"), aging::parse::madd),
+    af(keyed("af.exists", 3, MODULE_READ, (1, 1), AGING_READ, AF, "Checks whether an item may have been added to an aging filter within its window.", "0.2.0"), aging::parse::exists),
+    af(keyed("af.mexists", -3, MODULE_READ, (1, 1), AGING_READ, AF, "Checks whether items may have been added to an aging filter within its window.", "0.2.0"), aging::parse::mexists),
+    af(keyed("af.rotate", -2, &[Flag::Write, Flag::Module], (1, 1), AGING_WRITE, AF, "Rotates an aging filter: drops its oldest generation and starts an empty newest one.", "0.2.0"), aging::parse::rotate),
+    af(keyed("af.info", 2, MODULE_READ, (1, 1), AGING_READ, AF, "Returns information about an aging filter.", "0.2.0"), aging::parse::info),
+    af(keyed("af.card", 2, MODULE_READ, (1, 1), AGING_READ, AF, "Returns the items added to an aging filter's generations, summed.", "0.2.0"), aging::parse::card),
+    af(keyed("af.scandump", 3, MODULE_READ, (1, 1), AGING_READ, AF, "Begins an incremental save of an aging filter.", "0.2.0"), aging::parse::scandump),
+    af(keyed("af.loadchunk", 4, MODULE_WRITE, (1, 1), AGING_WRITE, AF, "Restores an aging filter previously saved using AF.SCANDUMP.", "0.2.0"), aging::parse::loadchunk),
 ];
 
 #[cfg(test)]

@@ -1,21 +1,33 @@
-//! The values the keyspace holds: one filter per key, or a filter still arriving in
-//! `BF.LOADCHUNK`/`CF.LOADCHUNK` chunks.
+//! The values the keyspace holds: one filter (or aging key) per key, or one still arriving
+//! in `BF.LOADCHUNK`/`CF.LOADCHUNK`/`AF.LOADCHUNK` chunks.
 
 use std::io::{self, Write};
 
-use bloomkit::format::{self, HeaderInfo};
+use bloomkit::redisbloom::payload::BLOOMKIT_ENCVER;
 use bloomkit::redisbloom::{RedisBloomChain, RedisCuckooFilter};
-
-use crate::importing::ImportingDump;
 use bloomkit::{AnyFilter, CuckooFilter, Error, FilterKind, ScalableBloomFilter};
 
-/// A key's value: the filter behind a `BF.*` or `CF.*` key.
+use crate::aging::AgingKey;
+use crate::importing::ImportingDump;
+
+/// What `TYPE` answers for an `AF.*` key: nine characters, as a Redis module type's name
+/// must be, in the spirit of RedisBloom's `MBbloom--`.
+pub const AGING_TYPE_NAME: &str = "BKaging--";
+
+/// The module encoding version of [`AGING_TYPE_NAME`] values (RDB files and `DUMP`
+/// payloads): a type of bloomkit's own, so its versions start at 1 (`MBbloom--`/`MBbloomCF`
+/// are at [`BLOOMKIT_ENCVER`], apart from RedisBloom's).
+pub const AGING_ENCVER: u64 = 1;
+
+/// A key's value: the filter behind a `BF.*`, `CF.*` or `AF.*` key.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     /// A Bloom key (`TYPE` answers `MBbloom--`).
     Bloom(ScalableBloomFilter),
     /// A cuckoo key (`TYPE` answers `MBbloomCF`).
     Cuckoo(CuckooFilter),
+    /// An aging key (`TYPE` answers [`AGING_TYPE_NAME`]).
+    Aging(AgingKey),
     /// A filter being restored from `SCANDUMP` chunks: its header has arrived, not yet all
     /// of its bytes. `TYPE` answers as for the finished filter; filter commands other than
     /// `LOADCHUNK` answer an error until the last chunk arrives.
@@ -47,12 +59,24 @@ impl Value {
         })
     }
 
+    /// The module encoding version a `DUMP` payload or RDB file names for this key's type
+    /// ([`type_name`](Self::type_name)): [`AGING_ENCVER`] or [`BLOOMKIT_ENCVER`].
+    pub fn module_encver(&self) -> u64 {
+        if self.type_name() == AGING_TYPE_NAME {
+            AGING_ENCVER
+        } else {
+            BLOOMKIT_ENCVER
+        }
+    }
+
     /// What `TYPE` answers for this key: RedisBloom's module type names.
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Bloom(_) | Value::RedisBloom(_) => "MBbloom--",
             Value::Cuckoo(_) | Value::RedisCuckoo(_) => "MBbloomCF",
+            Value::Aging(_) => AGING_TYPE_NAME,
             Value::Loading(d) if d.is_cuckoo() => "MBbloomCF",
+            Value::Loading(d) if d.kind() == FilterKind::Aging => AGING_TYPE_NAME,
             Value::Importing(d) if d.is_cuckoo() => "MBbloomCF",
             Value::Importing(_) => "MBbloom--",
             Value::Loading(_) => "MBbloom--",
@@ -85,7 +109,7 @@ impl Value {
     /// assert_eq!(commands[0][0], "BF.LOADCHUNK");
     ///
     /// let defaults = Defaults::default();
-    /// let ctx = Ctx { defaults: &defaults, budget: &Unlimited };
+    /// let ctx = Ctx { defaults: &defaults, budget: &Unlimited, now_ms: &|| 0 };
     /// let mut slot = None;
     /// for command in &commands {
     ///     let words: Vec<&[u8]> = command.iter().map(|w| &w[..]).collect();
@@ -103,6 +127,7 @@ impl Value {
         match self {
             Value::Bloom(f) => f.memory_bytes(),
             Value::Cuckoo(f) => f.memory_bytes(),
+            Value::Aging(k) => k.memory_bytes(),
             Value::Loading(d) => d.memory_bytes(),
             Value::RedisBloom(f) => f.memory_bytes(),
             Value::RedisCuckoo(f) => f.memory_bytes(),
@@ -124,6 +149,7 @@ impl Value {
         match self {
             Value::Bloom(f) => f.encoded_len(),
             Value::Cuckoo(f) => f.encoded_len(),
+            Value::Aging(k) => k.encoded_len(),
             Value::Loading(d) => d.stored_len(),
             Value::RedisBloom(f) => f.encoded_len(),
             Value::RedisCuckoo(f) => f.encoded_len(),
@@ -147,6 +173,7 @@ impl Value {
         match self {
             Value::Bloom(f) => f.write_to(writer).map_err(bloomkit_io),
             Value::Cuckoo(f) => f.write_to(writer).map_err(bloomkit_io),
+            Value::Aging(k) => k.write_to(writer).map_err(bloomkit_io),
             Value::Loading(d) => d.write_to(writer),
             Value::RedisBloom(f) => f.write_to(writer).map_err(bloomkit_io),
             Value::RedisCuckoo(f) => f.write_to(writer).map_err(bloomkit_io),
@@ -167,8 +194,11 @@ impl Value {
         if bytes.starts_with(&ImportingDump::MAGIC) {
             return ImportingDump::from_bytes(bytes).map(|d| Value::Importing(Box::new(d)));
         }
+        if bytes.starts_with(&crate::aging::MAGIC) {
+            return AgingKey::from_bytes(bytes).map(Value::Aging);
+        }
         // The RedisBloom kinds are not AnyFilter's: read them by the header's kind.
-        match format::peek_header(bytes).map(|info| info.map(|info| info.kind)) {
+        match bloomkit::format::peek_header(bytes).map(|info| info.map(|info| info.kind)) {
             Ok(Some(FilterKind::RedisBloomChain)) => {
                 return RedisBloomChain::from_bytes(bytes).map(Value::RedisBloom)
             }
@@ -212,12 +242,14 @@ impl PartialDump {
     pub const MAGIC: [u8; 8] = *b"\x89BKP\r\n\x1a\n";
 
     /// A dump whose first bytes are `header`, which must be exactly an encoded filter's
-    /// header (as [`bloomkit::format::peek_header`] reads it).
+    /// header (as [`bloomkit::format::peek_header`] reads it), or an aging key's (its fixed
+    /// fields, then its filter's header).
     ///
     /// # Errors
     ///
     /// [`Error::Corrupt`] if `header` is not exactly a header, or of a kind other than a
-    /// scalable Bloom or a cuckoo filter; the reader's errors for a malformed one.
+    /// scalable Bloom, a cuckoo filter or an aging key; the reader's errors for a malformed
+    /// one.
     pub fn new(header: &[u8]) -> bloomkit::Result<PartialDump> {
         let info = Self::check_header(header)?;
         if header.len() != info.header_len {
@@ -237,12 +269,13 @@ impl PartialDump {
         })
     }
 
-    fn check_header(bytes: &[u8]) -> bloomkit::Result<HeaderInfo> {
-        let info = format::peek_header(bytes)?.ok_or(Error::Truncated)?;
+    fn check_header(bytes: &[u8]) -> bloomkit::Result<crate::dump::Header> {
+        let info = crate::dump::peek_header(bytes)?.ok_or(Error::Truncated)?;
         if !matches!(
             info.kind,
             FilterKind::Scalable
                 | FilterKind::Cuckoo
+                | FilterKind::Aging
                 | FilterKind::RedisBloomChain
                 | FilterKind::RedisCuckoo
         ) {
@@ -254,15 +287,24 @@ impl PartialDump {
         Ok(info)
     }
 
-    /// The kind of filter arriving: [`FilterKind::Scalable`] or [`FilterKind::Cuckoo`], or
-    /// one of the RedisBloom kinds (an imported key's own dump).
+    /// The kind of filter arriving: [`FilterKind::Scalable`], [`FilterKind::Cuckoo`],
+    /// [`FilterKind::Aging`] for an aging key, or one of the RedisBloom kinds (an imported
+    /// key's own dump).
     pub fn kind(&self) -> FilterKind {
         self.kind
     }
 
-    /// Whether a cuckoo key (`CF.*`) is arriving, rather than a Bloom key (`BF.*`).
+    /// Whether a cuckoo key (`CF.*`) is arriving: bloomkit's or an imported one.
     pub fn is_cuckoo(&self) -> bool {
         matches!(self.kind, FilterKind::Cuckoo | FilterKind::RedisCuckoo)
+    }
+
+    /// Whether a Bloom key (`BF.*`) is arriving: bloomkit's or an imported one.
+    pub fn is_bloom(&self) -> bool {
+        matches!(
+            self.kind,
+            FilterKind::Scalable | FilterKind::RedisBloomChain
+        )
     }
 
     /// The length of the whole encoding.
@@ -321,6 +363,7 @@ impl PartialDump {
         }
         match self.kind {
             FilterKind::Cuckoo => CuckooFilter::from_bytes(&self.received).map(Value::Cuckoo),
+            FilterKind::Aging => AgingKey::from_bytes(&self.received).map(Value::Aging),
             FilterKind::RedisBloomChain => {
                 RedisBloomChain::from_bytes(&self.received).map(Value::RedisBloom)
             }
@@ -392,6 +435,8 @@ impl PartialDump {
 
 #[cfg(test)]
 mod tests {
+    use bloomkit::format;
+
     use super::*;
 
     #[test]

@@ -33,6 +33,7 @@ fn run(slot: &mut Option<Value>, line: &str) -> Reply {
     let ctx = Ctx {
         defaults: &defaults,
         budget: &Unlimited,
+        now_ms: &|| 0,
     };
     match FilterCommand::parse(&views(&words(line))) {
         None => panic!("{line}: not a filter command"),
@@ -54,6 +55,7 @@ fn holding_a(family: &str) -> Option<Value> {
     let mut slot = None;
     let created = match family {
         "bf" => run(&mut slot, "BF.INSERT k CAPACITY 100 ITEMS a"),
+        "af" => run(&mut slot, "AF.ADD k a"),
         _ => run(&mut slot, "CF.INSERT k CAPACITY 100 ITEMS a"),
     };
     assert!(!created.is_error(), "{created:?}");
@@ -121,6 +123,21 @@ fn examples() -> Vec<(&'static str, Option<Reply>)> {
         (
             "CF.LOADCHUNK k 2 x",
             Some(Reply::error("Couldn't load chunk!")),
+        ),
+        ("AF.RESERVE k 0.01 100", exists()),
+        // Seen within the window: 0, where BF.ADD of a new item answers 1.
+        ("AF.ADD k a", Some(Reply::Bool(false))),
+        ("AF.MADD k a b", Some(bools(&[false, true]))),
+        ("AF.EXISTS k a", Some(Reply::Bool(true))),
+        ("AF.MEXISTS k a", Some(bools(&[true]))),
+        ("AF.ROTATE k", Some(Reply::Ok)),
+        ("AF.INFO k", None),
+        ("AF.CARD k", Some(Reply::Integer(1))),
+        ("AF.SCANDUMP k 0", None),
+        // A chunk after the header of a key that is not being restored: not one of its own.
+        (
+            "AF.LOADCHUNK k 2 x",
+            Some(Reply::error("ERR received bad data")),
         ),
     ]
 }
@@ -258,7 +275,9 @@ fn rows_are_registrable() {
     for row in FILTER_COMMANDS {
         let spec = &row.spec;
         assert!(
-            spec.name.starts_with("bf.") || spec.name.starts_with("cf."),
+            ["bf.", "cf.", "af."]
+                .iter()
+                .any(|f| spec.name.starts_with(f)),
             "{}",
             spec.name
         );

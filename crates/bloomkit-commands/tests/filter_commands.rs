@@ -80,6 +80,7 @@ impl Slot {
         let ctx = Ctx {
             defaults: &self.defaults,
             budget,
+            now_ms: &|| 0,
         };
         match cmd.access() {
             Access::Read => cmd.read(self.value.as_ref(), &ctx),
@@ -139,6 +140,7 @@ fn replay(log: &[Vec<Bytes>], defaults: Defaults) -> Option<Value> {
         let ctx = Ctx {
             defaults: &defaults,
             budget: &Replay,
+            now_ms: &|| 0,
         };
         let reply = cmd.write(&mut value, &ctx).reply;
         assert!(!reply.is_error(), "replaying {entry:?}: {reply:?}");
@@ -157,6 +159,10 @@ fn odd_defaults() -> Defaults {
         cf_expansion_factor: 0,
         cf_max_expansions: 1,
         bf_layout: LayerLayout::Blocked,
+        af_error_rate: 0.2,
+        af_capacity: 7,
+        af_generations: 5,
+        af_period: 9,
     }
 }
 
@@ -168,6 +174,7 @@ fn an_add_of_new_items_logs_the_commands_own_words() {
     let ctx = Ctx {
         defaults: &defaults,
         budget: &Unlimited,
+        now_ms: &|| 0,
     };
     let mut bloom = None;
     let mut cuckoo = None;
@@ -1683,6 +1690,7 @@ fn write_commands_through_read_change_nothing() {
     let ctx = Ctx {
         defaults: &s.defaults,
         budget: &Unlimited,
+        now_ms: &|| 0,
     };
     assert_eq!(cmd.read(s.value.as_ref(), &ctx), Reply::Bool(true));
     assert_eq!(s.value, before);

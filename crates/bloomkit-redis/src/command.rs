@@ -4,8 +4,8 @@
 //! A command runs as the command crate's host loop says (its `lib.rs`): parse (the row's
 //! arity, then the command's own checks), find the key's value ([`OpenKey`]), read it or
 //! write its slot, replicate what the command logged, reply. Here the keyspace is Redis's: a
-//! write runs on the key's own slot ([`Stored`](crate::types::Stored)), or its value is
-//! stored as a new key, or the key is deleted.
+//! write runs on the key's own slot ([`Stored`]), or its value is stored as a new key, or the
+//! key is deleted.
 //!
 //! # What is replicated
 //!
@@ -50,14 +50,14 @@ use crate::types::{type_of, Stored};
 pub fn register(ctx: &Context) -> Result<(), String> {
     let create =
         api!(RedisModule_CreateCommand).ok_or("the engine has no RedisModule_CreateCommand")?;
-    if HANDLERS.len() != FILTER_COMMANDS.len() {
+    if HANDLERS.len() != module_rows().count() {
         return Err(format!(
             "the module has {} command handlers for {} commands: list one per row in HANDLERS",
             HANDLERS.len(),
-            FILTER_COMMANDS.len()
+            module_rows().count()
         ));
     }
-    for (row, handler) in FILTER_COMMANDS.iter().zip(HANDLERS) {
+    for (row, handler) in module_rows().zip(HANDLERS) {
         let spec = &row.spec;
         let name = CString::new(spec.name).map_err(|e| e.to_string())?;
         let flags = CString::new(spec.module_flags()).map_err(|e| e.to_string())?;
@@ -82,6 +82,12 @@ pub fn register(ctx: &Context) -> Result<(), String> {
     Ok(())
 }
 
+/// The rows the module registers, in order: every row of the table (`AF.*` keys are stored
+/// under their own type, [`AGING_TYPE`](crate::aging_type::AGING_TYPE)).
+fn module_rows() -> impl Iterator<Item = &'static FilterSpec> {
+    FILTER_COMMANDS.iter()
+}
+
 /// What Redis calls for a command.
 type Handler =
     extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
@@ -93,8 +99,10 @@ macro_rules! handlers {
 
 /// One handler per row of [`FILTER_COMMANDS`], in order: Redis passes a handler nothing
 /// but the arguments, and a handler of its own row need not look the command's name up.
-const HANDLERS: [Handler; 26] =
-    handlers![0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25];
+const HANDLERS: [Handler; 36] = handlers![
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33
+    34 35
+];
 
 /// The handler Redis calls for the command of row `ROW`.
 extern "C" fn handle<const ROW: usize>(
@@ -188,10 +196,23 @@ fn run_with(
     let cctx = Ctx {
         defaults: &defaults,
         budget: &budget,
+        now_ms: &now_ms,
     };
     match command.access() {
         Access::Read => send(ctx, &read(ctx, key_arg, &command, &cctx), &protocol),
         Access::Write => write(ctx, key_arg, &command, &cctx, args, argv, row, &protocol),
+    }
+}
+
+/// The engine's clock, in milliseconds since the Unix epoch: `RedisModule_Milliseconds`
+/// (the system's clock on an engine without it).
+pub fn now_ms() -> u64 {
+    match api!(RedisModule_Milliseconds) {
+        // SAFETY: the function takes nothing and only reads the engine's clock.
+        Some(ms) => u64::try_from(unsafe { ms() }).unwrap_or(0),
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
     }
 }
 
@@ -212,7 +233,8 @@ static FOREIGN: LazyLock<(Value, Value)> = LazyLock::new(|| {
 /// The foreign value a command of this family sees for a key of another kind.
 fn foreign(command: &FilterCommand<'_>) -> &'static Value {
     match command {
-        FilterCommand::Bloom(_) => &FOREIGN.0,
+        // An aging command answers WRONGTYPE for a key of any other kind.
+        FilterCommand::Bloom(_) | FilterCommand::Aging(_) => &FOREIGN.0,
         FilterCommand::Cuckoo(_) => &FOREIGN.1,
     }
 }
@@ -283,6 +305,9 @@ fn write(
         }
         command.write_reading(slot, &values, cctx)
     };
+    // An aging key with a period, for the rotation timer.
+    let periodic =
+        matches!(command, FilterCommand::Aging(_)) && crate::aging_timer::has_period(slot.as_ref());
     let mut delete = false;
     let mut create = None;
     match (before, slot) {
@@ -299,6 +324,9 @@ fn write(
     }
     if let Some(value) = create {
         key.set(value);
+    }
+    if periodic {
+        crate::aging_timer::track(ctx, RedisString::string_as_slice(name.as_ptr()));
     }
     if !outcome.log.is_empty() {
         signal_modified(ctx, name);
@@ -376,17 +404,21 @@ enum Before {
 /// logged form `log`, so that it can be replicated verbatim: the log is that very command
 /// (a `CF.ADD`, a `BF.MADD` whose items were all new), or one `BF.MADD` of the same key and
 /// item as a `BF.ADD` (which then found its key, or a creation would have been logged first,
-/// and adds the item as `BF.MADD` does; the replies differ, which a replica does not send).
+/// and adds the item as `BF.MADD` does; the replies differ, which a replica does not send),
+/// and likewise one `AF.MADD` for an `AF.ADD`.
 /// The name sent is the row's (Redis called this row's handler for it); a record's name is
 /// always a command's own spelling, in capitals.
 fn replays_as_sent(log: &[Record<'_>], args: Args<'_>, row: &FilterSpec) -> bool {
     const BF_ADD: NameKey = NameKey::of_row("bf.add");
+    const AF_ADD: NameKey = NameKey::of_row("af.add");
     let ([entry], Some((_, sent_args))) = (log, args.split_first()) else {
         return false;
     };
     let name = entry.name();
-    let same_name = is_row_name(name, row.spec.name)
-        || (row.spec.key == BF_ADD && sent_args.len() == 2 && name == b"BF.MADD");
+    let single_add = sent_args.len() == 2
+        && ((row.spec.key == BF_ADD && name == b"BF.MADD")
+            || (row.spec.key == AF_ADD && name == b"AF.MADD"));
+    let same_name = is_row_name(name, row.spec.name) || single_add;
     // The common record: the very key and items of the arguments (the same slices).
     let own = match entry {
         Record::Items { key, items, .. } => {
@@ -421,7 +453,7 @@ fn same_words<'a>(a: impl ExactSizeIterator<Item = &'a [u8]>, b: Args<'_>) -> bo
 /// Tells Redis the key changed (the module handles this itself, see
 /// [`set_module_options`](crate::types::set_module_options)): `WATCH` and client-side
 /// caching then see it.
-fn signal_modified(ctx: &Context, name: KeyName) {
+pub(crate) fn signal_modified(ctx: &Context, name: KeyName) {
     if let Some(signal) = api!(RedisModule_SignalModifiedKey) {
         // SAFETY: `ctx` is the context of the running command and `name` one of its
         // arguments, alive for the call.
@@ -431,7 +463,7 @@ fn signal_modified(ctx: &Context, name: KeyName) {
 
 /// Replicates one logged command to the replicas and the append-only file. Arguments are
 /// binary-safe (an item may hold any bytes, NUL included).
-fn replicate(ctx: &Context, entry: &Record<'_>) {
+pub(crate) fn replicate(ctx: &Context, entry: &Record<'_>) {
     let (Some(create), Some(free), Some(replicate)) = (
         api!(RedisModule_CreateString),
         api!(RedisModule_FreeString),
@@ -491,7 +523,14 @@ mod tests {
 
     #[test]
     fn every_command_has_its_handler() {
-        assert_eq!(HANDLERS.len(), FILTER_COMMANDS.len());
+        assert_eq!(HANDLERS.len(), module_rows().count());
+        // A handler finds its row by index in the whole table: the module's rows must be
+        // its first ones.
+        assert!(module_rows()
+            .map(|row| row.spec.name)
+            .eq(FILTER_COMMANDS[..HANDLERS.len()]
+                .iter()
+                .map(|row| row.spec.name)));
         // Each row's handler is its own.
         for (i, a) in HANDLERS.iter().enumerate() {
             for b in &HANDLERS[i + 1..] {

@@ -55,6 +55,10 @@ struct SharedDefaults {
     /// `bf-layout` is `classic` (else `blocked`, its one other choice; a test ties the two
     /// to the parameter's choices).
     bf_layout_classic: AtomicBool,
+    af_error_rate: AtomicU64,
+    af_capacity: AtomicU64,
+    af_generations: AtomicU32,
+    af_period: AtomicU64,
 }
 
 impl SharedDefaults {
@@ -69,6 +73,10 @@ impl SharedDefaults {
             cf_expansion_factor: AtomicU32::new(0),
             cf_max_expansions: AtomicU32::new(0),
             bf_layout_classic: AtomicBool::new(false),
+            af_error_rate: AtomicU64::new(0),
+            af_capacity: AtomicU64::new(0),
+            af_generations: AtomicU32::new(0),
+            af_period: AtomicU64::new(0),
         };
         shared.store(defaults);
         shared
@@ -91,6 +99,10 @@ impl SharedDefaults {
             } else {
                 LayerLayout::Blocked
             },
+            af_error_rate: f64::from_bits(self.af_error_rate.load(Relaxed)),
+            af_capacity: self.af_capacity.load(Relaxed),
+            af_generations: self.af_generations.load(Relaxed),
+            af_period: self.af_period.load(Relaxed),
         }
     }
 
@@ -107,6 +119,10 @@ impl SharedDefaults {
         self.cf_max_expansions.store(d.cf_max_expansions, Relaxed);
         self.bf_layout_classic
             .store(d.bf_layout == LayerLayout::Classic, Relaxed);
+        self.af_error_rate.store(d.af_error_rate.to_bits(), Relaxed);
+        self.af_capacity.store(d.af_capacity, Relaxed);
+        self.af_generations.store(d.af_generations, Relaxed);
+        self.af_period.store(d.af_period, Relaxed);
     }
 }
 

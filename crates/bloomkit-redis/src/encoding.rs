@@ -52,6 +52,8 @@ pub enum LoadError {
     Newer {
         /// The version found.
         version: i32,
+        /// The newest version this build reads for the type.
+        newest: i32,
     },
     /// The engine could not read what the value claims (a short or damaged file).
     Io,
@@ -85,10 +87,10 @@ impl fmt::Display for LoadError {
                 "this {type_name} value in RedisBloom's encoding (version {version}) does not \
                  import: {cause}"
             ),
-            LoadError::Newer { version } => write!(
+            LoadError::Newer { version, newest } => write!(
                 f,
                 "this value was written by a newer bloomkit module (encoding version \
-                 {version}; this one reads up to {ENCODING_VERSION}): upgrade the module"
+                 {version}; this one reads up to {newest}): upgrade the module"
             ),
             LoadError::Io => f.write_str("the data ends early or could not be read"),
             LoadError::BadChunk { declared, received } => write!(
@@ -125,7 +127,10 @@ pub fn check_version(version: i32) -> Result<Encoding, LoadError> {
     match version {
         ENCODING_VERSION => Ok(Encoding::Own),
         v if (0..ENCODING_VERSION).contains(&v) => Ok(Encoding::RedisBloom(v as u64)),
-        v => Err(LoadError::Newer { version: v }),
+        v => Err(LoadError::Newer {
+            version: v,
+            newest: ENCODING_VERSION,
+        }),
     }
 }
 

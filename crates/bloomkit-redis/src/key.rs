@@ -94,7 +94,7 @@ impl OpenKey {
         }
         // SAFETY: as above; the key holds a module value.
         let ty = unsafe { module_type(key.as_ptr()) };
-        let Some(ours) = [&BLOOM_TYPE, &CUCKOO_TYPE]
+        let Some(ours) = [&BLOOM_TYPE, &CUCKOO_TYPE, &crate::aging_type::AGING_TYPE]
             .into_iter()
             .find(|t| *t.raw_type.borrow() == ty)
         else {

@@ -26,6 +26,9 @@
 //! * [`types`]: the data types `MBbloom--` and `MBbloomCF` (RedisBloom's names, which
 //!   `TYPE` answers), with RDB save and load, AOF rewrite, `MEMORY USAGE`, `COPY`,
 //!   `DEBUG DIGEST-VALUE` and free; [`encoding`] is their RDB encoding.
+//! * [`aging_type`]: `BKaging--`, the type of `AF.*` keys (the same callbacks, its own
+//!   encoding version); [`aging_timer`]: their `PERIOD` rotations, run on the primary as
+//!   replicated `AF.ROTATE key AT <time>`.
 //! * [`config`]: the `bf-*`/`cf-*` defaults, from the module's arguments (RedisBloom's
 //!   `ERROR_RATE`, `INITIAL_SIZE`, `CF_MAX_EXPANSIONS`, or any parameter's name) and
 //!   through `CONFIG GET`/`SET`.
@@ -65,6 +68,8 @@ macro_rules! api {
     };
 }
 
+pub mod aging_timer;
+pub mod aging_type;
 pub mod alloc;
 pub mod budget;
 pub mod command;
@@ -101,6 +106,8 @@ pub const MODULE_VERSION: i32 = {
 // The entry point and the global allocator. Left out of unit tests, which run without a
 // server: there `RedisModule_Alloc` does not exist, and the tests use the system allocator.
 #[cfg(not(test))]
+use aging_type::AGING_TYPE;
+#[cfg(not(test))]
 use types::{BLOOM_TYPE, CUCKOO_TYPE};
 
 #[cfg(not(test))]
@@ -108,7 +115,7 @@ redis_module::redis_module! {
     name: MODULE_NAME,
     version: MODULE_VERSION,
     allocator: (alloc::ModuleAlloc, alloc::AlignedAlloc(alloc::Engine)),
-    data_types: [BLOOM_TYPE, CUCKOO_TYPE],
+    data_types: [BLOOM_TYPE, CUCKOO_TYPE, AGING_TYPE],
     init: init,
 }
 
@@ -130,6 +137,10 @@ fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redi
         return redis_module::Status::Err;
     }
     if let Err(why) = command::register(ctx) {
+        log::write(ctx.ctx, "warning", &format!("bloomkit: not loaded: {why}"));
+        return redis_module::Status::Err;
+    }
+    if let Err(why) = aging_timer::start(ctx) {
         log::write(ctx.ctx, "warning", &format!("bloomkit: not loaded: {why}"));
         return redis_module::Status::Err;
     }

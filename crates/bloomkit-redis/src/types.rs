@@ -7,6 +7,8 @@
 //! the `LOADCHUNK` commands that rebuild the same bits
 //! ([`Value::restore_commands`]).
 
+use std::ffi::{c_int, c_void};
+
 use bloomkit_commands::Value;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -26,23 +28,31 @@ pub static BLOOM_TYPE: RedisType = RedisType::new("MBbloom--", ENCODING_VERSION,
 /// The type of a cuckoo key.
 pub static CUCKOO_TYPE: RedisType = RedisType::new("MBbloomCF", ENCODING_VERSION, methods(true));
 
-/// The type a value is stored under.
+/// The type a value is stored under, by the name its `TYPE` answers.
 pub fn type_of(value: &Value) -> &'static RedisType {
-    if value.type_name() == "MBbloomCF" {
-        &CUCKOO_TYPE
-    } else {
-        &BLOOM_TYPE
+    match value.type_name() {
+        "MBbloomCF" => &CUCKOO_TYPE,
+        bloomkit_commands::value::AGING_TYPE_NAME => &crate::aging_type::AGING_TYPE,
+        _ => &BLOOM_TYPE,
     }
 }
 
 const fn methods(cuckoo: bool) -> raw::RedisModuleTypeMethods {
+    methods_loading_with(if cuckoo {
+        callbacks::rdb_load::<true>
+    } else {
+        callbacks::rdb_load::<false>
+    })
+}
+
+/// What an RDB load callback is.
+pub(crate) type RdbLoad = unsafe extern "C" fn(*mut raw::RedisModuleIO, c_int) -> *mut c_void;
+
+/// The shared callbacks, with `rdb_load` (which checks its type's encoding version).
+pub(crate) const fn methods_loading_with(rdb_load: RdbLoad) -> raw::RedisModuleTypeMethods {
     raw::RedisModuleTypeMethods {
         version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
-        rdb_load: Some(if cuckoo {
-            callbacks::rdb_load::<true>
-        } else {
-            callbacks::rdb_load::<false>
-        }),
+        rdb_load: Some(rdb_load),
         rdb_save: Some(callbacks::rdb_save),
         aof_rewrite: Some(callbacks::aof_rewrite),
         mem_usage: Some(callbacks::mem_usage),
@@ -77,8 +87,9 @@ pub fn set_module_options(ctx: &redis_module::Context) {
     }
 }
 
-/// The callbacks, each a thin `extern "C"` layer over safe code.
-mod callbacks {
+/// The callbacks, each a thin `extern "C"` layer over safe code; every type but the
+/// loader's version check shares them ([`aging_type`](crate::aging_type) too).
+pub(crate) mod callbacks {
     use std::ffi::{c_int, c_void, CString};
     use std::sync::LazyLock;
 
@@ -127,6 +138,14 @@ mod callbacks {
         if let Encoding::RedisBloom(version) = check_version(encver)? {
             return crate::import::load(rdb, type_name, version);
         }
+        read_value(rdb, type_name)
+    }
+
+    /// Reads a value of `type_name` stored in the module's encoding, its version checked.
+    pub(crate) fn read_value(
+        rdb: *mut raw::RedisModuleIO,
+        type_name: &'static str,
+    ) -> Result<Value, LoadError> {
         let declared = raw::load_unsigned(rdb).map_err(|_| LoadError::Io)?;
         let mut assembler = Assembler::new(declared);
         while !assembler.is_complete() {
@@ -137,7 +156,7 @@ mod callbacks {
     }
 
     /// Says in the server's log why a value could not be loaded, naming its key.
-    fn log_io_error(rdb: *mut raw::RedisModuleIO, type_name: &str, why: &LoadError) {
+    pub(crate) fn log_io_error(rdb: *mut raw::RedisModuleIO, type_name: &str, why: &LoadError) {
         let key = api!(RedisModule_GetKeyNameFromIO)
             // SAFETY: `rdb` is the I/O context Redis passed to this load.
             .map(|name_of| unsafe { name_of(rdb) })
@@ -149,14 +168,14 @@ mod callbacks {
         crate::log::io_error(rdb, &message);
     }
 
-    pub(super) unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    pub(crate) unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
         // SAFETY: Redis passes the value of the key being saved, which this module stored.
         let value = unsafe { value_ref(value) };
         raw::save_unsigned(rdb, value.encoded_len() as u64);
         ChunkWriter::new(|chunk: &[u8]| raw::save_slice(rdb, chunk)).write_value(value);
     }
 
-    pub(super) unsafe extern "C" fn aof_rewrite(
+    pub(crate) unsafe extern "C" fn aof_rewrite(
         aof: *mut raw::RedisModuleIO,
         key: *mut raw::RedisModuleString,
         value: *mut c_void,
@@ -194,13 +213,13 @@ mod callbacks {
         });
     }
 
-    pub(super) unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
+    pub(crate) unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
         // SAFETY: Redis passes a value this module stored.
         let value = unsafe { value_ref(value) };
         std::mem::size_of::<Stored>() + value.memory_bytes()
     }
 
-    pub(super) unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    pub(crate) unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
         // SAFETY: Redis passes a value this module stored.
         let value = unsafe { value_ref(value) };
         let (Some(add), Some(end)) = (
@@ -218,13 +237,13 @@ mod callbacks {
         unsafe { end(md) };
     }
 
-    pub(super) unsafe extern "C" fn free(value: *mut c_void) {
+    pub(crate) unsafe extern "C" fn free(value: *mut c_void) {
         // SAFETY: Redis frees each value it was given once; this module gave it a
         // `Box<Stored>`.
         drop(unsafe { Box::from_raw(value.cast::<Stored>()) });
     }
 
-    pub(super) unsafe extern "C" fn copy(
+    pub(crate) unsafe extern "C" fn copy(
         _from: *mut raw::RedisModuleString,
         _to: *mut raw::RedisModuleString,
         value: *const c_void,

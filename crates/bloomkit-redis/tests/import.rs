@@ -252,11 +252,7 @@ fn a_replica_holds_the_imported_keys() {
             ],
         );
         let mut r = replica.conn();
-        assert!(common::eventually(Duration::from_secs(20), || {
-            r.line("INFO replication")
-                .text()
-                .contains("master_link_status:up")
-        }));
+        common::replica_linked(&mut r, engine.name());
         for key in &KEYS[1..] {
             restore(&mut m, key, &golden::read(&format!("{key}.dump")));
         }

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::{digest, Conn, Engine, Resp, Server};
 
 fn keys(c: &mut Conn) -> Vec<String> {
@@ -61,15 +59,7 @@ fn a_replica_with_other_defaults_holds_the_same_bits() {
         );
         let replica = Server::start_raw(engine, &dir.path().join("replica"), replica_args);
         let mut r = replica.conn();
-        assert!(
-            common::eventually(Duration::from_secs(20), || {
-                r.line("INFO replication")
-                    .text()
-                    .contains("master_link_status:up")
-            }),
-            "{}: the replica synced",
-            engine.name()
-        );
+        common::replica_linked(&mut r, engine.name());
         synced(&mut m);
         same_everywhere(&mut m, &mut r, &format!("{} full sync", engine.name()));
 

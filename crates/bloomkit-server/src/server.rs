@@ -558,7 +558,8 @@ fn error_reply(e: &io::Error) -> Reply {
     Reply::Error(if coded { text } else { format!("ERR {text}") })
 }
 
-/// Advances the access clock, sweeps expired keys and starts wanted snapshots every
+/// Advances the access clock, sweeps expired keys, rotates aging keys whose period has
+/// come and starts wanted snapshots every
 /// [`TICK`], until aborted.
 async fn housekeeping(shared: Arc<Shared>) {
     let mut interval = tokio::time::interval(TICK);
@@ -567,8 +568,14 @@ async fn housekeeping(shared: Arc<Shared>) {
         interval.tick().await;
         shared.keyspace().tick_access_clock();
         let tick_shared = Arc::clone(&shared);
-        // The sweep takes locks and may scan many keys: off the async workers.
-        let _ = tokio::task::spawn_blocking(move || tick_shared.keyspace().sweep_expired()).await;
+        // The sweep and the aging keys' rotations take locks and may scan many keys: off
+        // the async workers.
+        let _ = tokio::task::spawn_blocking(move || {
+            let keyspace = tick_shared.keyspace();
+            keyspace.sweep_expired();
+            keyspace.rotate_due_aging(&tick_shared.settings().defaults());
+        })
+        .await;
         shared.start_wanted_snapshot();
     }
 }

@@ -63,6 +63,10 @@ fn samples(dir: &Path) -> Vec<(&'static str, String, Option<String>)> {
         ("cf-expansion-factor", same("2")),
         ("cf-max-expansions", same("64")),
         ("bf-layout", same("blocked")),
+        ("af-error-rate", same("0.02")),
+        ("af-capacity", same("5000")),
+        ("af-generations", same("4")),
+        ("af-period", same("60")),
     ];
     rows.into_iter()
         .map(|(name, (value, get))| (name, value, get))

@@ -53,6 +53,18 @@ async fn redis_py_reads_info_with_bloomkits_fields() {
     .await;
 }
 
+/// The CDN example of the README (`scripts/cdn_admission.py`): admission on the second
+/// request within an `AF.*` window, across rotations.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cdn_admission_script_runs() {
+    run_script(
+        "the_cdn_admission_script_runs",
+        "cdn_admission.py",
+        "all CDN admission checks passed",
+    )
+    .await;
+}
+
 /// Runs `scripts/<script> PORT` against a server in this process and expects `passed` in
 /// its output; skips (or fails under `BLOOMKIT_FULL_TESTS=1`) without Python or redis-py.
 async fn run_script(test: &str, script: &str, passed: &str) {

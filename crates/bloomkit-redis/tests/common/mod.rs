@@ -610,3 +610,16 @@ pub fn rewrite_aof(c: &mut Conn, within: Duration) {
         "the rewrite finished"
     );
 }
+
+/// Waits (up to 20 s) for a replica's link to its master to be up.
+pub fn replica_linked(replica: &mut Conn, what: &str) {
+    assert!(
+        eventually(Duration::from_secs(20), || {
+            replica
+                .line("INFO replication")
+                .text()
+                .contains("master_link_status:up")
+        }),
+        "{what}: the replica synced"
+    );
+}

@@ -5,7 +5,8 @@
 //!
 //! `DUMP` answers what Redis with the bloomkit module answers for the same value
 //! ([`bloomkit::redisbloom::payload`]): a module value (RDB type 7, the module id of
-//! `MBbloom--` or `MBbloomCF` at encoding version 1000), holding the value in bloomkit's file
+//! `MBbloom--` or `MBbloomCF` at encoding version 1000, or of `BKaging--` at
+//! [`AGING_ENCVER`](bloomkit_commands::value::AGING_ENCVER)), holding the value in bloomkit's file
 //! format (docs/FORMAT.md; a dump still being restored in its partial form), then the RDB
 //! version (10) and Redis's CRC-64. So a key moves between `bloomkit serve` and the module
 //! both ways by `DUMP`/`RESTORE` (and a cluster's `MIGRATE`).
@@ -51,6 +52,7 @@ pub fn envelope(value: &Value) -> Vec<u8> {
     let _ = payload::write_dump(
         &mut out,
         value.type_name(),
+        value.module_encver(),
         value.encoded_len() as u64,
         |w| value.write_to(w),
     );
@@ -102,9 +104,13 @@ pub fn decode_payload(payload: &[u8]) -> Result<Value, Reply> {
             DumpValue::RedisBloom(RedisBloomValue::Cuckoo(filter)) => {
                 Ok(Value::RedisCuckoo(filter))
             }
-            DumpValue::Bloomkit { type_name, bytes } => {
+            DumpValue::Bloomkit {
+                type_name,
+                encver,
+                bytes,
+            } => {
                 let value = Value::from_bytes(&bytes).map_err(|_| bad_data())?;
-                if value.type_name() != type_name {
+                if value.type_name() != type_name || value.module_encver() != encver {
                     return Err(bad_data());
                 }
                 Ok(value)

@@ -88,6 +88,7 @@ pub(super) fn run(
                 let ctx = Ctx {
                     defaults: &defaults,
                     budget: keyspace,
+                    now_ms: &crate::keyspace::now_ms,
                 };
                 let reply = command.read(hold.value.as_deref(), &ctx);
                 keyspace.finish_read(hold);

@@ -12,7 +12,7 @@ use bloomkit_commands::{
 use bytes::Bytes;
 
 use super::shard::read;
-use super::{memory, Entered, Entry, Health, Keyspace, Policy, Ticket};
+use super::{memory, now_ms, Entered, Entry, Health, Keyspace, Policy, Ticket};
 
 /// Puts the value a write command worked on back into its map entry when dropped: on the
 /// normal path and on unwinding alike. An empty slot (the command removed the key) leaves
@@ -79,7 +79,14 @@ impl Keyspace {
             command.key(),
             || Some(enter()),
             |budget| {
-                let outcome = command.write(slot, &Ctx { defaults, budget });
+                let outcome = command.write(
+                    slot,
+                    &Ctx {
+                        defaults,
+                        budget,
+                        now_ms: &now_ms,
+                    },
+                );
                 let changed = !outcome.log.is_empty();
                 (outcome, changed)
             },
@@ -138,7 +145,11 @@ impl Keyspace {
         defaults: &Defaults,
         budget: &dyn Budget,
     ) -> ((Reply, Option<Ticket>), bool) {
-        let ctx = Ctx { defaults, budget };
+        let ctx = Ctx {
+            defaults,
+            budget,
+            now_ms: &now_ms,
+        };
         let key = command.key();
         let index = self.shard_index(key);
         let ticks = self.clock_ticks();

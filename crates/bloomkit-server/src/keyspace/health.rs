@@ -41,6 +41,7 @@ impl Health {
         match value {
             Value::Bloom(filter) => bloom(filter),
             Value::Cuckoo(filter) => cuckoo(filter),
+            Value::Aging(key) => aging(key),
             // Imported from RedisBloom: its capacity and rate are RedisBloom's to keep.
             Value::Loading(_)
             | Value::Importing(_)
@@ -71,6 +72,26 @@ impl Health {
         let fill = self.items as f64 / self.capacity.max(1) as f64;
         rate.max(fill)
     }
+}
+
+/// An aging key is flagged when a generation holds more than its capacity: the window's
+/// rate is then past its target. Its items are the fullest generation's.
+fn aging(key: &bloomkit_commands::aging::AgingKey) -> Option<Health> {
+    if !key.past_capacity() {
+        return None;
+    }
+    let f = key.filter();
+    let items = (0..f.num_generations() as usize)
+        .filter_map(|age| f.generation(age))
+        .map(|g| g.len())
+        .max()
+        .unwrap_or(0);
+    Some(Health {
+        items,
+        capacity: key.capacity(),
+        estimated_rate: f.estimated_fp_rate(),
+        target_rate: key.error_rate(),
+    })
 }
 
 fn bloom(filter: &ScalableBloomFilter) -> Option<Health> {

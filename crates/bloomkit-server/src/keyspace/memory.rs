@@ -81,6 +81,11 @@ pub fn value_cost(value: &Value) -> usize {
             1 + f.num_layers(),
         ),
         Value::Cuckoo(f) => (std::mem::size_of::<CuckooFilter>(), 1 + f.num_filters()),
+        // The list of generations, and each generation's bits.
+        Value::Aging(k) => (
+            std::mem::size_of::<bloomkit_commands::aging::AgingKey>(),
+            1 + k.filter().num_generations() as usize,
+        ),
         Value::Loading(_) => (std::mem::size_of::<PartialDump>(), 1),
         // Their memory_bytes counts only the bits and slots: one allocation each, and the
         // list of them.

@@ -49,6 +49,7 @@
 //! | `keys.rs` | the generic key commands (`DEL`, `EXPIRE`, `RENAME`, `SCAN`, `FLUSHALL`...) |
 //! | `entries.rs` | whole values (`DUMP`, `RESTORE`, `COPY`, `OBJECT`, `DEBUG RELOAD`) |
 //! | `expiry.rs` | the background sweep of expired keys |
+//! | `aging.rs` | the rotations of `AF.*` keys with a period, run as logged `AF.ROTATE`s |
 //! | `journal.rs` | the seam to persistence ([`Journal`]) and a snapshot's cut |
 //! | `memory.rs` | `used_memory`, the clients' share, the [`Budget`] for `--maxmemory` |
 //! | `evict.rs` | `maxmemory-policy` eviction |
@@ -60,6 +61,7 @@
 //! [`Budget`]: bloomkit_commands::Budget
 
 mod access;
+mod aging;
 mod entries;
 mod evict;
 mod expiry;

@@ -21,7 +21,11 @@ impl Keyspace {
         defaults: &Defaults,
         budget: &dyn Budget,
     ) -> (Reply, Option<Ticket>) {
-        let ctx = Ctx { defaults, budget };
+        let ctx = Ctx {
+            defaults,
+            budget,
+            now_ms: &super::now_ms,
+        };
         let dest = Bytes::copy_from_slice(command.key());
         let keys: Vec<Bytes> = std::iter::once(dest.clone())
             .chain(command.sources().iter().map(|k| Bytes::copy_from_slice(k)))

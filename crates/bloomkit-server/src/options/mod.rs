@@ -170,7 +170,7 @@ impl Directive {
             Directive::Filter(p) => format!(
                 "the `{}` of a filter a command creates without its `RESERVE` (`{}.ADD` on a missing key): {}",
                 p.name,
-                if p.name.starts_with("bf") { "BF" } else { "CF" },
+                p.name.get(..2).unwrap_or_default().to_ascii_uppercase(),
                 self.accepts()
             ),
             Directive::Server(row) => row.help.to_string(),

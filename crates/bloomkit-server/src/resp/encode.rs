@@ -280,6 +280,7 @@ mod tests {
         let ctx = Ctx {
             defaults: &defaults,
             budget: &Unlimited,
+            now_ms: &|| 0,
         };
         match command.access() {
             Access::Read => command.read(slot.as_ref(), &ctx),

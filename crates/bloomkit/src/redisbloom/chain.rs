@@ -284,7 +284,8 @@ impl RedisBloomChain {
     /// # Errors
     ///
     /// [`Error::Full`] when the newest link is full and the chain does not scale (or has
-    /// [`MAX_LINKS`] links); [`Error::TooLarge`] when the next link cannot be allocated.
+    /// 1000 links, RedisBloom's limit); [`Error::TooLarge`] when the next link cannot be
+    /// allocated.
     pub fn insert(&mut self, item: &[u8]) -> Result<bool> {
         let pair = super::bloom_hash_pair(item);
         if self.links.iter().rev().any(|l| l.contains_pair(pair)) {

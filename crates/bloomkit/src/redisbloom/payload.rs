@@ -1,10 +1,12 @@
 //! `DUMP` payloads of `MBbloom--`/`MBbloomCF` keys, whichever host wrote them: RedisBloom's
 //! (its encoding versions 0 to 4), and bloomkit's own (version [`BLOOMKIT_ENCVER`]), which
 //! the Redis/Valkey module and `bloomkit serve` both write, so that a payload from either
-//! restores into the other.
+//! restores into the other; likewise the payloads of bloomkit's own module types (any other
+//! type name, at the version its host gives).
 //!
 //! bloomkit's payload is a Redis module value as Redis's `DUMP` frames one: the RDB type 7,
-//! the module id (the type name and [`BLOOMKIT_ENCVER`]), an unsigned field (the length `n`
+//! the module id (the type name and its encoding version, [`BLOOMKIT_ENCVER`] for
+//! `MBbloom--`/`MBbloomCF`), an unsigned field (the length `n`
 //! of the value in bloomkit's file format), that encoding as string fields of at most
 //! [`BLOOMKIT_CHUNK_BYTES`], the end-of-value opcode, then the RDB version (2 bytes) and
 //! Redis's CRC-64 (8 bytes), little-endian.
@@ -35,11 +37,13 @@ pub const PAYLOAD_RDB_VERSION: u16 = 10;
 pub enum DumpValue {
     /// A RedisBloom value.
     RedisBloom(RedisBloomValue),
-    /// A bloomkit value: its type name and its bytes in bloomkit's file format (decode with
-    /// the host's reader).
+    /// A bloomkit value: its type name, encoding version and bytes in bloomkit's file
+    /// format (decode with the host's reader, which checks the type and version).
     Bloomkit {
-        /// `MBbloom--` or `MBbloomCF`.
-        type_name: &'static str,
+        /// `MBbloom--` or `MBbloomCF` (at [`BLOOMKIT_ENCVER`]), or another type of bloomkit's.
+        type_name: String,
+        /// The module encoding version the payload names.
+        encver: u64,
         /// The value's encoding.
         bytes: Vec<u8>,
     },
@@ -50,7 +54,8 @@ pub fn is_module_payload(payload: &[u8]) -> bool {
     payload.first() == Some(&RDB_TYPE_MODULE_2)
 }
 
-/// Decodes a `DUMP` payload of either host's `MBbloom--`/`MBbloomCF` value.
+/// Decodes a `DUMP` payload of either host's `MBbloom--`/`MBbloomCF` value, or of another
+/// of bloomkit's module types (which the host then checks by name and version).
 ///
 /// # Errors
 ///
@@ -76,16 +81,8 @@ pub fn from_dump(payload: &[u8]) -> Result<DumpValue> {
         ));
     }
     let (name, encver) = module_name(r.len()?);
-    let type_name = match name.as_str() {
-        BF_TYPE_NAME => BF_TYPE_NAME,
-        CF_TYPE_NAME => CF_TYPE_NAME,
-        other => {
-            return Err(Error::corrupt(format!(
-                "module type {other:?} is neither {BF_TYPE_NAME} nor {CF_TYPE_NAME}"
-            )))
-        }
-    };
-    if encver != BLOOMKIT_ENCVER {
+    let redisbloom_type = name == BF_TYPE_NAME || name == CF_TYPE_NAME;
+    if redisbloom_type && encver != BLOOMKIT_ENCVER {
         return RedisBloomValue::from_dump(payload).map(DumpValue::RedisBloom);
     }
     r.opcode(OP_UINT, "the value's length")?;
@@ -106,43 +103,52 @@ pub fn from_dump(payload: &[u8]) -> Result<DumpValue> {
         bytes.extend_from_slice(&chunk);
     }
     r.finish()?;
-    Ok(DumpValue::Bloomkit { type_name, bytes })
+    Ok(DumpValue::Bloomkit {
+        type_name: name,
+        encver,
+        bytes,
+    })
 }
 
-/// Writes the `DUMP` payload of a bloomkit value of `type_name` whose encoding is
-/// `encoded_len` bytes, which `write` writes (in one or many calls); the encoding is cut
-/// into string fields as it is written, never held twice.
+/// Writes the `DUMP` payload of a bloomkit value of `type_name` at module encoding version
+/// `encver` whose encoding is `encoded_len` bytes, which `write` writes (in one or many
+/// calls); the encoding is cut into string fields as it is written, never held twice.
 ///
 /// # Errors
 ///
-/// Whatever `write` returns, and [`io::ErrorKind::InvalidData`] if it writes other than
-/// `encoded_len` bytes.
+/// Whatever `write` returns, [`io::ErrorKind::InvalidData`] if it writes other than
+/// `encoded_len` bytes, and [`io::ErrorKind::InvalidInput`] for a `type_name` that is not
+/// nine of a module name's characters or an `encver` of more than 10 bits.
 ///
 /// # Examples
 ///
 /// ```
-/// use bloomkit::redisbloom::payload::{from_dump, write_dump, DumpValue};
+/// use bloomkit::redisbloom::payload::{from_dump, write_dump, DumpValue, BLOOMKIT_ENCVER};
 /// use bloomkit::ScalableBloomFilter;
 ///
 /// let mut f = ScalableBloomFilter::new(100, 0.01)?;
 /// f.insert("a")?;
 /// let mut payload = Vec::new();
-/// write_dump(&mut payload, "MBbloom--", f.encoded_len() as u64, |w| {
+/// write_dump(&mut payload, "MBbloom--", BLOOMKIT_ENCVER, f.encoded_len() as u64, |w| {
 ///     f.write_to(w).map_err(std::io::Error::other)
 /// })?;
-/// let DumpValue::Bloomkit { type_name, bytes } = from_dump(&payload)? else { panic!() };
-/// assert_eq!((type_name, bytes), ("MBbloom--", f.to_bytes()));
+/// let DumpValue::Bloomkit { type_name, encver, bytes } = from_dump(&payload)? else {
+///     panic!()
+/// };
+/// assert_eq!(type_name, "MBbloom--");
+/// assert_eq!((encver, bytes), (BLOOMKIT_ENCVER, f.to_bytes()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_dump(
     out: &mut Vec<u8>,
     type_name: &str,
+    encver: u64,
     encoded_len: u64,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     let start = out.len();
     out.push(RDB_TYPE_MODULE_2);
-    write_len(out, module_id(type_name)?, true);
+    write_len(out, module_id(type_name, encver)?, true);
     write_len(out, OP_UINT, false);
     write_len(out, encoded_len, false);
     let mut strings = Strings {
@@ -165,8 +171,14 @@ pub fn write_dump(
 }
 
 /// A module id: the type name's nine 6-bit codes, then the 10-bit encoding version.
-fn module_id(type_name: &str) -> io::Result<u64> {
+fn module_id(type_name: &str, encver: u64) -> io::Result<u64> {
     let bad = || io::Error::new(io::ErrorKind::InvalidInput, "not a module type name");
+    if encver >= 1 << 10 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a module encoding version has 10 bits",
+        ));
+    }
     if type_name.len() != 9 {
         return Err(bad());
     }
@@ -179,7 +191,7 @@ fn module_id(type_name: &str) -> io::Result<u64> {
                 .ok_or_else(bad)?;
             Ok((id << 6) | code as u64)
         })
-        .map(|id| (id << 10) | BLOOMKIT_ENCVER)
+        .map(|id| (id << 10) | encver)
 }
 
 /// Redis's RDB length encoding (a module id always in the 8-byte form, as Redis writes it).

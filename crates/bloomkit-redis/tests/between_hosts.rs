@@ -1,8 +1,8 @@
 //! Keys moved between `bloomkit serve` and Redis/Valkey with this module by `DUMP` and
 //! `RESTORE`, both ways, every kind of value: scaling, non-scaling and classic-layout Bloom
-//! keys, cuckoo keys with deletions, keys imported from RedisBloom, a key still arriving by
-//! `LOADCHUNK`. Each arrives answering and reporting as it did, and goes back into the same
-//! bytes.
+//! keys, cuckoo keys with deletions, aging keys, keys imported from RedisBloom, a key still
+//! arriving by `LOADCHUNK`. Each arrives answering and reporting as it did, and goes back
+//! into the same bytes.
 //!
 //! `bloomkit serve` is this build's CLI binary (`target/<profile>/bloomkit`), which `cargo
 //! test --workspace` builds; run alone, `cargo build --release -p bloomkit-cli` first.
@@ -69,6 +69,13 @@ fn fill(c: &mut Conn) -> Vec<&'static str> {
     }
     c.line("BF.RESERVE nonscaling 0.001 1000 NONSCALING");
     c.line("BF.MADD nonscaling a b c");
+    // No timer (PERIOD 0), so that nothing rotates while the test compares.
+    c.line("AF.RESERVE aging 0.01 300 GENERATIONS 3 PERIOD 0 AT 1000");
+    for i in 0..200 {
+        c.line(&format!("AF.ADD aging {i}"));
+    }
+    c.line("AF.ROTATE aging AT 2000");
+    c.line("AF.MADD aging a b c");
     for (key, file) in [
         ("imported-bf", "bf-layers.dump"),
         ("imported-cf", "cf-grown.dump"),
@@ -88,6 +95,7 @@ fn fill(c: &mut Conn) -> Vec<&'static str> {
         "scaling",
         "cuckoo",
         "nonscaling",
+        "aging",
         "imported-bf",
         "imported-cf",
         "arriving",
@@ -117,7 +125,11 @@ fn state(c: &mut Conn, key: &str) -> Vec<Resp> {
 
 fn state_as_printed(c: &mut Conn, key: &str) -> Vec<Resp> {
     let ty = c.cmd(&["TYPE", key]);
-    let family = if ty.text() == "MBbloomCF" { "CF" } else { "BF" };
+    let family = match ty.text().as_str() {
+        "MBbloomCF" => "CF",
+        bloomkit_commands::value::AGING_TYPE_NAME => "AF",
+        _ => "BF",
+    };
     vec![
         ty,
         c.cmd(&[format!("{family}.INFO"), key.to_string()]),

@@ -284,7 +284,8 @@ KNOWN = {
     "modules and cluster": "we report Redis 8.0's bf module (ver 80000) and no path; INFO is a "
                            "bulk string in RESP3",
     "dump payload": "DUMP carries bloomkit's encoding (and RDB version 12, Redis 8.0's)",
-    "restore foreign payload": "a DUMP of the other server is not a value this one holds",
+    "restore foreign payload": "RedisBloom's DUMP imports here ('Moving filters' in "
+                               "docs/SERVER.md and docs/MODULE.md); RedisBloom refuses ours",
     "copy filters": "RedisBloom does not implement COPY of its keys ('not supported')",
     "bf loadchunk of another dump": "RedisBloom copies any chunk where its iterator points",
 }
@@ -293,6 +294,7 @@ KNOWN = {
 # The module runs inside Redis, so generic commands are Redis's own and SELECT works: what
 # is left is the filters' own differences (docs/MODULE.md).
 KNOWN_MODULE = {
+    "restore foreign payload": KNOWN["restore foreign payload"],
     "bf reserve errors": KNOWN["bf reserve errors"],
     "cf reserve errors": KNOWN["cf reserve errors"],
     "bf scaling": KNOWN["bf scaling"],

@@ -59,6 +59,21 @@ pub const INFO_FIELDS: [&str; 8] = [
     "Estimated error rate",
 ];
 
+mod redisbloom;
+
+/// What `BF.INFO` reports of a key's filter, whatever its layout.
+pub(crate) struct BloomFigures {
+    capacity: u64,
+    size: u64,
+    filters: u64,
+    items: u64,
+    /// `None` for a non-scaling filter.
+    expansion: Option<u32>,
+    fill: f64,
+    estimated_items: u64,
+    estimated_fp_rate: f64,
+}
+
 /// RedisBloom caps error rates above this, silently.
 const MAX_ERROR_RATE: f64 = 0.25;
 
@@ -164,6 +179,11 @@ impl<'a> BloomCommand<'a> {
     /// Runs the command against the key's value (`None`: no such key). A write command
     /// answers what it would answer, on a copy, leaving the key as it is.
     pub fn read(&self, value: Option<&Value>, ctx: &Ctx<'_>) -> Reply {
+        if let Some(Value::RedisBloom(chain)) = value {
+            if let Some(reply) = self.read_imported(chain) {
+                return reply;
+            }
+        }
         match &self.op {
             Op::Exists { items, multi } => exists(value, items, *multi),
             Op::Info(field) => info(value, *field),
@@ -197,6 +217,11 @@ impl<'a> BloomCommand<'a> {
         sources: &[Option<&Value>],
         ctx: &Ctx<'_>,
     ) -> Outcome<'_> {
+        if let Some(Value::RedisBloom(chain)) = slot {
+            if let Some(outcome) = self.write_imported(chain, ctx) {
+                return outcome;
+            }
+        }
         match &self.op {
             Op::Merge(keys) => crate::merge::merge(self.key, slot, keys, sources, ctx),
             Op::Reserve(params) => self.reserve(slot, params, ctx),
@@ -428,9 +453,8 @@ pub(crate) const LOADCHUNK: &str = "BF.LOADCHUNK";
 pub(crate) fn lookup(value: Option<&Value>) -> Result<&ScalableBloomFilter, Lookup> {
     match value {
         Some(Value::Bloom(f)) => Ok(f),
-        Some(Value::Loading(d)) if d.kind() == bloomkit::FilterKind::Scalable => {
-            Err(Lookup::Loading)
-        }
+        Some(Value::Loading(d)) if d.is_bloom() => Err(Lookup::Loading),
+        Some(Value::Importing(d)) if !d.is_cuckoo() => Err(Lookup::Loading),
         Some(_) => Err(Lookup::WrongType),
         None => Err(Lookup::Missing),
     }
@@ -766,19 +790,36 @@ fn exists(value: Option<&Value>, items: &[&[u8]], multi: bool) -> Reply {
 }
 
 fn info(value: Option<&Value>, field: Option<&[u8]>) -> Reply {
-    let f = match lookup(value) {
-        Ok(f) => f,
-        Err(status) => return status.error(LOADCHUNK),
-    };
-    let capacity = Reply::Integer(f.capacity().min(i64::MAX as u64) as i64);
-    let size = Reply::Integer(redisbloom_size(f).min(i64::MAX as u64) as i64);
-    let filters = Reply::Integer(f.num_layers() as i64);
-    let items = Reply::Integer(f.len() as i64);
-    let expansion = if f.is_scaling() {
-        Reply::Integer(f.expansion() as i64)
-    } else {
-        Reply::Null
-    };
+    match lookup(value) {
+        Ok(f) => info_reply(&figures(f), field),
+        Err(status) => status.error(LOADCHUNK),
+    }
+}
+
+/// `BF.INFO`'s figures for a bloomkit chain.
+fn figures(f: &ScalableBloomFilter) -> BloomFigures {
+    BloomFigures {
+        capacity: f.capacity(),
+        size: redisbloom_size(f),
+        filters: f.num_layers() as u64,
+        items: f.len(),
+        expansion: f.is_scaling().then(|| f.expansion()),
+        fill: f.fill_ratio(),
+        estimated_items: f.estimated_count(),
+        estimated_fp_rate: f.estimated_fp_rate(),
+    }
+}
+
+/// `BF.INFO`'s reply: every field, or the one `field` names.
+fn info_reply(f: &BloomFigures, field: Option<&[u8]>) -> Reply {
+    let int = |n: u64| Reply::Integer(n.min(i64::MAX as u64) as i64);
+    let capacity = int(f.capacity);
+    let size = int(f.size);
+    let filters = int(f.filters);
+    let items = int(f.items);
+    let expansion = f
+        .expansion
+        .map_or(Reply::Null, |e| Reply::Integer(i64::from(e)));
     let Some(field) = field else {
         let values = [
             capacity,
@@ -786,9 +827,9 @@ fn info(value: Option<&Value>, field: Option<&[u8]>) -> Reply {
             filters,
             items,
             expansion,
-            Reply::Double(f.fill_ratio()),
-            Reply::Integer(f.estimated_count().min(i64::MAX as u64) as i64),
-            Reply::Double(f.estimated_fp_rate()),
+            Reply::Double(f.fill),
+            int(f.estimated_items),
+            Reply::Double(f.estimated_fp_rate),
         ];
         let names = INFO_FIELDS
             .iter()
@@ -898,7 +939,8 @@ fn c_general(x: f64) -> String {
 }
 
 fn scandump(value: Option<&Value>, iter: Option<i64>, ctx: &Ctx<'_>) -> Reply {
-    let Some(value) = value.filter(|_| lookup(value).is_ok()) else {
+    let imported = matches!(value, Some(Value::RedisBloom(_)));
+    let Some(value) = value.filter(|_| imported || lookup(value).is_ok()) else {
         return match lookup(value) {
             Err(status) => status.error(LOADCHUNK),
             Ok(_) => Lookup::Missing.error(LOADCHUNK),

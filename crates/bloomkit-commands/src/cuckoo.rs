@@ -108,6 +108,8 @@ enum Op<'a> {
     },
 }
 
+mod redisbloom;
+
 /// The `cf-max-expansions` an insert runs under.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Limit {
@@ -156,6 +158,11 @@ impl<'a> CuckooCommand<'a> {
     /// Runs the command against the key's value (`None`: no such key). A write command
     /// answers what it would answer, on a copy, leaving the key as it is.
     pub fn read(&self, value: Option<&Value>, ctx: &Ctx<'_>) -> Reply {
+        if let Some(Value::RedisCuckoo(f)) = value {
+            if let Some(reply) = self.read_imported(f) {
+                return reply;
+            }
+        }
         match &self.op {
             Op::Exists { items, multi } => {
                 let answer = |item: &&[u8]| {
@@ -196,6 +203,11 @@ impl<'a> CuckooCommand<'a> {
 
     /// Runs the command against the key's slot, which it may fill, change or empty.
     pub fn write(&self, slot: &mut Option<Value>, ctx: &Ctx<'_>) -> Outcome<'_> {
+        if let Some(Value::RedisCuckoo(f)) = slot {
+            if let Some(outcome) = self.write_imported(f) {
+                return outcome;
+            }
+        }
         match &self.op {
             Op::Reserve(r) => self.reserve(slot, r, ctx),
             Op::Insert {
@@ -230,23 +242,12 @@ impl<'a> CuckooCommand<'a> {
             Op::Del(item) => {
                 let removed = match slot.as_mut() {
                     Some(Value::Cuckoo(f)) => f.remove_hash(hash(f, item)),
-                    Some(Value::Loading(d)) if d.kind() == FilterKind::Cuckoo => {
+                    Some(Value::Loading(d)) if d.is_cuckoo() => {
                         return Outcome::unchanged(Lookup::Loading.error(LOADCHUNK))
                     }
                     _ => return Outcome::unchanged(Reply::error("Not found")),
                 };
-                Outcome {
-                    reply: Reply::Bool(removed),
-                    log: if removed {
-                        smallvec![Record::Items {
-                            name: "CF.DEL",
-                            key: self.key,
-                            items: std::slice::from_ref(item),
-                        }]
-                    } else {
-                        Log::new()
-                    },
-                }
+                deleted(self.key, item, removed)
             }
             Op::LoadChunk { pos, data, args } => loadchunk(slot, *pos, data, args, ctx),
             Op::Compact => match slot.as_mut() {
@@ -262,7 +263,7 @@ impl<'a> CuckooCommand<'a> {
                         }],
                     }
                 }
-                Some(Value::Loading(d)) if d.kind() == FilterKind::Cuckoo => {
+                Some(Value::Loading(d)) if d.is_cuckoo() => {
                     Outcome::unchanged(Lookup::Loading.error(LOADCHUNK))
                 }
                 // RedisBloom's one answer for a missing key and one of another type.
@@ -479,6 +480,22 @@ impl<'a> CuckooCommand<'a> {
     }
 }
 
+/// `CF.DEL`'s answer, logged when `item` was removed.
+fn deleted<'c>(key: &'c [u8], item: &'c &'c [u8], removed: bool) -> Outcome<'c> {
+    Outcome {
+        reply: Reply::Bool(removed),
+        log: if removed {
+            smallvec![Record::Items {
+                name: "CF.DEL",
+                key,
+                items: std::slice::from_ref(item),
+            }]
+        } else {
+            Log::new()
+        },
+    }
+}
+
 /// What a one-item insert that failed answers: `refused` if the memory budget refused the
 /// growth it needed; else a filter that may not grow (`expansion` 0) is full, and one that
 /// may could not allocate its next sub-filter.
@@ -642,7 +659,8 @@ fn hash(f: &CuckooFilter, item: &[u8]) -> u64 {
 fn lookup(value: Option<&Value>) -> Result<&CuckooFilter, Lookup> {
     match value {
         Some(Value::Cuckoo(f)) => Ok(f),
-        Some(Value::Loading(d)) if d.kind() == FilterKind::Cuckoo => Err(Lookup::Loading),
+        Some(Value::Loading(d)) if d.is_cuckoo() => Err(Lookup::Loading),
+        Some(Value::Importing(d)) if d.is_cuckoo() => Err(Lookup::Loading),
         Some(_) => Err(Lookup::WrongType),
         None => Err(Lookup::Missing),
     }
@@ -888,12 +906,13 @@ fn debug(f: &CuckooFilter) -> Reply {
 
 fn scandump(value: Option<&Value>, pos: i64, ctx: &Ctx<'_>) -> Reply {
     let end = || Reply::Array(vec![Reply::Integer(0), Reply::Null]);
-    let f = match lookup(value) {
-        Ok(f) => f,
-        Err(status) => return status.error(LOADCHUNK),
+    let empty = match (value, lookup(value)) {
+        (Some(Value::RedisCuckoo(f)), _) => f.is_empty(),
+        (_, Ok(f)) => f.is_empty(),
+        (_, Err(status)) => return status.error(LOADCHUNK),
     };
     // RedisBloom dumps nothing of an empty filter.
-    if f.is_empty() {
+    if empty {
         return end();
     }
     let Some(value) = value else {

@@ -31,6 +31,7 @@ use smallvec::smallvec;
 
 use crate::budget::Budget;
 use crate::errors::{INSUFFICIENT_MEMORY, OOM};
+use crate::importing::ImportingDump;
 use crate::reply::Reply;
 use crate::run::{Args, Outcome, Record};
 use crate::shared::verbatim;
@@ -124,6 +125,10 @@ fn window(value: &Value, start: u64, len: usize) -> Vec<u8> {
         Value::Cuckoo(f) => f.write_to(&mut w),
         Value::Aging(k) => k.write_to(&mut w),
         Value::Loading(d) => w.write_all(d.received()).map_err(bloomkit::Error::Io),
+        Value::RedisBloom(f) => f.write_to(&mut w),
+        Value::RedisCuckoo(f) => f.write_to(&mut w),
+        // Not a bloomkit encoding; SCANDUMP refuses a key still arriving before this.
+        Value::Importing(_) => Ok(()),
     };
     w.out
 }
@@ -276,6 +281,9 @@ impl Write for Restore<'_> {
 /// twice. Replayed as logged commands, they give a value equal to `value`: a filter still
 /// being restored comes back with the bytes it had received.
 pub(crate) fn restore_commands(value: &Value, key: &[u8], emit: &mut dyn FnMut(Vec<Bytes>)) {
+    if let Value::Importing(importing) = value {
+        return importing.restore_commands(key, emit);
+    }
     let Some((_, info)) = header(value) else {
         return;
     };
@@ -299,6 +307,9 @@ pub(crate) fn restore_commands(value: &Value, key: &[u8], emit: &mut dyn FnMut(V
         Value::Cuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
         Value::Aging(k) => k.write_to(&mut restore).map_err(|_| ()),
         Value::Loading(d) => restore.write_all(d.received()).map_err(|_| ()),
+        Value::RedisBloom(f) => f.write_to(&mut restore).map_err(|_| ()),
+        Value::RedisCuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
+        Value::Importing(_) => Ok(()),
     };
     if !restore.pending.is_empty() {
         restore.flush();
@@ -399,9 +410,21 @@ pub(crate) fn start(
     header: &[u8],
     budget: &dyn Budget,
 ) -> Result<Value, LoadError> {
+    // RedisBloom's own header chunk (not bloomkit's encoding): a key imported as it arrives.
+    // An aging key has no RedisBloom counterpart to import.
+    if kind != FilterKind::Aging && !ImportingDump::is_bloomkit(header) {
+        let cuckoo = kind == FilterKind::Cuckoo;
+        return ImportingDump::start(cuckoo, header, budget).map(|d| Value::Importing(Box::new(d)));
+    }
     // A filter file of another kind says which it is before anything else is checked.
     if let Ok(Some(info)) = peek_header(header) {
-        if info.kind != kind {
+        // An imported key's own dump (a RedisBloom kind) restores under its family's commands.
+        let imported = match kind {
+            FilterKind::Cuckoo => Some(FilterKind::RedisCuckoo),
+            FilterKind::Aging => None,
+            _ => Some(FilterKind::RedisBloomChain),
+        };
+        if info.kind != kind && Some(info.kind) != imported {
             return Err(LoadError::WrongKind { found: info.kind });
         }
     }
@@ -479,6 +502,12 @@ fn load(
     let Some(value) = slot.as_mut() else {
         return Err(LoadError::BadData);
     };
+    if let Value::Importing(importing) = value {
+        if let Some(finished) = importing.push(iter, data)? {
+            *value = finished;
+        }
+        return Ok(Loaded::Changed);
+    }
     let (header_len, encoded_len, received) = match &*value {
         Value::Loading(d) => (
             d.header_len() as u64,

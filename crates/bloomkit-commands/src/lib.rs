@@ -124,6 +124,7 @@ mod command;
 pub mod cuckoo;
 mod dump;
 pub mod errors;
+mod importing;
 mod limits;
 mod merge;
 pub mod params;
@@ -135,6 +136,7 @@ pub mod value;
 
 pub use budget::{Budget, Replay, Unlimited};
 pub use command::FilterCommand;
+pub use importing::ImportingDump;
 pub use params::{Defaults, Parameter, PARAMETERS};
 pub use reply::{Protocol, Reply};
 pub use run::{with_args, Access, Args, Ctx, Log, Outcome, Record, Word};

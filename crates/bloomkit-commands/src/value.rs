@@ -1,17 +1,25 @@
-//! The values the keyspace holds: one filter per key, or a filter still arriving in
-//! `BF.LOADCHUNK`/`CF.LOADCHUNK` chunks.
+//! The values the keyspace holds: one filter (or aging key) per key, or one still arriving
+//! in `BF.LOADCHUNK`/`CF.LOADCHUNK`/`AF.LOADCHUNK` chunks.
 
 use std::io::{self, Write};
 
+use bloomkit::redisbloom::payload::BLOOMKIT_ENCVER;
+use bloomkit::redisbloom::{RedisBloomChain, RedisCuckooFilter};
 use bloomkit::{AnyFilter, CuckooFilter, Error, FilterKind, ScalableBloomFilter};
 
 use crate::aging::AgingKey;
+use crate::importing::ImportingDump;
 
 /// What `TYPE` answers for an `AF.*` key: nine characters, as a Redis module type's name
 /// must be, in the spirit of RedisBloom's `MBbloom--`.
 pub const AGING_TYPE_NAME: &str = "BKaging--";
 
-/// A key's value: the filter behind a `BF.*` or `CF.*` key.
+/// The module encoding version of [`AGING_TYPE_NAME`] values (RDB files and `DUMP`
+/// payloads): a type of bloomkit's own, so its versions start at 1 (`MBbloom--`/`MBbloomCF`
+/// are at [`BLOOMKIT_ENCVER`], apart from RedisBloom's).
+pub const AGING_ENCVER: u64 = 1;
+
+/// A key's value: the filter behind a `BF.*`, `CF.*` or `AF.*` key.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     /// A Bloom key (`TYPE` answers `MBbloom--`).
@@ -24,6 +32,16 @@ pub enum Value {
     /// of its bytes. `TYPE` answers as for the finished filter; filter commands other than
     /// `LOADCHUNK` answer an error until the last chunk arrives.
     Loading(PartialDump),
+    /// A Bloom key imported from RedisBloom (a `DUMP` payload or `SCANDUMP` chunks of its
+    /// `MBbloom--`), kept with RedisBloom's hashing so it answers as it did there. `TYPE`
+    /// answers `MBbloom--`; every `BF.*` command serves it.
+    RedisBloom(RedisBloomChain),
+    /// A cuckoo key imported from RedisBloom (`MBbloomCF`), likewise.
+    RedisCuckoo(RedisCuckooFilter),
+    /// A RedisBloom key arriving in the chunks of RedisBloom's own `SCANDUMP`: as
+    /// [`Value::Loading`], filter commands other than `LOADCHUNK` answer an error until the
+    /// last chunk arrives.
+    Importing(Box<ImportingDump>),
 }
 
 impl Value {
@@ -41,14 +59,26 @@ impl Value {
         })
     }
 
+    /// The module encoding version a `DUMP` payload or RDB file names for this key's type
+    /// ([`type_name`](Self::type_name)): [`AGING_ENCVER`] or [`BLOOMKIT_ENCVER`].
+    pub fn module_encver(&self) -> u64 {
+        if self.type_name() == AGING_TYPE_NAME {
+            AGING_ENCVER
+        } else {
+            BLOOMKIT_ENCVER
+        }
+    }
+
     /// What `TYPE` answers for this key: RedisBloom's module type names.
     pub fn type_name(&self) -> &'static str {
         match self {
-            Value::Bloom(_) => "MBbloom--",
-            Value::Cuckoo(_) => "MBbloomCF",
+            Value::Bloom(_) | Value::RedisBloom(_) => "MBbloom--",
+            Value::Cuckoo(_) | Value::RedisCuckoo(_) => "MBbloomCF",
             Value::Aging(_) => AGING_TYPE_NAME,
-            Value::Loading(d) if d.kind() == FilterKind::Cuckoo => "MBbloomCF",
+            Value::Loading(d) if d.is_cuckoo() => "MBbloomCF",
             Value::Loading(d) if d.kind() == FilterKind::Aging => AGING_TYPE_NAME,
+            Value::Importing(d) if d.is_cuckoo() => "MBbloomCF",
+            Value::Importing(_) => "MBbloom--",
             Value::Loading(_) => "MBbloom--",
         }
     }
@@ -99,6 +129,9 @@ impl Value {
             Value::Cuckoo(f) => f.memory_bytes(),
             Value::Aging(k) => k.memory_bytes(),
             Value::Loading(d) => d.memory_bytes(),
+            Value::RedisBloom(f) => f.memory_bytes(),
+            Value::RedisCuckoo(f) => f.memory_bytes(),
+            Value::Importing(d) => d.memory_bytes(),
         }
     }
 
@@ -118,6 +151,9 @@ impl Value {
             Value::Cuckoo(f) => f.encoded_len(),
             Value::Aging(k) => k.encoded_len(),
             Value::Loading(d) => d.stored_len(),
+            Value::RedisBloom(f) => f.encoded_len(),
+            Value::RedisCuckoo(f) => f.encoded_len(),
+            Value::Importing(d) => d.stored_len(),
         }
     }
 
@@ -139,6 +175,9 @@ impl Value {
             Value::Cuckoo(f) => f.write_to(writer).map_err(bloomkit_io),
             Value::Aging(k) => k.write_to(writer).map_err(bloomkit_io),
             Value::Loading(d) => d.write_to(writer),
+            Value::RedisBloom(f) => f.write_to(writer).map_err(bloomkit_io),
+            Value::RedisCuckoo(f) => f.write_to(writer).map_err(bloomkit_io),
+            Value::Importing(d) => d.write_to(writer),
         }
     }
 
@@ -152,8 +191,21 @@ impl Value {
         if bytes.starts_with(&PartialDump::MAGIC) {
             return PartialDump::from_bytes(bytes).map(Value::Loading);
         }
+        if bytes.starts_with(&ImportingDump::MAGIC) {
+            return ImportingDump::from_bytes(bytes).map(|d| Value::Importing(Box::new(d)));
+        }
         if bytes.starts_with(&crate::aging::MAGIC) {
             return AgingKey::from_bytes(bytes).map(Value::Aging);
+        }
+        // The RedisBloom kinds are not AnyFilter's: read them by the header's kind.
+        match bloomkit::format::peek_header(bytes).map(|info| info.map(|info| info.kind)) {
+            Ok(Some(FilterKind::RedisBloomChain)) => {
+                return RedisBloomChain::from_bytes(bytes).map(Value::RedisBloom)
+            }
+            Ok(Some(FilterKind::RedisCuckoo)) => {
+                return RedisCuckooFilter::from_bytes(bytes).map(Value::RedisCuckoo)
+            }
+            _ => {}
         }
         match AnyFilter::from_bytes(bytes)? {
             AnyFilter::Scalable(f) => Ok(Value::Bloom(f)),
@@ -221,7 +273,11 @@ impl PartialDump {
         let info = crate::dump::peek_header(bytes)?.ok_or(Error::Truncated)?;
         if !matches!(
             info.kind,
-            FilterKind::Scalable | FilterKind::Cuckoo | FilterKind::Aging
+            FilterKind::Scalable
+                | FilterKind::Cuckoo
+                | FilterKind::Aging
+                | FilterKind::RedisBloomChain
+                | FilterKind::RedisCuckoo
         ) {
             return Err(Error::WrongKind {
                 expected: FilterKind::Scalable,
@@ -231,10 +287,24 @@ impl PartialDump {
         Ok(info)
     }
 
-    /// The kind of filter arriving: [`FilterKind::Scalable`], [`FilterKind::Cuckoo`], or
-    /// [`FilterKind::Aging`] for an aging key.
+    /// The kind of filter arriving: [`FilterKind::Scalable`], [`FilterKind::Cuckoo`],
+    /// [`FilterKind::Aging`] for an aging key, or one of the RedisBloom kinds (an imported
+    /// key's own dump).
     pub fn kind(&self) -> FilterKind {
         self.kind
+    }
+
+    /// Whether a cuckoo key (`CF.*`) is arriving: bloomkit's or an imported one.
+    pub fn is_cuckoo(&self) -> bool {
+        matches!(self.kind, FilterKind::Cuckoo | FilterKind::RedisCuckoo)
+    }
+
+    /// Whether a Bloom key (`BF.*`) is arriving: bloomkit's or an imported one.
+    pub fn is_bloom(&self) -> bool {
+        matches!(
+            self.kind,
+            FilterKind::Scalable | FilterKind::RedisBloomChain
+        )
     }
 
     /// The length of the whole encoding.
@@ -294,6 +364,12 @@ impl PartialDump {
         match self.kind {
             FilterKind::Cuckoo => CuckooFilter::from_bytes(&self.received).map(Value::Cuckoo),
             FilterKind::Aging => AgingKey::from_bytes(&self.received).map(Value::Aging),
+            FilterKind::RedisBloomChain => {
+                RedisBloomChain::from_bytes(&self.received).map(Value::RedisBloom)
+            }
+            FilterKind::RedisCuckoo => {
+                RedisCuckooFilter::from_bytes(&self.received).map(Value::RedisCuckoo)
+            }
             _ => ScalableBloomFilter::from_bytes(&self.received).map(Value::Bloom),
         }
     }

@@ -31,7 +31,7 @@ use crate::types::callbacks;
 /// The version of the aging type's encoding in RDB files and `DUMP` payloads. A type of
 /// bloomkit's own, so its versions start at 1 (the other types' start at 1000 to stay
 /// apart from RedisBloom's).
-pub const AGING_ENCODING_VERSION: i32 = 1;
+pub const AGING_ENCODING_VERSION: i32 = bloomkit_commands::value::AGING_ENCVER as i32;
 
 /// The type of an aging key.
 pub static AGING_TYPE: RedisType = RedisType::new(

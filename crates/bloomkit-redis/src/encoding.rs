@@ -4,7 +4,10 @@
 //! Redis tags every module value with its type's name and a 10-bit encoding version
 //! (`encver`). RedisBloom's types have the same names and use versions 0 to 4; this module's
 //! versions start at [`ENCODING_VERSION`] (1000), so that each can tell the other's values
-//! apart from its own and refuse them by name, instead of misreading them.
+//! apart from its own. Redis finds a module type by its name alone, so a RedisBloom RDB file
+//! or `DUMP` payload reaches this module's loader with RedisBloom's version: it is imported
+//! (`import.rs`, [`bloomkit::redisbloom`]), keeping RedisBloom's hashing, and saved again in
+//! this module's encoding (kinds 10 and 11 of bloomkit's format).
 //!
 //! # Version 1000
 //!
@@ -26,22 +29,24 @@ use std::io::{self, Write};
 use bloomkit_commands::Value;
 
 /// This build's (and the first) version of the encoding.
-pub const ENCODING_VERSION: i32 = 1000;
+pub const ENCODING_VERSION: i32 = bloomkit::redisbloom::payload::BLOOMKIT_ENCVER as i32;
 
 /// The largest string buffer a value is written in: small enough that saving a large filter
 /// costs one more buffer of this size, not a copy of the filter.
-pub const CHUNK_BYTES: usize = 1 << 20;
+pub const CHUNK_BYTES: usize = bloomkit::redisbloom::payload::BLOOMKIT_CHUNK_BYTES;
 
 /// Why a stored value cannot be loaded. The message is for the server's log, where it stops
 /// the load of an RDB file (or answers a `RESTORE`).
 #[derive(Debug)]
 pub enum LoadError {
-    /// RedisBloom's own encoding of a type with the same name.
+    /// RedisBloom's own encoding of a type with the same name, which does not import.
     RedisBloom {
         /// The type's name.
         type_name: &'static str,
         /// The version found.
         version: i32,
+        /// What the import found wrong.
+        cause: bloomkit::Error,
     },
     /// A newer version of this module's encoding.
     Newer {
@@ -73,11 +78,14 @@ pub enum LoadError {
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LoadError::RedisBloom { type_name, version } => write!(
+            LoadError::RedisBloom {
+                type_name,
+                version,
+                cause,
+            } => write!(
                 f,
-                "this {type_name} value is in RedisBloom's own encoding (version {version}); \
-                 bloomkit reads only its own (versions from {ENCODING_VERSION}): load this \
-                 data with RedisBloom, or remove the key"
+                "this {type_name} value in RedisBloom's encoding (version {version}) does not \
+                 import: {cause}"
             ),
             LoadError::Newer { version, newest } => write!(
                 f,
@@ -101,18 +109,24 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// Whose encoding a stored value is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// This module's, at [`ENCODING_VERSION`].
+    Own,
+    /// RedisBloom's, at this version (below [`ENCODING_VERSION`]): imported.
+    RedisBloom(u64),
+}
+
 /// Checks the version a value was stored with.
 ///
 /// # Errors
 ///
-/// [`LoadError::RedisBloom`] below [`ENCODING_VERSION`], [`LoadError::Newer`] above it.
-pub fn check_version(type_name: &'static str, version: i32) -> Result<(), LoadError> {
+/// [`LoadError::Newer`] above [`ENCODING_VERSION`].
+pub fn check_version(version: i32) -> Result<Encoding, LoadError> {
     match version {
-        ENCODING_VERSION => Ok(()),
-        v if v < ENCODING_VERSION => Err(LoadError::RedisBloom {
-            type_name,
-            version: v,
-        }),
+        ENCODING_VERSION => Ok(Encoding::Own),
+        v if (0..ENCODING_VERSION).contains(&v) => Ok(Encoding::RedisBloom(v as u64)),
         v => Err(LoadError::Newer {
             version: v,
             newest: ENCODING_VERSION,
@@ -316,13 +330,10 @@ mod tests {
     }
 
     #[test]
-    fn other_versions_are_named_in_the_refusal() {
-        assert!(check_version("MBbloom--", ENCODING_VERSION).is_ok());
-        let redisbloom = check_version("MBbloom--", 4).unwrap_err();
-        assert!(redisbloom
-            .to_string()
-            .contains("RedisBloom's own encoding (version 4)"));
-        let newer = check_version("MBbloomCF", 1001).unwrap_err();
+    fn redisbloom_versions_import_and_newer_ones_are_refused() {
+        assert_eq!(check_version(ENCODING_VERSION).unwrap(), Encoding::Own);
+        assert_eq!(check_version(4).unwrap(), Encoding::RedisBloom(4));
+        let newer = check_version(1001).unwrap_err();
         assert!(newer.to_string().contains("upgrade the module"), "{newer}");
     }
 }

@@ -75,6 +75,7 @@ pub mod budget;
 pub mod command;
 pub mod config;
 pub mod encoding;
+mod import;
 pub mod key;
 pub mod log;
 pub mod reply;

@@ -97,7 +97,7 @@ pub(crate) mod callbacks {
     use redis_module::{raw, RedisString};
 
     use super::Stored;
-    use crate::encoding::{check_version, Assembler, ChunkWriter, LoadError};
+    use crate::encoding::{check_version, Assembler, ChunkWriter, Encoding, LoadError};
 
     /// The value behind a pointer Redis passes to a callback.
     ///
@@ -135,7 +135,9 @@ pub(crate) mod callbacks {
         type_name: &'static str,
         encver: c_int,
     ) -> Result<Value, LoadError> {
-        check_version(type_name, encver)?;
+        if let Encoding::RedisBloom(version) = check_version(encver)? {
+            return crate::import::load(rdb, type_name, version);
+        }
         read_value(rdb, type_name)
     }
 

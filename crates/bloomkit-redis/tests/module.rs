@@ -455,9 +455,11 @@ fn a_restore_whose_last_chunk_is_damaged_removes_its_key() {
     });
 }
 
-/// RedisBloom's values, under the same type names, are refused by name, not misread.
+/// RedisBloom's values, under the same type names, are imported (`tests/import.rs`); one
+/// that does not decode is refused, and the log names the key, RedisBloom's encoding and
+/// the cause. RedisBloom refuses this module's values.
 #[test]
-fn redisbloom_dumps_are_refused_by_name() {
+fn a_redisbloom_value_that_does_not_import_is_named_in_the_log() {
     let (Some(redisbloom), Some(_)) = (common::redisbloom(), Engine::Redis.binary()) else {
         return;
     };
@@ -479,12 +481,19 @@ fn redisbloom_dumps_are_refused_by_name() {
     let mine = o.line("DUMP mine").bytes();
     let refused = t.cmd(&[&b"RESTORE"[..], b"mine", b"0", &mine]);
     assert!(refused.is_error(), "{refused:?}");
-    for (key, payload, type_name) in [("k", bloom, "MBbloom--"), ("c", cuckoo, "MBbloomCF")] {
+    for (key, mut payload, type_name) in [("k", bloom, "MBbloom--"), ("c", cuckoo, "MBbloomCF")] {
+        // The value's first field (the item count, or the number of links) made absurd,
+        // under a right checksum.
+        let n = payload.len();
+        payload[11] = 0xff;
+        let crc = bloomkit::redisbloom::crc64_redis(&payload[..n - 8]);
+        payload[n - 8..].copy_from_slice(&crc.to_le_bytes());
         let reply = o.cmd(&[&b"RESTORE"[..], key.as_bytes(), b"0", &payload]);
-        assert!(reply.is_error(), "{reply:?}");
+        assert_eq!(reply, Resp::Error("ERR Bad data format".into()));
         let log = ours.log();
         let expected = format!(
-            "bloomkit: cannot load the {type_name} value of key '{key}': this {type_name} value is in RedisBloom's own encoding"
+            "bloomkit: cannot load the {type_name} value of key '{key}': this {type_name} value \
+             in RedisBloom's encoding (version"
         );
         assert!(log.contains(&expected), "{log}");
     }

@@ -404,9 +404,10 @@ async fn dump_and_restore_answer_as_redis() {
         let Value::BulkString(payload) = query(&mut c, &[b"DUMP", key]).await else {
             panic!()
         };
-        // Redis's envelope: the RDB version (12) and a CRC-64 after bloomkit's value.
-        assert_eq!(&payload[..4], b"\x89BKF");
-        assert_eq!(payload[payload.len() - 10..payload.len() - 8], [12, 0]);
+        // What Redis with the bloomkit module dumps: a module value (RDB type 7), the RDB
+        // version (10) and a CRC-64.
+        assert_eq!(payload[0], 7);
+        assert_eq!(payload[payload.len() - 10..payload.len() - 8], [10, 0]);
         assert_eq!(
             query(&mut c, &[b"RESTORE", copy, b"0", &payload]).await,
             Value::Okay
@@ -537,8 +538,8 @@ async fn dump_and_restore_answer_as_redis() {
     assert_eq!(query(&mut c, &[b"EXISTS", b"n"]).await, int(0));
 }
 
-/// A payload whose envelope checks out but whose value does not decode (a Redis payload, a
-/// filter of another kind, any damage inside, resealed with a valid CRC) is refused whole,
+/// A payload whose envelope checks out but whose value does not decode (a filter of another
+/// kind, any damage inside, resealed with a valid CRC) is refused whole,
 /// before any key is created.
 #[tokio::test]
 async fn restore_refuses_any_payload_it_cannot_fully_decode() {
@@ -552,20 +553,24 @@ async fn restore_refuses_any_payload_it_cannot_fully_decode() {
     };
     let seal = |body: &[u8]| {
         let mut out = body.to_vec();
-        out.extend_from_slice(&12u16.to_le_bytes());
+        out.extend_from_slice(&10u16.to_le_bytes());
         let crc = bloomkit_server::cmd::dump::crc64(0, &out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
     };
     let body = &payload[..payload.len() - 10];
     assert_eq!(seal(body), payload);
-    // RedisBloom 2.8's DUMP of `BF.ADD k a` on Redis 7.0: a valid envelope (version 10),
-    // RedisBloom's module encoding inside.
+    // RedisBloom 2.8's DUMP of `BF.ADD k a` on Redis 7.0: imported (tests/import.rs).
     let redis_dump: &[u8] = include_bytes!("data/redisbloom-2.8-dump-bf-add-k-a.bin");
     assert_eq!(
-        error(&mut c, &[b"RESTORE", b"n", b"0", redis_dump]).await,
-        "ERR Bad data format"
+        query(&mut c, &[b"RESTORE", b"imported", b"0", redis_dump]).await,
+        Value::Okay
     );
+    assert_eq!(
+        query(&mut c, &[b"BF.EXISTS", b"imported", b"a"]).await,
+        int(1)
+    );
+    query(&mut c, &[b"DEL", b"imported"]).await;
     // Another kind of bloomkit filter.
     let classic = bloomkit::BloomFilter::new(100, 0.01).unwrap().to_bytes();
     assert_eq!(

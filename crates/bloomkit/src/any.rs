@@ -103,6 +103,13 @@ impl AnyFilter {
                     operation: "building empty (it is built from all its keys at once)",
                 })
             }
+            FilterKind::RedisBloomChain | FilterKind::RedisCuckoo => {
+                return Err(Error::Unsupported {
+                    kind,
+                    operation: "a place in AnyFilter (it probes with two hashes of the item's \
+                                bytes; use bloomkit::redisbloom)",
+                })
+            }
         })
     }
 
@@ -144,6 +151,13 @@ impl AnyFilter {
             Some(FilterKind::Aging) => AnyFilter::Aging(AgingBloomFilter::decode(h, &mut r)?),
             Some(FilterKind::Fuse) => AnyFilter::Fuse(BinaryFuseFilter::decode(h, &mut r)?),
             Some(FilterKind::Sector) => AnyFilter::Sector(SectorBloomFilter::decode(h, &mut r)?),
+            Some(kind @ (FilterKind::RedisBloomChain | FilterKind::RedisCuckoo)) => {
+                return Err(Error::Unsupported {
+                    kind,
+                    operation: "a place in AnyFilter (it probes with two hashes of the item's \
+                                bytes; read it with bloomkit::redisbloom)",
+                })
+            }
             None => return Err(Error::UnknownKind { found: header.kind }),
         };
         let rest = r.finish()?;

@@ -72,6 +72,12 @@ pub enum FilterKind {
     /// [`crate::SectorBloomFilter`]: the sectored layout (the same bits in each word of a
     /// line; the fewest instructions per insert).
     Sector,
+    /// [`crate::redisbloom::RedisBloomChain`]: RedisBloom's scalable Bloom filter, with its
+    /// hashing (hash algorithm 3).
+    RedisBloomChain,
+    /// [`crate::redisbloom::RedisCuckooFilter`]: RedisBloom's cuckoo filter, with its hashing
+    /// (hash algorithm 3).
+    RedisCuckoo,
 }
 
 impl FilterKind {
@@ -87,6 +93,8 @@ impl FilterKind {
             FilterKind::Aging => 7,
             FilterKind::Fuse => 8,
             FilterKind::Sector => 9,
+            FilterKind::RedisBloomChain => 10,
+            FilterKind::RedisCuckoo => 11,
         }
     }
 
@@ -102,6 +110,8 @@ impl FilterKind {
             7 => Some(FilterKind::Aging),
             8 => Some(FilterKind::Fuse),
             9 => Some(FilterKind::Sector),
+            10 => Some(FilterKind::RedisBloomChain),
+            11 => Some(FilterKind::RedisCuckoo),
             _ => None,
         }
     }
@@ -118,6 +128,8 @@ impl FilterKind {
             FilterKind::Aging => "aging",
             FilterKind::Fuse => "fuse",
             FilterKind::Sector => "sector",
+            FilterKind::RedisBloomChain => "redisbloom-bf",
+            FilterKind::RedisCuckoo => "redisbloom-cf",
         }
     }
 }
@@ -227,6 +239,11 @@ pub(crate) trait Persist: Sized {
     /// The kind written in the header and required when reading.
     const KIND: FilterKind;
     fn key_hasher(&self) -> KeyHasher;
+    /// The header's hash algorithm field: the key feed's code, but for the kinds that hash
+    /// as RedisBloom does (code 3, with the seed field 0).
+    fn hash_algorithm(&self) -> u16 {
+        self.key_hasher().feed().code()
+    }
     fn item_count(&self) -> u64;
     /// The kind-specific parameters, little-endian.
     fn params(&self) -> Vec<u8>;
@@ -377,7 +394,7 @@ pub(crate) fn write_to<F: Persist, W: Write>(filter: &F, writer: W) -> Result<()
     head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     head.extend_from_slice(&F::KIND.code().to_le_bytes());
     let hasher = filter.key_hasher();
-    head.extend_from_slice(&hasher.feed().code().to_le_bytes());
+    head.extend_from_slice(&filter.hash_algorithm().to_le_bytes());
     head.extend_from_slice(&0u16.to_le_bytes());
     head.extend_from_slice(&hasher.seed().to_le_bytes());
     head.extend_from_slice(&filter.item_count().to_le_bytes());
@@ -583,9 +600,7 @@ impl<R: Read> FormatReader<R> {
         }
         let kind = u16::from_le_bytes(self.array()?);
         let hash_algorithm = u16::from_le_bytes(self.array()?);
-        let feed = KeyFeed::from_code(hash_algorithm).ok_or(Error::UnknownHashAlgorithm {
-            found: hash_algorithm,
-        })?;
+        let feed = feed_of(kind, hash_algorithm)?;
         let flags = u16::from_le_bytes(self.array()?);
         if flags != 0 {
             return Err(Error::corrupt(format!(
@@ -699,6 +714,25 @@ pub(crate) fn read_from<F: Persist, R: Read>(reader: R) -> Result<F> {
     let filter = decode_checked::<F, R>(&header, &mut r)?;
     r.finish()?;
     Ok(filter)
+}
+
+/// The key feed a header's hash algorithm field names for its kind. RedisBloom's hashing
+/// (code 3) belongs to the RedisBloom kinds and they to it: any other pairing is refused,
+/// so no kind ever probes with a hash it was not built with.
+fn feed_of(kind: u16, hash_algorithm: u16) -> Result<KeyFeed> {
+    let redisbloom_kind = matches!(
+        FilterKind::from_code(kind),
+        Some(FilterKind::RedisBloomChain | FilterKind::RedisCuckoo)
+    );
+    let unknown = Error::UnknownHashAlgorithm {
+        found: hash_algorithm,
+    };
+    match (redisbloom_kind, hash_algorithm) {
+        // The RedisBloom kinds hash by their own rules; the feed is not consulted.
+        (true, crate::redisbloom::REDISBLOOM_HASH_ALGORITHM) => Ok(KeyFeed::Key),
+        (true, _) => Err(unknown),
+        (false, code) => KeyFeed::from_code(code).ok_or(unknown),
+    }
 }
 
 /// Reads a filter of type `F` from `bytes`, which must hold exactly one filter.

@@ -64,6 +64,13 @@ impl FilterKind {
         FilterKind::Aging,
     ];
 
+    /// The kinds bloomkit reads but never builds: RedisBloom's Bloom chain and cuckoo filter,
+    /// imported from a RedisBloom `DUMP`, RDB value or `SCANDUMP`
+    /// ([`crate::redisbloom`]). They hash a key's bytes by RedisBloom's rules, so
+    /// [`AnyFilter`] does not hold them; with [`ALL`](Self::ALL) they are every kind a file
+    /// header can name.
+    pub const IMPORTED: [FilterKind; 2] = [FilterKind::RedisBloomChain, FilterKind::RedisCuckoo];
+
     /// The kind to choose when nothing argues for another: `bloomkit build`'s default and
     /// the first row of every table, the blocked filter. It answers a query with one cache
     /// miss, for 3% more memory than the classic layout at 1%. The sector layout is faster
@@ -90,6 +97,8 @@ impl FilterKind {
             FilterKind::Aging => "AgingBloomFilter",
             FilterKind::Fuse => "BinaryFuseFilter",
             FilterKind::Sector => "SectorBloomFilter",
+            FilterKind::RedisBloomChain => "RedisBloomChain",
+            FilterKind::RedisCuckoo => "RedisCuckooFilter",
         }
     }
 
@@ -123,6 +132,12 @@ impl FilterKind {
             FilterKind::Aging => {
                 "generations of blocked filters that rotate out: \"seen recently\""
             }
+            FilterKind::RedisBloomChain => {
+                "RedisBloom's scalable Bloom filter, imported with its hashing (read, not built)"
+            }
+            FilterKind::RedisCuckoo => {
+                "RedisBloom's cuckoo filter, imported with its hashing (read, not built)"
+            }
         }
     }
 
@@ -137,7 +152,7 @@ impl FilterKind {
     pub fn repeats(self) -> Repeats {
         match self {
             FilterKind::Counting => Repeats::Counted,
-            FilterKind::Cuckoo => Repeats::Stored,
+            FilterKind::Cuckoo | FilterKind::RedisCuckoo => Repeats::Stored,
             _ => Repeats::Ignored,
         }
     }
@@ -147,8 +162,10 @@ impl FilterKind {
         match self {
             FilterKind::Classic | FilterKind::Blocked | FilterKind::Sector => "bits set",
             FilterKind::Counting => "counters not zero",
-            FilterKind::Scalable => "keys held / capacity of its layers",
-            FilterKind::Cuckoo => "slots in use",
+            FilterKind::Scalable | FilterKind::RedisBloomChain => {
+                "keys held / capacity of its layers"
+            }
+            FilterKind::Cuckoo | FilterKind::RedisCuckoo => "slots in use",
             FilterKind::Ribbon | FilterKind::Fuse => "keys / slots",
             FilterKind::Aging => "bits set in the newest generation",
         }
@@ -244,6 +261,11 @@ impl AnyFilter {
                 ScalableBloomFilter::builder(items, fp_rate).planned_memory_bytes()
             }
             FilterKind::Cuckoo => CuckooFilter::builder(items, fp_rate).planned_memory_bytes(),
+            // kind_plan refuses them before this.
+            FilterKind::RedisBloomChain | FilterKind::RedisCuckoo => Err(Error::Unsupported {
+                kind,
+                operation: "planning (it is imported from RedisBloom, never built here)",
+            }),
         }
     }
 
@@ -284,13 +306,17 @@ mod tests {
 
     #[test]
     fn the_list_is_every_file_kind_once() {
-        let listed: Vec<u16> = FilterKind::ALL.iter().map(|k| k.code()).collect();
+        let listed: Vec<u16> = FilterKind::ALL
+            .iter()
+            .chain(&FilterKind::IMPORTED)
+            .map(|k| k.code())
+            .collect();
         for code in 0..=u16::MAX {
             if let Some(kind) = FilterKind::from_code(code) {
                 assert_eq!(
                     listed.iter().filter(|&&c| c == code).count(),
                     1,
-                    "{kind} is not listed once in FilterKind::ALL"
+                    "{kind} is not listed once in FilterKind::ALL or IMPORTED"
                 );
             }
         }

@@ -108,8 +108,13 @@
 //!   `batch.rs` (the blocked filter's, specialised to its one line, `blocked/batch.rs`).
 //! * [`Filter`]: the small object-safe trait they share; [`FilterExt`] asks any of them, or a
 //!   `&dyn Filter`, by key.
-//! * [`AnyFilter`] (`any.rs`): a filter of whatever kind a file holds.
-//! * The kinds as one list (`kinds.rs`): [`FilterKind::ALL`] with each kind's name, summary
+//! * [`AnyFilter`] (`any.rs`): a filter of whatever kind a file holds (but the two
+//!   RedisBloom kinds, which probe with two hashes of a key's bytes).
+//! * [`redisbloom`]: RedisBloom's own Bloom chain and cuckoo filter, with its hashing, and
+//!   decoders of its `DUMP` payloads, RDB values and `SCANDUMP` chunks: filters imported
+//!   from RedisBloom keep answering as they did there.
+//! * The kinds as one list (`kinds.rs`): [`FilterKind::ALL`] (the kinds bloomkit builds; [`FilterKind::IMPORTED`] the two it
+//!   imports from RedisBloom) with each kind's name, summary
 //!   and behaviour, and [`AnyFilter::build_from_hashes`], [`AnyFilter::planned_memory_bytes`]
 //!   and [`AnyFilter::fill_ratio`], for tools that offer every kind (the CLI, the explorer,
 //!   the benchmarks).
@@ -249,6 +254,7 @@ mod mix;
 #[cfg(feature = "parallel")]
 mod parallel;
 mod prefetch;
+pub mod redisbloom;
 mod ribbon;
 mod scalable;
 mod sector;

@@ -3,18 +3,19 @@
 //!
 //! # The payload
 //!
-//! `DUMP` answers Redis's envelope around bloomkit's encoding of the value:
+//! `DUMP` answers what Redis with the bloomkit module answers for the same value
+//! ([`bloomkit::redisbloom::payload`]): a module value (RDB type 7, the module id of
+//! `MBbloom--` or `MBbloomCF` at encoding version 1000, or of `BKaging--` at
+//! [`AGING_ENCVER`](bloomkit_commands::value::AGING_ENCVER)), holding the value in bloomkit's file
+//! format (docs/FORMAT.md; a dump still being restored in its partial form), then the RDB
+//! version (10) and Redis's CRC-64. So a key moves between `bloomkit serve` and the module
+//! both ways by `DUMP`/`RESTORE` (and a cluster's `MIGRATE`).
 //!
-//! | bytes | what |
-//! |---|---|
-//! | `n` | the value in bloomkit's file format (docs/FORMAT.md): a filter starting with the magic `89 42 4B 46 0D 0A 1A 0A`, or a dump still being restored starting with `89 42 4B 50 0D 0A 1A 0A` |
-//! | 2 | the RDB version, little-endian: [`RDB_VERSION`] (12, Redis 8.0's) |
-//! | 8 | CRC-64 of everything before it (Redis's, [`crc64`]), little-endian |
-//!
-//! Where Redis puts an RDB type byte (7 for a module's value, then the module type's id)
-//! this payload has bloomkit's magic, whose first byte (`0x89`) is no RDB type: a Redis
-//! refuses it (`Bad data format`) rather than hand it to a module, and `RESTORE` here refuses
-//! a Redis payload the same way. The value's own checksum covers it again inside.
+//! `RESTORE` takes that payload; a RedisBloom key's (the same frame at RedisBloom's encoding
+//! versions 0 to 4), decoded into a key that keeps RedisBloom's hashing ([`Value::RedisBloom`],
+//! [`Value::RedisCuckoo`]) so every item it held is found; and the payload earlier servers
+//! wrote (the file format itself, its magic `89 42 4B 46` where the RDB type would be, then
+//! the RDB version up to [`RDB_VERSION`] and the CRC-64), which their logs hold.
 //!
 //! `RESTORE` checks in Redis's order (options, `BUSYKEY`, the TTL, the envelope) and then
 //! decodes the whole value, with every check bloomkit's reader makes, before anything is
@@ -22,6 +23,8 @@
 
 mod crc64;
 
+use bloomkit::redisbloom::payload::{self, DumpValue};
+use bloomkit::redisbloom::RedisBloomValue;
 use bloomkit_commands::args::{is_word, parse_i64};
 use bloomkit_commands::errors::{not_an_integer, syntax_error, OOM};
 use bloomkit_commands::{Budget, Reply, Value};
@@ -41,14 +44,18 @@ const FOOTER_LEN: usize = 10;
 const BAD_ENVELOPE: &str = "ERR DUMP payload version or checksum are wrong";
 const BAD_DATA: &str = "ERR Bad data format";
 
-/// The `DUMP` payload of `value`.
+/// The `DUMP` payload of `value`: a module value as Redis frames it, the module's encoding
+/// (see the module documentation above), so the Redis/Valkey module restores it too.
 pub fn envelope(value: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(value.encoded_len() + FOOTER_LEN);
-    // Writing to a vector cannot fail.
-    let _ = value.write_to(&mut out);
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-    let crc = crc64(0, &out);
-    out.extend_from_slice(&crc.to_le_bytes());
+    let mut out = Vec::with_capacity(value.encoded_len() + value.encoded_len() / 100_000 + 64);
+    // Writing to a vector cannot fail, and the value writes exactly its length.
+    let _ = payload::write_dump(
+        &mut out,
+        value.type_name(),
+        value.module_encver(),
+        value.encoded_len() as u64,
+        |w| value.write_to(w),
+    );
     out
 }
 
@@ -71,6 +78,48 @@ pub fn open_envelope(payload: &[u8]) -> Result<&[u8], Reply> {
         return Err(Reply::error(BAD_ENVELOPE));
     }
     Ok(body)
+}
+
+/// The value in a `DUMP` payload: bloomkit's own, or a RedisBloom key's (its first byte the
+/// RDB type of a module value, 7), decoded with RedisBloom's hashing kept.
+///
+/// # Errors
+///
+/// As [`open_envelope`]; for a RedisBloom payload, `DUMP payload version or checksum are
+/// wrong` when it is cut short or its CRC differs, `Bad data format` for any other fault.
+pub fn decode_payload(payload: &[u8]) -> Result<Value, Reply> {
+    if payload::is_module_payload(payload) {
+        // The envelope first, as Redis checks it: a value cut short inside a payload whose
+        // CRC is right is bad data, not a bad envelope.
+        let Some(body_len) = payload.len().checked_sub(8).filter(|&n| n > FOOTER_LEN - 8) else {
+            return Err(Reply::error(BAD_ENVELOPE));
+        };
+        let (body, crc) = payload.split_at(body_len);
+        if crc64(0, body).to_le_bytes() != crc {
+            return Err(Reply::error(BAD_ENVELOPE));
+        }
+        let bad_data = || Reply::error(BAD_DATA);
+        return match payload::from_dump(payload).map_err(|_| bad_data())? {
+            DumpValue::RedisBloom(RedisBloomValue::Bloom(chain)) => Ok(Value::RedisBloom(chain)),
+            DumpValue::RedisBloom(RedisBloomValue::Cuckoo(filter)) => {
+                Ok(Value::RedisCuckoo(filter))
+            }
+            DumpValue::Bloomkit {
+                type_name,
+                encver,
+                bytes,
+            } => {
+                let value = Value::from_bytes(&bytes).map_err(|_| bad_data())?;
+                if value.type_name() != type_name || value.module_encver() != encver {
+                    return Err(bad_data());
+                }
+                Ok(value)
+            }
+            _ => Err(bad_data()),
+        };
+    }
+    let body = open_envelope(payload)?;
+    Value::from_bytes(body).map_err(|_| Reply::error(BAD_DATA))
 }
 
 /// `DUMP key`: the payload, or nil for a missing key.
@@ -137,16 +186,13 @@ pub fn restore(keyspace: &Keyspace, args: &[Bytes]) -> Executed {
         }
         Some(ttl) => ttl as u64,
     };
-    let body = match open_envelope(&args[3]) {
-        Ok(body) => body,
-        Err(reply) => return Executed::reply(reply),
-    };
     // Decoding holds about the payload's size again: ask before allocating it.
-    if !keyspace.is_loading() && !keyspace.within_maxmemory(body.len()) {
+    if !keyspace.is_loading() && !keyspace.within_maxmemory(args[3].len()) {
         return Executed::reply(Reply::error(OOM));
     }
-    let Ok(value) = Value::from_bytes(body) else {
-        return Executed::reply(Reply::error(BAD_DATA));
+    let value = match decode_payload(&args[3]) {
+        Ok(value) => value,
+        Err(reply) => return Executed::reply(reply),
     };
     let expires_at_ms = match ttl {
         0 => None,
@@ -219,19 +265,36 @@ mod tests {
         Value::Bloom(f)
     }
 
+    /// The payload servers before the module's frame wrote: the file format, the RDB
+    /// version 12 and the CRC-64.
+    fn earlier_payload(v: &Value) -> Vec<u8> {
+        let mut out = v.to_bytes();
+        out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+        let crc = crc64(0, &out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
     #[test]
-    fn an_envelope_opens_to_the_value_it_wraps() {
+    fn a_payload_restores_to_the_value_it_wraps() {
         let v = value();
         let payload = envelope(&v);
-        assert_eq!(payload.len(), v.encoded_len() + FOOTER_LEN);
-        assert_eq!(payload[payload.len() - 10..payload.len() - 8], [12, 0]);
-        let body = open_envelope(&payload).unwrap();
-        assert_eq!(Value::from_bytes(body).unwrap(), v);
+        assert_eq!(payload[0], 7, "a module value");
+        assert_eq!(payload[payload.len() - 10..payload.len() - 8], [10, 0]);
+        assert_eq!(decode_payload(&payload).unwrap(), v);
+        // A server's log holds earlier payloads: they restore as before.
+        assert_eq!(decode_payload(&earlier_payload(&v)).unwrap(), v);
+        // Every flipped bit of the new frame is refused.
+        for at in 0..payload.len() {
+            let mut p = payload.clone();
+            p[at] ^= 0x10;
+            assert!(decode_payload(&p).is_err(), "{at}");
+        }
     }
 
     #[test]
     fn a_damaged_or_foreign_envelope_is_refused() {
-        let payload = envelope(&value());
+        let payload = earlier_payload(&value());
         let bad = Err(Reply::error(BAD_ENVELOPE));
         // Every single flipped bit: the CRC catches it (or the version, if it grew).
         for at in 0..payload.len() {

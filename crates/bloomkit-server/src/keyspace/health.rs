@@ -42,7 +42,11 @@ impl Health {
             Value::Bloom(filter) => bloom(filter),
             Value::Cuckoo(filter) => cuckoo(filter),
             Value::Aging(key) => aging(key),
-            Value::Loading(_) => None,
+            // Imported from RedisBloom: its capacity and rate are RedisBloom's to keep.
+            Value::Loading(_)
+            | Value::Importing(_)
+            | Value::RedisBloom(_)
+            | Value::RedisCuckoo(_) => None,
         }
     }
 

@@ -87,6 +87,11 @@ pub fn value_cost(value: &Value) -> usize {
             1 + k.filter().num_generations() as usize,
         ),
         Value::Loading(_) => (std::mem::size_of::<PartialDump>(), 1),
+        // Their memory_bytes counts only the bits and slots: one allocation each, and the
+        // list of them.
+        Value::RedisBloom(f) => (0, 1 + f.links().len()),
+        Value::RedisCuckoo(f) => (0, 1 + f.num_filters()),
+        Value::Importing(_) => (std::mem::size_of::<bloomkit_commands::ImportingDump>(), 2),
     };
     let heap = value.memory_bytes().saturating_sub(inline);
     let each = heap / allocations;

@@ -216,6 +216,12 @@ pub fn kind_plan(kind: FilterKind, items: u64, fp_rate: f64) -> Result<KindPlan>
         note,
     };
     Ok(match kind {
+        FilterKind::RedisBloomChain | FilterKind::RedisCuckoo => {
+            return Err(Error::Unsupported {
+                kind,
+                operation: "planning (it is imported from RedisBloom, never built here)",
+            })
+        }
         FilterKind::Classic => bloom(classic_plan(items, fp_rate)?, ""),
         FilterKind::Blocked => bloom(
             blocked_plan(items, fp_rate)?,

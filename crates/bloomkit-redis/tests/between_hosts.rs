@@ -80,12 +80,12 @@ fn fill(c: &mut Conn) -> Vec<&'static str> {
         ("imported-bf", "bf-layers.dump"),
         ("imported-cf", "cf-grown.dump"),
     ] {
-        let reply = c.cmd(&[b"RESTORE", key.as_bytes(), b"0", &golden::read(file)]);
+        let reply = c.cmd::<&[u8]>(&[b"RESTORE", key.as_bytes(), b"0", &golden::read(file)]);
         assert_eq!(reply, Resp::Simple("OK".into()), "{key}");
     }
     let chunks = golden::chunks("bf-small.scandump");
     let (iter, header) = &chunks[0];
-    c.cmd(&[
+    c.cmd::<&[u8]>(&[
         b"BF.LOADCHUNK",
         &b"arriving"[..],
         iter.to_string().as_bytes(),
@@ -164,7 +164,7 @@ fn dumps_restore_between_the_server_and_the_module_both_ways() {
             let from_server = s.cmd(&["DUMP", key]).bytes();
             let from_module = m.cmd(&["DUMP", key]).bytes();
             // Server to module.
-            let reply = m.cmd(&[b"RESTORE", &b"from-server"[..], b"0", &from_server]);
+            let reply = m.cmd::<&[u8]>(&[b"RESTORE", &b"from-server"[..], b"0", &from_server]);
             assert_eq!(reply, Resp::Simple("OK".into()), "{context}");
             assert_eq!(
                 state(&mut m, "from-server"),
@@ -172,7 +172,7 @@ fn dumps_restore_between_the_server_and_the_module_both_ways() {
                 "{context}"
             );
             // Module to server.
-            let reply = s.cmd(&[b"RESTORE", &b"from-module"[..], b"0", &from_module]);
+            let reply = s.cmd::<&[u8]>(&[b"RESTORE", &b"from-module"[..], b"0", &from_module]);
             assert_eq!(reply, Resp::Simple("OK".into()), "{context}");
             assert_eq!(
                 state(&mut s, "from-module"),
@@ -181,7 +181,7 @@ fn dumps_restore_between_the_server_and_the_module_both_ways() {
             );
             // And back: the server's own bytes again.
             let back = m.cmd(&["DUMP", "from-server"]).bytes();
-            s.cmd(&[b"RESTORE", &b"back"[..], b"0", &back]);
+            s.cmd::<&[u8]>(&[b"RESTORE", &b"back"[..], b"0", &back]);
             assert_eq!(s.cmd(&["DUMP", "back"]).bytes(), from_server, "{context}");
             s.line("DEL from-module back");
             m.line("DEL from-server");

@@ -50,7 +50,7 @@ fn family(key: &str) -> &'static str {
 }
 
 fn restore(c: &mut Conn, key: &str, payload: &[u8]) -> Resp {
-    c.cmd(&[b"RESTORE", key.as_bytes(), b"0", payload])
+    c.cmd::<&[u8]>(&[b"RESTORE", key.as_bytes(), b"0", payload])
 }
 
 /// Every item's answer as RedisBloom gave it, and `INFO` as RedisBloom reported it.
@@ -181,7 +181,7 @@ fn imported_keys_survive_the_rdb_the_aof_rewrite_and_dump_restore() {
         let chunks = golden::chunks("bf-layers.scandump");
         let half = chunks.len() / 2;
         for (iter, chunk) in &chunks[..half] {
-            c.cmd(&[
+            c.cmd::<&[u8]>(&[
                 b"BF.LOADCHUNK",
                 &b"partial"[..],
                 iter.to_string().as_bytes(),
@@ -212,7 +212,7 @@ fn imported_keys_survive_the_rdb_the_aof_rewrite_and_dump_restore() {
             answers_as_redisbloom(&mut c, key, &format!("{name} RDB"));
         }
         for (iter, chunk) in &chunks[half..] {
-            let reply = c.cmd(&[
+            let reply = c.cmd::<&[u8]>(&[
                 b"BF.LOADCHUNK",
                 &b"partial"[..],
                 iter.to_string().as_bytes(),
@@ -259,7 +259,7 @@ fn a_replica_holds_the_imported_keys() {
         m.line("BF.ADD bf-layers after");
         m.line(&format!("CF.DEL cf-grown {}", answers("cf-grown")[0].0));
         for (iter, chunk) in golden::chunks("cf-small.scandump") {
-            m.cmd(&[
+            m.cmd::<&[u8]>(&[
                 b"CF.LOADCHUNK",
                 &b"chunked"[..],
                 iter.to_string().as_bytes(),

@@ -193,18 +193,25 @@ async fn a_long_write_parks_only_the_clients_of_its_own_key() {
     let mut setup = server.raw().await;
     full_cuckoo(&mut setup, "full").await;
     let neighbour = same_shard_as("full");
-    // 200 refused items: long enough to see, short enough for a test (about a second on a
-    // quiet machine, measured alone first).
-    let request = refused_inserts("full", 200);
+    // Refused items until the command alone takes long enough to see (200 take from under
+    // 200 ms on a fast quiet machine to seconds on a loaded one), measured alone first.
     let mut alone = server.raw().await;
-    let started = Instant::now();
-    alone.send(&request).await;
-    assert_eq!(alone.read_line().await, "*200");
-    // Each item answered (1 for the few that still found a place in 65,535 kicks).
-    for _ in 0..200 {
-        assert!(matches!(alone.read_line().await.as_str(), ":1" | ":-1"));
-    }
-    let one_command = started.elapsed();
+    let mut items = 200;
+    let (request, one_command) = loop {
+        let request = refused_inserts("full", items);
+        let started = Instant::now();
+        alone.send(&request).await;
+        assert_eq!(alone.read_line().await, format!("*{items}"));
+        // Each item answered (1 for the few that still found a place in 65,535 kicks).
+        for _ in 0..items {
+            assert!(matches!(alone.read_line().await.as_str(), ":1" | ":-1"));
+        }
+        let took = started.elapsed();
+        if took > Duration::from_millis(400) || items >= 6400 {
+            break (request, took);
+        }
+        items *= 2;
+    };
 
     // The long command again, and meanwhile: writers on other keys, the neighbour, PING.
     let mut long = server.raw().await;
@@ -237,8 +244,8 @@ async fn a_long_write_parks_only_the_clients_of_its_own_key() {
     same.send(&resp(&["CF.INFO", "full"])).await;
     assert_eq!(same.read_line().await, "*20");
     let same_done = long_started.elapsed();
-    assert_eq!(long.read_line().await, "*200");
-    for _ in 0..200 {
+    assert_eq!(long.read_line().await, format!("*{items}"));
+    for _ in 0..items {
         assert!(matches!(long.read_line().await.as_str(), ":1" | ":-1"));
     }
     let long_done = long_started.elapsed();

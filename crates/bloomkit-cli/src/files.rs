@@ -11,6 +11,23 @@ use bloomkit::AnyFilter;
 
 use crate::error::{Context, Error, Result};
 
+/// What can be written as a filter file: a library filter, or (for `bloomkit copy`) a
+/// server's value whose encoding is a filter file of a kind `AnyFilter` does not hold.
+pub trait Encode {
+    /// Writes the file's bytes.
+    ///
+    /// # Errors
+    ///
+    /// Whatever writing returns.
+    fn encode_to(&self, out: &mut dyn Write) -> bloomkit::Result<()>;
+}
+
+impl Encode for AnyFilter {
+    fn encode_to(&self, out: &mut dyn Write) -> bloomkit::Result<()> {
+        self.write_to(out)
+    }
+}
+
 /// Read buffer for key files and filters: large enough that system calls are not the cost.
 const READ_BUFFER_BYTES: usize = 1 << 20;
 
@@ -232,7 +249,7 @@ impl<'a> Output<'a> {
     /// # Errors
     ///
     /// As [`write_filter`], or a failed write to standard output.
-    pub fn write(&self, filter: &AnyFilter) -> Result<u64> {
+    pub fn write(&self, filter: &dyn Encode) -> Result<u64> {
         if !is_dash(self.path) {
             return write_filter(self.path, filter, self.on_busy);
         }
@@ -240,7 +257,7 @@ impl<'a> Output<'a> {
             inner: BufWriter::with_capacity(READ_BUFFER_BYTES, io::stdout().lock()),
             count: 0,
         };
-        filter.write_to(&mut out).context(crate::output::doing)?;
+        filter.encode_to(&mut out).context(crate::output::doing)?;
         out.inner.flush().context(crate::output::doing)?;
         Ok(out.count)
     }
@@ -296,7 +313,7 @@ impl<W: Write> Write for CountingWriter<W> {
 /// # Errors
 ///
 /// Another writer holds the file and `on_busy` is [`OnBusy::Fail`]; as [`replace_file`].
-pub fn write_filter(path: &Path, filter: &AnyFilter, on_busy: OnBusy) -> Result<u64> {
+pub fn write_filter(path: &Path, filter: &dyn Encode, on_busy: OnBusy) -> Result<u64> {
     let _lock = lock(path, on_busy, Missing::Allowed)?;
     replace_file(path, filter)
 }
@@ -312,7 +329,7 @@ pub fn write_filter(path: &Path, filter: &AnyFilter, on_busy: OnBusy) -> Result<
 /// # Errors
 ///
 /// Any I/O error, naming `path`; the temporary file is removed.
-fn replace_file(path: &Path, filter: &AnyFilter) -> Result<u64> {
+fn replace_file(path: &Path, filter: &dyn Encode) -> Result<u64> {
     let doing = || format!("cannot write filter '{}'", path.display());
     let name = path.file_name().ok_or_else(|| {
         Error::Message(format!(
@@ -358,9 +375,9 @@ fn replace_file(path: &Path, filter: &AnyFilter) -> Result<u64> {
 }
 
 /// Writes the filter, flushes, and syncs the file to disk; returns its size.
-fn write_synced(file: File, filter: &AnyFilter, doing: impl Fn() -> String) -> Result<u64> {
+fn write_synced(file: File, filter: &dyn Encode, doing: impl Fn() -> String) -> Result<u64> {
     let mut out = BufWriter::with_capacity(READ_BUFFER_BYTES, file);
-    filter.write_to(&mut out).context(&doing)?;
+    filter.encode_to(&mut out).context(&doing)?;
     let file = out
         .into_inner()
         .map_err(|e| e.into_error())

@@ -427,8 +427,7 @@ fn inspecting_a_stopped_directory_reads_everything_and_changes_nothing() {
     // A torn tail, as a crash in the middle of a write leaves.
     let last = files(dir.path())
         .into_iter()
-        .filter(|f| f.ends_with(".aof"))
-        .next_back()
+        .rfind(|f| f.ends_with(".aof"))
         .unwrap();
     let mut log = fs::OpenOptions::new()
         .append(true)

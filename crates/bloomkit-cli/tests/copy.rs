@@ -485,6 +485,27 @@ fn from_redisbloom_into_both_hosts() {
         let file = scratch.path(&format!("layered-{}.bkf", addr.replace(':', "-")));
         let file = file.to_str().unwrap();
         copied(&[&url(&rb.addr, "layered"), file]);
+        // A file of RedisBloom's kind: query and info read it, the others say why not.
+        let keys = scratch.keys_file("layered.txt", &layered);
+        bloomkit()
+            .args(["query", "-q", file])
+            .pipe_stdin(&keys)
+            .unwrap()
+            .assert()
+            .success();
+        let shown = bloomkit().args(["info", file]).output().unwrap();
+        let shown = String::from_utf8_lossy(&shown.stdout).into_owned();
+        assert!(
+            shown.contains("redisbloom-bf") && shown.contains("MurmurHash64A"),
+            "{shown}"
+        );
+        assert!(shown.matches("layer:").count() >= 10, "{shown}");
+        let err = bloomkit().args(["insert", file, "x"]).output().unwrap();
+        assert!(
+            String::from_utf8_lossy(&err.stderr).contains("imported from RedisBloom"),
+            "{}",
+            String::from_utf8_lossy(&err.stderr)
+        );
         copied(&[file, &url(&addr, "layered-again")]);
         all_found(&mut c, "BF.MEXISTS", "layered-again", &layered);
         assert_eq!(

@@ -370,8 +370,9 @@ Every option of the config file and of CONFIG SET is also a flag, as with redis-
     /// KEY again. A key that exists at DEST is an error (naming it) unless --replace.
     ///
     /// A file DEST gets one key, as a filter file that the library and every subcommand
-    /// read; a file SOURCE goes into one key: a scalable file into a BF key, a cuckoo file
-    /// into a CF key (other kinds are refused, naming the ones that load). A data directory
+    /// read; a file SOURCE goes into one key: a scalable file into a BF key, a classic or
+    /// blocked file into a non-scaling BF key of one layer (its bits as they are), a cuckoo
+    /// file into a CF key (other kinds are refused, naming the ones that load). A data directory
     /// is read as `bloomkit serve` would load it, changing nothing in it, and only while no
     /// server runs on it.
     ///

@@ -334,6 +334,40 @@ fn every_kind_of_filter_file_into_a_key() {
         let out = copy(&[file.to_str().unwrap(), &url(&b.addr, &key)]);
         match kind {
             FilterKind::Scalable => all_found(&mut cb, "BF.MEXISTS", &key, &it),
+            FilterKind::Classic | FilterKind::Blocked => {
+                // One layer that does not grow: every key found, capacity as planned.
+                all_found(&mut cb, "BF.MEXISTS", &key, &it);
+                let fields = info(&mut cb, "BF.INFO", &key);
+                assert_eq!(fields["Number of filters"], Resp::Int(1), "{kind}");
+                assert_eq!(fields["Expansion rate"], Resp::Bulk(None), "{kind}");
+                // The keys the bits and hashes are planned for (a blocked filter's estimate
+                // runs higher: ScalableBloomFilter::from_blocked says why).
+                assert!(
+                    matches!(fields["Capacity"], Resp::Int(c) if (450..=800).contains(&c)),
+                    "{kind}: {fields:?}"
+                );
+                // And it answers like the file for keys never put in.
+                let absent = items("absent", 2000);
+                let requests = vec![std::iter::once("BF.MEXISTS".to_string())
+                    .chain(std::iter::once(key.clone()))
+                    .chain(absent.iter().cloned())
+                    .collect::<Vec<_>>()];
+                let Resp::Array(Some(answers)) = &cb.pipeline(&requests)[0] else {
+                    panic!("BF.MEXISTS")
+                };
+                let absent_file = scratch.keys_file("absent.txt", &absent);
+                let queried = bloomkit()
+                    .args(["query", file.to_str().unwrap()])
+                    .pipe_stdin(&absent_file)
+                    .unwrap()
+                    .output()
+                    .unwrap();
+                let from_file: Vec<Resp> = String::from_utf8_lossy(&queried.stdout)
+                    .lines()
+                    .map(|l| Resp::Int(i64::from(l.starts_with("maybe"))))
+                    .collect();
+                assert_eq!(answers, &from_file, "{kind}");
+            }
             FilterKind::Cuckoo => all_found(&mut cb, "CF.MEXISTS", &key, &it),
             _ => {
                 let err = stderr(&out);

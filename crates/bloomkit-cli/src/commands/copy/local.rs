@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use bloomkit::{AnyFilter, FilterKind};
+use bloomkit::{AnyFilter, FilterKind, ScalableBloomFilter};
 use bloomkit_commands::{Ctx, Defaults, FilterCommand, Unlimited, Value};
 use bloomkit_server::server::Server;
 
@@ -24,8 +24,8 @@ use super::family::{Family, Info};
 use super::remote::Listing;
 
 /// The kinds of filter file a key can be made of, for messages.
-const LOADABLE_KINDS: &str = "scalable (a BF key), cuckoo (a CF key), and the RedisBloom \
-                              kinds bloomkit copy writes from RedisBloom's keys";
+const LOADABLE_KINDS: &str = "scalable, classic or blocked (a BF key; the last two as \
+                              non-scaling), cuckoo (a CF key), or a RedisBloom kind";
 
 /// Runs one command of the command layer on a local value, as a host would.
 fn run_local(args: &[&[u8]], slot: &mut Option<Value>) -> bloomkit_commands::Reply {
@@ -136,10 +136,28 @@ pub fn read_file(path: &Path) -> Result<Value> {
         | Some(FilterKind::RedisBloomChain | FilterKind::RedisCuckoo) => {
             Value::from_bytes(&bytes).context(doing)?
         }
+        // A BF key's chain holds classic and blocked layers: the filter becomes its one
+        // layer, bit for bit, in a chain that does not grow.
+        Some(FilterKind::Classic | FilterKind::Blocked) => {
+            let chain = match AnyFilter::from_bytes(&bytes).context(doing)? {
+                AnyFilter::Classic(f) => ScalableBloomFilter::from_classic(f),
+                AnyFilter::Blocked(f) => ScalableBloomFilter::from_blocked(f),
+                other => {
+                    return Err(Error::Message(format!(
+                        "{}: the header says {} but the file holds a {} filter",
+                        doing(),
+                        kind.map_or("?".to_string(), |k| k.to_string()),
+                        other.kind()
+                    )))
+                }
+            };
+            Value::Bloom(chain.context(doing)?)
+        }
         Some(kind) => {
             return Err(Error::Message(format!(
                 "{}: it holds a {kind} filter, and a key can be made of a {LOADABLE_KINDS} \
-                 filter only; rebuild it with `bloomkit build --kind scalable` (or cuckoo)",
+                 filter only; rebuild it with `bloomkit build --kind scalable` (or blocked, \
+                 classic, cuckoo)",
                 doing()
             )))
         }

@@ -103,6 +103,16 @@ fn all_found(c: &mut Client, command: &str, key: &str, items: &[String]) {
     }
 }
 
+/// Asserts `bloomkit query -q FILE` answers "maybe" for every line of `keys`.
+fn query_finds_all(file: &str, keys: &Path) {
+    bloomkit()
+        .args(["query", "-q", file])
+        .pipe_stdin(keys)
+        .unwrap()
+        .assert()
+        .success();
+}
+
 /// `INFO` as name → value.
 fn info(c: &mut Client, command: &str, key: &str) -> BTreeMap<String, Resp> {
     let Resp::Array(Some(flat)) = c.call(&[command, key]) else {
@@ -266,12 +276,7 @@ fn key_to_file_to_key() {
         copied(&[&url(&a.addr, key), file]);
         // The library's file: every subcommand reads it.
         let keys = scratch.keys_file(&format!("{key}.txt"), it);
-        bloomkit()
-            .args(["query", "-q", file])
-            .pipe_stdin(&keys)
-            .unwrap()
-            .assert()
-            .success();
+        query_finds_all(file, &keys);
         let shown = bloomkit().args(["info", file]).output().unwrap();
         let kind = if family == "BF" { "scalable" } else { "cuckoo" };
         assert!(
@@ -433,12 +438,7 @@ fn a_stopped_servers_data_directory_is_a_source() {
     let file = scratch.path("cuckoo.bkf");
     copied(&[&format!("{data_arg}/cuckoo"), file.to_str().unwrap()]);
     let keys = scratch.keys_file("cuckoo.txt", &cuckoo);
-    bloomkit()
-        .args(["query", "-q", file.to_str().unwrap()])
-        .pipe_stdin(&keys)
-        .unwrap()
-        .assert()
-        .success();
+    query_finds_all(file.to_str().unwrap(), &keys);
     copied(&[&format!("{data_arg}/bloom"), &url(&b.addr, "bloom-2")]);
     all_found(&mut cb, "BF.MEXISTS", "bloom-2", &bloom);
     let err = refused(&[
@@ -521,12 +521,7 @@ fn from_redisbloom_into_both_hosts() {
         copied(&[&url(&rb.addr, "layered"), file]);
         // A file of RedisBloom's kind: query and info read it, the others say why not.
         let keys = scratch.keys_file("layered.txt", &layered);
-        bloomkit()
-            .args(["query", "-q", file])
-            .pipe_stdin(&keys)
-            .unwrap()
-            .assert()
-            .success();
+        query_finds_all(file, &keys);
         let shown = bloomkit().args(["info", file]).output().unwrap();
         let shown = String::from_utf8_lossy(&shown.stdout).into_owned();
         assert!(

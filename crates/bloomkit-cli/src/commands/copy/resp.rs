@@ -438,6 +438,45 @@ mod tests {
         assert!(matches!(parse(&nested), Err(ReadError::Protocol(_))));
     }
 
+    /// Random bytes, and valid replies cut and flipped at random (a fixed seed): every
+    /// one is a frame or an error, never a panic, and nothing is read past the input.
+    #[test]
+    fn arbitrary_bytes_never_panic() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let valid: &[&[u8]] = &[
+            b"*2\r\n:1\r\n$5\r\nhello\r\n",
+            b"*2\r\n$1\r\n0\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$-1\r\n",
+            b"-ERR not found\r\n",
+            b"*-1\r\n",
+        ];
+        const ALPHABET: &[u8] = b"*$:+-\r\n0123456789-ab";
+        for round in 0..20_000 {
+            let mut bytes: Vec<u8> = if round % 2 == 0 {
+                (0..next() % 64)
+                    .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+                    .collect()
+            } else {
+                valid[(next() % valid.len() as u64) as usize].to_vec()
+            };
+            if !bytes.is_empty() && round % 3 == 0 {
+                let at = (next() % bytes.len() as u64) as usize;
+                bytes[at] = next() as u8;
+            }
+            if !bytes.is_empty() && round % 5 == 0 {
+                bytes.truncate((next() % bytes.len() as u64) as usize);
+            }
+            let mut cursor = io::Cursor::new(&bytes[..]);
+            let _ = read_frame(&mut cursor, 0);
+            assert!(cursor.position() <= bytes.len() as u64);
+        }
+    }
+
     #[test]
     fn malformed_replies() {
         for bad in [

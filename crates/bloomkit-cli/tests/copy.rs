@@ -577,6 +577,15 @@ fn from_redisbloom_into_both_hosts() {
         "{summary}"
     );
     assert_eq!(crb.call(&["EXISTS", "recent"]), Resp::Int(0));
+    // bloomkit's own keys do not go into RedisBloom, and the error says why.
+    add(&mut aging.client(), "BF.MADD", "ours", &items("ours", 10));
+    let err = refused(&[&url(&aging.addr, "ours"), &url(&rb.addr, "ours")]);
+    assert!(
+        err.contains("copy ours:") && err.contains("the destination is not bloomkit"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 3, "{err}");
+    assert!(keys(&mut crb, "*bloomkit-copy*").is_empty());
 }
 
 /// A TCP proxy to `upstream` for one client, which forwards replies until `limit` bytes

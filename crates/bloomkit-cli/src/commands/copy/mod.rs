@@ -124,7 +124,7 @@ pub fn run(options: &Options<'_>) -> Result<()> {
             }
         }
         (_, true) => None,
-        (Endpoint::DataDir { .. }, false) => unreachable_dest(),
+        (Endpoint::DataDir { .. }, false) => return Err(data_dir_dest()),
     };
     let pattern = options.pattern.unwrap_or(b"*");
 
@@ -182,7 +182,7 @@ pub fn run(options: &Options<'_>) -> Result<()> {
             Output::new(path, &[], options.on_busy)?;
             Target::File(path.clone())
         }
-        Endpoint::DataDir { .. } => unreachable_dest(),
+        Endpoint::DataDir { .. } => return Err(data_dir_dest()),
     };
 
     let mut tally = Tally::new(listing.keys.len() as u64);
@@ -232,9 +232,13 @@ pub fn run(options: &Options<'_>) -> Result<()> {
     Ok(())
 }
 
-/// A data directory is refused as DEST when it is parsed.
-fn unreachable_dest() -> ! {
-    unreachable!("Endpoint::parse refuses a data directory as DEST")
+/// A data directory as DEST ([`Endpoint::parse`] refuses it first, with the same advice).
+fn data_dir_dest() -> Error {
+    Error::Message(
+        "a data directory is a SOURCE only; to fill one, start `bloomkit serve --dir` on it and \
+         copy to its URL"
+            .to_string(),
+    )
 }
 
 /// A failure of the listing step, which concerns no key.
@@ -349,11 +353,27 @@ fn copy_key(
             })
             .and_then(|_| check(&before, source_info(origin)?, remote.info(&temp, family)?));
             if let Err(e) = loaded {
+                let Failure::Key(why) = e else {
+                    return Err(e);
+                };
                 // Best effort: the failure to report is the copy's.
-                if matches!(e, Failure::Key(_)) {
-                    let _ = remote.delete(&temp);
-                }
-                return Err(e);
+                let _ = remote.delete(&temp);
+                // A server without bloomkit's own commands is RedisBloom, which loads only
+                // its own dumps.
+                let hint = match aging {
+                    Some(true) => None,
+                    Some(false) => Some(false),
+                    None => remote.knows(Family::Aging.loadchunk()).ok(),
+                };
+                return Err(Failure::Key(if hint == Some(false) {
+                    format!(
+                        "{why} (the destination is not bloomkit, it has no AF.* commands: \
+                         RedisBloom loads only RedisBloom's own dumps, and this key is in \
+                         bloomkit's format; copy it to bloomkit serve or the bloomkit module)"
+                    )
+                } else {
+                    why
+                }));
             }
             remote.put_in_place(&temp, to, options.replace)?;
         }

@@ -7,9 +7,27 @@ use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
-use bloomkit::AnyFilter;
+use bloomkit::redisbloom::{RedisBloomChain, RedisCuckooFilter};
+use bloomkit::{AnyFilter, FilterKind};
 
 use crate::error::{Context, Error, Result};
+
+/// What can be written as a filter file: a library filter, or (for `bloomkit copy`) a
+/// server's value whose encoding is a filter file of a kind `AnyFilter` does not hold.
+pub trait Encode {
+    /// Writes the file's bytes.
+    ///
+    /// # Errors
+    ///
+    /// Whatever writing returns.
+    fn encode_to(&self, out: &mut dyn Write) -> bloomkit::Result<()>;
+}
+
+impl Encode for AnyFilter {
+    fn encode_to(&self, out: &mut dyn Write) -> bloomkit::Result<()> {
+        self.write_to(out)
+    }
+}
 
 /// Read buffer for key files and filters: large enough that system calls are not the cost.
 const READ_BUFFER_BYTES: usize = 1 << 20;
@@ -101,13 +119,83 @@ pub fn describe_filter(path: &Path) -> String {
     }
 }
 
-/// Reads the filter in `path` (standard input for `-`), which must hold exactly one.
+/// A filter imported from RedisBloom ([`FilterKind::IMPORTED`]): it hashes an item's bytes
+/// by RedisBloom's rules, so [`AnyFilter`] does not hold it; `bloomkit copy` writes such
+/// files from RedisBloom's keys, and `query` and `info` read them.
+pub enum Imported {
+    /// A RedisBloom Bloom filter chain (`MBbloom--`).
+    Chain(RedisBloomChain),
+    /// A RedisBloom cuckoo filter (`MBbloomCF`).
+    Cuckoo(RedisCuckooFilter),
+}
+
+impl Imported {
+    /// Whether `item` may be in the filter.
+    pub fn contains(&self, item: &[u8]) -> bool {
+        match self {
+            Imported::Chain(f) => f.contains(item),
+            Imported::Cuckoo(f) => f.contains(item),
+        }
+    }
+
+    /// Its kind.
+    pub fn kind(&self) -> FilterKind {
+        match self {
+            Imported::Chain(_) => FilterKind::RedisBloomChain,
+            Imported::Cuckoo(_) => FilterKind::RedisCuckoo,
+        }
+    }
+}
+
+/// What a filter file holds: a library filter, or one imported from RedisBloom.
+pub enum Readable {
+    /// One of the library's kinds.
+    Library(LoadedFilter),
+    /// A RedisBloom kind.
+    Imported {
+        /// The filter.
+        filter: Imported,
+        /// The format version in the file's header.
+        format_version: u16,
+        /// The file's size in bytes.
+        file_bytes: u64,
+    },
+}
+
+/// Reads the filter in `path` (standard input for `-`), which must hold exactly one, of a
+/// kind the library's [`AnyFilter`] holds.
+///
+/// # Errors
+///
+/// The OS's or the library's reason (missing, truncated, corrupt, not a filter...), naming
+/// `path`; a filter imported from RedisBloom, which only `query` and `info` read.
+pub fn load_filter(path: &Path) -> Result<LoadedFilter> {
+    library_only(path, load_readable(path)?)
+}
+
+/// The library filter `path` holds; an error naming the kind for an imported one.
+fn library_only(path: &Path, readable: Readable) -> Result<LoadedFilter> {
+    match readable {
+        Readable::Library(loaded) => Ok(loaded),
+        Readable::Imported { filter, .. } => Err(Error::Message(format!(
+            "cannot use filter {}: it holds a {} filter imported from RedisBloom (hashed by \
+             RedisBloom's rules), which `bloomkit query` and `bloomkit info` read but no other \
+             subcommand; to change it, load it into a key (bloomkit copy FILE \
+             redis://host:port/KEY) and use BF.* or CF.* there",
+            describe_filter(path),
+            filter.kind()
+        ))),
+    }
+}
+
+/// Reads the filter in `path` (standard input for `-`), which must hold exactly one, of any
+/// kind a file can hold.
 ///
 /// # Errors
 ///
 /// The OS's or the library's reason (missing, truncated, corrupt, not a filter...), naming
 /// `path`.
-pub fn load_filter(path: &Path) -> Result<LoadedFilter> {
+pub fn load_readable(path: &Path) -> Result<Readable> {
     let doing = || format!("cannot read filter {}", describe_filter(path));
     if is_dash(path) {
         return load_from(io::stdin().lock(), doing);
@@ -117,24 +205,37 @@ pub fn load_filter(path: &Path) -> Result<LoadedFilter> {
 }
 
 /// Reads exactly one filter from `reader`; `doing` names the source in errors.
-fn load_from(reader: impl BufRead, doing: impl Fn() -> String) -> Result<LoadedFilter> {
+fn load_from(reader: impl BufRead, doing: impl Fn() -> String) -> Result<Readable> {
     let mut reader = CountingReader {
         inner: reader,
         count: 0,
     };
-    // The library checks the version but does not hand it back, so read it where
-    // docs/FORMAT.md puts it (offset 8, u16 little-endian) and hand the library the same
-    // bytes. It is only shown once the library has accepted the whole file.
-    let mut head = Vec::with_capacity(10);
+    // The library checks the version and the kind but does not hand them back, so read them
+    // where docs/FORMAT.md puts them (offsets 8 and 10, u16 little-endian) and hand the
+    // library the same bytes. The version is only shown once the library has accepted the
+    // whole file; the kind picks the reader.
+    let mut head = Vec::with_capacity(12);
     (&mut reader)
-        .take(10)
+        .take(12)
         .read_to_end(&mut head)
         .context(&doing)?;
-    let format_version = head
-        .get(8..10)
-        .map(|b| u16::from_le_bytes([b[0], b[1]]))
-        .unwrap_or(0);
-    let filter = AnyFilter::read_from(head.as_slice().chain(&mut reader)).context(&doing)?;
+    let u16_at = |at: usize| {
+        head.get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let format_version = u16_at(8).unwrap_or(0);
+    let kind = u16_at(10).and_then(FilterKind::from_code);
+    let whole = head.as_slice().chain(&mut reader);
+    let read = match kind {
+        Some(FilterKind::RedisBloomChain) => {
+            RedisBloomChain::read_from(whole).map(|f| Err(Imported::Chain(f)))
+        }
+        Some(FilterKind::RedisCuckoo) => {
+            RedisCuckooFilter::read_from(whole).map(|f| Err(Imported::Cuckoo(f)))
+        }
+        _ => AnyFilter::read_from(whole).map(Ok),
+    };
+    let filter = read.context(&doing)?;
     // `read_from` stops at the filter's end, as it must for streams holding more than one.
     // A whole filter with more after it is not damage (it may sit inside other data), but
     // it is not a filter file either: say where the filter ends.
@@ -148,10 +249,17 @@ fn load_from(reader: impl BufRead, doing: impl Fn() -> String) -> Result<LoadedF
             reader.count
         )));
     }
-    Ok(LoadedFilter {
-        filter,
-        format_version,
-        file_bytes: reader.count,
+    Ok(match filter {
+        Ok(filter) => Readable::Library(LoadedFilter {
+            filter,
+            format_version,
+            file_bytes: reader.count,
+        }),
+        Err(filter) => Readable::Imported {
+            filter,
+            format_version,
+            file_bytes: reader.count,
+        },
     })
 }
 
@@ -232,7 +340,7 @@ impl<'a> Output<'a> {
     /// # Errors
     ///
     /// As [`write_filter`], or a failed write to standard output.
-    pub fn write(&self, filter: &AnyFilter) -> Result<u64> {
+    pub fn write(&self, filter: &dyn Encode) -> Result<u64> {
         if !is_dash(self.path) {
             return write_filter(self.path, filter, self.on_busy);
         }
@@ -240,7 +348,7 @@ impl<'a> Output<'a> {
             inner: BufWriter::with_capacity(READ_BUFFER_BYTES, io::stdout().lock()),
             count: 0,
         };
-        filter.write_to(&mut out).context(crate::output::doing)?;
+        filter.encode_to(&mut out).context(crate::output::doing)?;
         out.inner.flush().context(crate::output::doing)?;
         Ok(out.count)
     }
@@ -296,7 +404,7 @@ impl<W: Write> Write for CountingWriter<W> {
 /// # Errors
 ///
 /// Another writer holds the file and `on_busy` is [`OnBusy::Fail`]; as [`replace_file`].
-pub fn write_filter(path: &Path, filter: &AnyFilter, on_busy: OnBusy) -> Result<u64> {
+pub fn write_filter(path: &Path, filter: &dyn Encode, on_busy: OnBusy) -> Result<u64> {
     let _lock = lock(path, on_busy, Missing::Allowed)?;
     replace_file(path, filter)
 }
@@ -312,7 +420,7 @@ pub fn write_filter(path: &Path, filter: &AnyFilter, on_busy: OnBusy) -> Result<
 /// # Errors
 ///
 /// Any I/O error, naming `path`; the temporary file is removed.
-fn replace_file(path: &Path, filter: &AnyFilter) -> Result<u64> {
+fn replace_file(path: &Path, filter: &dyn Encode) -> Result<u64> {
     let doing = || format!("cannot write filter '{}'", path.display());
     let name = path.file_name().ok_or_else(|| {
         Error::Message(format!(
@@ -358,9 +466,9 @@ fn replace_file(path: &Path, filter: &AnyFilter) -> Result<u64> {
 }
 
 /// Writes the filter, flushes, and syncs the file to disk; returns its size.
-fn write_synced(file: File, filter: &AnyFilter, doing: impl Fn() -> String) -> Result<u64> {
+fn write_synced(file: File, filter: &dyn Encode, doing: impl Fn() -> String) -> Result<u64> {
     let mut out = BufWriter::with_capacity(READ_BUFFER_BYTES, file);
-    filter.write_to(&mut out).context(&doing)?;
+    filter.encode_to(&mut out).context(&doing)?;
     let file = out
         .into_inner()
         .map_err(|e| e.into_error())
@@ -413,7 +521,7 @@ pub fn change_in_place<T>(
     // Read through the locked handle: the file the lock is on, which `lock` has checked is
     // the one the path names.
     let reader = BufReader::with_capacity(READ_BUFFER_BYTES, &locked.file);
-    let mut filter = load_from(reader, doing)?.filter;
+    let mut filter = library_only(path, load_from(reader, doing)?)?.filter;
     let changed = change(&mut filter)?;
     let bytes = replace_file(&target, &filter)?;
     // The new file is in place: a writer waiting on the old one wakes, sees that the path

@@ -344,6 +344,68 @@ Examples:
 Every option of the config file and of CONFIG SET is also a flag, as with redis-server.")]
     Serve(commands::serve::Flags),
 
+    /// Copy filters between servers, filter files and a stopped server's data directory
+    ///
+    /// SOURCE and DEST are each a server or one of its keys (a redis:// URL), a filter file,
+    /// or, as SOURCE only, a stopped server's data directory or one of its keys (the list
+    /// below the options). A server is any of `bloomkit serve`, Redis or Valkey with the bloomkit module, and
+    /// RedisBloom (Redis 8, Redis Stack): RedisBloom's keys copy into bloomkit and answer as
+    /// they did there; bloomkit's keys copy into bloomkit (a RedisBloom destination takes
+    /// only RedisBloom's own dumps). Aging keys (AF) copy only where the destination is
+    /// bloomkit; elsewhere they are skipped and counted, as are keys of other types.
+    ///
+    /// Each key travels chunk by chunk (SCANDUMP, then LOADCHUNK at the destination), so
+    /// memory holds one chunk (at most 16 MiB), however large the filter; a file at either
+    /// end is read or written whole. The copy loads under the temporary key
+    /// `{KEY}.bloomkit-copy`, and takes KEY's name only once BF.INFO (CF.INFO, AF.INFO)
+    /// agrees at both ends: items, capacity, layers. So an interrupted copy leaves no
+    /// half-loaded KEY, only the temporary key, which the next run removes before it copies
+    /// KEY again. A key that exists at DEST is an error (naming it) unless --replace.
+    ///
+    /// A file DEST gets one key, as a filter file the library reads: every subcommand
+    /// reads a bloomkit key's file, `query` and `info` a RedisBloom key's; a file SOURCE goes into one key: a scalable file into a BF key, a classic or
+    /// blocked file into a non-scaling BF key of one layer (its bits as they are), a cuckoo
+    /// file into a CF key (other kinds are refused, naming the ones that load). A data directory
+    /// is read as `bloomkit serve` would load it, changing nothing in it, and only while no
+    /// server runs on it.
+    ///
+    /// Each key that fails prints one line naming it and why, and the others are still
+    /// copied; the exit status is then 2. A summary line (keys, bytes, seconds, keys
+    /// skipped) ends on standard error, with a progress bar before it on a terminal.
+    #[command(after_long_help = "\
+SOURCE and DEST:
+  redis://[USER:PASSWORD@]HOST[:PORT]       every BF, CF (and AF) key of a server
+  redis://[USER:PASSWORD@]HOST[:PORT]/KEY   one key (percent-encoded: %2F for /)
+  FILE                                      a filter file (.bkf); - is standard input
+                                            or output
+  DIR, DIR/KEY                              (SOURCE only) a stopped `bloomkit serve
+                                            --dir DIR`: every key, or one
+
+Examples:
+  bloomkit copy redis://old-host:6379 redis://localhost:7000
+  bloomkit copy --match 'users:*' --replace redis://a:6379 redis://b:6379
+  bloomkit copy redis://localhost:6379/users users.bkf
+  bloomkit copy users.bkf redis://:secret@localhost:7000/users
+  bloomkit copy ./bloomkit-data/ redis://localhost:7000
+  bloomkit copy ./bloomkit-data/users - | bloomkit info -")]
+    Copy {
+        /// Copy only the keys matching this glob (as SCAN MATCH and KEYS read it)
+        #[arg(long = "match", value_name = "PATTERN")]
+        pattern: Option<OsString>,
+        /// Overwrite a key (or file) that exists at DEST, instead of failing on it
+        #[arg(long)]
+        replace: bool,
+        #[command(flatten)]
+        waiting: Waiting,
+        /// Where the filters are: redis://HOST:PORT[/KEY], a filter file, or a data
+        /// directory (DIR or DIR/KEY)
+        #[arg(value_name = "SOURCE")]
+        source: OsString,
+        /// Where they go: redis://HOST:PORT[/KEY], or a filter file (- for standard output)
+        #[arg(value_name = "DEST")]
+        dest: OsString,
+    },
+
     /// Measure every filter kind on this machine: size, accuracy and speed
     ///
     /// Builds a filter of every kind (classic, blocked, sector, atomic, counting, scalable
@@ -692,6 +754,19 @@ fn run(command: Command) -> Result<Status> {
         Command::Rotate { waiting, file } => commands::rotate::run(&file, waiting.on_busy())?,
         Command::Demo { items, rate } => commands::demo::run(items, rate.fp_rate)?,
         Command::Serve(flags) => commands::serve::run(&flags)?,
+        Command::Copy {
+            pattern,
+            replace,
+            waiting,
+            source,
+            dest,
+        } => commands::copy::run(&commands::copy::Options {
+            source: &source,
+            dest: &dest,
+            pattern: pattern.as_ref().map(|p| p.as_encoded_bytes()),
+            replace,
+            on_busy: waiting.on_busy(),
+        })?,
         Command::Explore { port } => commands::explore::run(port)?,
         Command::Plot {
             kinds,

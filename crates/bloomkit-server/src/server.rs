@@ -39,6 +39,18 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// The reply to a client over `--maxclients`, sent before closing.
 const MAX_CLIENTS_REACHED: &[u8] = b"-ERR max number of clients reached\r\n";
 
+/// Loads what start-up found into `shared`'s keyspace: the snapshot's keys, then the log's
+/// commands replayed through the dispatcher; returns how many were replayed.
+fn load(shared: &Arc<Shared>, recovery: &mut crate::persist::Recovery) -> io::Result<u64> {
+    let keyspace = shared.keyspace();
+    for entry in recovery.take_entries() {
+        keyspace.restore(entry.key, entry.expires_at_ms, entry.value);
+    }
+    recovery
+        .for_each_command(|args| crate::dispatch::replay(shared, &args))
+        .map_err(|e| io::Error::other(e.to_string()))
+}
+
 /// A listening server: [`Server::bind`], then [`Server::run_until`].
 ///
 /// # Examples
@@ -108,18 +120,30 @@ impl Server {
             for warning in recovery.warnings() {
                 log::warning(warning);
             }
-            let keyspace = shared.keyspace();
-            for entry in recovery.take_entries() {
-                keyspace.restore(entry.key, entry.expires_at_ms, entry.value);
-            }
-            let replayed = recovery
-                .for_each_command(|args| crate::dispatch::replay(shared, &args))
-                .map_err(|e| io::Error::other(e.to_string()))?;
-            lifecycle::loaded(&dir, files, keyspace.len(), replayed, started.elapsed());
+            let replayed = load(shared, &mut recovery)?;
+            let keys = shared.keyspace().len();
+            lifecycle::loaded(&dir, files, keys, replayed, started.elapsed());
             tune(&persistence);
             Ok(Arc::new(PersistentJournal::new(persistence)) as Arc<dyn Journal>)
         })
         .await
+    }
+
+    /// The keys of a stopped server's data directory `dir`, loaded as [`Server::open`]
+    /// loads them but without a listener, a log to append to, or any change to the
+    /// directory ([`Persistence::inspect`]): for reading a stopped server's filters (`bloomkit
+    /// copy`). The returned state's keyspace holds them; it stays in its loading state, so
+    /// nothing expires or is logged. Repairs start-up would make are returned as warnings.
+    ///
+    /// # Errors
+    ///
+    /// A server runs on `dir` (the message says so); `dir` is not a directory; the
+    /// snapshot or the log is damaged (naming the file and the byte offset).
+    pub fn load_stopped(dir: &std::path::Path) -> io::Result<(Arc<Shared>, Vec<String>)> {
+        let mut stopped = Persistence::inspect(dir).map_err(|e| io::Error::other(e.to_string()))?;
+        let shared = Arc::new(Shared::new(Config::default(), 0));
+        load(&shared, &mut stopped.recovery)?;
+        Ok((shared, stopped.recovery.warnings().to_vec()))
     }
 
     /// Binds the listener, then recovers the keyspace with `open`: it loads the snapshot

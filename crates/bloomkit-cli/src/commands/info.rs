@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use bloomkit::{AnyFilter, LayerLayout};
+use bloomkit::{AnyFilter, FilterKind, LayerLayout};
 
 use crate::error::Result;
 use crate::json::Json;
@@ -15,10 +15,19 @@ use crate::{files, human, output};
 ///
 /// An unreadable filter, or a failed write to stdout.
 pub fn run(path: &Path, json: bool) -> Result<()> {
-    let loaded = files::load_filter(path)?;
-    let mut fields = common_fields(path, &loaded);
-    // Then what only this kind has: bits and hashes, layers, buckets, generations...
-    fields.extend(kind_fields(&loaded.filter));
+    let fields = match files::load_readable(path)? {
+        files::Readable::Library(loaded) => {
+            let mut fields = common_fields(path, &loaded);
+            // Then what only this kind has: bits and hashes, layers, buckets, generations...
+            fields.extend(kind_fields(&loaded.filter));
+            fields
+        }
+        files::Readable::Imported {
+            filter,
+            format_version,
+            file_bytes,
+        } => imported_fields(path, &filter, format_version, file_bytes),
+    };
     if json {
         output::print(&format!("{}\n", to_json(&fields).to_text()))
     } else {
@@ -74,40 +83,110 @@ impl Field {
     }
 }
 
-/// What every filter file has.
-fn common_fields(path: &Path, loaded: &files::LoadedFilter) -> Vec<Field> {
-    let f = &loaded.filter;
-    let memory = f.memory_bytes() as u64;
-    let seed_note = (f.seed() == bloomkit::DEFAULT_SEED).then(|| "the default".to_string());
+/// The first fields of every file: file, kind, format version.
+fn file_fields(path: &Path, kind: FilterKind, format_version: u16) -> Vec<Field> {
     let stdin_note = files::is_dash(path).then(|| "standard input".to_string());
     vec![
         Field {
             note: stdin_note,
             ..field("file", "file", Value::Text(path.display().to_string()))
         },
-        field("kind", "kind", Value::Text(f.kind().to_string())),
+        field("kind", "kind", Value::Text(kind.to_string())),
         field(
             "format version",
             "format_version",
-            Value::Count(u64::from(loaded.format_version)),
+            Value::Count(u64::from(format_version)),
         )
         .note(format!(
             "this build writes {}",
             bloomkit::format::FORMAT_VERSION
         )),
-        // The format has one hash algorithm so far; a file naming another fails to load.
+    ]
+}
+
+/// Sizes and the key count, after the hash.
+fn size_fields(file_bytes: u64, memory: u64, keys: u64) -> Vec<Field> {
+    vec![
+        field("bytes on disk", "bytes_on_disk", Value::Bytes(file_bytes)),
+        field("bytes in memory", "bytes_in_memory", Value::Bytes(memory)),
+        field("keys", "keys", Value::Count(keys)).note("by the filter's own count"),
+    ]
+}
+
+/// What a filter imported from RedisBloom (`bloomkit copy` of a RedisBloom key) shows: its
+/// parameters as RedisBloom's `BF.INFO`/`CF.INFO` name them.
+fn imported_fields(
+    path: &Path,
+    filter: &files::Imported,
+    format_version: u16,
+    file_bytes: u64,
+) -> Vec<Field> {
+    use Value::{Count, Fraction, Rows, Text};
+    let mut fields = file_fields(path, filter.kind(), format_version);
+    fields.push(field(
+        "hash",
+        "hash",
+        Text("MurmurHash64A (RedisBloom's)".to_string()),
+    ));
+    match filter {
+        files::Imported::Chain(f) => {
+            fields.extend(size_fields(file_bytes, f.memory_bytes() as u64, f.len()));
+            let layers = f
+                .links()
+                .iter()
+                .map(|l| {
+                    vec![
+                        field("keys", "keys", Count(l.len())),
+                        field("capacity", "capacity", Count(l.entries())),
+                        field("bits", "bits", Count(l.bits())),
+                        field("hashes", "hashes", Count(l.num_hashes().into())),
+                        field("planned rate", "planned_fp_rate", Fraction(l.error())),
+                    ]
+                })
+                .collect();
+            fields.push(field("capacity", "capacity", Count(f.capacity())));
+            fields.push(if f.is_scaling() {
+                field("expansion", "expansion", Count(f.expansion().into()))
+            } else {
+                field("expansion", "expansion", Value::Missing("non-scaling"))
+            });
+            fields.push(field("layer", "layers", Rows(layers)));
+        }
+        files::Imported::Cuckoo(f) => {
+            fields.extend(size_fields(file_bytes, f.memory_bytes() as u64, f.len()));
+            fields.extend([
+                field("buckets", "buckets", Count(f.num_buckets())),
+                field("bucket size", "bucket_size", Count(f.bucket_size().into())),
+                field("sub-filters", "sub_filters", Count(f.num_filters() as u64)),
+                field("deleted", "deleted", Count(f.num_deletes())),
+                field("expansion", "expansion", Count(f.expansion().into())),
+                field(
+                    "max iterations",
+                    "max_iterations",
+                    Count(f.max_iterations().into()),
+                ),
+            ]);
+        }
+    }
+    fields
+}
+
+/// What every filter file has.
+fn common_fields(path: &Path, loaded: &files::LoadedFilter) -> Vec<Field> {
+    let f = &loaded.filter;
+    let memory = f.memory_bytes() as u64;
+    let seed_note = (f.seed() == bloomkit::DEFAULT_SEED).then(|| "the default".to_string());
+    let mut fields = file_fields(path, f.kind(), loaded.format_version);
+    fields.extend([
+        // The library's kinds hash with XXH3-64; a file naming another fails to load.
         field("hash", "hash", Value::Text("XXH3-64".to_string())),
         Field {
             note: seed_note,
             ..field("seed", "seed", Value::Hex(f.seed()))
         },
-        field(
-            "bytes on disk",
-            "bytes_on_disk",
-            Value::Bytes(loaded.file_bytes),
-        ),
-        field("bytes in memory", "bytes_in_memory", Value::Bytes(memory)),
-        field("keys", "keys", Value::Count(f.len())).note("by the filter's own count"),
+    ]);
+    fields.extend(size_fields(loaded.file_bytes, memory, f.len()));
+    fields.extend([
         field(
             "bits per key",
             "bits_per_key",
@@ -122,7 +201,8 @@ fn common_fields(path: &Path, loaded: &files::LoadedFilter) -> Vec<Field> {
             "estimated_fp_rate",
             Value::Fraction(f.estimated_fp_rate()),
         ),
-    ]
+    ]);
+    fields
 }
 
 /// What only this kind has.

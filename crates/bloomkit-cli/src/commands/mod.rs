@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod build;
+pub mod copy;
 pub mod demo;
 pub mod explore;
 pub mod info;

@@ -36,11 +36,15 @@ pub fn run(path: &Path, keys: &[OsString], quiet: bool) -> Result<Answers> {
                 .to_string(),
         ));
     }
-    let filter = files::load_filter(path)?.filter;
-    // Files written by a library user may have a seed other than the default; keys must be
-    // hashed with the filter's own.
-    let seed = filter.seed();
-    let contains = |key: &[u8]| filter.contains_hash(bloomkit::hash_bytes_with_seed(key, seed));
+    let filter = files::load_readable(path)?;
+    let contains = |key: &[u8]| match &filter {
+        // Files written by a library user may have a seed other than the default; keys must
+        // be hashed with the filter's own.
+        files::Readable::Library(loaded) => loaded
+            .filter
+            .contains_hash(bloomkit::hash_bytes_with_seed(key, loaded.filter.seed())),
+        files::Readable::Imported { filter, .. } => filter.contains(key),
+    };
     let mut answers = Answers::AllMaybe;
 
     if quiet {

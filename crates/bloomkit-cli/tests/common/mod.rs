@@ -8,6 +8,7 @@
 #[path = "../../../bloomkit-wasm/tests/support/mod.rs"]
 pub mod support;
 
+pub mod engines;
 mod explorer;
 pub mod served;
 #[allow(unused_imports)] // each test binary uses its own share

@@ -159,6 +159,50 @@ pub fn create(dir: &Path) -> Result<(), PersistError> {
     }
 }
 
+/// Checks that no server holds the directory's lock, and holds a shared lock on it until
+/// the returned file is closed, so that no server starts on the directory meanwhile; nothing
+/// in the directory is created or changed (a directory without a `LOCK` file was never
+/// served, and gives `None`). For reading a stopped server's data.
+///
+/// # Errors
+///
+/// [`PersistError::Locked`] while a server holds the lock; [`PersistError::Io`] if the
+/// lock file cannot be opened.
+pub fn lock_shared(dir: &Path) -> Result<Option<File>, PersistError> {
+    let path = dir.join(LOCK_FILE);
+    if fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    let file = open_read(&path)?;
+    flock(&file, dir, &path, true)?;
+    Ok(Some(file))
+}
+
+/// Locks `file`, the lock file `path` of `dir`, without waiting: shared or exclusive.
+fn flock(file: &File, dir: &Path, path: &Path, shared: bool) -> Result<(), PersistError> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::FlockOperation;
+        let operation = if shared {
+            FlockOperation::NonBlockingLockShared
+        } else {
+            FlockOperation::NonBlockingLockExclusive
+        };
+        match rustix::fs::flock(file, operation) {
+            Ok(()) => {}
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+                return Err(PersistError::Locked {
+                    dir: dir.to_path_buf(),
+                })
+            }
+            Err(e) => return Err(PersistError::io("lock", path, e.into())),
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (file, dir, path, shared);
+    Ok(())
+}
+
 /// Takes the directory's lock, held until the returned file is closed (or the process dies:
 /// the kernel drops an flock with its last descriptor, so a SIGKILL leaves no stale lock).
 pub fn lock(dir: &Path) -> Result<File, PersistError> {
@@ -173,19 +217,7 @@ pub fn lock(dir: &Path) -> Result<File, PersistError> {
             .write(true),
         "open",
     )?;
-    #[cfg(unix)]
-    {
-        use rustix::fs::{flock, FlockOperation};
-        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => {}
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
-                return Err(PersistError::Locked {
-                    dir: dir.to_path_buf(),
-                })
-            }
-            Err(e) => return Err(PersistError::io("lock", &path, e.into())),
-        }
-    }
+    flock(&file, dir, &path, false)?;
     // For a human wondering who holds it; nothing reads it back.
     let pid = format!("{}\n", std::process::id());
     file.set_len(0)

@@ -304,6 +304,16 @@ pub struct PersistStats {
     pub log_fsyncs: u64,
 }
 
+/// A stopped server's data directory, read by [`Persistence::inspect`]: what start-up would
+/// load, and a shared lock that keeps a server from starting on the directory meanwhile.
+#[derive(Debug)]
+pub struct StoppedDir {
+    /// The snapshot's keys and the log's commands.
+    pub recovery: Recovery,
+    /// Held for the flock; `None` for a directory never served (no `LOCK` file).
+    _lock: Option<File>,
+}
+
 /// The data directory, open: the log being appended to, the fsync thread, snapshot state.
 ///
 /// One per server. `append` may be called from many threads at once (it takes an internal
@@ -441,6 +451,34 @@ impl Persistence {
             },
             recovered.recovery,
         ))
+    }
+
+    /// Reads a stopped server's data directory `dir` without changing anything in it: what
+    /// [`Persistence::open`] would recover, checked the same way, with a torn tail left out
+    /// rather than cut (a warning says so). The returned [`StoppedDir`] holds a shared lock
+    /// on the directory, so no server starts on it until it is dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`PersistError::NotADirectory`] if `dir` is not a directory;
+    /// [`PersistError::Locked`] while a server runs on it; as [`Persistence::open`] for
+    /// damage.
+    pub fn inspect(dir: &Path) -> Result<StoppedDir, PersistError> {
+        match std::fs::metadata(dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(PersistError::NotADirectory {
+                    path: dir.to_path_buf(),
+                })
+            }
+            Err(e) => return Err(PersistError::io("open", dir, e)),
+        }
+        let lock = dir::lock_shared(dir)?;
+        let recovery = recovery::inspect(dir)?;
+        Ok(StoppedDir {
+            recovery,
+            _lock: lock,
+        })
     }
 
     /// The data directory.

@@ -201,6 +201,13 @@ struct Plan {
 }
 
 pub(crate) fn recover(dir: &Path) -> Result<Recovered, PersistError> {
+    let (plan, listing, manifest) = plan(dir)?;
+    apply(dir, plan, &listing, manifest.as_ref())
+}
+
+/// Reads and checks everything in `dir`, changing nothing: what to load, and what to
+/// repair.
+fn plan(dir: &Path) -> Result<(Plan, Listing, Option<Manifest>), PersistError> {
     let manifest = manifest::read(dir)?;
     let listing = dir::list(dir)?;
     let snapshot = if listing.snapshot {
@@ -212,7 +219,43 @@ pub(crate) fn recover(dir: &Path) -> Result<Recovered, PersistError> {
         Some(m) => plan_listed(dir, m, &listing, snapshot)?,
         None => plan_unlisted(dir, &listing, snapshot)?,
     };
-    apply(dir, plan, &listing, manifest.as_ref())
+    Ok((plan, listing, manifest))
+}
+
+/// Checks the directory as [`recover`] does, and returns what start-up would load, without
+/// changing anything: a torn tail is left in its file (replay stops before it, and a
+/// warning says so), leftovers are left where they are, no manifest is written.
+pub(crate) fn inspect(dir: &Path) -> Result<Recovery, PersistError> {
+    let (plan, _, _) = plan(dir)?;
+    let mut warnings = plan.warnings;
+    let logs = plan
+        .found
+        .into_iter()
+        // A generation whose header itself was torn holds nothing to replay.
+        .filter(|f| f.scan.valid_len >= LOG_HEADER_LEN as u64)
+        .map(|f| {
+            if let Some(torn) = &f.scan.torn {
+                warnings.push(format!(
+                    "{}: left out {} bytes from byte {} on, a torn tail (a crash in the middle \
+                     of a write); the server cuts it at its next start",
+                    f.path.display(),
+                    torn.bytes,
+                    torn.offset
+                ));
+            }
+            LogPart {
+                path: f.path,
+                generation: f.generation,
+                valid_len: f.scan.valid_len,
+                commands: f.scan.commands,
+            }
+        })
+        .collect();
+    Ok(Recovery {
+        entries: plan.entries,
+        logs,
+        warnings,
+    })
 }
 
 /// Reads and fully checks `dump.bks`.

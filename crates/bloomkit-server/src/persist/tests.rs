@@ -396,3 +396,74 @@ async fn after_a_failed_fsync_no_later_fsync_releases_anyone() {
     assert!(p.begin_snapshot().is_err());
     assert!(p.close().is_err());
 }
+
+/// Every file of `dir` with its bytes.
+fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn inspecting_a_stopped_directory_reads_everything_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = Model::default();
+    {
+        let (p, _) = Persistence::open(dir.path(), FsyncPolicy::No).unwrap();
+        writes(&mut m, &p, "before", 30);
+        p.begin_snapshot().unwrap().write(m.entries()).unwrap();
+        writes(&mut m, &p, "after", 30);
+        // A running server's directory is refused.
+        let e = Persistence::inspect(dir.path()).unwrap_err();
+        assert!(matches!(e, super::PersistError::Locked { .. }), "{e}");
+    }
+    // A torn tail, as a crash in the middle of a write leaves.
+    let last = files(dir.path())
+        .into_iter()
+        .rfind(|f| f.ends_with(".aof"))
+        .unwrap();
+    let mut log = fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path().join(&last))
+        .unwrap();
+    std::io::Write::write_all(&mut log, b"\x01\x02torn").unwrap();
+    drop(log);
+    let before = contents(dir.path());
+    let mut stopped = Persistence::inspect(dir.path()).unwrap();
+    assert!(
+        stopped.recovery.warnings()[0].contains("left out 6 bytes"),
+        "{:?}",
+        stopped.recovery.warnings()
+    );
+    assert_eq!(Model::recover(&mut stopped.recovery), m);
+    // While it is read, no server starts on it.
+    let e = Persistence::open(dir.path(), FsyncPolicy::No).unwrap_err();
+    assert!(matches!(e, super::PersistError::Locked { .. }), "{e}");
+    drop(stopped);
+    assert_eq!(
+        contents(dir.path()),
+        before,
+        "inspect changed the directory"
+    );
+    // A server then starts on it as it would have: the tail is cut, nothing is lost.
+    let (_p, mut recovery) = Persistence::open(dir.path(), FsyncPolicy::No).unwrap();
+    assert_eq!(Model::recover(&mut recovery), m);
+    // A directory no server ever used, and something that is not a directory.
+    let empty = tempfile::tempdir().unwrap();
+    let mut stopped = Persistence::inspect(empty.path()).unwrap();
+    assert!(stopped.recovery.take_entries().is_empty());
+    assert!(fs::read_dir(empty.path()).unwrap().next().is_none());
+    let file = empty.path().join("f");
+    fs::write(&file, b"x").unwrap();
+    assert!(matches!(
+        Persistence::inspect(&file),
+        Err(super::PersistError::NotADirectory { .. })
+    ));
+}

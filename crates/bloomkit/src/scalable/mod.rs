@@ -36,7 +36,8 @@
 //! included); `builder.rs` the chain's parameters ([`ScalableBuilder`] checks them, and they
 //! give each next layer's capacity and rate); `layer.rs` one layer, its two layouts and
 //! [`LayerInfo`]; `batch.rs` the batched operations (every layer's memory prefetched a few keys
-//! ahead); `persist.rs` the file format (kind 4); `tests.rs` the unit tests. Calls go one
+//! ahead); `persist.rs` the file format (kind 4); `single.rs` a classic or blocked filter as a
+//! chain of one layer; `tests.rs` the unit tests. Calls go one
 //! way: this file and `batch.rs` → `layer.rs` → the classic and blocked filters.
 
 mod batch;
@@ -44,6 +45,7 @@ mod builder;
 mod layer;
 mod merge;
 mod persist;
+mod single;
 
 pub(crate) use self::builder::next_layer_rate;
 pub use self::builder::ScalableBuilder;

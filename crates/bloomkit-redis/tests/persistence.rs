@@ -155,7 +155,7 @@ fn kill_9_with_appendfsync_always_loses_no_acknowledged_write() {
                 let (acked, stop, port) =
                     (Arc::clone(&acknowledged), Arc::clone(&stop), server.port);
                 std::thread::spawn(move || {
-                    let mut c = Conn::open(port);
+                    let mut c = Conn::open(("127.0.0.1", port));
                     for i in 0..200_000 {
                         if stop.load(Ordering::Relaxed) {
                             break;

@@ -369,7 +369,7 @@ fn sigkill_while_clients_write(policy: &[&str]) {
             .collect();
         // Kill at a random-looking moment while writes are in flight, but only once the
         // writers are under way, so that the kill cannot land before the first write.
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + bloomkit_testkit::wait::GENEROUS;
         while acks.load(Ordering::Relaxed) < WRITERS * 4 {
             assert!(Instant::now() < deadline, "writers made no progress");
             std::thread::sleep(Duration::from_millis(5));
@@ -568,7 +568,7 @@ fn sigkill_in_the_middle_of_transactions_replays_each_whole_or_not_at_all() {
                 std::thread::spawn(move || transaction_writer(&addr, cycle, thread, size, &acks))
             })
             .collect();
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + bloomkit_testkit::wait::GENEROUS;
         while acks.load(Ordering::Relaxed) < SIZES.len() * 4 {
             assert!(Instant::now() < deadline, "writers made no progress");
             std::thread::sleep(Duration::from_millis(5));
@@ -924,10 +924,10 @@ fn a_second_server_on_the_same_directory_refuses_to_start() {
     second.shutdown(&["NOSAVE"]);
 }
 
-/// Regression: with the data directory removed while the server ran, 50 of 50 later writes
-/// were acknowledged (written to a log file that no longer had a name) and all lost, and
-/// shutdown said "the log still holds every write". Now no write is acknowledged once the
-/// log file is gone, reads still answer, and shutdown says what happened.
+/// With the data directory removed while the server runs, a write would go to a log file
+/// that no longer has a name and be lost: no write is acknowledged once the log file is
+/// gone, reads still answer, and shutdown says what happened instead of claiming the log
+/// holds every write.
 #[test]
 fn removing_the_data_directory_while_serving_stops_acknowledging_writes() {
     let parent = tempfile::tempdir().unwrap();

@@ -1,5 +1,4 @@
-//! Issue 12 §4's reproductions against the real `bloomkit serve`: the memory its clients can
-//! make it hold, measured as the process's resident memory (`VmRSS`/`VmHWM` in
+//! The memory clients can make the real `bloomkit serve` hold, measured as the process's resident memory (`VmRSS`/`VmHWM` in
 //! `/proc/PID/status`), so nothing the server does not count escapes the figure.
 //!
 //! Each test prints what it measured. `BLOOMKIT_BIN=/path/to/bloomkit` runs them against
@@ -55,9 +54,10 @@ fn bulk_len(reply: &Resp) -> usize {
     }
 }
 
-/// Regression: 151 clients pipelining `BF.SCANDUMP` of a 12.9 MB filter without reading
-/// held 3,730 MB with `--maxmemory 100mb`. Now a client that does not read is not read
-/// from, and a read command's reply that does not fit under maxmemory is answered OOM.
+/// 151 clients pipelining `BF.SCANDUMP` of a 12.9 MB filter without reading (3,730 MB of
+/// replies if they were all built) stay under `--maxmemory 100mb`: a client that does not
+/// read is not read from, and a read command's reply that does not fit under maxmemory is
+/// answered OOM.
 #[test]
 fn clients_pipelining_scandump_without_reading_stay_under_maxmemory() {
     let dir = tempfile::tempdir().unwrap();
@@ -113,9 +113,9 @@ fn clients_pipelining_scandump_without_reading_stay_under_maxmemory() {
     server.shutdown(&["NOSAVE"]);
 }
 
-/// Regression: 4 connections each holding a pending 450 MiB argument made the server hold
-/// 2,304 MB with `--maxmemory 100mb`. Now a request that would take used memory past
-/// maxmemory is refused at its header and its bytes dropped as they arrive.
+/// 4 connections each sending a 450 MiB argument (1,800 MiB pending) stay under
+/// `--maxmemory 100mb`: a request that would take used memory past maxmemory is refused at
+/// its header and its bytes dropped as they arrive.
 #[test]
 fn pending_large_arguments_do_not_pass_maxmemory() {
     let dir = tempfile::tempdir().unwrap();
@@ -169,9 +169,8 @@ fn pending_large_arguments_do_not_pass_maxmemory() {
     server.shutdown(&["NOSAVE"]);
 }
 
-/// Regression: a request of 1,048,575 empty arguments (6.3 MB on the wire) cost 35 MB of
-/// server memory while it arrived: a 32-byte handle per argument. Now a request in
-/// progress holds the bytes it was sent in.
+/// A request of 1,048,575 empty arguments (6.3 MB on the wire) holds about the bytes it
+/// was sent in while it arrives, not a 32-byte handle per argument (35 MB).
 #[test]
 fn a_million_empty_arguments_cost_what_was_sent_while_they_arrive() {
     let dir = tempfile::tempdir().unwrap();
@@ -262,11 +261,10 @@ fn after_a_big_request(client: &mut Conn, big: &[&[u8]], small: &[&[u8]]) -> Res
     read_reply(&mut client.reader).unwrap()
 }
 
-/// Regression: arguments are slices of the read buffer, and what outlived the request (a key
-/// made by `COPY`, `RENAME` or `RESTORE`, a `WATCH`ed key, a slow log entry, a client's
-/// name) kept the whole buffer alive, uncounted: 40 small keys made by `COPY`/`RENAME` after
-/// 4 MiB requests held 162 MiB resident while `used_memory` said 44 KB, and five slow log
-/// entries of a `BF.MADD` held 157 MiB. Now each keeps a copy of its own bytes.
+/// Arguments are slices of the read buffer, so what outlives a request (a key made by
+/// `COPY`, `RENAME` or `RESTORE`, a `WATCH`ed key, a slow log entry, a client's name) keeps
+/// a copy of its own bytes: a slice would keep the whole buffer alive, uncounted (40 small
+/// keys after 4 MiB requests would hold 162 MiB resident while `used_memory` said 44 KB).
 #[test]
 fn what_outlives_a_request_keeps_only_its_own_bytes() {
     let dir = tempfile::tempdir().unwrap();
@@ -330,10 +328,9 @@ fn what_outlives_a_request_keeps_only_its_own_bytes() {
     server.shutdown(&["NOSAVE"]);
 }
 
-/// Regression: `used_memory` counted a filter's bits and bookkeeping but not what holding a
-/// key costs the process (its name, its place in the table, the allocator's rounding), so
-/// with `--maxmemory 32mb` tiny filters filled 104 MiB resident before `OOM` (3.3×). Now
-/// each key counts at its real cost, and resident memory stays within 1.25× of `maxmemory`
+/// `used_memory` counts what holding a key costs the process (its name, its place in the
+/// table, the allocator's rounding), not only a filter's bits (which let tiny filters fill
+/// 3.3× `maxmemory` before `OOM`), so resident memory stays within 1.25× of `maxmemory`
 /// (plus the clients' buffers) at both ends: a great many tiny filters, and a few huge ones
 /// filled until every page of their bits is touched.
 #[test]

@@ -60,7 +60,7 @@ fn info_field(info: &str, name: &str) -> Option<String> {
 
 /// Waits (boundedly) until `check` holds.
 async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + bloomkit_testkit::wait::GENEROUS;
     while !check().await {
         assert!(Instant::now() < deadline, "timed out waiting: {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::time::Duration;
 
 use bloomkit_server::config::{Config, DebugCommand, PasswordSource};
 use common::{bulk, connect_from, listening_everywhere, resp, until, TestServer};
@@ -23,7 +22,7 @@ fn with_password() -> Config {
 /// Reads until the server closes the connection (or 10 s pass).
 async fn until_closed(stream: &mut TcpStream) -> Vec<u8> {
     let mut got = Vec::new();
-    let read = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut got)).await;
+    let read = tokio::time::timeout(common::TIMEOUT, stream.read_to_end(&mut got)).await;
     assert!(read.is_ok(), "the server did not close the connection");
     got
 }
@@ -162,7 +161,7 @@ async fn what_unauthenticated_clients_hold_never_evicts_a_key_or_fails_a_write()
 async fn roundtrip(stream: &mut TcpStream, request: &[u8], expected: &[u8]) {
     stream.write_all(request).await.unwrap();
     let mut got = vec![0u8; expected.len()];
-    tokio::time::timeout(Duration::from_secs(10), stream.read_exact(&mut got))
+    tokio::time::timeout(common::TIMEOUT, stream.read_exact(&mut got))
         .await
         .expect("a reply in time")
         .unwrap();

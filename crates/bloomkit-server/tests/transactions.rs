@@ -15,9 +15,9 @@ use bloomkit_server::server::Server;
 use bytes::Bytes;
 use common::{resp, TestServer};
 
-/// Regression: `MULTI` and `EXEC` answered `unknown command` and the queued commands ran at
-/// once, so redis-py's transactional pipeline raised an error although every write was
-/// applied, and a retry applied them twice.
+/// `MULTI` queues, and `EXEC` runs the queue and answers in one array: redis-py's
+/// transactional pipeline depends on it (a command run at once, with `EXEC` unknown, would
+/// raise an error after applying the writes, and a retry would apply them twice).
 #[tokio::test]
 async fn queued_commands_run_at_exec_and_answer_in_one_array() {
     let server = TestServer::start().await;

@@ -20,8 +20,8 @@ use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-/// How long a test waits for any one reply before failing (instead of hanging).
-pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a test waits for any one reply or event before failing (instead of hanging).
+pub const TIMEOUT: Duration = GENEROUS;
 
 /// A server running in this process on 127.0.0.1, port 0.
 pub struct TestServer {

@@ -10,6 +10,13 @@
 //!     [--quick] [--regime cache|memory|limit|all] [--keys int|string|all]
 //! ```
 //!
+//! The `million` binary times the cuckoo, binary fuse and ribbon filters at 10^6 keys, one
+//! pass each, for the per-key figures the library's docs quote:
+//!
+//! ```text
+//! cargo run --release -p bloomkit-bench --bin million [cuckoo|fuse|ribbon]...
+//! ```
+//!
 //! # Overview of modules
 //!
 //! * [`fp_grid`]: every kind's mean measured false-positive rate against its target, from

@@ -19,15 +19,10 @@ fn font_available(dir: &Path) -> bool {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&probe.stderr);
-    if err.contains("no font found") {
-        assert!(
-            std::env::var_os("BLOOMKIT_FULL_TESTS").is_none_or(|v| v != "1"),
-            "bloomkit plot found no font: install fonts-dejavu-core (scripts/test.sh does)"
-        );
-        eprintln!("plot tests: skipped: no font for the chart's text (install fonts-dejavu-core)");
-        return false;
-    }
-    true
+    bloomkit_testkit::skip::holds(
+        !err.contains("no font found"),
+        "a font for the chart's text (Debian's fonts-dejavu-core)",
+    )
 }
 
 #[test]

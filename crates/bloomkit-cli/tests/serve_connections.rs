@@ -2,96 +2,29 @@
 //! file or the environment (never on the command line), and the open-file limit fitted to
 //! `--maxclients` at start-up, so that no client is left hanging in the backlog.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin;
+use bloomkit_testkit::resp::request;
+use bloomkit_testkit::wait::GENEROUS;
+use bloomkit_testkit::{skip, Served};
 
-/// A `bloomkit serve` process, killed when dropped (also when a test fails).
-struct Served {
-    child: Child,
-    addr: String,
-    stderr: Option<JoinHandle<String>>,
-}
-
-impl Served {
-    /// Runs `command` (which starts `bloomkit serve --port 0`) and waits for its
-    /// `listening on ADDR` line.
-    fn start(mut command: Command) -> Served {
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start bloomkit serve");
-        let mut stderr = child.stderr.take().expect("stderr");
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
-        });
-        let mut line = String::new();
-        let _ = BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line);
-        let Some(addr) = line.trim_end().strip_prefix("listening on ") else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "unexpected first line {line:?}; stderr: {}",
-                stderr.join().unwrap()
-            );
-        };
-        Served {
-            addr: addr.to_string(),
-            child,
-            stderr: Some(stderr),
-        }
-    }
-
-    fn connect(&self) -> TcpStream {
-        let stream = TcpStream::connect(&self.addr).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        stream
-    }
-
-    /// Kills the process and returns its standard error.
-    fn stop(mut self) -> String {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        self.stderr.take().unwrap().join().unwrap()
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `bloomkit serve --port 0 --dir DIR EXTRA...`.
+/// `bloomkit serve --port 0 --dir DIR EXTRA...`, to add to before [`Served::spawn`].
 fn serve(dir: &Path, extra: &[&str]) -> Command {
-    let mut command = Command::new(cargo_bin!("bloomkit"));
-    command
-        .args(["serve", "--port", "0", "--dir"])
-        .arg(dir)
-        .args(extra);
-    command
+    Served::command(cargo_bin!("bloomkit"), dir, extra)
 }
 
-fn request(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for arg in args {
-        out.extend(format!("${}\r\n{arg}\r\n", arg.len()).into_bytes());
-    }
-    out
+/// A raw connection (one file descriptor: hundreds are held at once below).
+fn connect(served: &Served) -> TcpStream {
+    let stream = TcpStream::connect(&served.addr).expect("connect");
+    stream.set_read_timeout(Some(GENEROUS)).unwrap();
+    stream
 }
 
-/// Sends `args` and reads one line of reply.
+/// Sends `args` and reads one line of reply, as the wire has it.
 fn call(stream: &mut TcpStream, args: &[&str]) -> String {
     stream.write_all(&request(args)).unwrap();
     let mut line = Vec::new();
@@ -108,7 +41,7 @@ fn call(stream: &mut TcpStream, args: &[&str]) -> String {
 
 /// The password is asked for, and `AUTH password` lets the client in.
 fn assert_requires(served: &Served, password: &str) {
-    let mut client = served.connect();
+    let mut client = connect(served);
     assert_eq!(
         call(&mut client, &["PING"]),
         "-NOAUTH Authentication required.\r\n"
@@ -126,13 +59,13 @@ fn the_password_comes_from_a_file_or_the_environment() {
     let data = dir.path().join("data");
     let mut command = serve(&data, &["--requirepass-file"]);
     command.arg(&file);
-    let served = Served::start(command);
+    let served = Served::spawn(command);
     assert_requires(&served, "s3cret word");
     drop(served);
 
     let mut command = serve(&data, &[]);
     command.env("BLOOMKIT_REQUIREPASS", "from env");
-    let served = Served::start(command);
+    let served = Served::spawn(command);
     assert_requires(&served, "from env");
 }
 
@@ -151,8 +84,8 @@ fn an_empty_password_from_a_flag_or_the_environment_is_none() {
             command.env_remove("BLOOMKIT_REQUIREPASS");
             command
         };
-        let served = Served::start(command);
-        let mut client = served.connect();
+        let served = Served::spawn(command);
+        let mut client = connect(&served);
         assert_eq!(call(&mut client, &["PING"]), "+PONG\r\n");
         assert_eq!(call(&mut client, &["AUTH", ""]), no_password);
         drop(client);
@@ -212,7 +145,7 @@ fn served_and_refused(served: &Served, clients: usize) -> (usize, usize) {
     let mut open = Vec::with_capacity(clients);
     let (mut pongs, mut refused) = (0, 0);
     for _ in 0..clients {
-        let mut stream = served.connect();
+        let mut stream = connect(served);
         match call(&mut stream, &["PING"]).as_str() {
             "+PONG\r\n" => pongs += 1,
             "-ERR max number of clients reached\r\n" => refused += 1,
@@ -229,9 +162,9 @@ fn served_and_refused(served: &Served, clients: usize) -> (usize, usize) {
 fn a_low_open_file_limit_lowers_maxclients_and_every_client_gets_an_answer() {
     let dir = tempfile::tempdir().unwrap();
     // Soft and hard limit 256: nothing to raise, so maxclients comes down to 256 - 32.
-    let served = Served::start(serve_with_ulimit(dir.path(), "-n 256", &[]));
+    let served = Served::spawn(serve_with_ulimit(dir.path(), "-n 256", &[]));
     assert_eq!(served_and_refused(&served, 372), (224, 148));
-    let stderr = served.stop();
+    let stderr = served.kill();
     assert!(
         stderr.contains("maxclients has been reduced to 224")
             && stderr.contains("increase 'ulimit -n'"),
@@ -251,20 +184,23 @@ fn a_low_soft_open_file_limit_is_raised_to_fit_maxclients() {
             .stdout,
     )
     .unwrap();
-    if hard.trim() != "unlimited" && hard.trim().parse::<u64>().unwrap() < 432 {
-        println!(
-            "skipped: the hard open-file limit ({}) is below 432",
+    let raisable = hard.trim() == "unlimited" || hard.trim().parse::<u64>().unwrap() >= 432;
+    if !skip::holds(
+        raisable,
+        &format!(
+            "a hard open-file limit of at least 432 (it is {}; raise `ulimit -H -n`)",
             hard.trim()
-        );
+        ),
+    ) {
         return;
     }
-    let served = Served::start(serve_with_ulimit(
+    let served = Served::spawn(serve_with_ulimit(
         dir.path(),
         "-S -n 256",
         &["--maxclients", "400"],
     ));
     assert_eq!(served_and_refused(&served, 372), (372, 0));
-    let stderr = served.stop();
+    let stderr = served.kill();
     assert!(
         stderr.contains(
             "increased maximum number of open files to 432 (it was originally set to 256)"

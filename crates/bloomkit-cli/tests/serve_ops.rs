@@ -9,7 +9,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin_cmd;
-use common::served::{connect, log_line, problems, Resp, Served};
+use bloomkit_testkit::{Conn, Resp};
+use common::served::{connect, log_line, problems, serve};
 
 /// The messages of the notices in `stderr`, in order.
 fn notices(stderr: &str) -> Vec<String> {
@@ -23,7 +24,7 @@ fn notices(stderr: &str) -> Vec<String> {
 
 fn bulk_text(reply: Resp) -> String {
     match reply {
-        Resp::Bulk(Some(bytes)) => String::from_utf8(bytes).unwrap(),
+        Resp::Bulk(bytes) => String::from_utf8(bytes).unwrap(),
         other => panic!("not a bulk string: {other:?}"),
     }
 }
@@ -31,17 +32,17 @@ fn bulk_text(reply: Resp) -> String {
 #[test]
 fn the_log_says_what_started_what_was_loaded_and_why_it_stopped() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Served::start(dir.path(), &[]);
+    let server = serve(dir.path(), &[]);
     let mut client = server.client();
-    assert_eq!(client.call(&["BF.ADD", "a", "x"]), Resp::Int(1));
-    assert_eq!(client.call(&["CF.ADD", "b", "y"]), Resp::Int(1));
+    assert_eq!(client.cmd(&["BF.ADD", "a", "x"]), Resp::Int(1));
+    assert_eq!(client.cmd(&["CF.ADD", "b", "y"]), Resp::Int(1));
     drop(client);
     let first = server.shutdown(&[]);
     let snapshot = std::fs::metadata(dir.path().join("dump.bks"))
         .unwrap()
         .len();
 
-    let server = Served::start(dir.path(), &[]);
+    let server = serve(dir.path(), &[]);
     let addr = server.addr.clone();
     let second = server.shutdown(&["NOSAVE"]);
     for line in first.lines().chain(second.lines()) {
@@ -96,14 +97,14 @@ fn the_log_says_what_started_what_was_loaded_and_why_it_stopped() {
 #[test]
 fn a_signal_is_logged_as_the_reason_to_stop() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Served::start(dir.path(), &[]);
+    let server = serve(dir.path(), &[]);
     let killed = std::process::Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    assert!(server.child.wait().unwrap().success());
-    let stderr = server.stderr.take().unwrap().join().unwrap();
+    let (status, stderr) = server.wait_exit();
+    assert!(status.success(), "{status}");
     let notices = notices(&stderr);
     assert!(
         notices.contains(&"Received SIGTERM, scheduling shutdown".to_string()),
@@ -117,21 +118,21 @@ fn a_signal_is_logged_as_the_reason_to_stop() {
 #[test]
 fn loglevel_and_logfile_choose_what_is_written_and_where() {
     let dir = tempfile::tempdir().unwrap();
-    let quiet = Served::start(dir.path(), &["--loglevel", "warning"]);
+    let quiet = serve(dir.path(), &["--loglevel", "warning"]);
     assert_eq!(quiet.shutdown(&["NOSAVE"]), "", "no warnings, no notices");
 
     let log = dir.path().join("server.log");
-    let logged = Served::start(dir.path(), &["--logfile", log.to_str().unwrap()]);
+    let logged = serve(dir.path(), &["--logfile", log.to_str().unwrap()]);
     let mut client = logged.client();
     assert_eq!(
-        client.call(&["CONFIG", "GET", "logfile"]),
-        Resp::Array(Some(vec![
-            Resp::Bulk(Some(b"logfile".to_vec())),
-            Resp::Bulk(Some(log.to_str().unwrap().as_bytes().to_vec())),
-        ]))
+        client.cmd(&["CONFIG", "GET", "logfile"]),
+        Resp::Array(vec![
+            Resp::Bulk(b"logfile".to_vec()),
+            Resp::Bulk(log.to_str().unwrap().as_bytes().to_vec()),
+        ])
     );
     assert_eq!(
-        client.call(&["CONFIG", "SET", "loglevel", "warning"]),
+        client.cmd(&["CONFIG", "SET", "loglevel", "warning"]),
         Resp::ok()
     );
     drop(client);
@@ -161,10 +162,10 @@ fn loglevel_and_logfile_choose_what_is_written_and_where() {
 #[test]
 fn a_refusal_repeated_per_request_is_logged_once_per_window() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Served::start(dir.path(), &[]);
+    let server = serve(dir.path(), &[]);
     let mut admin = server.client();
     assert_eq!(
-        admin.call(&["CONFIG", "SET", "client-query-buffer-limit", "1mb"]),
+        admin.cmd(&["CONFIG", "SET", "client-query-buffer-limit", "1mb"]),
         Resp::ok()
     );
     for _ in 0..40 {
@@ -207,13 +208,11 @@ fn a_config_file_sets_options_and_config_rewrite_writes_the_running_ones_back() 
          slowlog-max-len 64\n\
          client-output-buffer-limit normal 0 0 0\n",
     );
-    let server = Served::start(&data, &["--config", conf.to_str().unwrap()]);
+    let server = serve(&data, &["--config", conf.to_str().unwrap()]);
     let mut client = server.client();
-    let get = |client: &mut common::served::Client, name: &str| match client
-        .call(&["CONFIG", "GET", name])
-    {
-        Resp::Array(Some(pair)) => match &pair[1] {
-            Resp::Bulk(Some(value)) => String::from_utf8(value.clone()).unwrap(),
+    let get = |client: &mut Conn, name: &str| match client.cmd(&["CONFIG", "GET", name]) {
+        Resp::Array(pair) => match &pair[1] {
+            Resp::Bulk(value) => String::from_utf8(value.clone()).unwrap(),
             other => panic!("{other:?}"),
         },
         other => panic!("{other:?}"),
@@ -223,14 +222,14 @@ fn a_config_file_sets_options_and_config_rewrite_writes_the_running_ones_back() 
     assert_eq!(get(&mut client, "slowlog-max-len"), "64");
     assert!(get(&mut client, "client-output-buffer-limit").starts_with("normal 0 0 0 "));
     assert_eq!(
-        client.call(&["CONFIG", "SET", "slowlog-max-len", "32"]),
+        client.cmd(&["CONFIG", "SET", "slowlog-max-len", "32"]),
         Resp::ok()
     );
     assert_eq!(
-        client.call(&["CONFIG", "SET", "bf-error-rate", "0.001"]),
+        client.cmd(&["CONFIG", "SET", "bf-error-rate", "0.001"]),
         Resp::ok()
     );
-    assert_eq!(client.call(&["CONFIG", "REWRITE"]), Resp::ok());
+    assert_eq!(client.cmd(&["CONFIG", "REWRITE"]), Resp::ok());
     let rewritten = std::fs::read_to_string(&conf).unwrap();
     assert_eq!(
         rewritten,
@@ -254,7 +253,7 @@ fn a_config_file_sets_options_and_config_rewrite_writes_the_running_ones_back() 
     server.shutdown(&["NOSAVE"]);
 
     // The rewritten file starts the same server again.
-    let server = Served::start(&data, &["--config", conf.to_str().unwrap()]);
+    let server = serve(&data, &["--config", conf.to_str().unwrap()]);
     let mut client = server.client();
     assert_eq!(get(&mut client, "bf-error-rate"), "0.001");
     assert_eq!(get(&mut client, "slowlog-max-len"), "32");
@@ -301,14 +300,14 @@ fn a_bad_config_file_stops_start_up_naming_the_line() {
 #[test]
 fn client_list_and_info_through_the_binary() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Served::start(dir.path(), &[]);
+    let server = serve(dir.path(), &[]);
     let mut client = server.client();
-    let list = bulk_text(client.call(&["CLIENT", "LIST"]));
+    let list = bulk_text(client.cmd(&["CLIENT", "LIST"]));
     assert!(
         list.starts_with("id=") && list.contains(" fd=") && list.ends_with('\n'),
         "{list}"
     );
-    let info = bulk_text(client.call(&["INFO", "clients"]));
+    let info = bulk_text(client.cmd(&["INFO", "clients"]));
     assert!(info.contains("client_recent_max_input_buffer:"), "{info}");
     drop(client);
     server.shutdown(&["NOSAVE"]);

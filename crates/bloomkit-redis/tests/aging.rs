@@ -8,6 +8,7 @@ mod common;
 
 use std::time::Duration;
 
+use bloomkit_testkit::wait;
 use common::{digest, Conn, Engine, Resp, Server};
 
 /// `AF.INFO key`'s field `name`, from the RESP2 reply's name/value pairs.
@@ -49,7 +50,7 @@ fn key_rotated_once_by_the_timer(c: &mut Conn, key: &str) {
         counts(&[3, 0, 0])
     );
     assert!(
-        common::eventually(Duration::from_secs(30), || {
+        wait::until(wait::GENEROUS, || {
             info_field(c, key, "Items per generation") == counts(&[0, 3, 0])
         }),
         "the timer rotated {key} within 30 s"
@@ -225,7 +226,7 @@ fn a_replica_rotates_nothing_by_itself_until_it_is_promoted() {
         // Wait, by the replica's own clock, until a second (ten of its timer's ticks) past
         // the due time: it has not rotated.
         assert!(
-            common::eventually(Duration::from_secs(30), || server_ms(&mut r) > due + 1_000),
+            wait::until(wait::GENEROUS, || server_ms(&mut r) > due + 1_000),
             "{name}: the replica's clock passed the due time"
         );
         assert_eq!(
@@ -236,7 +237,7 @@ fn a_replica_rotates_nothing_by_itself_until_it_is_promoted() {
         // Promoted, it runs the overdue rotation.
         assert_eq!(r.line("REPLICAOF NO ONE"), Resp::Simple("OK".into()));
         assert!(
-            common::eventually(Duration::from_secs(30), || {
+            wait::until(wait::GENEROUS, || {
                 info_field(&mut r, "held", "Items per generation") == counts(&[0, 3, 0])
             }),
             "{name}: the promoted replica rotated within 30 s"
@@ -260,7 +261,7 @@ fn the_timer_leaves_a_keys_idle_time_alone() {
         );
         // OBJECT IDLETIME itself does not touch the key; the timer visits it every tick.
         assert!(
-            common::eventually(Duration::from_secs(30), || {
+            wait::until(wait::GENEROUS, || {
                 matches!(c.line("OBJECT IDLETIME idle"), Resp::Int(n) if n >= 2)
             }),
             "{name}: the key stayed idle for 2 s within 30 s"

@@ -8,26 +8,11 @@
 //! test --workspace` builds; run alone, `cargo build --release -p bloomkit-cli` first.
 
 mod common;
-#[path = "../../bloomkit/tests/golden/redisbloom.rs"]
-mod golden;
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 
+use bloomkit_testkit::{golden, skip, Served};
 use common::{Conn, Engine, Resp, Server};
-
-/// `bloomkit serve` on a port of its own, stopped when dropped.
-struct Bloomkit {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Bloomkit {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn bloomkit_binary() -> Option<PathBuf> {
     let exe = std::env::current_exe().expect("the test binary's path");
@@ -36,26 +21,10 @@ fn bloomkit_binary() -> Option<PathBuf> {
         .and_then(|deps| deps.parent())
         .map(|profile| profile.join("bloomkit"))
         .filter(|p| p.exists());
-    common::require(
+    skip::require(
         found,
         "the bloomkit CLI (cargo build --release -p bloomkit-cli)",
     )
-}
-
-fn serve(binary: &PathBuf, dir: &std::path::Path) -> Bloomkit {
-    let port = common::free_port();
-    let child = Command::new(binary)
-        .args(["serve", "--port", &port.to_string(), "--dir"])
-        .arg(dir)
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("start bloomkit serve");
-    let server = Bloomkit { child, port };
-    assert!(
-        common::eventually(common::TIMEOUT, || Conn::try_open(port).is_ok()),
-        "bloomkit serve answers"
-    );
-    server
 }
 
 /// Keys of every kind, made the same way on `c`.
@@ -154,9 +123,9 @@ fn dumps_restore_between_the_server_and_the_module_both_ways() {
     };
     for engine in Engine::available() {
         let dir = tempfile::tempdir().expect("a directory");
-        let served = serve(&binary, &dir.path().join("serve"));
+        let served = Served::start(&binary, &dir.path().join("serve"), &[]);
         let module = Server::start(engine, &dir.path().join("module"), &[], &[]);
-        let (mut s, mut m) = (Conn::open(served.port), module.conn());
+        let (mut s, mut m) = (served.client(), module.conn());
         let keys = fill(&mut s);
         fill(&mut m);
         for key in keys {

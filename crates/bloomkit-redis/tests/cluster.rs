@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bloomkit_testkit::{engine, wait};
 use common::{Engine, Resp, Server};
 use redis::cluster::{ClusterClient, ClusterConnection};
 
@@ -54,7 +55,7 @@ impl Cluster {
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect();
-        let out = common::output_within(
+        let out = engine::output_within(
             Command::new(&cluster.cli)
                 .arg("--cluster")
                 .arg("create")
@@ -73,7 +74,7 @@ impl Cluster {
         for node in &cluster.nodes {
             let mut c = node.conn();
             assert!(
-                common::eventually(Duration::from_secs(30), || {
+                wait::until(wait::GENEROUS, || {
                     let text = c.line("CLUSTER NODES").text();
                     text.lines().filter(|l| l.contains("slave")).count() == 3
                         && text.lines().filter(|l| l.contains("master")).count() == 3
@@ -90,7 +91,7 @@ impl Cluster {
         for node in self.nodes.iter().filter(|n| !skip.contains(&n.port)) {
             let mut c = node.conn();
             assert!(
-                common::eventually(Duration::from_secs(30), || {
+                wait::until(wait::GENEROUS, || {
                     c.line("CLUSTER INFO").text().contains("cluster_state:ok")
                 }),
                 "node {} sees the cluster up",
@@ -209,7 +210,7 @@ fn check_all(conn: &mut ClusterConnection, acked: &BTreeMap<String, Vec<String>>
 
 #[test]
 fn filters_survive_resharding_and_failover() {
-    let Some(cli) = common::redis_cli() else {
+    let Some(cli) = engine::redis_cli() else {
         return;
     };
     for engine in Engine::available() {
@@ -266,7 +267,7 @@ fn filters_survive_resharding_and_failover() {
             })
             .collect();
         let (from, to) = (&masters[0], &masters[1]);
-        let out = common::output_within(
+        let out = engine::output_within(
             Command::new(&cluster.cli)
                 .arg("--cluster")
                 .arg("reshard")
@@ -337,7 +338,7 @@ fn filters_survive_resharding_and_failover() {
         cluster.node(victim).kill();
         // Its replica takes over: three masters with slots again, the victim not among them.
         assert!(
-            common::eventually(Duration::from_secs(30), || {
+            wait::until(wait::GENEROUS, || {
                 let masters = cluster.masters(&[victim]);
                 masters.iter().filter(|m| m.2 > 0).count() == 3
                     && masters.iter().all(|m| m.0 != victim)

@@ -10,40 +10,37 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Engine, Server};
+use bloomkit_testkit::{engine, skip};
+use common::{Engine, Resp, Server};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn python() -> Option<PathBuf> {
-    common::require(
-        common::which("python3"),
-        "python3 (Debian's python3 package)",
-    )
+    skip::require(skip::which("python3"), "python3 (Debian's python3 package)")
 }
 
-/// Redis with this module, and the same Redis with RedisBloom; both allow `DEBUG`, which
-/// the cases send (`DEBUG RELOAD`, as RedisBloom's test suites do).
-fn both(dir: &Path, redisbloom: &Path) -> (Server, Server) {
+/// Redis with this module, and the same Redis with RedisBloom (`None` after saying what is
+/// missing); both allow `DEBUG`, which the cases send (`DEBUG RELOAD`, as RedisBloom's test
+/// suites do).
+fn both(dir: &Path) -> Option<(Server, Server)> {
     const DEBUG: [&str; 2] = ["--enable-debug-command", "yes"];
+    let theirs = Server::redisbloom(&dir.join("theirs"), &DEBUG)?;
     let ours = Server::start(Engine::Redis, &dir.join("ours"), &[], &DEBUG);
-    let mut theirs_args = vec!["--loadmodule".to_string(), redisbloom.display().to_string()];
-    theirs_args.extend(DEBUG.map(String::from));
-    let theirs = Server::start_raw(Engine::Redis, &dir.join("theirs"), theirs_args);
-    (ours, theirs)
+    Some((ours, theirs))
 }
 
 #[test]
 fn every_case_matches_redisbloom_but_the_listed_differences() {
-    let (Some(_), Some(redisbloom), Some(python)) =
-        (Engine::Redis.binary(), common::redisbloom(), python())
-    else {
+    let Some(python) = python() else {
         return;
     };
     let dir = tempfile::tempdir().expect("a directory");
-    let (ours, theirs) = both(dir.path(), &redisbloom);
-    let output = common::output_within(
+    let Some((ours, theirs)) = both(dir.path()) else {
+        return;
+    };
+    let output = engine::output_within(
         Command::new(&python)
             .arg(repo().join("scripts/compare_redisbloom.py"))
             .args([
@@ -76,12 +73,10 @@ fn every_case_matches_redisbloom_but_the_listed_differences() {
 
 #[test]
 fn redis_py_sees_the_same_answers() {
-    let (Some(_), Some(redisbloom), Some(python), Some(tools)) = (
-        Engine::Redis.binary(),
-        common::redisbloom(),
+    let (Some(python), Some(tools)) = (
         python(),
-        common::require(
-            common::tools()
+        skip::require(
+            skip::tools()
                 .map(|t| t.join("py"))
                 .filter(|p| p.join("redis").exists()),
             "redis-py (PyPI's redis, pip install --target $BLOOMKIT_TEST_TOOLS/py)",
@@ -90,9 +85,11 @@ fn redis_py_sees_the_same_answers() {
         return;
     };
     let dir = tempfile::tempdir().expect("a directory");
-    let (ours, theirs) = both(dir.path(), &redisbloom);
+    let Some((ours, theirs)) = both(dir.path()) else {
+        return;
+    };
     let session = |port: u16| -> String {
-        let output = common::output_within(
+        let output = engine::output_within(
             Command::new(&python)
                 .arg(repo().join("scripts/redis_py_session.py"))
                 .arg(port.to_string())
@@ -118,11 +115,10 @@ fn redis_py_sees_the_same_answers() {
 #[test]
 fn a_chain_of_hundreds_of_layers_grows_as_redisbloom_grows() {
     const ITEMS: usize = 300_000;
-    let (Some(_), Some(redisbloom)) = (Engine::Redis.binary(), common::redisbloom()) else {
+    let dir = tempfile::tempdir().expect("a directory");
+    let Some((ours, theirs)) = both(dir.path()) else {
         return;
     };
-    let dir = tempfile::tempdir().expect("a directory");
-    let (ours, theirs) = both(dir.path(), &redisbloom);
     let items = |command: &str, from: usize| {
         let mut args = vec![command.to_string(), "deep".to_string()];
         args.extend((from..from + 1000).map(|i| format!("item:{i}")));
@@ -133,12 +129,12 @@ fn a_chain_of_hundreds_of_layers_grows_as_redisbloom_grows() {
         let mut c = server.conn();
         assert_eq!(
             c.line("BF.RESERVE deep 0.01 1000 EXPANSION 1"),
-            common::Resp::Simple("OK".into())
+            Resp::Simple("OK".into())
         );
         for from in (0..ITEMS).step_by(1000) {
             let added = c.cmd(&items("BF.MADD", from)).array();
             assert!(
-                added.len() == 1000 && !added.iter().any(common::Resp::is_error),
+                added.len() == 1000 && !added.iter().any(Resp::is_error),
                 "{name}: BF.MADD of items from {from}: {:?}",
                 added.last()
             );
@@ -146,7 +142,7 @@ fn a_chain_of_hundreds_of_layers_grows_as_redisbloom_grows() {
         for from in (0..ITEMS).step_by(1000) {
             let found = c.cmd(&items("BF.MEXISTS", from)).array();
             assert!(
-                found.iter().all(|a| *a == common::Resp::Int(1)),
+                found.iter().all(|a| *a == Resp::Int(1)),
                 "{name}: an item from {from} is missing"
             );
         }

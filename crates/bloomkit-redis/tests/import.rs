@@ -7,47 +7,14 @@
 //! RedisBloom module at hand, a key dumped live from it too.
 
 mod common;
-#[path = "../../bloomkit/tests/golden/redisbloom.rs"]
-mod golden;
 
 use std::time::Duration;
 
+use bloomkit_testkit::golden::{self, family, key_answers, key_info, KEYS};
 use common::{digest, Conn, Engine, Resp, Server};
 
 /// `DEBUG DIGEST-VALUE` compares keys' bits.
 const DEBUG: [&str; 2] = ["--enable-debug-command", "yes"];
-
-/// The items of `key`'s golden data with RedisBloom's EXISTS answer and cuckoo COUNT.
-fn answers(key: &str) -> Vec<(String, bool, Option<i64>)> {
-    golden::answers(&format!("{key}.answers"))
-        .into_iter()
-        .map(|(item, exists, count)| (item, exists, count.map(|c| c as i64)))
-        .collect()
-}
-
-/// RedisBloom's `INFO` of `key`, as replies.
-fn info_file(key: &str) -> Vec<(String, Resp)> {
-    golden::info(&format!("{key}.info"))
-        .into_iter()
-        .map(|(name, v)| (name, v.map_or(Resp::Nil, |v| Resp::Int(v as i64))))
-        .collect()
-}
-
-const KEYS: [&str; 5] = [
-    "bf-small",
-    "bf-layers",
-    "bf-nonscaling",
-    "cf-small",
-    "cf-grown",
-];
-
-fn family(key: &str) -> &'static str {
-    if key.starts_with("cf") {
-        "CF"
-    } else {
-        "BF"
-    }
-}
 
 fn restore(c: &mut Conn, key: &str, payload: &[u8]) -> Resp {
     c.cmd::<&[u8]>(&[b"RESTORE", key.as_bytes(), b"0", payload])
@@ -57,7 +24,7 @@ fn restore(c: &mut Conn, key: &str, payload: &[u8]) -> Resp {
 fn answers_as_redisbloom(c: &mut Conn, key: &str, context: &str) {
     let family = family(key);
     let mut found = 0;
-    for (item, exists, count) in answers(key) {
+    for (item, exists, count) in key_answers(key) {
         let got = c.cmd(&[format!("{family}.EXISTS"), key.to_string(), item.clone()]);
         assert_eq!(got, Resp::Int(i64::from(exists)), "{context}: {key} {item}");
         found += usize::from(exists);
@@ -68,7 +35,8 @@ fn answers_as_redisbloom(c: &mut Conn, key: &str, context: &str) {
     }
     assert!(found > 0, "{context}: {key}'s items are found");
     let info = c.cmd(&[format!("{family}.INFO"), key.to_string()]).array();
-    for (name, expected) in info_file(key) {
+    for (name, expected) in key_info(key) {
+        let expected = expected.map_or(Resp::Nil, Resp::Int);
         let at = info
             .iter()
             .position(|r| *r == Resp::Simple(name.clone()))
@@ -119,7 +87,7 @@ fn redisbloom_dumps_restore_into_the_module_with_every_answer_kept() {
             let exists = c.line(&format!("BF.EXISTS bf-layers brand-new-{i}"));
             assert_eq!(exists, Resp::Int(1));
         }
-        let (item, _, count) = answers("cf-grown").into_iter().find(|a| a.1).unwrap();
+        let (item, _, count) = key_answers("cf-grown").into_iter().find(|a| a.1).unwrap();
         assert_eq!(c.cmd(&["CF.DEL", "cf-grown", &item]), Resp::Int(1));
         assert_eq!(
             c.cmd(&["CF.COUNT", "cf-grown", &item]).int(),
@@ -257,7 +225,7 @@ fn a_replica_holds_the_imported_keys() {
             restore(&mut m, key, &golden::read(&format!("{key}.dump")));
         }
         m.line("BF.ADD bf-layers after");
-        m.line(&format!("CF.DEL cf-grown {}", answers("cf-grown")[0].0));
+        m.line(&format!("CF.DEL cf-grown {}", key_answers("cf-grown")[0].0));
         for (iter, chunk) in golden::chunks("cf-small.scandump") {
             m.cmd::<&[u8]>(&[
                 b"CF.LOADCHUNK",
@@ -317,15 +285,10 @@ fn damaged_redisbloom_payloads_are_refused_with_redis_errors() {
 /// and restored into the module: every item found.
 #[test]
 fn a_live_redisbloom_dump_restores_into_the_module() {
-    let (Some(_), Some(redisbloom)) = (Engine::Redis.binary(), common::redisbloom()) else {
+    let dir = tempfile::tempdir().expect("a directory");
+    let Some(theirs) = Server::redisbloom(&dir.path().join("theirs"), &[]) else {
         return;
     };
-    let dir = tempfile::tempdir().expect("a directory");
-    let theirs = Server::start_raw(
-        Engine::Redis,
-        &dir.path().join("theirs"),
-        vec!["--loadmodule".into(), redisbloom.display().to_string()],
-    );
     let ours = Server::start(Engine::Redis, &dir.path().join("ours"), &[], &[]);
     let (mut t, mut o) = (theirs.conn(), ours.conn());
     t.line("BF.RESERVE bf 0.01 10 EXPANSION 2");

@@ -6,7 +6,8 @@
 
 mod common;
 
-use common::{digest, Engine, Resp, Server};
+use bloomkit_testkit::wait;
+use common::{digest, Conn, Engine, Resp, Server};
 
 fn err(text: &str) -> Resp {
     Resp::Error(text.into())
@@ -16,7 +17,7 @@ fn ok() -> Resp {
     Resp::Simple("OK".into())
 }
 
-fn madd(c: &mut common::Conn, key: &str, items: std::ops::Range<u32>) {
+fn madd(c: &mut Conn, key: &str, items: std::ops::Range<u32>) {
     let mut words = vec!["BF.MADD".to_string(), key.to_string()];
     words.extend(items.map(|i| i.to_string()));
     assert!(!c.cmd(&words).is_error());
@@ -115,7 +116,7 @@ fn merges_replicate_and_replay_from_the_append_only_file() {
         let replica = Server::start(engine, &dir.path().join("replica"), &[], &replica_args);
         let mut m = master.conn();
         let mut r = replica.conn();
-        assert!(common::eventually(common::TIMEOUT, || {
+        assert!(wait::until(wait::GENEROUS, || {
             r.line("INFO replication")
                 .text()
                 .contains("master_link_status:up")
@@ -161,7 +162,7 @@ fn keys_in_different_slots_are_crossslot_in_a_cluster() {
         let server = Server::start(engine, dir.path(), &[], &["--cluster-enabled", "yes"]);
         let mut c = server.conn();
         assert_eq!(c.line("CLUSTER ADDSLOTSRANGE 0 16383"), ok());
-        assert!(common::eventually(common::TIMEOUT, || {
+        assert!(wait::until(wait::GENEROUS, || {
             c.line("CLUSTER INFO").text().contains("cluster_state:ok")
         }));
         c.line("BF.ADD {t}a x");

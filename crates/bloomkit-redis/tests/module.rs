@@ -460,15 +460,10 @@ fn a_restore_whose_last_chunk_is_damaged_removes_its_key() {
 /// the cause. RedisBloom refuses this module's values.
 #[test]
 fn a_redisbloom_value_that_does_not_import_is_named_in_the_log() {
-    let (Some(redisbloom), Some(_)) = (common::redisbloom(), Engine::Redis.binary()) else {
+    let dir = tempfile::tempdir().expect("a directory");
+    let Some(theirs) = Server::redisbloom(&dir.path().join("redisbloom"), &[]) else {
         return;
     };
-    let dir = tempfile::tempdir().expect("a directory");
-    let theirs = Server::start_raw(
-        Engine::Redis,
-        &dir.path().join("redisbloom"),
-        vec!["--loadmodule".into(), redisbloom.display().to_string()],
-    );
     let mut t = theirs.conn();
     t.line("BF.ADD k a");
     t.line("CF.ADD c a");

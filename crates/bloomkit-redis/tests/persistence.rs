@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bloomkit_testkit::wait;
 use common::{digest, Conn, Engine, Resp, Server};
 
 /// Keys of every kind of value, created from the defaults and explicitly: several layers,
@@ -155,7 +156,7 @@ fn kill_9_with_appendfsync_always_loses_no_acknowledged_write() {
                 let (acked, stop, port) =
                     (Arc::clone(&acknowledged), Arc::clone(&stop), server.port);
                 std::thread::spawn(move || {
-                    let mut c = Conn::open(port);
+                    let mut c = Conn::open(("127.0.0.1", port));
                     for i in 0..200_000 {
                         if stop.load(Ordering::Relaxed) {
                             break;
@@ -169,7 +170,12 @@ fn kill_9_with_appendfsync_always_loses_no_acknowledged_write() {
                 })
             })
             .collect();
-        std::thread::sleep(Duration::from_millis(1500));
+        // Killed in the middle of the writes, once a few hundred are acknowledged.
+        assert!(
+            wait::until(wait::GENEROUS, || acknowledged.lock().unwrap().len() > 300),
+            "{}: the writers got going",
+            engine.name()
+        );
         server.kill();
         stop.store(true, Ordering::Relaxed);
         for w in writers {

@@ -7,23 +7,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use bloomkit_server::server::Server;
-use common::{persistent, TestServer};
+use common::{ok, persistent, query, TestServer};
 use redis::{cmd, Value};
-
-async fn query(c: &mut redis::aio::MultiplexedConnection, line: &str) -> redis::RedisResult<Value> {
-    let mut words = line.split(' ');
-    let mut command = cmd(words.next().unwrap());
-    for w in words {
-        command.arg(w);
-    }
-    command.query_async(c).await
-}
-
-async fn ok(c: &mut redis::aio::MultiplexedConnection, line: &str) -> Value {
-    query(c, line)
-        .await
-        .unwrap_or_else(|e| panic!("{line}: {e}"))
-}
 
 async fn int(c: &mut redis::aio::MultiplexedConnection, line: &str) -> i64 {
     match ok(c, line).await {

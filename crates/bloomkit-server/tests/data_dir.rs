@@ -83,7 +83,7 @@ async fn stop_without_saving(server: TestServer) {
     let mut c = server.raw().await;
     c.send(&resp(&["SHUTDOWN", "NOSAVE"])).await;
     server.finished().await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + common::TIMEOUT;
     while shared.strong_count() > 0 {
         assert!(Instant::now() < deadline, "the server's state outlived it");
         tokio::time::sleep(Duration::from_millis(2)).await;
@@ -91,7 +91,7 @@ async fn stop_without_saving(server: TestServer) {
 }
 
 async fn poll_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + common::TIMEOUT;
     while !condition() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(5)).await;

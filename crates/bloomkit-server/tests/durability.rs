@@ -71,7 +71,7 @@ impl SnapshotWriter for Discard {
 
 /// Polls `condition` until it holds, failing after a few seconds.
 async fn until(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + common::TIMEOUT;
     while !condition() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(2)).await;

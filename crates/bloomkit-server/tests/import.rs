@@ -6,37 +6,12 @@
 //! log and from a snapshot; damaged payloads refused with Redis's errors.
 
 mod common;
-#[path = "../../bloomkit/tests/golden/redisbloom.rs"]
-mod golden;
 
 use bloomkit_server::server::Server;
+use bloomkit_testkit::golden::{self, family, key_answers, key_info, KEYS};
 use common::{persistent, TestServer};
 use redis::aio::MultiplexedConnection;
 use redis::{cmd, Value};
-
-/// The items of `key`'s golden data with RedisBloom's EXISTS answer and cuckoo COUNT.
-fn answers(key: &str) -> Vec<(String, bool, Option<i64>)> {
-    golden::answers(&format!("{key}.answers"))
-        .into_iter()
-        .map(|(item, exists, count)| (item, exists, count.map(|c| c as i64)))
-        .collect()
-}
-
-/// RedisBloom's `INFO` of `key`, as replies.
-fn info_file(key: &str) -> Vec<(String, Value)> {
-    golden::info(&format!("{key}.info"))
-        .into_iter()
-        .map(|(name, v)| (name, v.map_or(Value::Nil, |v| Value::Int(v as i64))))
-        .collect()
-}
-
-const KEYS: [&str; 5] = [
-    "bf-small",
-    "bf-layers",
-    "bf-nonscaling",
-    "cf-small",
-    "cf-grown",
-];
 
 async fn restore(
     c: &mut MultiplexedConnection,
@@ -52,12 +27,8 @@ async fn restore(
 }
 
 async fn info(c: &mut MultiplexedConnection, key: &str) -> Vec<(String, Value)> {
-    let command = if key.starts_with("cf") {
-        "CF.INFO"
-    } else {
-        "BF.INFO"
-    };
-    let Value::Array(flat) = cmd(command).arg(key).query_async(c).await.unwrap() else {
+    let command = format!("{}.INFO", family(key));
+    let Value::Array(flat) = cmd(&command).arg(key).query_async(c).await.unwrap() else {
         panic!("{command} {key}: a flat array in RESP2")
     };
     flat.chunks(2)
@@ -78,11 +49,9 @@ async fn assert_type(c: &mut MultiplexedConnection, key: &str) {
 
 /// Every item's answer as RedisBloom gave it, and `INFO` as RedisBloom reported it.
 async fn answers_as_redisbloom(c: &mut MultiplexedConnection, key: &str) {
-    let cuckoo = key.starts_with("cf");
     let mut found = 0;
-    for (item, exists, count) in answers(key) {
-        let command = if cuckoo { "CF.EXISTS" } else { "BF.EXISTS" };
-        let got: bool = cmd(command)
+    for (item, exists, count) in key_answers(key) {
+        let got: bool = cmd(&format!("{}.EXISTS", family(key)))
             .arg(key)
             .arg(&item)
             .query_async(c)
@@ -102,7 +71,8 @@ async fn answers_as_redisbloom(c: &mut MultiplexedConnection, key: &str) {
     }
     assert!(found > 0, "{key}: its items are found");
     let ours = info(c, key).await;
-    for (name, expected) in info_file(key) {
+    for (name, expected) in key_info(key) {
+        let expected = expected.map_or(Value::Nil, Value::Int);
         let got = ours
             .iter()
             .find(|(n, _)| *n == name)
@@ -160,7 +130,7 @@ async fn imported_keys_take_adds_and_deletes_with_redisbloom_hashing() {
         .unwrap();
     assert_eq!(all, [true; 3]);
     // A held item deleted once per copy, counted down to none.
-    let (item, _, count) = answers("cf-grown").into_iter().find(|a| a.1).unwrap();
+    let (item, _, count) = key_answers("cf-grown").into_iter().find(|a| a.1).unwrap();
     let count = count.unwrap();
     for left in (0..count).rev() {
         let removed: bool = cmd("CF.DEL")
@@ -243,7 +213,7 @@ async fn imported_keys_survive_a_restart_from_the_log_and_from_a_snapshot() {
                 .unwrap();
             let _: Value = cmd("CF.DEL")
                 .arg("cf-small")
-                .arg(&answers("cf-small")[0].0)
+                .arg(&key_answers("cf-small")[0].0)
                 .query_async(&mut c)
                 .await
                 .unwrap();
@@ -333,12 +303,7 @@ async fn loadchunk(
     iter: i64,
     chunk: &[u8],
 ) -> redis::RedisResult<Value> {
-    let command = if key.starts_with("cf") {
-        "CF.LOADCHUNK"
-    } else {
-        "BF.LOADCHUNK"
-    };
-    cmd(command)
+    cmd(&format!("{}.LOADCHUNK", family(key)))
         .arg(key)
         .arg(iter)
         .arg(chunk)

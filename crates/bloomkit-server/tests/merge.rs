@@ -6,23 +6,8 @@
 mod common;
 
 use bloomkit_server::server::Server;
-use common::{persistent, resp, TestServer};
+use common::{ok, persistent, query, resp, TestServer};
 use redis::{cmd, Value};
-
-async fn query(c: &mut redis::aio::MultiplexedConnection, line: &str) -> redis::RedisResult<Value> {
-    let mut words = line.split(' ');
-    let mut command = cmd(words.next().unwrap());
-    for w in words {
-        command.arg(w);
-    }
-    command.query_async(c).await
-}
-
-async fn ok(c: &mut redis::aio::MultiplexedConnection, line: &str) -> Value {
-    query(c, line)
-        .await
-        .unwrap_or_else(|e| panic!("{line}: {e}"))
-}
 
 async fn fill(c: &mut redis::aio::MultiplexedConnection, key: &str, from: u32, n: u32) {
     let mut command = cmd("BF.MADD");

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use bloomkit_server::config::Config;
-use common::{bulk, resp, Raw, TestServer};
+use common::{bulk, resp, until, Raw, TestServer};
 
 /// A bulk reply's text, read off a raw connection.
 async fn read_bulk(c: &mut Raw) -> String {
@@ -60,7 +60,7 @@ fn info_field(info: &str, name: &str) -> Option<String> {
 
 /// Waits (boundedly) until `check` holds.
 async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + bloomkit_testkit::wait::GENEROUS;
     while !check().await {
         assert!(Instant::now() < deadline, "timed out waiting: {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -428,8 +428,17 @@ async fn a_client_over_the_soft_output_limit_for_its_seconds_is_disconnected() {
     let mut stalled = server.raw().await;
     stalled.send(&resp(&["BF.SCANDUMP", "big", "1"])).await;
     // It does not read: the 14 MB reply stays above 100 KB, and after a second the
-    // client is closed (what it reads then is the part the socket took, then the end).
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // client is closed. It is read from only once the server has closed it (reading
+    // earlier would drain the buffer below the limit), and then gets the part the socket
+    // took, then the end.
+    assert!(
+        until(async || {
+            let info = bulk_of(&mut admin, &["INFO", "clients"]).await;
+            info_field(&info, "connected_clients").as_deref() == Some("1")
+        })
+        .await,
+        "the stalled client was closed"
+    );
     let got = stalled.read_to_end().await;
     assert!(got.len() < 12_000_000, "{}", got.len());
 }
@@ -453,6 +462,9 @@ async fn a_client_that_pipelines_without_reading_is_not_read_from() {
         flood.send(&requests).await;
         flood
     });
+    // Once replies are held for it (the flood is being answered), a while more: whatever
+    // the server would pile up, it has had the time to.
+    assert!(until(async || keyspace.client_memory().saturating_sub(base) >= chunk).await);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let held = keyspace.client_memory() - base;
     assert!(
@@ -581,8 +593,11 @@ async fn maxmemory_policy_evicts_instead_of_answering_oom() {
         b"+OK\r\n",
     )
     .await;
-    // "a" is used after "b": "b" is the one to go.
-    tokio::time::sleep(Duration::from_millis(250)).await;
+    // "a" is used after "b", on a later tick of the access clock (a tenth of a second,
+    // waited for rather than slept): "b" is the one to go.
+    let keyspace = server.shared.keyspace();
+    let b_used = keyspace.clock_ticks();
+    assert!(until(async || keyspace.clock_ticks() > b_used).await);
     c.roundtrip(&resp(&["BF.EXISTS", "a", "x"]), b":0\r\n")
         .await;
     c.roundtrip(&resp(&["BF.RESERVE", "c", "0.01", "1000000"]), b"+OK\r\n")

@@ -15,9 +15,9 @@ use bloomkit_server::server::Server;
 use bytes::Bytes;
 use common::{resp, TestServer};
 
-/// Regression: `MULTI` and `EXEC` answered `unknown command` and the queued commands ran at
-/// once, so redis-py's transactional pipeline raised an error although every write was
-/// applied, and a retry applied them twice.
+/// `MULTI` queues, and `EXEC` runs the queue and answers in one array: redis-py's
+/// transactional pipeline depends on it (a command run at once, with `EXEC` unknown, would
+/// raise an error after applying the writes, and a retry would apply them twice).
 #[tokio::test]
 async fn queued_commands_run_at_exec_and_answer_in_one_array() {
     let server = TestServer::start().await;
@@ -216,15 +216,32 @@ async fn what_spoils_a_watch() {
         .await;
     c.roundtrip(&resp(&["MULTI"]), b"+OK\r\n").await;
     c.roundtrip(&resp(&["EXEC"]), b"*0\r\n").await;
-    // A watched key that expires before EXEC spoils it too (Redis 6.0.9 and later).
-    other
-        .roundtrip(&resp(&["BF.ADD", "brief", "x"]), b":1\r\n")
-        .await;
-    other
-        .roundtrip(&resp(&["PEXPIRE", "brief", "50"]), b":1\r\n")
-        .await;
-    c.roundtrip(&resp(&["WATCH", "brief"]), b"+OK\r\n").await;
-    tokio::time::sleep(Duration::from_millis(80)).await;
+    // A watched key that expires between WATCH and EXEC spoils it too (Redis 6.0.9 and
+    // later). It must still be there at WATCH (PTTL asked after WATCH says so; a machine
+    // slow enough to let it expire first tries again with another key), and EXEC comes
+    // after its time is up (sleeping past a point in time: load only makes it later).
+    for attempt in 0.. {
+        let key = format!("brief{attempt}");
+        other
+            .roundtrip(&resp(&["BF.ADD", &key, "x"]), b":1\r\n")
+            .await;
+        other
+            .roundtrip(&resp(&["PEXPIRE", &key, "300"]), b":1\r\n")
+            .await;
+        let expired_by = tokio::time::Instant::now() + Duration::from_millis(350);
+        c.roundtrip(&resp(&["WATCH", &key]), b"+OK\r\n").await;
+        other.send(&resp(&["PTTL", &key])).await;
+        if other.read_line().await.starts_with(":-") {
+            c.roundtrip(&resp(&["UNWATCH"]), b"+OK\r\n").await;
+            assert!(
+                attempt < 20,
+                "a key with 300 ms to live expired before WATCH 20 times"
+            );
+            continue;
+        }
+        tokio::time::sleep_until(expired_by).await;
+        break;
+    }
     c.roundtrip(&resp(&["MULTI"]), b"+OK\r\n").await;
     c.roundtrip(&resp(&["EXEC"]), b"*-1\r\n").await;
     // A client that leaves takes its watches with it.

@@ -942,38 +942,3 @@ fn bad_parameters_are_errors() {
     f.insert("x").unwrap();
     assert!(f.contains("x"));
 }
-
-// ---------------------------------------------------------------------------------------
-// Speed, on demand: `cargo test -p bloomkit --release --test cuckoo -- --ignored --nocapture`.
-
-#[test]
-#[ignore = "a timing, not a test; run on demand"]
-fn quick_speed() {
-    use std::time::Instant;
-    let n = 1_000_000u64;
-    for (name, opts) in [
-        ("library 1%", CuckooFilter::builder(n, 0.01)),
-        ("library 0.1%", CuckooFilter::builder(n, 0.001)),
-        ("redisbloom", CuckooFilter::redisbloom_builder(n)),
-    ] {
-        let mut f = opts.build().unwrap();
-        let hashes: Vec<u64> = (0..n).map(|i| bloomkit::hash(&i)).collect();
-        let t = Instant::now();
-        for &h in &hashes {
-            f.insert_hash(h).unwrap();
-        }
-        let insert = t.elapsed().as_nanos() as f64 / n as f64;
-        let t = Instant::now();
-        let hits = hashes.iter().filter(|&&h| f.contains_hash(h)).count();
-        let query_hit = t.elapsed().as_nanos() as f64 / n as f64;
-        let absent: Vec<u64> = (n..2 * n).map(|i| bloomkit::hash(&i)).collect();
-        let t = Instant::now();
-        let fps = absent.iter().filter(|&&h| f.contains_hash(h)).count();
-        let query_miss = t.elapsed().as_nanos() as f64 / n as f64;
-        eprintln!(
-            "{name}: insert {insert:.1} ns, query (present) {query_hit:.1} ns, query (absent) \
-             {query_miss:.1} ns, {} sub-filters, {hits} hits, {fps} false positives",
-            f.num_filters()
-        );
-    }
-}

@@ -5,9 +5,7 @@ mod common;
 use common::{golden_answers, reseal};
 
 use std::collections::HashSet;
-use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use bloomkit::{AnyFilter, BinaryFuseFilter, BloomFilter, Error, Filter, FilterExt, FilterKind};
 use proptest::prelude::*;
@@ -575,46 +573,5 @@ proptest! {
             let _ = f.contains("probe");
             prop_assert_eq!(f.to_bytes(), bad);
         }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-
-/// Not a test: a quick release-mode measurement of build and query speed at 1,000,000 keys,
-/// for the docs. `cargo test -p bloomkit --release --test fuse -- --ignored --nocapture speed`
-#[test]
-#[ignore]
-fn speed_at_one_million_keys() {
-    let n = 1_000_000u64;
-    let keys: Vec<u64> = (0..n).collect();
-    let hashes: Vec<u64> = keys.iter().map(bloomkit::hash).collect();
-    for bits in [8, 16] {
-        let t = Instant::now();
-        let f = BinaryFuseFilter::builder(0.01)
-            .fingerprint_bits(bits)
-            .build_from_hashes(&hashes)
-            .unwrap();
-        let build = t.elapsed().as_nanos() as f64 / n as f64;
-        let t = Instant::now();
-        let present = keys.iter().filter(|k| f.contains(*k)).count();
-        let q_present = t.elapsed().as_nanos() as f64 / n as f64;
-        let t = Instant::now();
-        let absent = (n..2 * n).filter(|k| f.contains(k)).count();
-        let q_absent = t.elapsed().as_nanos() as f64 / n as f64;
-        let t = Instant::now();
-        let by_hash = hashes
-            .iter()
-            .filter(|&&h| f.contains_hash(black_box(h)))
-            .count();
-        let q_hash = t.elapsed().as_nanos() as f64 / n as f64;
-        assert_eq!(present as u64, n);
-        assert_eq!(by_hash as u64, n);
-        eprintln!(
-            "fuse{bits}: {:.3} bits/key, measured rate {:.5} | build {build:.0} ns/key from \
-             hashes | query present {q_present:.1} ns, absent {q_absent:.1} ns, by hash \
-             {q_hash:.1} ns",
-            f.bits_per_key(),
-            absent as f64 / n as f64,
-        );
     }
 }

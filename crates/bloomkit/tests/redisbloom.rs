@@ -11,11 +11,7 @@ use bloomkit::redisbloom::{
     crc64_redis, RedisBloomChain, RedisBloomValue, RedisCuckooFilter, RedisCuckooInsert,
 };
 use bloomkit::Error;
-
-#[path = "golden/redisbloom.rs"]
-mod golden;
-
-use golden::{answers, chunks, read};
+use bloomkit_testkit::golden::{self, answers, chunks, read};
 
 fn unhex(s: &str) -> Vec<u8> {
     (0..s.len())

@@ -5,9 +5,7 @@ mod common;
 use common::{as_key_feed, reseal};
 
 use std::collections::HashSet;
-use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use bloomkit::{BloomFilter, Error, Filter, FilterExt, FilterKind, RibbonFilter, RibbonLayout};
 use proptest::prelude::*;
@@ -531,47 +529,4 @@ fn bad_rates_are_errors() {
     let f = RibbonFilter::build(["a"], 2.0f64.powi(-32)).unwrap();
     assert_eq!(f.result_bits(), 32);
     assert!(f.contains("a"));
-}
-
-// ---------------------------------------------------------------------------------------------
-
-/// Not a test: a quick release-mode measurement of build and query speed at 1,000,000 keys,
-/// for the docs. `cargo test -p bloomkit --release --test ribbon -- --ignored --nocapture speed`
-#[test]
-#[ignore]
-fn speed_at_one_million_keys() {
-    let n = 1_000_000u64;
-    let keys: Vec<u64> = (0..n).collect();
-    let hashes: Vec<u64> = keys.iter().map(bloomkit::hash).collect();
-    for p in [0.01, 0.001] {
-        let t = Instant::now();
-        let f = RibbonFilter::build(&keys, p).unwrap();
-        let build_keys = t.elapsed().as_nanos() as f64 / n as f64;
-        let t = Instant::now();
-        let g = RibbonFilter::build_from_hashes(&hashes, p).unwrap();
-        let build_hashes = t.elapsed().as_nanos() as f64 / n as f64;
-        assert_eq!(f, g);
-        let t = Instant::now();
-        let present = keys.iter().filter(|k| f.contains(*k)).count();
-        let q_present = t.elapsed().as_nanos() as f64 / n as f64;
-        let t = Instant::now();
-        let absent = (n..2 * n).filter(|k| f.contains(k)).count();
-        let q_absent = t.elapsed().as_nanos() as f64 / n as f64;
-        let t = Instant::now();
-        let by_hash = hashes
-            .iter()
-            .filter(|&&h| f.contains_hash(black_box(h)))
-            .count();
-        let q_hash = t.elapsed().as_nanos() as f64 / n as f64;
-        assert_eq!(present as u64, n);
-        assert_eq!(by_hash as u64, n);
-        eprintln!(
-            "p {p}: r {}, {:.3} bits/key, measured rate {:.5} | build {build_keys:.0} ns/key \
-             ({build_hashes:.0} from hashes) | query present {q_present:.1} ns, absent \
-             {q_absent:.1} ns, by hash {q_hash:.1} ns",
-            f.result_bits(),
-            f.bits_per_key(),
-            absent as f64 / n as f64,
-        );
-    }
 }

@@ -12,14 +12,16 @@ use bloomkit_commands::Value;
 use bloomkit_server::config::Config;
 use bloomkit_server::server::Server;
 use bloomkit_server::shared::Shared;
+use bloomkit_testkit::wait::GENEROUS;
 use bytes::Bytes;
+use redis::aio::MultiplexedConnection;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-/// How long a test waits for any one reply before failing (instead of hanging).
-pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a test waits for any one reply or event before failing (instead of hanging).
+pub const TIMEOUT: Duration = GENEROUS;
 
 /// A server running in this process on 127.0.0.1, port 0.
 pub struct TestServer {
@@ -65,12 +67,12 @@ impl TestServer {
     }
 
     /// A redis-rs connection speaking RESP2.
-    pub async fn client(&self) -> redis::aio::MultiplexedConnection {
+    pub async fn client(&self) -> MultiplexedConnection {
         self.client_url(&format!("redis://{}", self.addr)).await
     }
 
     /// A redis-rs connection for `url`.
-    pub async fn client_url(&self, url: &str) -> redis::aio::MultiplexedConnection {
+    pub async fn client_url(&self, url: &str) -> MultiplexedConnection {
         redis::Client::open(url)
             .expect("client")
             .get_multiplexed_async_connection()
@@ -179,12 +181,41 @@ impl Raw {
 }
 
 /// A request as RESP: `*N\r\n$len\r\narg\r\n...`.
-pub fn resp(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for arg in args {
-        out.extend(format!("${}\r\n{arg}\r\n", arg.len()).into_bytes());
+#[allow(unused_imports)] // each test file uses its own subset
+pub use bloomkit_testkit::resp::request as resp;
+
+/// `line` (space-separated words) as one command through redis-rs: its reply, or the
+/// error it answered.
+pub async fn query(c: &mut MultiplexedConnection, line: &str) -> redis::RedisResult<redis::Value> {
+    let mut words = line.split(' ');
+    let mut command = redis::cmd(words.next().unwrap());
+    for w in words {
+        command.arg(w);
     }
-    out
+    command.query_async(c).await
+}
+
+/// `line`'s reply, failing the test on an error reply.
+pub async fn ok(c: &mut MultiplexedConnection, line: &str) -> redis::Value {
+    query(c, line)
+        .await
+        .unwrap_or_else(|e| panic!("{line}: {e}"))
+}
+
+/// Polls `check` every 10 ms, yielding to the server's tasks in between, until it holds or
+/// [`GENEROUS`] passes; whether it held. A test waits for the event it needs this way, so
+/// a loaded machine makes it slower, never wrong.
+pub async fn until(mut check: impl AsyncFnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + GENEROUS;
+    loop {
+        if check().await {
+            return true;
+        }
+        if tokio::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// A bulk string reply.

@@ -10,18 +10,15 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// `true` under `scripts/test.sh` (`BLOOMKIT_FULL_TESTS=1`): a missing program fails the test
-/// instead of skipping it.
+/// instead of skipping it. The switch is `bloomkit_testkit::skip`'s, the one every test reads.
 pub fn full_tests() -> bool {
-    std::env::var_os("BLOOMKIT_FULL_TESTS").is_some_and(|v| v == "1")
+    bloomkit_testkit::skip::full_tests()
 }
 
-/// Reports that `what` is missing: under `BLOOMKIT_FULL_TESTS=1` the test fails with `how`
-/// (what to install); otherwise it prints why it skips, and the caller returns.
+/// Reports that `what` is missing, with `how` to get it: under `BLOOMKIT_FULL_TESTS=1` the
+/// test fails; otherwise it prints why it skips, and the caller returns.
 pub fn missing(test: &str, what: &str, how: &str) {
-    if full_tests() {
-        panic!("{test}: {what} is missing: {how} (scripts/test.sh installs it)");
-    }
-    eprintln!("{test}: skipped: {what} is missing ({how}; scripts/test.sh installs it)");
+    bloomkit_testkit::skip::holds(false, &format!("{what} ({how}) for {test}"));
 }
 
 /// The program `name` as found on `PATH` (or at `name` if it is a path).

@@ -13,8 +13,8 @@
 //! slots of 8), a bucket is read with one unaligned two-word load and searched with a SWAR
 //! comparison of all its lanes at once; wider buckets fall back to a slot-by-slot loop.
 //! Every fingerprint size shares this one packed path, byte-sized ones included: a query
-//! measures ≈10–12 ns at f = 10 and at f = 13 on a filter of a million keys (the
-//! `quick_speed` test), where the two bucket loads dominate, so separate `u8`/`u16` slot
+//! measures ≈10–12 ns at f = 10 and at f = 13 on a filter of a million keys (the bench
+//! crate's `million cuckoo`), where the two bucket loads dominate, so separate `u8`/`u16` slot
 //! arrays would save a shift and a mask per bucket and were not worth a second layout.
 //!
 //! # Buckets

@@ -1,18 +1,33 @@
-//! Readers of the data a real RedisBloom 2.8 wrote (`tests/data/redisbloom/`, made by
-//! `scripts/redisbloom_vectors.py`), shared by the library's tests and by the server's and
-//! the module's import tests, which include this file by path.
-
-#![allow(dead_code)]
+//! Readers of the data a real RedisBloom 2.8 wrote (`crates/bloomkit/tests/data/redisbloom/`,
+//! made by `scripts/redisbloom_vectors.py`): the library's decoder tests and the server's
+//! and the module's import tests read the same files through these.
+//!
+//! Each key of [`KEYS`] has a `.dump` (its `DUMP` payload), a `.scandump` (its `SCANDUMP`
+//! chunks), an `.answers` (RedisBloom's answer for each item asked) and an `.info` (its
+//! `BF.INFO`/`CF.INFO`).
 
 use std::path::PathBuf;
 
-/// The directory of the data (`crates/bloomkit/tests/data/redisbloom`), from any crate of
-/// the workspace.
+/// The keys RedisBloom wrote: three Bloom chains (small, many layers, non-scaling) and two
+/// cuckoo filters (small, grown).
+pub const KEYS: [&str; 5] = [
+    "bf-small",
+    "bf-layers",
+    "bf-nonscaling",
+    "cf-small",
+    "cf-grown",
+];
+
+/// The directory of the data (`crates/bloomkit/tests/data/redisbloom`).
 pub fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../bloomkit/tests/data/redisbloom")
 }
 
 /// A file's bytes.
+///
+/// # Panics
+///
+/// If the file cannot be read, naming it.
 pub fn read(name: &str) -> Vec<u8> {
     let path = dir().join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -59,5 +74,31 @@ pub fn info(name: &str) -> Vec<(String, Option<u64>)> {
             let (k, v) = kv.split_once("': ").unwrap();
             (k.trim_start_matches("b'").to_string(), v.parse().ok())
         })
+        .collect()
+}
+
+/// The command family of a key of [`KEYS`]: `"CF"` for the cuckoo ones, else `"BF"`.
+pub fn family(key: &str) -> &'static str {
+    if key.starts_with("cf") {
+        "CF"
+    } else {
+        "BF"
+    }
+}
+
+/// The items of `key`'s data with RedisBloom's EXISTS answer and, for cuckoo keys, its
+/// COUNT, as the integers a reply carries.
+pub fn key_answers(key: &str) -> Vec<(String, bool, Option<i64>)> {
+    answers(&format!("{key}.answers"))
+        .into_iter()
+        .map(|(item, exists, count)| (item, exists, count.map(|c| c as i64)))
+        .collect()
+}
+
+/// RedisBloom's `INFO` of `key`, its fields in order, each an integer or nil (`None`).
+pub fn key_info(key: &str) -> Vec<(String, Option<i64>)> {
+    info(&format!("{key}.info"))
+        .into_iter()
+        .map(|(name, v)| (name, v.map(|v| v as i64)))
         .collect()
 }

@@ -1,7 +1,8 @@
 //! `bloomkit copy` through real processes: between two `bloomkit serve`, from a real
 //! RedisBloom 2.8 into `bloomkit serve` and into this build's module in `redis-server`,
 //! key to file to key, every kind of filter file into a key, a stopped server's data
-//! directory, a filter of several hundred MB, and a copy killed in the middle of a filter.
+//! directory, a filter of several hundred MB (by copy and by RESTORE into both hosts), and a copy killed
+//! in the middle of a filter.
 //! Every item put in at the source is asked for at the destination.
 
 mod common;
@@ -15,8 +16,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use bloomkit::FilterKind;
+use bloomkit_testkit::{Conn, Resp};
 use common::engines::{Engine, Module};
-use common::served::{Client, Resp, Served};
+use common::served::serve;
 use common::{bloomkit, Scratch};
 
 /// Runs `bloomkit copy ARGS...`.
@@ -59,7 +61,7 @@ fn items(key: &str, n: usize) -> Vec<String> {
 
 /// Adds `items` to `key` with `command` (`BF.MADD`, `AF.MADD`, or `CF.INSERT` with ITEMS),
 /// in batches; every reply must be a success.
-fn add(c: &mut Client, command: &str, key: &str, items: &[String]) {
+fn add(c: &mut Conn, command: &str, key: &str, items: &[String]) {
     let requests: Vec<Vec<String>> = items
         .chunks(500)
         .map(|batch| {
@@ -72,7 +74,7 @@ fn add(c: &mut Client, command: &str, key: &str, items: &[String]) {
         })
         .collect();
     for reply in c.pipeline(&requests) {
-        let Resp::Array(Some(answers)) = &reply else {
+        let Resp::Array(answers) = &reply else {
             panic!("{command} {key}: {reply:?}")
         };
         assert!(
@@ -83,7 +85,7 @@ fn add(c: &mut Client, command: &str, key: &str, items: &[String]) {
 }
 
 /// Asserts every item is found in `key` (`BF.MEXISTS`, `CF.MEXISTS`, `AF.MEXISTS`).
-fn all_found(c: &mut Client, command: &str, key: &str, items: &[String]) {
+fn all_found(c: &mut Conn, command: &str, key: &str, items: &[String]) {
     let requests: Vec<Vec<String>> = items
         .chunks(500)
         .map(|batch| {
@@ -93,7 +95,7 @@ fn all_found(c: &mut Client, command: &str, key: &str, items: &[String]) {
         })
         .collect();
     for (reply, batch) in c.pipeline(&requests).iter().zip(items.chunks(500)) {
-        let Resp::Array(Some(answers)) = reply else {
+        let Resp::Array(answers) = reply else {
             panic!("{command} {key}: {reply:?}")
         };
         for (answer, item) in answers.iter().zip(batch) {
@@ -114,14 +116,14 @@ fn query_finds_all(file: &str, keys: &Path) {
 }
 
 /// `INFO` as name → value.
-fn info(c: &mut Client, command: &str, key: &str) -> BTreeMap<String, Resp> {
-    let Resp::Array(Some(flat)) = c.call(&[command, key]) else {
+fn info(c: &mut Conn, command: &str, key: &str) -> BTreeMap<String, Resp> {
+    let Resp::Array(flat) = c.cmd(&[command, key]) else {
         panic!("{command} {key}")
     };
     flat.chunks(2)
         .map(|p| {
             let name = match &p[0] {
-                Resp::Bulk(Some(name)) => String::from_utf8_lossy(name).into_owned(),
+                Resp::Bulk(name) => String::from_utf8_lossy(name).into_owned(),
                 Resp::Simple(name) => name.clone(),
                 other => panic!("{command} {key}: a field named {other:?}"),
             };
@@ -131,7 +133,7 @@ fn info(c: &mut Client, command: &str, key: &str) -> BTreeMap<String, Resp> {
 }
 
 /// `info` with only the fields that describe what the filter holds (not its memory).
-fn contents(c: &mut Client, command: &str, key: &str) -> BTreeMap<String, Resp> {
+fn contents(c: &mut Conn, command: &str, key: &str) -> BTreeMap<String, Resp> {
     let mut fields = info(c, command, key);
     fields.retain(|name, _| {
         [
@@ -149,14 +151,14 @@ fn contents(c: &mut Client, command: &str, key: &str) -> BTreeMap<String, Resp> 
     fields
 }
 
-fn keys(c: &mut Client, pattern: &str) -> Vec<String> {
-    let Resp::Array(Some(keys)) = c.call(&["KEYS", pattern]) else {
+fn keys(c: &mut Conn, pattern: &str) -> Vec<String> {
+    let Resp::Array(keys) = c.cmd(&["KEYS", pattern]) else {
         panic!("KEYS")
     };
     let mut names: Vec<String> = keys
         .iter()
         .map(|k| match k {
-            Resp::Bulk(Some(k)) => String::from_utf8_lossy(k).into_owned(),
+            Resp::Bulk(k) => String::from_utf8_lossy(k).into_owned(),
             other => panic!("{other:?}"),
         })
         .collect();
@@ -167,8 +169,8 @@ fn keys(c: &mut Client, pattern: &str) -> Vec<String> {
 #[test]
 fn between_two_servers_every_family_with_match_and_replace() {
     let scratch = Scratch::new();
-    let a = Served::start(&scratch.path("a"), &[]);
-    let b = Served::start(&scratch.path("b"), &[]);
+    let a = serve(&scratch.path("a"), &[]);
+    let b = serve(&scratch.path("b"), &[]);
     let mut ca = a.client();
     let mut cb = b.client();
     let mut expected = Vec::new();
@@ -176,7 +178,7 @@ fn between_two_servers_every_family_with_match_and_replace() {
         let key = format!("bf:{i}");
         if i % 2 == 0 {
             // Small first layers: grown to several.
-            assert_eq!(ca.call(&["BF.RESERVE", &key, "0.01", "10"]), Resp::ok());
+            assert_eq!(ca.cmd(&["BF.RESERVE", &key, "0.01", "10"]), Resp::ok());
         }
         let it = items(&key, 40 + i);
         add(&mut ca, "BF.MADD", &key, &it);
@@ -244,7 +246,7 @@ fn between_two_servers_every_family_with_match_and_replace() {
             info(&mut cb, "CF.INFO", &key)
         );
     }
-    assert_eq!(cb.call(&["DBSIZE"]), Resp::Int(57));
+    assert_eq!(cb.cmd(&["DBSIZE"]), Resp::Int(57));
     // One key, under another name.
     copied(&[&url(&a.addr, "bf:3"), &url(&b.addr, "renamed")]);
     all_found(&mut cb, "BF.MEXISTS", "renamed", &expected[3].2);
@@ -260,11 +262,11 @@ fn between_two_servers_every_family_with_match_and_replace() {
 #[test]
 fn key_to_file_to_key() {
     let scratch = Scratch::new();
-    let a = Served::start(&scratch.path("a"), &[]);
-    let b = Served::start(&scratch.path("b"), &[]);
+    let a = serve(&scratch.path("a"), &[]);
+    let b = serve(&scratch.path("b"), &[]);
     let mut ca = a.client();
     let mut cb = b.client();
-    assert_eq!(ca.call(&["BF.RESERVE", "users", "0.01", "100"]), Resp::ok());
+    assert_eq!(ca.cmd(&["BF.RESERVE", "users", "0.01", "100"]), Resp::ok());
     let users = items("users", 3000);
     add(&mut ca, "BF.MADD", "users", &users);
     let carts = items("carts", 1000);
@@ -329,7 +331,7 @@ fn key_to_file_to_key() {
 #[test]
 fn every_kind_of_filter_file_into_a_key() {
     let scratch = Scratch::new();
-    let b = Served::start(&scratch.path("b"), &[]);
+    let b = serve(&scratch.path("b"), &[]);
     let mut cb = b.client();
     let it = items("k", 500);
     let keys = scratch.keys_file("keys.txt", &it);
@@ -344,7 +346,7 @@ fn every_kind_of_filter_file_into_a_key() {
                 all_found(&mut cb, "BF.MEXISTS", &key, &it);
                 let fields = info(&mut cb, "BF.INFO", &key);
                 assert_eq!(fields["Number of filters"], Resp::Int(1), "{kind}");
-                assert_eq!(fields["Expansion rate"], Resp::Bulk(None), "{kind}");
+                assert_eq!(fields["Expansion rate"], Resp::Nil, "{kind}");
                 // The keys the bits and hashes are planned for (a blocked filter's estimate
                 // runs higher: ScalableBloomFilter::from_blocked says why).
                 assert!(
@@ -357,7 +359,7 @@ fn every_kind_of_filter_file_into_a_key() {
                     .chain(std::iter::once(key.clone()))
                     .chain(absent.iter().cloned())
                     .collect::<Vec<_>>()];
-                let Resp::Array(Some(answers)) = &cb.pipeline(&requests)[0] else {
+                let Resp::Array(answers) = &cb.pipeline(&requests)[0] else {
                     panic!("BF.MEXISTS")
                 };
                 let absent_file = scratch.keys_file("absent.txt", &absent);
@@ -384,7 +386,7 @@ fn every_kind_of_filter_file_into_a_key() {
                         && err.contains("cuckoo"),
                     "{kind}: {err}"
                 );
-                assert_eq!(cb.call(&["EXISTS", &key]), Resp::Int(0));
+                assert_eq!(cb.cmd(&["EXISTS", &key]), Resp::Int(0));
                 continue;
             }
         }
@@ -410,18 +412,18 @@ fn dir_bytes(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 fn a_stopped_servers_data_directory_is_a_source() {
     let scratch = Scratch::new();
     let data = scratch.path("data");
-    let served = Served::start(&data, &[]);
+    let served = serve(&data, &[]);
     let mut c = served.client();
     let bloom = items("bloom", 800);
     add(&mut c, "BF.MADD", "bloom", &bloom);
-    c.call(&["SAVE"]);
+    c.cmd(&["SAVE"]);
     // After the snapshot: in the log only.
     let cuckoo = items("cuckoo", 300);
     add(&mut c, "CF.INSERT", "cuckoo", &cuckoo);
     let aging = items("aging", 100);
     add(&mut c, "AF.MADD", "aging", &aging);
     let data_arg = data.to_str().unwrap().to_string();
-    let b = Served::start(&scratch.path("b"), &[]);
+    let b = serve(&scratch.path("b"), &[]);
     let mut cb = b.client();
     // Not while a server runs on it.
     let err = refused(&[&data_arg, &format!("redis://{}", b.addr)]);
@@ -458,31 +460,31 @@ fn from_redisbloom_into_both_hosts() {
     // One Bloom key of 10+ layers, one plain; a grown cuckoo key and a small one; and two
     // keys of other types.
     assert_eq!(
-        crb.call(&["BF.RESERVE", "layered", "0.01", "10"]),
+        crb.cmd(&["BF.RESERVE", "layered", "0.01", "10"]),
         Resp::ok()
     );
     let layered = items("layered", 20_000);
     add(&mut crb, "BF.MADD", "layered", &layered);
-    let Resp::Array(Some(layers)) = crb.call(&["BF.INFO", "layered", "FILTERS"]) else {
+    let Resp::Array(layers) = crb.cmd(&["BF.INFO", "layered", "FILTERS"]) else {
         panic!("BF.INFO")
     };
     assert!(matches!(layers[0], Resp::Int(n) if n >= 10), "{layers:?}");
     let plain = items("plain", 300);
     add(&mut crb, "BF.MADD", "plain", &plain);
     assert_eq!(
-        crb.call(&["CF.RESERVE", "grown", "64", "EXPANSION", "2"]),
+        crb.cmd(&["CF.RESERVE", "grown", "64", "EXPANSION", "2"]),
         Resp::ok()
     );
     let grown = items("grown", 3000);
     add(&mut crb, "CF.INSERT", "grown", &grown);
     let small = items("small", 100);
     add(&mut crb, "CF.INSERT", "small", &small);
-    assert_eq!(crb.call(&["SET", "text", "x"]), Resp::ok());
-    assert_eq!(crb.call(&["LPUSH", "list", "x"]), Resp::Int(1));
+    assert_eq!(crb.cmd(&["SET", "text", "x"]), Resp::ok());
+    assert_eq!(crb.cmd(&["LPUSH", "list", "x"]), Resp::Int(1));
     let source = format!("redis://{}", rb.addr);
 
     let scratch = Scratch::new();
-    let served = Served::start(&scratch.path("b"), &[]);
+    let served = serve(&scratch.path("b"), &[]);
     let module = Engine::start(Module::Bloomkit);
     let valkey = Engine::start(Module::ValkeyBloomkit);
     let mut dests = vec![("bloomkit serve", served.addr.clone())];
@@ -499,7 +501,7 @@ fn from_redisbloom_into_both_hosts() {
                 && summary.contains("skipped 2 keys (list: 1, string: 1)"),
             "{host}: {summary}"
         );
-        let mut c = Client::connect(&addr);
+        let mut c = Conn::open(addr.as_str());
         all_found(&mut c, "BF.MEXISTS", "layered", &layered);
         all_found(&mut c, "BF.MEXISTS", "plain", &plain);
         all_found(&mut c, "CF.MEXISTS", "grown", &grown);
@@ -517,8 +519,8 @@ fn from_redisbloom_into_both_hosts() {
             );
         }
         // The imported cuckoo key keeps counting and deleting.
-        assert_eq!(c.call(&["CF.COUNT", "small", &small[0]]), Resp::Int(1));
-        assert_eq!(c.call(&["CF.DEL", "small", &small[0]]), Resp::Int(1));
+        assert_eq!(c.cmd(&["CF.COUNT", "small", &small[0]]), Resp::Int(1));
+        assert_eq!(c.cmd(&["CF.DEL", "small", &small[0]]), Resp::Int(1));
         // Through a file and back.
         let file = scratch.path(&format!("layered-{}.bkf", addr.replace(':', "-")));
         let file = file.to_str().unwrap();
@@ -546,7 +548,7 @@ fn from_redisbloom_into_both_hosts() {
             contents(&mut c, "BF.INFO", "layered-again")
         );
         // From this host on to a fresh bloomkit serve: the imported keys dump as bloomkit's.
-        let next = Served::start(
+        let next = serve(
             &scratch.path(&format!("next-{}", addr.replace(':', "-"))),
             &[],
         );
@@ -564,7 +566,7 @@ fn from_redisbloom_into_both_hosts() {
         );
     }
     // Aging keys go only where AF.* is: into RedisBloom they are skipped and counted.
-    let aging = Served::start(&scratch.path("aging"), &[]);
+    let aging = serve(&scratch.path("aging"), &[]);
     add(
         &mut aging.client(),
         "AF.MADD",
@@ -576,7 +578,7 @@ fn from_redisbloom_into_both_hosts() {
         summary.contains("copied 0 keys") && summary.contains("skipped 1 key (aging keys"),
         "{summary}"
     );
-    assert_eq!(crb.call(&["EXISTS", "recent"]), Resp::Int(0));
+    assert_eq!(crb.cmd(&["EXISTS", "recent"]), Resp::Int(0));
     // bloomkit's own keys do not go into RedisBloom, and the error says why.
     add(&mut aging.client(), "BF.MADD", "ours", &items("ours", 10));
     let err = refused(&[&url(&aging.addr, "ours"), &url(&rb.addr, "ours")]);
@@ -622,23 +624,23 @@ fn stalling_proxy(upstream: &str, limit: u64) -> (String, mpsc::Receiver<()>) {
 }
 
 #[test]
-fn a_large_redisbloom_filter_and_a_copy_killed_half_way() {
+fn a_large_redisbloom_filter_by_every_route_and_a_copy_killed_half_way() {
     let Some(rb) = Engine::start(Module::RedisBloom) else {
         return;
     };
     let mut crb = rb.client();
     assert_eq!(
-        crb.call(&["BF.RESERVE", "big", "0.001", "200000000"]),
+        crb.cmd(&["BF.RESERVE", "big", "0.001", "200000000"]),
         Resp::ok()
     );
-    let Resp::Array(Some(size)) = crb.call(&["BF.INFO", "big", "SIZE"]) else {
+    let Resp::Array(size) = crb.cmd(&["BF.INFO", "big", "SIZE"]) else {
         panic!("BF.INFO")
     };
     assert!(matches!(size[0], Resp::Int(n) if n > 300 << 20), "{size:?}");
     let big = items("big", 100_000);
     add(&mut crb, "BF.MADD", "big", &big);
     let scratch = Scratch::new();
-    let b = Served::start(&scratch.path("b"), &[]);
+    let b = serve(&scratch.path("b"), &[]);
     let mut cb = b.client();
 
     // Killed once 40 MB of its replies (the header and a few chunks) came through.
@@ -655,7 +657,7 @@ fn a_large_redisbloom_filter_and_a_copy_killed_half_way() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(
-        cb.call(&["EXISTS", "big"]),
+        cb.cmd(&["EXISTS", "big"]),
         Resp::Int(0),
         "a half-loaded key"
     );
@@ -676,6 +678,35 @@ fn a_large_redisbloom_filter_and_a_copy_killed_half_way() {
         contents(&mut cb, "BF.INFO", "big")
     );
     assert_eq!(keys(&mut cb, "*"), ["big"]);
+
+    // The same filter by RESTORE of RedisBloom's DUMP into both hosts, and by copy into
+    // the module: every item found, the same BF.INFO.
+    // (Redis compresses the payload's strings: the filter's 377 MiB of mostly unset bits
+    // come to a few MB.)
+    let payload = crb.cmd(&["DUMP", "big"]).bytes();
+    let mut restore = |c: &mut Conn, key: &str| {
+        let reply = c.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", &payload]);
+        assert_eq!(reply, Resp::ok(), "RESTORE {key}");
+        all_found(c, "BF.MEXISTS", key, &big);
+        assert_eq!(
+            contents(&mut crb, "BF.INFO", "big"),
+            contents(c, "BF.INFO", key)
+        );
+    };
+    restore(&mut cb, "restored");
+    cb.cmd(&["DEL", "restored", "big"]);
+    if let Some(module) = Engine::start(Module::Bloomkit) {
+        let mut cm = module.client();
+        restore(&mut cm, "restored");
+        cm.cmd(&["DEL", "restored"]);
+        let summary = copied(&[&url(&rb.addr, "big"), &url(&module.addr, "big")]);
+        assert!(summary.contains("copied 1 key ("), "{summary}");
+        all_found(&mut cm, "BF.MEXISTS", "big", &big);
+        assert_eq!(
+            contents(&mut crb, "BF.INFO", "big"),
+            contents(&mut cm, "BF.INFO", "big")
+        );
+    }
 }
 
 #[test]

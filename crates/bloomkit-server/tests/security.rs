@@ -6,7 +6,6 @@
 
 mod common;
 
-
 use bloomkit_server::config::{Config, DebugCommand, PasswordSource};
 use common::{bulk, connect_from, listening_everywhere, resp, until, TestServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

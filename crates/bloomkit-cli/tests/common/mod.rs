@@ -1,12 +1,11 @@
 //! What the CLI's integration tests share: the binary, a scratch directory, key lists, and
 //! the checks for query's answers and for one-line errors; for the explorer's tests, the
-//! helpers for outside programs (from the wasm crate's tests) and starting `bloomkit explore`.
+//! helpers for outside programs (`bloomkit-wasm-build`'s `programs`) and starting `bloomkit explore`.
 
 // Each test binary uses its own share of these.
 #![allow(dead_code)]
 
-#[path = "../../../bloomkit-wasm/tests/support/mod.rs"]
-pub mod support;
+pub use bloomkit_wasm_build::programs as support;
 
 mod explorer;
 pub mod served;

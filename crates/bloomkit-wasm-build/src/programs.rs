@@ -1,8 +1,8 @@
-//! What the tests that drive outside programs (Node.js, Chromium) share: skipping or failing
-//! when a program is missing, and running one with a deadline that always cleans up.
+//! What the tests that drive outside programs (Node.js, Chromium, Python) share: skipping or
+//! failing when a program is missing, and running one with a deadline that always cleans up.
 //!
-//! Used by this crate's Node.js test and, through `#[path]`, by the CLI's browser test.
-#![allow(dead_code)] // each user takes what it needs
+//! Used by `bloomkit-wasm`'s Node.js test, the CLI's browser test and the server's redis-py
+//! test, as a dev-dependency.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,7 @@
 //! How `bloomkit.wasm` is built: one recipe, used by the CLI's build script (which embeds the
-//! result in the `bloomkit` binary) and by this crate's Node.js test (which loads it).
+//! result in the `bloomkit` binary) and by `bloomkit-wasm`'s Node.js test (which loads it);
+//! and [`programs`], what the tests that drive outside programs (Node.js, Chromium, Python)
+//! share.
 //!
 //! It runs a second `cargo build` of this crate for `wasm32-unknown-unknown`, with its own
 //! target directory: the outer build holds the lock on its own directory for as long as it
@@ -8,7 +10,13 @@
 //! it bigger) and with whole-program optimisation (7% smaller, and no slower to build for a
 //! crate this size), set on the command line so the workspace's own profile is untouched.
 //!
-//! Included with `#[path]` by both users, so it is plain `std` and has no crate of its own.
+//! Plain `std`, with no dependency: a build script's dependencies are built before it runs,
+//! and this one must not make the CLI's build wait for more than itself.
+
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+pub mod programs;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

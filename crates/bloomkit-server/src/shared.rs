@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use bloomkit_commands::Defaults;
+use bloomkit_commands::{Defaults, Reply};
 use tokio::sync::watch;
 
 use crate::clients::Clients;
@@ -86,6 +86,23 @@ pub enum SnapshotError {
     InProgress,
     /// It failed; the previous snapshot and the log are intact.
     Failed(io::Error),
+}
+
+/// The error reply of a command that wanted a snapshot (`SAVE`, `BGSAVE`, `DEBUG RELOAD`):
+/// Redis's words for one already running, and for a failure the cause and what to check.
+impl From<SnapshotError> for Reply {
+    fn from(error: SnapshotError) -> Reply {
+        match error {
+            SnapshotError::InProgress => Reply::error("ERR Background save already in progress"),
+            SnapshotError::Failed(why) => Reply::Error(
+                format!(
+                    "ERR snapshot failed: {why}; check that the data directory is writable \
+                     and has space"
+                )
+                .replace(['\r', '\n'], " "),
+            ),
+        }
+    }
 }
 
 /// Where snapshots stand, for `INFO persistence`.

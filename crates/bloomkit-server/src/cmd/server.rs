@@ -9,7 +9,8 @@ use bloomkit_commands::table::{CommandSpec, Flag};
 use bloomkit_commands::Reply;
 use bytes::Bytes;
 
-use super::connection::{help, REDIS_VERSION};
+use super::connection::REDIS_VERSION;
+use super::help::help;
 use super::table;
 use crate::errors::unknown_subcommand;
 use crate::glob;
@@ -406,7 +407,7 @@ fn human_bytes(bytes: u64) -> String {
 pub async fn save(shared: &Arc<Shared>) -> Reply {
     match shared.snapshot().await {
         Ok(()) => Reply::Ok,
-        Err(e) => snapshot_error(e),
+        Err(e) => e.into(),
     }
 }
 
@@ -424,17 +425,7 @@ pub fn bgsave(shared: &Arc<Shared>, args: &[Bytes]) -> Reply {
         shared.schedule_snapshot();
         Reply::Simple("Background saving scheduled".to_string())
     } else {
-        snapshot_error(SnapshotError::InProgress)
-    }
-}
-
-fn snapshot_error(error: SnapshotError) -> Reply {
-    match error {
-        SnapshotError::InProgress => Reply::error("ERR Background save already in progress"),
-        SnapshotError::Failed(why) => Reply::Error(
-            format!("ERR snapshot failed: {why}; check that the data directory is writable and has space")
-                .replace(['\r', '\n'], " "),
-        ),
+        SnapshotError::InProgress.into()
     }
 }
 

@@ -93,7 +93,7 @@ pub mod resp;
 pub mod server;
 pub mod session;
 pub mod shared;
-// The operator's view and the memory ceiling (issue 12 §4, §6): logging, options, the
+// The operator's view and the memory ceiling: logging, options, the
 // client registry and what each connection does to stay within its limits.
 pub mod client_handle;
 pub mod clients;

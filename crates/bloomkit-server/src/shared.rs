@@ -18,6 +18,7 @@ use crate::commandstats::CommandStats;
 use crate::config::{Config, Settings};
 use crate::keyspace::{now_ms, Keyspace};
 use crate::log;
+use crate::options::View;
 use crate::slowlog::SlowLog;
 
 /// Counters for `INFO clients` and `INFO stats`.
@@ -220,6 +221,16 @@ impl Shared {
     /// The run-time settings (`CONFIG SET`).
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// What every option's current value is read from (`CONFIG GET`, `CONFIG REWRITE`,
+    /// `INFO`).
+    pub fn view(&self) -> View<'_> {
+        View {
+            config: &self.config,
+            settings: &self.settings,
+            keyspace: &self.keyspace,
+        }
     }
 
     /// The counters.

@@ -14,7 +14,7 @@ use super::help::help;
 use super::table;
 use crate::errors::unknown_subcommand;
 use crate::glob;
-use crate::options::{self, View};
+use crate::options;
 use crate::shared::{Shared, SnapshotError};
 
 // ---- COMMAND -------------------------------------------------------------------------
@@ -158,7 +158,7 @@ pub fn config(shared: &Shared, spec: &CommandSpec, args: &[Bytes]) -> Reply {
             Ok(()) => Reply::Ok,
             Err(reply) => reply,
         },
-        "config|rewrite" => crate::config_file::rewrite(shared),
+        "config|rewrite" => crate::config_file::rewrite(&shared.view()),
         "config|help" => help(
             "CONFIG",
             &[
@@ -227,11 +227,7 @@ pub fn info(shared: &Shared, args: &[Bytes]) -> Reply {
 fn info_section(shared: &Shared, section: &str) -> String {
     let keyspace = shared.keyspace();
     let stats = shared.stats();
-    let view = View {
-        config: shared.config(),
-        settings: shared.settings(),
-        keyspace,
-    };
+    let view = shared.view();
     let mut out = String::new();
     let mut field = |name: &str, value: &dyn std::fmt::Display| {
         let _ = write!(out, "{name}:{value}\r\n");

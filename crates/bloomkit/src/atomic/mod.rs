@@ -14,8 +14,8 @@ use std::sync::atomic::Ordering;
 use crate::bits::AtomicLineArray;
 use crate::blocked::probe::{line_mask, probes_set};
 use crate::blocked::{
-    blocked_params, for_each_hash_batch, for_each_prefetched, line_index, lines_estimated_count,
-    lines_fp_rate, Step,
+    blocked_params, for_each_hash_batch, for_each_line_prefetched, for_each_prefetched, line_index,
+    lines_estimated_count, lines_fp_rate, Step,
 };
 use crate::error::Result;
 use crate::format::FilterKind;
@@ -193,18 +193,16 @@ impl AtomicBloomFilter {
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         answers.reserve(hashes.len());
         let lines = &self.lines;
-        for_each_prefetched(
+        for_each_line_prefetched(
             hashes,
             lines.len(),
             #[inline(always)]
-            |step| match step {
-                Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-                Step::Visit(line, hash) => {
-                    let line = lines.line(line);
-                    answers.push(probes_set(hash, self.num_hashes, |w| {
-                        line.0[w].load(Ordering::Relaxed)
-                    }))
-                }
+            |index| lines.line(index),
+            #[inline(always)]
+            |line, hash| {
+                answers.push(probes_set(hash, self.num_hashes, |w| {
+                    line.0[w].load(Ordering::Relaxed)
+                }))
             },
         );
     }

@@ -57,6 +57,28 @@ pub(crate) fn for_each_prefetched(hashes: &[u64], num_lines: usize, mut step: im
     }
 }
 
+/// [`for_each_prefetched`] for a query over lines held in memory: prefetches each hash's line
+/// (`line(index)`) for reading ahead of its visit, then hands `visit` the line and the hash,
+/// in order. The query walk of the blocked, sector and atomic filters, which differ only in
+/// their line type and their probe.
+#[inline(always)]
+pub(crate) fn for_each_line_prefetched<'a, L: 'a>(
+    hashes: &[u64],
+    num_lines: usize,
+    line: impl Fn(usize) -> &'a L,
+    mut visit: impl FnMut(&'a L, u64),
+) {
+    for_each_prefetched(
+        hashes,
+        num_lines,
+        #[inline(always)]
+        |step| match step {
+            Step::Prefetch(index) => crate::prefetch::prefetch_read(line(index)),
+            Step::Visit(index, hash) => visit(line(index), hash),
+        },
+    );
+}
+
 /// `n` new answers at the end of `answers` (`false` until written), to be written in order:
 /// a store a key, where a push checks the capacity and the length at every key.
 #[inline]

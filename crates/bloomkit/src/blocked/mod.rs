@@ -18,7 +18,8 @@ mod unaligned;
 mod view;
 
 pub(crate) use self::batch::{
-    answer_slots, for_each_hash_batch, for_each_key_batch, for_each_prefetched, Step,
+    answer_slots, for_each_hash_batch, for_each_key_batch, for_each_line_prefetched,
+    for_each_prefetched, Step,
 };
 pub use self::builder::BlockedBuilder;
 pub(crate) use self::probe::line_index;

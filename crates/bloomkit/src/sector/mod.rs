@@ -23,7 +23,8 @@ use std::fmt;
 use self::kernel::Kernel;
 use crate::bits::{Line, LineArray, LINE_WORDS};
 use crate::blocked::{
-    blocked_params, for_each_hash_batch, for_each_key_batch, for_each_prefetched, line_index, Step,
+    blocked_params, for_each_hash_batch, for_each_key_batch, for_each_line_prefetched,
+    for_each_prefetched, line_index, Step,
 };
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
@@ -218,16 +219,13 @@ impl SectorBloomFilter {
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         answers.reserve(hashes.len());
         let (lines, kernel, per_word) = (&self.lines, self.kernel, self.per_word);
-        for_each_prefetched(
+        for_each_line_prefetched(
             hashes,
             lines.len(),
             #[inline(always)]
-            |step| match step {
-                Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-                Step::Visit(line, hash) => {
-                    answers.push(kernel.probes_set(lines.line(line), hash, per_word))
-                }
-            },
+            |index| lines.line(index),
+            #[inline(always)]
+            |line, hash| answers.push(kernel.probes_set(line, hash, per_word)),
         );
     }
 

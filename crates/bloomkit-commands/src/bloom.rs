@@ -426,27 +426,7 @@ pub(crate) mod parse {
         Ok(bloom(args, Op::Debug))
     }
 
-    pub(crate) fn scandump<'a>(
-        args: Args<'a>,
-        _: LazyOrigin<'_>,
-    ) -> Result<BloomCommand<'a>, Reply> {
-        Ok(bloom(args, Op::ScanDump(parse_i64(args[2]))))
-    }
-
-    pub(crate) fn loadchunk<'a>(
-        args: Args<'a>,
-        _: LazyOrigin<'_>,
-    ) -> Result<BloomCommand<'a>, Reply> {
-        let iter = crate::dump::loadchunk_iter(args)?;
-        Ok(bloom(
-            args,
-            Op::LoadChunk {
-                iter,
-                data: args[3],
-                args,
-            },
-        ))
-    }
+    crate::dump::dump_parsers!(BloomCommand, bloom);
 }
 
 /// The command that finishes a restore, for the "still being restored" error.

@@ -47,6 +47,39 @@ pub(crate) fn loadchunk_iter(args: Args<'_>) -> Result<i64, Reply> {
     parse_i64(args[2]).ok_or_else(|| Reply::error(ITER_NOT_NUMERIC))
 }
 
+/// The `SCANDUMP key iter` and `LOADCHUNK key iter data` parsers of `BF.*` and `AF.*`, written
+/// once for both: `$build(args, op)` makes the family's `$command` from its `Op`, which has
+/// `ScanDump(Option<i64>)` (an iterator that is not a number is refused when the command
+/// runs, after the key's checks, in RedisBloom's order) and `LoadChunk { iter, data, args }`
+/// (refused here: [`loadchunk_iter`]). Expanded inside each family's `parse` module, whose
+/// names (`Args`, `LazyOrigin`, `Op`, `parse_i64`) it uses.
+macro_rules! dump_parsers {
+    ($command:ident, $build:ident) => {
+        pub(crate) fn scandump<'a>(
+            args: Args<'a>,
+            _: LazyOrigin<'_>,
+        ) -> Result<$command<'a>, Reply> {
+            Ok($build(args, Op::ScanDump(parse_i64(args[2]))))
+        }
+
+        pub(crate) fn loadchunk<'a>(
+            args: Args<'a>,
+            _: LazyOrigin<'_>,
+        ) -> Result<$command<'a>, Reply> {
+            let iter = $crate::dump::loadchunk_iter(args)?;
+            Ok($build(
+                args,
+                Op::LoadChunk {
+                    iter,
+                    data: args[3],
+                    args,
+                },
+            ))
+        }
+    };
+}
+pub(crate) use dump_parsers;
+
 /// A writer that keeps the bytes of `[start, end)` of what is written through it, and stops
 /// the writing (with an error the caller ignores) once past `end`, so a window near the start
 /// of a large filter costs little.

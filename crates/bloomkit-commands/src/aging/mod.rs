@@ -579,27 +579,7 @@ pub(crate) mod parse {
         Ok(aging(args, Op::Card))
     }
 
-    pub(crate) fn scandump<'a>(
-        args: Args<'a>,
-        _: LazyOrigin<'_>,
-    ) -> Result<AgingCommand<'a>, Reply> {
-        Ok(aging(args, Op::ScanDump(parse_i64(args[2]))))
-    }
-
-    pub(crate) fn loadchunk<'a>(
-        args: Args<'a>,
-        _: LazyOrigin<'_>,
-    ) -> Result<AgingCommand<'a>, Reply> {
-        let iter = crate::dump::loadchunk_iter(args)?;
-        Ok(aging(
-            args,
-            Op::LoadChunk {
-                iter,
-                data: args[3],
-                args,
-            },
-        ))
-    }
+    crate::dump::dump_parsers!(AgingCommand, aging);
 }
 
 #[cfg(test)]

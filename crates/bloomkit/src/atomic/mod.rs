@@ -192,12 +192,9 @@ impl AtomicBloomFilter {
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         answers.reserve(hashes.len());
-        let lines = &self.lines;
         for_each_line_prefetched(
+            &self.lines,
             hashes,
-            lines.len(),
-            #[inline(always)]
-            |index| lines.line(index),
             #[inline(always)]
             |line, hash| {
                 answers.push(probes_set(hash, self.num_hashes, |w| {

@@ -2,6 +2,7 @@
 //! distance ahead of the key being probed.
 
 use super::probe::line_index;
+use crate::bits::Lines;
 use crate::key::{Key, KeyHasher};
 
 use crate::batch::PREFETCH_FROM_BYTES;
@@ -57,24 +58,23 @@ pub(crate) fn for_each_prefetched(hashes: &[u64], num_lines: usize, mut step: im
     }
 }
 
-/// [`for_each_prefetched`] for a query over lines held in memory: prefetches each hash's line
-/// (`line(index)`) for reading ahead of its visit, then hands `visit` the line and the hash,
-/// in order. The query walk of the blocked, sector and atomic filters, which differ only in
-/// their line type and their probe.
+/// [`for_each_prefetched`] for a query over `lines` held in memory: prefetches each hash's
+/// line for reading ahead of its visit, then hands `visit` the line and the hash, in order.
+/// The query walk of the blocked, sector and atomic filters, which differ only in their
+/// line type and their probe.
 #[inline(always)]
-pub(crate) fn for_each_line_prefetched<'a, L: 'a>(
+pub(crate) fn for_each_line_prefetched<'a, A: Lines>(
+    lines: &'a A,
     hashes: &[u64],
-    num_lines: usize,
-    line: impl Fn(usize) -> &'a L,
-    mut visit: impl FnMut(&'a L, u64),
+    mut visit: impl FnMut(&'a A::Line, u64),
 ) {
     for_each_prefetched(
         hashes,
-        num_lines,
+        lines.num_lines(),
         #[inline(always)]
         |step| match step {
-            Step::Prefetch(index) => crate::prefetch::prefetch_read(line(index)),
-            Step::Visit(index, hash) => visit(line(index), hash),
+            Step::Prefetch(index) => crate::prefetch::prefetch_read(lines.line_at(index)),
+            Step::Visit(index, hash) => visit(lines.line_at(index), hash),
         },
     );
 }

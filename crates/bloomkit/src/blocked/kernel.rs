@@ -108,10 +108,8 @@ fn contains_many_with(
 ) {
     let mut slots = answers.iter_mut();
     for_each_line_prefetched(
+        lines,
         hashes,
-        lines.len(),
-        #[inline(always)]
-        |index| lines.line(index),
         #[inline(always)]
         |line, hash| {
             if let Some(slot) = slots.next() {

@@ -218,12 +218,10 @@ impl SectorBloomFilter {
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         answers.reserve(hashes.len());
-        let (lines, kernel, per_word) = (&self.lines, self.kernel, self.per_word);
+        let (kernel, per_word) = (self.kernel, self.per_word);
         for_each_line_prefetched(
+            &self.lines,
             hashes,
-            lines.len(),
-            #[inline(always)]
-            |index| lines.line(index),
             #[inline(always)]
             |line, hash| answers.push(kernel.probes_set(line, hash, per_word)),
         );

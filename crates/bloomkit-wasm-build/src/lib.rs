@@ -3,9 +3,9 @@
 //! and [`programs`], what the tests that drive outside programs (Node.js, Chromium, Python)
 //! share.
 //!
-//! It runs a second `cargo build` of this crate for `wasm32-unknown-unknown`, with its own
-//! target directory: the outer build holds the lock on its own directory for as long as it
-//! runs, so sharing it would wait forever. The profile is release, without debug info, with
+//! It runs a second `cargo build`, of `bloomkit-wasm` for `wasm32-unknown-unknown`, with its
+//! own target directory: the outer build holds the lock on its own directory for as long as
+//! it runs, so sharing it would wait forever. The profile is release, without debug info, with
 //! `panic = "abort"` (a panic in the page stops the module; unwinding tables would only make
 //! it bigger) and with whole-program optimisation (7% smaller, and no slower to build for a
 //! crate this size), set on the command line so the workspace's own profile is untouched.

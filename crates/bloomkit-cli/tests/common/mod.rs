@@ -1,6 +1,7 @@
 //! What the CLI's integration tests share: the binary, a scratch directory, key lists, and
 //! the checks for query's answers and for one-line errors; for the explorer's tests, the
-//! helpers for outside programs (`bloomkit-wasm-build`'s `programs`) and starting `bloomkit explore`.
+//! helpers for outside programs (`bloomkit-wasm-build`'s `programs`) and starting
+//! `bloomkit explore`.
 
 // Each test binary uses its own share of these.
 #![allow(dead_code)]

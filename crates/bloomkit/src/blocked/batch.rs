@@ -2,7 +2,7 @@
 //! distance ahead of the key being probed.
 
 use super::probe::line_index;
-use crate::bits::Lines;
+use crate::bits::{Line, LineArray, Lines};
 use crate::key::{Key, KeyHasher};
 
 use crate::batch::PREFETCH_FROM_BYTES;
@@ -75,6 +75,26 @@ pub(crate) fn for_each_line_prefetched<'a, A: Lines>(
         |step| match step {
             Step::Prefetch(index) => crate::prefetch::prefetch_read(lines.line_at(index)),
             Step::Visit(index, hash) => visit(lines.line_at(index), hash),
+        },
+    );
+}
+
+/// [`for_each_line_prefetched`] for an insert into `lines`: the same walk, handing `visit`
+/// each hash's line to write. (One closure holds the lines for both steps, as it must to
+/// read them for the prefetch and write them at the visit.)
+#[inline(always)]
+pub(crate) fn for_each_line_prefetched_mut(
+    lines: &mut LineArray,
+    hashes: &[u64],
+    mut visit: impl FnMut(&mut Line, u64),
+) {
+    for_each_prefetched(
+        hashes,
+        lines.len(),
+        #[inline(always)]
+        |step| match step {
+            Step::Prefetch(index) => crate::prefetch::prefetch_read(lines.line(index)),
+            Step::Visit(index, hash) => visit(lines.line_mut(index), hash),
         },
     );
 }

@@ -24,7 +24,7 @@ use self::kernel::Kernel;
 use crate::bits::{Line, LineArray, LINE_WORDS};
 use crate::blocked::{
     blocked_params, for_each_hash_batch, for_each_key_batch, for_each_line_prefetched,
-    for_each_prefetched, line_index, Step,
+    for_each_line_prefetched_mut, line_index,
 };
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
@@ -241,18 +241,12 @@ impl SectorBloomFilter {
     /// [`insert_many`](Self::insert_many) by precomputed hashes.
     pub fn insert_many_hashes(&mut self, hashes: &[u64]) -> u64 {
         let (kernel, per_word) = (self.kernel, self.per_word);
-        let lines = &mut self.lines;
         let mut changed = 0u64;
-        for_each_prefetched(
+        for_each_line_prefetched_mut(
+            &mut self.lines,
             hashes,
-            lines.len(),
             #[inline(always)]
-            |step| match step {
-                Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-                Step::Visit(line, hash) => {
-                    changed += kernel.insert(lines.line_mut(line), hash, per_word) as u64
-                }
-            },
+            |line, hash| changed += kernel.insert(line, hash, per_word) as u64,
         );
         self.item_count += changed;
         changed

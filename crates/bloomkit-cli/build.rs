@@ -1,14 +1,13 @@
 //! Builds the explorer page's WebAssembly module (`crates/bloomkit-wasm`) and leaves it in
 //! `OUT_DIR/bloomkit.wasm`, where `src/commands/explore.rs` embeds it with the page's HTML,
-//! CSS and scripts. The recipe is `crates/bloomkit-wasm/build/wasm_build.rs`.
+//! CSS and scripts. The recipe is the `bloomkit-wasm-build` crate's.
 //!
 //! Where the `wasm32-unknown-unknown` target is not installed (a `cargo install` on a
 //! machine that never added it), the build still succeeds with a warning and an empty
 //! module; `bloomkit explore` then says how to get the page (install the target, rebuild)
 //! instead of serving half of it.
 
-#[path = "../bloomkit-wasm/build/wasm_build.rs"]
-mod wasm_build;
+use bloomkit_wasm_build as wasm_build;
 
 use std::path::{Path, PathBuf};
 
@@ -18,11 +17,13 @@ fn main() {
     );
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let workspace = manifest.join("../..");
-    // The module is the wasm crate and the library compiled: rebuild when either changes.
+    // The module is the wasm crate, the lab crate and the library compiled: rebuild when any
+    // of them changes. (A change to the recipe rebuilds this script, a build-dependency.)
     for path in [
         "../bloomkit-wasm/src",
-        "../bloomkit-wasm/build",
         "../bloomkit-wasm/Cargo.toml",
+        "../bloomkit-lab/src",
+        "../bloomkit-lab/Cargo.toml",
         "../bloomkit/src",
         "../bloomkit/Cargo.toml",
         "../../Cargo.lock",

@@ -34,7 +34,7 @@
 //! * [`memlimit`]: the memory system's limit: random 64-byte reads, dependent, independent
 //!   and batched with prefetch.
 //! * `peers` (feature `peers`): adapters for fastbloom, bloomfilter, sbbf-rs,
-//!   growable-bloom-filter, xorf, cuckoofilter and qfilter, and the targets.
+//!   growable-bloom-filter, xorf, cuckoofilter and qfilter, and bloomkit's targets beside them.
 //!
 //! # Examples
 //!

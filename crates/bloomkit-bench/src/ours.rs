@@ -311,7 +311,7 @@ impl<K: Key + ?Sized> Contender<K> for Fuse {
 }
 
 /// How much smaller than its final key count a scalable filter is planned: it grows 100×
-/// during the insert phase, the case the issue compares.
+/// during the insert phase, the case the targets (`peers::targets`) compare.
 pub const SCALABLE_GROWTH: u64 = 100;
 
 /// A scalable filter planned for a hundredth of its keys (it grows 100× while they go in).

@@ -16,7 +16,6 @@ mod count;
 mod error;
 mod files;
 mod human;
-mod json;
 mod keys;
 mod kinds;
 mod malloc;
@@ -458,7 +457,7 @@ Examples:
   bloomkit plot blocked --items 1M --absent-keys 10M -o blocked.svg")]
     Plot {
         /// Filter kinds to draw
-        #[arg(value_name = "KIND", required = true, value_parser = clap::builder::PossibleValuesParser::new(bloomkit_wasm::lab::Kind::ALL.map(|k| k.name())))]
+        #[arg(value_name = "KIND", required = true, value_parser = clap::builder::PossibleValuesParser::new(bloomkit_lab::Kind::ALL.map(|k| k.name())))]
         kinds: Vec<String>,
         /// Where to write the chart: a name ending in .svg or .png
         #[arg(short, long, value_name = "FILE")]

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use common::support;
 
-use bloomkit_wasm::lab::{Experiment, Kind};
+use bloomkit_lab::{Experiment, Kind};
 use bloomkit_wasm::teach::{self, TeachingFilter};
 use serde_json::{json, Value};
 

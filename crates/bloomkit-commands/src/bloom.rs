@@ -34,7 +34,10 @@ use smallvec::smallvec;
 
 use crate::args::{is_word, parse_f64, parse_i64};
 use crate::dump;
-use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
+use crate::errors::{
+    wrong_arity, BAD_CAPACITY, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, SCANDUMP_ITER_NOT_NUMERIC,
+    UNKNOWN_ARGUMENT, WRONGTYPE,
+};
 use crate::limits::{BF_MAX_CAPACITY as MAX_CAPACITY, BF_MAX_EXPANSION as MAX_EXPANSION};
 use crate::params::Defaults;
 use crate::reply::Reply;
@@ -59,6 +62,7 @@ pub const INFO_FIELDS: [&str; 8] = [
     "Estimated error rate",
 ];
 
+mod merge;
 mod redisbloom;
 
 /// What `BF.INFO` reports of a key's filter, whatever its layout.
@@ -223,7 +227,7 @@ impl<'a> BloomCommand<'a> {
             }
         }
         match &self.op {
-            Op::Merge(keys) => crate::merge::merge(self.key, slot, keys, sources, ctx),
+            Op::Merge(keys) => merge::merge(self.key, slot, keys, sources, ctx),
             Op::Reserve(params) => self.reserve(slot, params, ctx),
             Op::Add {
                 items,
@@ -422,28 +426,7 @@ pub(crate) mod parse {
         Ok(bloom(args, Op::Debug))
     }
 
-    pub(crate) fn scandump<'a>(
-        args: Args<'a>,
-        _: LazyOrigin<'_>,
-    ) -> Result<BloomCommand<'a>, Reply> {
-        Ok(bloom(args, Op::ScanDump(parse_i64(args[2]))))
-    }
-
-    pub(crate) fn loadchunk<'a>(
-        args: Args<'a>,
-        _: LazyOrigin<'_>,
-    ) -> Result<BloomCommand<'a>, Reply> {
-        let iter = parse_i64(args[2])
-            .ok_or_else(|| Reply::error("ERR Second argument must be numeric"))?;
-        Ok(bloom(
-            args,
-            Op::LoadChunk {
-                iter,
-                data: args[3],
-                args,
-            },
-        ))
-    }
+    crate::dump::dump_parsers!(BloomCommand, bloom);
 }
 
 /// The command that finishes a restore, for the "still being restored" error.
@@ -594,7 +577,7 @@ fn parse_insert<'a>(args: Args<'a>) -> Result<Op<'a>, Reply> {
                 let value = args.get(pos).ok_or_else(|| wrong_arity("bf.insert"))?;
                 let c = parse_i64(value)
                     .filter(|c| (1..=MAX_CAPACITY).contains(c))
-                    .ok_or_else(|| Reply::error("Bad capacity"))?;
+                    .ok_or_else(|| Reply::error(BAD_CAPACITY))?;
                 capacity = Some(c as u64);
                 pos += 1;
             }
@@ -606,7 +589,7 @@ fn parse_insert<'a>(args: Args<'a>) -> Result<Op<'a>, Reply> {
                 }
                 pos += 1;
             }
-            _ => return Err(Reply::error("Unknown argument received")),
+            _ => return Err(Reply::error(UNKNOWN_ARGUMENT)),
         }
     }
     let items_at = items_at
@@ -947,7 +930,7 @@ fn scandump(value: Option<&Value>, iter: Option<i64>, ctx: &Ctx<'_>) -> Reply {
         };
     };
     let Some(iter) = iter else {
-        return Reply::error("Second argument must be numeric");
+        return Reply::error(SCANDUMP_ITER_NOT_NUMERIC);
     };
     dump::scandump(value, iter, ctx.budget).into_reply(dump::bloom_end)
 }

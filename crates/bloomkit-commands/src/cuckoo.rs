@@ -40,7 +40,10 @@ use smallvec::smallvec;
 
 use crate::args::parse_i64;
 use crate::dump;
-use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, OOM, WRONGTYPE};
+use crate::errors::{
+    wrong_arity, BAD_CAPACITY, CF_FULL, CF_MAX_EXPANSIONS_REACHED, INSUFFICIENT_MEMORY,
+    INVALID_POSITION, ITEM_EXISTS, OOM, UNKNOWN_ARGUMENT, WRONGTYPE,
+};
 use crate::limits::{
     CF_MAX_BUCKET_SIZE as MAX_BUCKET_SIZE, CF_MAX_CAPACITY as MAX_CAPACITY,
     CF_MAX_EXPANSION as MAX_EXPANSION, CF_MAX_ITERATIONS as MAX_ITERATIONS,
@@ -352,7 +355,7 @@ impl<'a> CuckooCommand<'a> {
         };
         if refused {
             return Outcome {
-                reply: Reply::error("Maximum expansions reached"),
+                reply: Reply::error(CF_MAX_EXPANSIONS_REACHED),
                 log,
             };
         }
@@ -503,7 +506,7 @@ fn insert_error(refused: bool, expansion: u32) -> &'static str {
     if refused {
         OOM
     } else if expansion == 0 {
-        "Filter is full"
+        CF_FULL
     } else {
         "ERR Insufficient memory"
     }
@@ -622,7 +625,7 @@ pub(crate) mod parse {
         parse_i64(args[2])
             .filter(|&p| p >= 0)
             .map(|pos| cuckoo(args, Op::ScanDump(pos)))
-            .ok_or_else(|| Reply::error("Invalid position"))
+            .ok_or_else(|| Reply::error(INVALID_POSITION))
     }
 
     pub(crate) fn loadchunk<'a>(
@@ -631,7 +634,7 @@ pub(crate) mod parse {
     ) -> Result<CuckooCommand<'a>, Reply> {
         let pos = parse_i64(args[2])
             .filter(|&p| p != 0)
-            .ok_or_else(|| Reply::error("Invalid position"))?;
+            .ok_or_else(|| Reply::error(INVALID_POSITION))?;
         Ok(cuckoo(
             args,
             Op::LoadChunk {
@@ -667,7 +670,7 @@ fn lookup(value: Option<&Value>) -> Result<&CuckooFilter, Lookup> {
 }
 
 fn parse_reserve(args: &[&[u8]], origin: Origin) -> Result<Op<'static>, Reply> {
-    let capacity = parse_i64(args[2]).ok_or_else(|| Reply::error("Bad capacity"))?;
+    let capacity = parse_i64(args[2]).ok_or_else(|| Reply::error(BAD_CAPACITY))?;
     // RedisBloom finds each option anywhere in the arguments and reads the one after it.
     let option = |name: &str, lo: i64, hi: i64| -> Result<Option<u32>, Reply> {
         let Some(at) = arg_index(args, name, origin) else {
@@ -742,7 +745,7 @@ fn parse_insert<'a>(args: Args<'a>, nx: bool, origin: LazyOrigin<'_>) -> Result<
                 Some(b'c') => {
                     *pos += 1;
                     let value = args.get(*pos).ok_or_else(|| wrong_arity(name))?;
-                    let c = parse_i64(value).ok_or_else(|| Reply::error("Bad capacity"))?;
+                    let c = parse_i64(value).ok_or_else(|| Reply::error(BAD_CAPACITY))?;
                     if !(2..=MAX_CAPACITY).contains(&c) {
                         return Err(Reply::error(INSERT_CAPACITY_RANGE));
                     }
@@ -778,7 +781,7 @@ fn parse_insert<'a>(args: Args<'a>, nx: bool, origin: LazyOrigin<'_>) -> Result<
                     max_expansions = Some(n as u32);
                     *pos += 1;
                 }
-                _ => return Err(Reply::error("Unknown argument received")),
+                _ => return Err(Reply::error(UNKNOWN_ARGUMENT)),
             }
         }
         if items_at.is_none_or(|at| at == args.len()) {

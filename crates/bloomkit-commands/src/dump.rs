@@ -24,60 +24,61 @@
 
 use std::io::{self, Write};
 
-use bloomkit::format;
+use bloomkit::redisbloom::CF_TYPE_NAME;
 use bloomkit::FilterKind;
 use bytes::Bytes;
 use smallvec::smallvec;
 
+use crate::args::parse_i64;
 use crate::budget::Budget;
-use crate::errors::{INSUFFICIENT_MEMORY, OOM};
+use crate::errors::{INSUFFICIENT_MEMORY, ITER_NOT_NUMERIC, OOM};
 use crate::importing::ImportingDump;
 use crate::reply::Reply;
 use crate::run::{Args, Outcome, Record};
 use crate::shared::verbatim;
-use crate::value::{PartialDump, Value};
+use crate::value::{peek_header, Header, PartialDump, Value, AGING_TYPE_NAME, MAX_HEADER_BYTES};
 
 /// The largest chunk `SCANDUMP` answers: RedisBloom's `MAX_SCANDUMP_SIZE`.
 pub(crate) const MAX_CHUNK_BYTES: usize = 16 << 20;
 
-/// The longest header: an aging key's fixed fields (41 bytes), then a filter's 44 fixed
-/// bytes and at most 1024 of parameters.
-const MAX_HEADER_BYTES: u64 = 41 + 44 + 1024;
-
-/// What the header of a value's encoding says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Header {
-    /// The filter kind: [`FilterKind::Aging`] for an aging key.
-    pub(crate) kind: FilterKind,
-    /// Bytes from the start to the end of the header.
-    pub(crate) header_len: usize,
-    /// Bytes of the whole encoding.
-    pub(crate) encoded_len: u64,
+/// `LOADCHUNK key iter data`'s iterator, as `BF.LOADCHUNK` and `AF.LOADCHUNK` read it
+/// (`CF.LOADCHUNK` refuses more, in its own words): a number, else RedisBloom's refusal.
+pub(crate) fn loadchunk_iter(args: Args<'_>) -> Result<i64, Reply> {
+    parse_i64(args[2]).ok_or_else(|| Reply::error(ITER_NOT_NUMERIC))
 }
 
-/// Reads the header at the start of a value's encoding, a filter's
-/// ([`format::peek_header`]) or an aging key's; `Ok(None)` while `prefix` is too short to
-/// tell.
-///
-/// # Errors
-///
-/// The readers' errors for what is neither.
-pub(crate) fn peek_header(prefix: &[u8]) -> bloomkit::Result<Option<Header>> {
-    let aging_magic = &crate::aging::MAGIC[..prefix.len().min(crate::aging::MAGIC.len())];
-    if prefix.starts_with(aging_magic) && !prefix.is_empty() {
-        let header = crate::aging::AgingKey::peek_header(prefix)?;
-        return Ok(header.map(|(header_len, encoded_len)| Header {
-            kind: FilterKind::Aging,
-            header_len,
-            encoded_len,
-        }));
-    }
-    Ok(format::peek_header(prefix)?.map(|info| Header {
-        kind: info.kind,
-        header_len: info.header_len,
-        encoded_len: info.encoded_len,
-    }))
+/// The `SCANDUMP key iter` and `LOADCHUNK key iter data` parsers of `BF.*` and `AF.*`, written
+/// once for both: `$build(args, op)` makes the family's `$command` from its `Op`, which has
+/// `ScanDump(Option<i64>)` (an iterator that is not a number is refused when the command
+/// runs, after the key's checks, in RedisBloom's order) and `LoadChunk { iter, data, args }`
+/// (refused here: [`loadchunk_iter`]). Expanded inside each family's `parse` module, whose
+/// names (`Args`, `LazyOrigin`, `Op`, `parse_i64`) it uses.
+macro_rules! dump_parsers {
+    ($command:ident, $build:ident) => {
+        pub(crate) fn scandump<'a>(
+            args: Args<'a>,
+            _: LazyOrigin<'_>,
+        ) -> Result<$command<'a>, Reply> {
+            Ok($build(args, Op::ScanDump(parse_i64(args[2]))))
+        }
+
+        pub(crate) fn loadchunk<'a>(
+            args: Args<'a>,
+            _: LazyOrigin<'_>,
+        ) -> Result<$command<'a>, Reply> {
+            let iter = $crate::dump::loadchunk_iter(args)?;
+            Ok($build(
+                args,
+                Op::LoadChunk {
+                    iter,
+                    data: args[3],
+                    args,
+                },
+            ))
+        }
+    };
 }
+pub(crate) use dump_parsers;
 
 /// A writer that keeps the bytes of `[start, end)` of what is written through it, and stops
 /// the writing (with an error the caller ignores) once past `end`, so a window near the start
@@ -275,44 +276,78 @@ impl Write for Restore<'_> {
     }
 }
 
-/// The commands that rebuild `value` under `key` on a server where the key is missing:
-/// `BF.LOADCHUNK` (or `CF.LOADCHUNK`) with the encoding's header, then with the rest of it
-/// in order, each handed to `emit` as soon as it is cut, so a large filter is never held
-/// twice. Replayed as logged commands, they give a value equal to `value`: a filter still
-/// being restored comes back with the bytes it had received.
-pub(crate) fn restore_commands(value: &Value, key: &[u8], emit: &mut dyn FnMut(Vec<Bytes>)) {
-    if let Value::Importing(importing) = value {
-        return importing.restore_commands(key, emit);
-    }
-    let Some((_, info)) = header(value) else {
-        return;
-    };
-    let name = match value.type_name() {
-        "MBbloomCF" => "CF.LOADCHUNK",
-        crate::value::AGING_TYPE_NAME => "AF.LOADCHUNK",
-        _ => "BF.LOADCHUNK",
-    };
-    let mut restore = Restore {
-        name,
-        key,
-        header_len: info.header_len,
-        emitted_after_header: 0,
-        header_done: false,
-        pending: Vec::new(),
-        emit,
-    };
-    // Writing into `Restore` cannot fail.
-    let _ = match value {
-        Value::Bloom(f) => f.write_to(&mut restore).map_err(|_| ()),
-        Value::Cuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
-        Value::Aging(k) => k.write_to(&mut restore).map_err(|_| ()),
-        Value::Loading(d) => restore.write_all(d.received()).map_err(|_| ()),
-        Value::RedisBloom(f) => f.write_to(&mut restore).map_err(|_| ()),
-        Value::RedisCuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
-        Value::Importing(_) => Ok(()),
-    };
-    if !restore.pending.is_empty() {
-        restore.flush();
+// `SCANDUMP`'s other use: the commands that rebuild a value where its key is missing. Here
+// rather than in value.rs, beside the chunking it shares with `SCANDUMP`.
+impl Value {
+    /// Hands `emit` the commands that rebuild this value under `key` where the key is
+    /// missing, in order: `BF.LOADCHUNK`/`CF.LOADCHUNK` with the encoding's header, then with
+    /// the rest of it in chunks of at most 16 MiB, each cut as the encoding is written (a
+    /// large filter is never held twice). What a host writes for an append-only file's
+    /// rewrite: parsed as logged commands
+    /// ([`FilterCommand::parse_logged`](crate::FilterCommand::parse_logged)) and run on a
+    /// missing key, they give a value equal to this one, a filter still being restored
+    /// included (with the bytes it has received).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit::ScalableBloomFilter;
+    /// use bloomkit_commands::{Ctx, Defaults, FilterCommand, Unlimited, Value};
+    /// use bytes::Bytes;
+    ///
+    /// let mut filter = ScalableBloomFilter::new(100, 0.01).unwrap();
+    /// filter.insert("apple").unwrap();
+    /// let value = Value::Bloom(filter);
+    /// let key = Bytes::from_static(b"fruit");
+    /// let mut commands = Vec::new();
+    /// value.restore_commands(&key, &mut |command| commands.push(command));
+    /// assert_eq!(commands.len(), 2); // the header, then the rest
+    /// assert_eq!(commands[0][0], "BF.LOADCHUNK");
+    ///
+    /// let defaults = Defaults::default();
+    /// let ctx = Ctx { defaults: &defaults, budget: &Unlimited, now_ms: &|| 0 };
+    /// let mut slot = None;
+    /// for command in &commands {
+    ///     let words: Vec<&[u8]> = command.iter().map(|w| &w[..]).collect();
+    ///     let command = FilterCommand::parse_logged(&words).unwrap().unwrap();
+    ///     assert!(!command.write(&mut slot, &ctx).reply.is_error());
+    /// }
+    /// assert_eq!(slot, Some(value));
+    /// ```
+    pub fn restore_commands(&self, key: &[u8], emit: &mut dyn FnMut(Vec<Bytes>)) {
+        if let Value::Importing(importing) = self {
+            return importing.restore_commands(key, emit);
+        }
+        let Some((_, info)) = header(self) else {
+            return;
+        };
+        let name = match self.type_name() {
+            CF_TYPE_NAME => "CF.LOADCHUNK",
+            AGING_TYPE_NAME => "AF.LOADCHUNK",
+            _ => "BF.LOADCHUNK",
+        };
+        let mut restore = Restore {
+            name,
+            key,
+            header_len: info.header_len,
+            emitted_after_header: 0,
+            header_done: false,
+            pending: Vec::new(),
+            emit,
+        };
+        // Writing into `Restore` cannot fail.
+        let _ = match self {
+            Value::Bloom(f) => f.write_to(&mut restore).map_err(|_| ()),
+            Value::Cuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
+            Value::Aging(k) => k.write_to(&mut restore).map_err(|_| ()),
+            Value::Loading(d) => restore.write_all(d.received()).map_err(|_| ()),
+            Value::RedisBloom(f) => f.write_to(&mut restore).map_err(|_| ()),
+            Value::RedisCuckoo(f) => f.write_to(&mut restore).map_err(|_| ()),
+            Value::Importing(_) => Ok(()),
+        };
+        if !restore.pending.is_empty() {
+            restore.flush();
+        }
     }
 }
 

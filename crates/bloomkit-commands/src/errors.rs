@@ -50,3 +50,27 @@ pub const ITEM_EXISTS: &str = "ERR item exists";
 
 /// A filter larger than the machine can give, or whose allocation failed.
 pub const INSUFFICIENT_MEMORY: &str = "ERR Insufficient memory to create filter";
+
+/// A capacity that is not a number in range (`BF.INSERT`/`CF.RESERVE`/`CF.INSERT`
+/// `CAPACITY`): RedisBloom's text, without a prefix.
+pub const BAD_CAPACITY: &str = "Bad capacity";
+
+/// An option `BF.INSERT`/`CF.INSERT` does not know: RedisBloom's text, without a prefix.
+pub const UNKNOWN_ARGUMENT: &str = "Unknown argument received";
+
+/// A cuckoo filter that may not grow (`EXPANSION 0`) and has no room for an item.
+pub const CF_FULL: &str = "Filter is full";
+
+/// A cuckoo filter that has as many sub-filters as `MAXEXPANSIONS` (or `cf-max-expansions`)
+/// allows and has no room for an item.
+pub const CF_MAX_EXPANSIONS_REACHED: &str = "Maximum expansions reached";
+
+/// A `CF.SCANDUMP`/`CF.LOADCHUNK` iterator that is not a number, or out of range.
+pub const INVALID_POSITION: &str = "Invalid position";
+
+/// A `BF.LOADCHUNK`/`AF.LOADCHUNK` iterator that is not a number, refused while parsing.
+pub const ITER_NOT_NUMERIC: &str = "ERR Second argument must be numeric";
+
+/// A `BF.SCANDUMP`/`AF.SCANDUMP` iterator that is not a number: RedisBloom refuses it only
+/// once it has found the key, and without the `ERR` prefix `LOADCHUNK`'s refusal has.
+pub const SCANDUMP_ITER_NOT_NUMERIC: &str = "Second argument must be numeric";

@@ -34,27 +34,36 @@
 //!
 //! # Overview of modules
 //!
-//! Each uses only those above it:
+//! In the order data flows, each using only those above it (the exceptions are named):
 //!
 //! * [`args`]: reading arguments as Redis does (integers, floats, keywords).
 //! * [`reply`]: [`Reply`] and [`Protocol`]: what a command answers, for any wire.
 //! * [`errors`]: the error replies more than one command answers (`wrong_arity`,
 //!   `WRONGTYPE`, RedisBloom's common ones), each written once.
-//! * [`value`]: what a key holds ([`Value`]), and its storage encoding.
-//! * [`params`]: the `bf-*`/`cf-*` parameters, one table ([`PARAMETERS`]) with each one's
-//!   name, type, default and range, and the [`Defaults`] they set.
+//! * `limits`: the bounds on the commands' arguments (RedisBloom's, and the `AF.*` ones),
+//!   where the parameters' ranges end too.
 //! * [`Budget`], [`Unlimited`] and [`Replay`]: the memory a command may allocate, asked
 //!   before it does, and whether it is replayed.
-//! * [`Args`] and [`with_args`]: a request's arguments as slices where the host holds them.
-//! * [`Ctx`], [`Access`], [`Outcome`]: what a command runs with and gives back, and the
-//!   [`Record`]s of its [`Log`].
-//! * [`bloom`] (`BF.*`) and [`cuckoo`] (`CF.*`): the commands, in RedisBloom's validation
-//!   order and with its error strings; `SCANDUMP`/`LOADCHUNK` share their chunking.
-//!   `BF.MERGE`'s checks and union live in a module of their own (`merge`), which
-//!   [`bloom`] calls.
-//! * [`aging`] (`AF.*`): aging filters, keys that forget a generation at a time, with the
-//!   parameters and rotation schedule an [`aging::AgingKey`] keeps beside the filter.
-//! * [`FilterCommand`]: one parsed command of any family.
+//! * [`params`]: the `bf-*`/`cf-*`/`af-*` parameters, one table ([`PARAMETERS`]) with each
+//!   one's name, type, default and range, and the [`Defaults`] they set.
+//! * [`Args`] and [`with_args`], [`Ctx`], [`Access`], [`Outcome`] (`run.rs`): a request's
+//!   arguments as slices where the host holds them, what a command runs with and gives
+//!   back, and the [`Record`]s of its [`Log`].
+//! * [`value`]: what a key holds ([`Value`]), its storage encoding, and a dump still
+//!   arriving ([`PartialDump`], and the header of a value's encoding). A value holds one of
+//!   the types below it in this list: [`aging::AgingKey`] (`aging/key.rs`, which uses
+//!   nothing of this crate) and an [`ImportingDump`] (`importing.rs`: a RedisBloom dump
+//!   arriving, which becomes a [`Value`] when complete, so these two modules use each
+//!   other; it tells a bloomkit aging dump by `aging/key.rs`'s magic).
+//! * `shared.rs`: what the families' commands share (finding a key's filter, asking the
+//!   budget, building what they log).
+//! * `dump.rs`: `SCANDUMP`/`LOADCHUNK` for every family, and [`Value::restore_commands`]
+//!   (the chunks as commands). It hands a RedisBloom dump to `importing.rs`, which refuses
+//!   a chunk with `dump.rs`'s `LoadError`: the one pair here that use each other.
+//! * [`bloom`] (`BF.*`, with `BF.MERGE` in `bloom/merge.rs`), [`cuckoo`] (`CF.*`) and
+//!   [`aging`] (`AF.*`: aging filters, keys that forget a generation at a time): the
+//!   commands, in RedisBloom's validation order and with its error strings.
+//! * [`FilterCommand`] (`command.rs`): one parsed command of any family.
 //! * [`table`]: every filter command once, with what a host registers it with (name, arity,
 //!   flags, key positions, ACL categories, documentation) and the parser its name reaches.
 //!
@@ -126,7 +135,6 @@ mod dump;
 pub mod errors;
 mod importing;
 mod limits;
-mod merge;
 pub mod params;
 pub mod reply;
 mod run;

@@ -1,5 +1,6 @@
-//! The limits RedisBloom puts on the filter commands' arguments, written once: the commands
-//! check their arguments against them, and the `bf-*`/`cf-*` parameters' ranges end at them.
+//! The limits RedisBloom puts on the filter commands' arguments, and those of bloomkit's own
+//! `AF.*` commands, written once: the commands check their arguments against them, and the
+//! `bf-*`/`cf-*`/`af-*` parameters' ranges end at them.
 
 /// The largest capacity of a Bloom filter (`BF.RESERVE`, `BF.INSERT CAPACITY`,
 /// `bf-initial-size`).
@@ -19,3 +20,13 @@ pub(crate) const CF_MAX_EXPANSION: i64 = 32_768;
 /// RedisBloom's hard limit on a cuckoo filter's sub-filters (`UINT16_MAX`), and
 /// `cf-max-expansions`'s.
 pub(crate) const CF_MAX_SUB_FILTERS: u32 = 65_535;
+
+/// The most items per generation `AF.RESERVE` accepts, as for `BF.RESERVE`.
+pub(crate) const AF_MAX_CAPACITY: u64 = BF_MAX_CAPACITY as u64;
+/// The fewest generations of an aging key: with one, a rotation would forget everything at
+/// once.
+pub(crate) const AF_MIN_GENERATIONS: u32 = 2;
+/// The most generations of an aging key: the library's limit.
+pub(crate) const AF_MAX_GENERATIONS: u32 = 64;
+/// The longest `PERIOD` of an aging key: ten years of seconds.
+pub(crate) const AF_MAX_PERIOD_SECS: u64 = 10 * 365 * 24 * 3600;

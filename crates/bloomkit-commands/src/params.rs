@@ -402,16 +402,16 @@ pub static PARAMETERS: &[Parameter] = &[
     integer(
         "af-capacity",
         100,
-        (1, crate::aging::MAX_CAPACITY),
+        (1, crate::limits::AF_MAX_CAPACITY),
         |d| Number::Integer(d.af_capacity),
         |d, v| d.af_capacity = v.as_u64(),
     ),
     integer(
         "af-generations",
-        crate::aging::MIN_GENERATIONS as u64,
+        crate::limits::AF_MIN_GENERATIONS as u64,
         (
-            crate::aging::MIN_GENERATIONS as u64,
-            crate::aging::MAX_GENERATIONS as u64,
+            crate::limits::AF_MIN_GENERATIONS as u64,
+            crate::limits::AF_MAX_GENERATIONS as u64,
         ),
         |d| Number::Integer(d.af_generations.into()),
         |d, v| d.af_generations = v.as_u32(),
@@ -419,7 +419,7 @@ pub static PARAMETERS: &[Parameter] = &[
     integer(
         "af-period",
         0,
-        (0, crate::aging::MAX_PERIOD_SECS),
+        (0, crate::limits::AF_MAX_PERIOD_SECS),
         |d| Number::Integer(d.af_period),
         |d, v| d.af_period = v.as_u64(),
     ),

@@ -4,14 +4,15 @@
 use std::io::{self, Write};
 
 use bloomkit::redisbloom::payload::BLOOMKIT_ENCVER;
-use bloomkit::redisbloom::{RedisBloomChain, RedisCuckooFilter};
-use bloomkit::{AnyFilter, CuckooFilter, Error, FilterKind, ScalableBloomFilter};
+use bloomkit::redisbloom::{RedisBloomChain, RedisCuckooFilter, BF_TYPE_NAME, CF_TYPE_NAME};
+use bloomkit::{format, AnyFilter, CuckooFilter, Error, FilterKind, ScalableBloomFilter};
 
 use crate::aging::AgingKey;
 use crate::importing::ImportingDump;
 
 /// What `TYPE` answers for an `AF.*` key: nine characters, as a Redis module type's name
-/// must be, in the spirit of RedisBloom's `MBbloom--`.
+/// must be, in the spirit of RedisBloom's `MBbloom--`. (RedisBloom's own two names are the
+/// library's, [`BF_TYPE_NAME`] and [`CF_TYPE_NAME`]: its `DUMP` payloads carry them.)
 pub const AGING_TYPE_NAME: &str = "BKaging--";
 
 /// The module encoding version of [`AGING_TYPE_NAME`] values (RDB files and `DUMP`
@@ -72,54 +73,15 @@ impl Value {
     /// What `TYPE` answers for this key: RedisBloom's module type names.
     pub fn type_name(&self) -> &'static str {
         match self {
-            Value::Bloom(_) | Value::RedisBloom(_) => "MBbloom--",
-            Value::Cuckoo(_) | Value::RedisCuckoo(_) => "MBbloomCF",
+            Value::Bloom(_) | Value::RedisBloom(_) => BF_TYPE_NAME,
+            Value::Cuckoo(_) | Value::RedisCuckoo(_) => CF_TYPE_NAME,
             Value::Aging(_) => AGING_TYPE_NAME,
-            Value::Loading(d) if d.is_cuckoo() => "MBbloomCF",
+            Value::Loading(d) if d.is_cuckoo() => CF_TYPE_NAME,
             Value::Loading(d) if d.kind() == FilterKind::Aging => AGING_TYPE_NAME,
-            Value::Importing(d) if d.is_cuckoo() => "MBbloomCF",
-            Value::Importing(_) => "MBbloom--",
-            Value::Loading(_) => "MBbloom--",
+            Value::Importing(d) if d.is_cuckoo() => CF_TYPE_NAME,
+            Value::Importing(_) => BF_TYPE_NAME,
+            Value::Loading(_) => BF_TYPE_NAME,
         }
-    }
-
-    /// Hands `emit` the commands that rebuild this value under `key` where the key is
-    /// missing, in order: `BF.LOADCHUNK`/`CF.LOADCHUNK` with the encoding's header, then with
-    /// the rest of it in chunks of at most 16 MiB, each cut as the encoding is written (a
-    /// large filter is never held twice). What a host writes for an append-only file's
-    /// rewrite: parsed as logged commands
-    /// ([`FilterCommand::parse_logged`](crate::FilterCommand::parse_logged)) and run on a
-    /// missing key, they give a value equal to this one, a filter still being restored
-    /// included (with the bytes it has received).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit::ScalableBloomFilter;
-    /// use bloomkit_commands::{Ctx, Defaults, FilterCommand, Unlimited, Value};
-    /// use bytes::Bytes;
-    ///
-    /// let mut filter = ScalableBloomFilter::new(100, 0.01).unwrap();
-    /// filter.insert("apple").unwrap();
-    /// let value = Value::Bloom(filter);
-    /// let key = Bytes::from_static(b"fruit");
-    /// let mut commands = Vec::new();
-    /// value.restore_commands(&key, &mut |command| commands.push(command));
-    /// assert_eq!(commands.len(), 2); // the header, then the rest
-    /// assert_eq!(commands[0][0], "BF.LOADCHUNK");
-    ///
-    /// let defaults = Defaults::default();
-    /// let ctx = Ctx { defaults: &defaults, budget: &Unlimited, now_ms: &|| 0 };
-    /// let mut slot = None;
-    /// for command in &commands {
-    ///     let words: Vec<&[u8]> = command.iter().map(|w| &w[..]).collect();
-    ///     let command = FilterCommand::parse_logged(&words).unwrap().unwrap();
-    ///     assert!(!command.write(&mut slot, &ctx).reply.is_error());
-    /// }
-    /// assert_eq!(slot, Some(value));
-    /// ```
-    pub fn restore_commands(&self, key: &[u8], emit: &mut dyn FnMut(Vec<bytes::Bytes>)) {
-        crate::dump::restore_commands(self, key, emit);
     }
 
     /// Bytes this value holds on the heap and inline, for `INFO memory` and `--maxmemory`.
@@ -198,7 +160,7 @@ impl Value {
             return AgingKey::from_bytes(bytes).map(Value::Aging);
         }
         // The RedisBloom kinds are not AnyFilter's: read them by the header's kind.
-        match bloomkit::format::peek_header(bytes).map(|info| info.map(|info| info.kind)) {
+        match format::peek_header(bytes).map(|info| info.map(|info| info.kind)) {
             Ok(Some(FilterKind::RedisBloomChain)) => {
                 return RedisBloomChain::from_bytes(bytes).map(Value::RedisBloom)
             }
@@ -216,6 +178,45 @@ impl Value {
             }),
         }
     }
+}
+
+/// The longest header: an aging key's fixed fields (41 bytes), then a filter's 44 fixed
+/// bytes and at most 1024 of parameters.
+pub(crate) const MAX_HEADER_BYTES: u64 = 41 + 44 + 1024;
+
+/// What the header of a value's encoding says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// The filter kind: [`FilterKind::Aging`] for an aging key.
+    pub(crate) kind: FilterKind,
+    /// Bytes from the start to the end of the header.
+    pub(crate) header_len: usize,
+    /// Bytes of the whole encoding.
+    pub(crate) encoded_len: u64,
+}
+
+/// Reads the header at the start of a value's encoding, a filter's
+/// ([`format::peek_header`]) or an aging key's; `Ok(None)` while `prefix` is too short to
+/// tell.
+///
+/// # Errors
+///
+/// The readers' errors for what is neither.
+pub(crate) fn peek_header(prefix: &[u8]) -> bloomkit::Result<Option<Header>> {
+    let aging_magic = &crate::aging::MAGIC[..prefix.len().min(crate::aging::MAGIC.len())];
+    if prefix.starts_with(aging_magic) && !prefix.is_empty() {
+        let header = crate::aging::AgingKey::peek_header(prefix)?;
+        return Ok(header.map(|(header_len, encoded_len)| Header {
+            kind: FilterKind::Aging,
+            header_len,
+            encoded_len,
+        }));
+    }
+    Ok(format::peek_header(prefix)?.map(|info| Header {
+        kind: info.kind,
+        header_len: info.header_len,
+        encoded_len: info.encoded_len,
+    }))
 }
 
 /// The first bytes of an encoded filter, received by `BF.LOADCHUNK`/`CF.LOADCHUNK` in
@@ -269,8 +270,8 @@ impl PartialDump {
         })
     }
 
-    fn check_header(bytes: &[u8]) -> bloomkit::Result<crate::dump::Header> {
-        let info = crate::dump::peek_header(bytes)?.ok_or(Error::Truncated)?;
+    fn check_header(bytes: &[u8]) -> bloomkit::Result<Header> {
+        let info = peek_header(bytes)?.ok_or(Error::Truncated)?;
         if !matches!(
             info.kind,
             FilterKind::Scalable

@@ -198,7 +198,7 @@ fn rotate_due(ctx: &Context, db: c_int, name: &[u8]) -> bool {
                 OpenKey::open_untouched(ctx, unsafe { KeyName::of_argument(key) }, false);
             match open.held() {
                 Held::Ours(stored, _) if has_period(stored.as_ref()) => match stored.as_ref() {
-                    Some(Value::Aging(k)) => k.due_rotation(crate::command::now_ms()),
+                    Some(Value::Aging(k)) => k.due_rotation(crate::engine::now_ms()),
                     _ => None,
                 },
                 _ => {
@@ -225,7 +225,7 @@ fn rotate(ctx: &Context, key: KeyName, name: &[u8], at: u64) -> bool {
     let cctx = Ctx {
         defaults: &defaults,
         budget: &Unlimited,
-        now_ms: &crate::command::now_ms,
+        now_ms: &crate::engine::now_ms,
     };
     with_args(
         &words,
@@ -243,9 +243,9 @@ fn rotate(ctx: &Context, key: KeyName, name: &[u8], at: u64) -> bool {
             if outcome.reply.is_error() {
                 return false;
             }
-            crate::command::signal_modified(ctx, key);
+            crate::engine::signal_modified(ctx, key);
             for entry in &outcome.log {
-                crate::command::replicate(ctx, entry);
+                crate::engine::replicate(ctx, entry);
             }
             true
         },

@@ -34,6 +34,7 @@ use redis_module::{raw, Context, ContextFlags, RedisString};
 
 use crate::budget::ModuleBudget;
 use crate::config;
+use crate::engine::{now_ms, replicate, signal_modified};
 use crate::key::{Held, KeyName, OpenKey};
 use crate::reply::send;
 use crate::types::{type_of, Stored};
@@ -201,18 +202,6 @@ fn run_with(
     match command.access() {
         Access::Read => send(ctx, &read(ctx, key_arg, &command, &cctx), &protocol),
         Access::Write => write(ctx, key_arg, &command, &cctx, args, argv, row, &protocol),
-    }
-}
-
-/// The engine's clock, in milliseconds since the Unix epoch: `RedisModule_Milliseconds`
-/// (the system's clock on an engine without it).
-pub fn now_ms() -> u64 {
-    match api!(RedisModule_Milliseconds) {
-        // SAFETY: the function takes nothing and only reads the engine's clock.
-        Some(ms) => u64::try_from(unsafe { ms() }).unwrap_or(0),
-        None => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
     }
 }
 
@@ -448,54 +437,6 @@ fn same_words<'a>(a: impl ExactSizeIterator<Item = &'a [u8]>, b: Args<'_>) -> bo
     a.len() == b.len()
         && a.zip(b)
             .all(|(x, y)| (x.as_ptr() == y.as_ptr() && x.len() == y.len()) || x == *y)
-}
-
-/// Tells Redis the key changed (the module handles this itself, see
-/// [`set_module_options`](crate::types::set_module_options)): `WATCH` and client-side
-/// caching then see it.
-pub(crate) fn signal_modified(ctx: &Context, name: KeyName) {
-    if let Some(signal) = api!(RedisModule_SignalModifiedKey) {
-        // SAFETY: `ctx` is the context of the running command and `name` one of its
-        // arguments, alive for the call.
-        unsafe { signal(ctx.ctx, name.as_ptr()) };
-    }
-}
-
-/// Replicates one logged command to the replicas and the append-only file. Arguments are
-/// binary-safe (an item may hold any bytes, NUL included).
-pub(crate) fn replicate(ctx: &Context, entry: &Record<'_>) {
-    let (Some(create), Some(free), Some(replicate)) = (
-        api!(RedisModule_CreateString),
-        api!(RedisModule_FreeString),
-        api!(RedisModule_Replicate),
-    ) else {
-        return;
-    };
-    let Ok(command_name) = CString::new(entry.name()) else {
-        return;
-    };
-    let strings: Vec<*mut raw::RedisModuleString> = entry
-        .args()
-        // SAFETY: each buffer is valid for its length during the call; a string created
-        // without a context is the module's to free, below.
-        .map(|a| unsafe { create(std::ptr::null_mut(), a.as_ptr().cast(), a.len()) })
-        .collect();
-    // SAFETY: `ctx` is the running command's context; the format "v" takes an array of
-    // module strings and its length, which `strings` is; Redis takes its own references
-    // to the strings it keeps.
-    unsafe {
-        replicate(
-            ctx.ctx,
-            command_name.as_ptr(),
-            c"v".as_ptr(),
-            strings.as_ptr(),
-            strings.len(),
-        );
-    }
-    for s in strings {
-        // SAFETY: created above without a context, freed once.
-        unsafe { free(std::ptr::null_mut(), s) };
-    }
 }
 
 #[cfg(test)]

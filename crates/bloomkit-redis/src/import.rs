@@ -6,7 +6,7 @@
 //! it; the key then answers with RedisBloom's hashing, and is saved in the module's own
 //! encoding from then on.
 
-use bloomkit::redisbloom::{RdbFields, RedisBloomChain, RedisCuckooFilter};
+use bloomkit::redisbloom::{RdbFields, RedisBloomChain, RedisCuckooFilter, CF_TYPE_NAME};
 use bloomkit::Error;
 use bloomkit_commands::Value;
 use redis_module::raw;
@@ -48,7 +48,7 @@ pub(crate) fn load(
     version: u64,
 ) -> Result<Value, LoadError> {
     let mut fields = ModuleFields(rdb);
-    let value = if type_name == "MBbloomCF" {
+    let value = if type_name == CF_TYPE_NAME {
         RedisCuckooFilter::from_rdb_fields(version, &mut fields).map(Value::RedisCuckoo)
     } else {
         RedisBloomChain::from_rdb_fields(version, &mut fields).map(Value::RedisBloom)

@@ -34,6 +34,16 @@
 //!   through `CONFIG GET`/`SET`.
 //! * [`budget`]: the memory a command may allocate, from `maxmemory` and the machine.
 //! * [`alloc`]: the global allocator, the engine's at any alignment.
+//! * [`engine`]: what a write asks of the engine after the command layer has run (its
+//!   clock, `RedisModule_SignalModifiedKey`, `RedisModule_Replicate`), for [`command`] and
+//!   [`aging_timer`].
+//!
+//! Which uses which: [`command`] uses [`key`], [`reply`], [`types`], [`aging_timer`],
+//! [`config`], [`budget`] and [`engine`]; [`aging_timer`] uses [`key`], [`config`] and
+//! [`engine`]; [`engine`] uses [`key`] alone; [`config`] uses `log.rs`. The data types are
+//! one group that uses each other: [`types`] and [`aging_type`] share the callbacks, [`key`]
+//! asks them which type a value is stored under, and loading an aging key with a period
+//! hands it to [`aging_timer`], which opens keys through [`key`].
 //!
 //! # Why `redis-module`
 //!
@@ -75,6 +85,7 @@ pub mod budget;
 pub mod command;
 pub mod config;
 pub mod encoding;
+pub mod engine;
 mod import;
 pub mod key;
 pub mod log;

@@ -9,6 +9,8 @@
 
 use std::ffi::{c_int, c_void};
 
+use bloomkit::redisbloom::{BF_TYPE_NAME, CF_TYPE_NAME};
+use bloomkit_commands::value::AGING_TYPE_NAME;
 use bloomkit_commands::Value;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -23,16 +25,16 @@ use crate::encoding::ENCODING_VERSION;
 pub type Stored = Option<Value>;
 
 /// The type of a Bloom key.
-pub static BLOOM_TYPE: RedisType = RedisType::new("MBbloom--", ENCODING_VERSION, methods(false));
+pub static BLOOM_TYPE: RedisType = RedisType::new(BF_TYPE_NAME, ENCODING_VERSION, methods(false));
 
 /// The type of a cuckoo key.
-pub static CUCKOO_TYPE: RedisType = RedisType::new("MBbloomCF", ENCODING_VERSION, methods(true));
+pub static CUCKOO_TYPE: RedisType = RedisType::new(CF_TYPE_NAME, ENCODING_VERSION, methods(true));
 
 /// The type a value is stored under, by the name its `TYPE` answers.
 pub fn type_of(value: &Value) -> &'static RedisType {
     match value.type_name() {
-        "MBbloomCF" => &CUCKOO_TYPE,
-        bloomkit_commands::value::AGING_TYPE_NAME => &crate::aging_type::AGING_TYPE,
+        CF_TYPE_NAME => &CUCKOO_TYPE,
+        AGING_TYPE_NAME => &crate::aging_type::AGING_TYPE,
         _ => &BLOOM_TYPE,
     }
 }
@@ -96,7 +98,7 @@ pub(crate) mod callbacks {
     use bloomkit_commands::Value;
     use redis_module::{raw, RedisString};
 
-    use super::Stored;
+    use super::{Stored, BF_TYPE_NAME, CF_TYPE_NAME};
     use crate::encoding::{check_version, Assembler, ChunkWriter, Encoding, LoadError};
 
     /// The value behind a pointer Redis passes to a callback.
@@ -120,7 +122,7 @@ pub(crate) mod callbacks {
         rdb: *mut raw::RedisModuleIO,
         encver: c_int,
     ) -> *mut c_void {
-        let type_name = if CUCKOO { "MBbloomCF" } else { "MBbloom--" };
+        let type_name = if CUCKOO { CF_TYPE_NAME } else { BF_TYPE_NAME };
         match load(rdb, type_name, encver) {
             Ok(value) => Box::into_raw(Box::new(Some(value))).cast(),
             Err(why) => {

@@ -26,7 +26,7 @@ use crate::cmd::transaction::runs_inside_multi;
 use crate::cmd::Executed;
 use crate::cmd::{server, Call, Pending};
 use crate::config::DebugCommand;
-use crate::errors::{noauth, unknown_command};
+use crate::errors::{noauth, unknown_command, NOT_IN_TRANSACTION};
 use crate::session::Session;
 use crate::shared::Shared;
 
@@ -187,10 +187,7 @@ fn queued(
         return None;
     }
     if spec.has(Flag::NoMulti) {
-        return Some(refused(
-            session,
-            Reply::error("ERR Command not allowed inside a transaction"),
-        ));
+        return Some(refused(session, Reply::error(NOT_IN_TRANSACTION)));
     }
     // The queue holds what it queues, in the client's memory: past `maxmemory` it is
     // refused (after eviction, under an evicting policy), as Redis refuses queuing then; and

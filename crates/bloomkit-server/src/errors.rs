@@ -54,3 +54,20 @@ pub fn unknown_subcommand(container: &str, sub: &[u8]) -> Reply {
     );
     Reply::Error(text.replace(['\r', '\n'], " "))
 }
+
+/// `EXEC` without `MULTI`.
+pub const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+
+/// A command that cannot be queued in a transaction (its row has the `no-multi` flag).
+pub const NOT_IN_TRANSACTION: &str = "ERR Command not allowed inside a transaction";
+
+/// A database index other than 0 (`SELECT`, `MOVE`/`COPY ... DB`): the server has one.
+pub const DB_INDEX_OUT_OF_RANGE: &str = "ERR DB index is out of range";
+
+/// `CLIENT LIST TYPE`/`CLIENT KILL TYPE` with a type Redis does not know.
+pub fn unknown_client_type(kind: &[u8]) -> Reply {
+    Reply::Error(format!(
+        "ERR Unknown client type '{}'",
+        String::from_utf8_lossy(kind)
+    ))
+}

@@ -10,53 +10,54 @@
 //! commands, their table, the `bf-*`/`cf-*` parameters, what a key holds ([`Value`]) and
 //! what a command answers ([`Reply`]) are its. This crate adds the network, the keyspace,
 //! persistence and the generic commands. In the order data flows, each module using only
-//! those above it:
+//! those above it (one group, named, uses each other):
 //!
 //! * [`resp`]: the protocol, one module per direction: [`resp::decode`] (the request
 //!   parser, RESP multibulk and inline, with Redis's limits) and [`resp::encode`] (replies
 //!   as RESP2 or RESP3, and their sizes).
-//! * [`connection`]: one client's stream: requests in, buffered replies out.
 //! * [`glob`]: Redis's glob patterns (`KEYS`, `SCAN MATCH`, `CONFIG GET`, `COMMAND LIST`).
-//! * [`errors`]: the error replies only a host answers (unknown command, `NOAUTH`).
+//! * [`errors`]: the error replies only a host answers (unknown command, `NOAUTH`, `EXEC`
+//!   without `MULTI`...).
+//! * [`log`]: the log (Redis's line format, levels, `--logfile`, repeated messages
+//!   rate-limited).
+//! * [`offload`]: long commands run off the worker thread that serves other clients.
+//! * [`limits`]: the open-file limit, fitted to `--maxclients` at start-up.
+//! * [`commandstats`]: `INFO commandstats`/`errorstats`.
 //! * [`keyspace`]: every key's value, in 64 shards of `RwLock<HashMap>` so that different
-//!   keys work in parallel; expiry, memory accounting for `--maxmemory`, and the
-//!   [`keyspace::Journal`] seam through which every change reaches persistence while its
-//!   shard is still locked. It runs a filter command on its key's slot. Its gate lets
-//!   `EXEC` run alone; its watch registry tells a `WATCH`ing client that a key changed.
+//!   keys work in parallel; expiry, memory accounting for `--maxmemory` (the clients'
+//!   memory beside the values'), `maxmemory-policy` eviction, per-key access stamps, the
+//!   flagged filters of `INFO filters`, and the [`keyspace::Journal`] seam through which
+//!   every change reaches persistence while its shard is still locked. It runs a filter
+//!   command on its key's slot. Its gate lets `EXEC` run alone; its watch registry tells a
+//!   `WATCH`ing client that a key changed.
+//! * [`clients`]: every connected client as `CLIENT LIST/KILL` and `INFO clients` see it;
+//!   [`slowlog`]: `SLOWLOG`.
+//! * [`connection`]: one client's stream: requests in, buffered replies out.
 //! * [`persist`]: the append-only log, snapshots, and the manifest that lists them, behind
 //!   the journal; start-up recovery; what a failing disk does to writes.
-//! * [`offload`]: long commands run off the worker thread that serves other clients.
-//! * [`config`]: the start-up options ([`config::Config`], resolved from the flags and the
-//!   config file) and the run-time settings `CONFIG GET/SET` reaches.
-//! * [`limits`]: the open-file limit, fitted to `--maxclients` at start-up.
+//! * [`options`], [`config`] and [`config_file`], one group that uses each other: every
+//!   option in one table ([`options`]: the `bloomkit serve` flags, the config file's
+//!   directives, `CONFIG GET/SET/REWRITE`, the `INFO` fields that show them and the docs'
+//!   flag table all come from it), the start-up options it fills ([`config::Config`],
+//!   resolved from the flags and the config file) and the run-time settings `CONFIG
+//!   GET/SET` reaches, and `--config FILE` read and rewritten (`CONFIG REWRITE`).
 //! * [`protected`]: protected mode, which refuses other machines without a password.
 //! * [`shared`]: the state every connection shares (the keyspace, the settings, counters,
 //!   snapshots, the shutdown switch), mini-redis's `db.rs`.
-//! * [`transaction`]: one client's `MULTI` queue and `WATCH`ed keys.
-//! * [`session`]: one client's state (protocol, authentication, name, transaction).
+//! * [`transaction`]: one client's `MULTI` queue and `WATCH`ed keys; [`session`]: one
+//!   client's state (protocol, authentication, name, transaction).
 //! * [`cmd`]: the generic commands (`cmd::keys`, `cmd::connection`, `cmd::server`,
-//!   `cmd::transaction`) and the command table ([`cmd::table`]): the generic rows with their
-//!   handlers beside the command layer's filter rows, for `COMMAND` and for routing.
+//!   `cmd::transaction`...) and the command table ([`cmd::table`]): the generic rows with
+//!   their handlers beside the command layer's filter rows, for `COMMAND` and for routing.
 //! * [`dispatch`]: one request in, one reply out: the name routed through the table, in
 //!   Redis's order of checks (unknown command, arity, `NOAUTH`), queued inside `MULTI`, and
 //!   `EXEC`'s queue run alone; the same path replays the log at start-up.
+//!   [`client_handle`]: one connection's registration, the admission of its requests
+//!   (`client-query-buffer-limit`, `maxmemory`), its output limits and backpressure.
+//!   [`lifecycle`]: what start-up and shutdown log.
 //! * [`server`]: the accept loop, one task per client (pipelined requests answered in one
 //!   flush, after their writes are durable), `--maxclients`, housekeeping and graceful
 //!   shutdown.
-//!
-//! What an operator sees and what bounds memory, used by the modules above:
-//!
-//! * [`log`]: the log (Redis's line format, levels, `--logfile`, repeated messages
-//!   rate-limited); [`lifecycle`]: what start-up and shutdown log.
-//! * [`options`]: every option, one table: the `bloomkit serve` flags, the config file's
-//!   directives, `CONFIG GET/SET/REWRITE`, the `INFO` fields that show them and the docs'
-//!   flag table all come from it; [`config_file`]: `--config FILE` and `CONFIG REWRITE`.
-//! * [`clients`]: every connected client as `CLIENT LIST/KILL` and `INFO clients` see it;
-//!   [`client_handle`]: one connection's registration, the admission of its requests
-//!   (`client-query-buffer-limit`, `maxmemory`), its output limits and backpressure.
-//! * [`commandstats`]: `INFO commandstats`/`errorstats`; [`slowlog`]: `SLOWLOG`.
-//! * In [`keyspace`]: the clients' memory beside the values', `maxmemory-policy` eviction,
-//!   per-key access stamps, and the flagged filters of `INFO filters`.
 //!
 //! [`Value`]: bloomkit_commands::Value
 //! [`Reply`]: bloomkit_commands::Reply
@@ -78,29 +79,27 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod client_handle;
+pub mod clients;
 pub mod cmd;
+pub mod commandstats;
 pub mod config;
+pub mod config_file;
 pub mod connection;
 pub mod dispatch;
 pub mod errors;
 pub mod glob;
 pub mod keyspace;
+pub mod lifecycle;
 pub mod limits;
+pub mod log;
 pub mod offload;
+pub mod options;
 pub mod persist;
 pub mod protected;
 pub mod resp;
 pub mod server;
 pub mod session;
 pub mod shared;
-// The operator's view and the memory ceiling (issue 12 §4, §6): logging, options, the
-// client registry and what each connection does to stay within its limits.
-pub mod client_handle;
-pub mod clients;
-pub mod commandstats;
-pub mod config_file;
-pub mod lifecycle;
-pub mod log;
-pub mod options;
 pub mod slowlog;
 pub mod transaction;

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use bloomkit_commands::Defaults;
+use bloomkit_commands::{Defaults, Reply};
 use tokio::sync::watch;
 
 use crate::clients::Clients;
@@ -18,6 +18,7 @@ use crate::commandstats::CommandStats;
 use crate::config::{Config, Settings};
 use crate::keyspace::{now_ms, Keyspace};
 use crate::log;
+use crate::options::View;
 use crate::slowlog::SlowLog;
 
 /// Counters for `INFO clients` and `INFO stats`.
@@ -86,6 +87,23 @@ pub enum SnapshotError {
     InProgress,
     /// It failed; the previous snapshot and the log are intact.
     Failed(io::Error),
+}
+
+/// The error reply of a command that wanted a snapshot (`SAVE`, `BGSAVE`, `DEBUG RELOAD`):
+/// Redis's words for one already running, and for a failure the cause and what to check.
+impl From<SnapshotError> for Reply {
+    fn from(error: SnapshotError) -> Reply {
+        match error {
+            SnapshotError::InProgress => Reply::error("ERR Background save already in progress"),
+            SnapshotError::Failed(why) => Reply::Error(
+                format!(
+                    "ERR snapshot failed: {why}; check that the data directory is writable \
+                     and has space"
+                )
+                .replace(['\r', '\n'], " "),
+            ),
+        }
+    }
 }
 
 /// Where snapshots stand, for `INFO persistence`.
@@ -203,6 +221,16 @@ impl Shared {
     /// The run-time settings (`CONFIG SET`).
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// What every option's current value is read from (`CONFIG GET`, `CONFIG REWRITE`,
+    /// `INFO`).
+    pub fn view(&self) -> View<'_> {
+        View {
+            config: &self.config,
+            settings: &self.settings,
+            keyspace: &self.keyspace,
+        }
     }
 
     /// The counters.

@@ -9,8 +9,7 @@
 
 mod common;
 
-#[path = "../../bloomkit-wasm/tests/support/mod.rs"]
-mod support;
+use bloomkit_testkit::programs as support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -15,6 +15,8 @@
 //!   must not hang a test.
 //! * [`golden`]: readers of the data a real RedisBloom 2.8 wrote
 //!   (`crates/bloomkit/tests/data/redisbloom/`).
+//! * [`programs`]: finding and running the outside programs (Node.js, Chromium, Python)
+//!   with a deadline that always cleans up.
 //! * [`wait`]: [`wait::until`], polling for an event under a generous deadline, so a loaded
 //!   machine makes a test slower, never wrong.
 //!
@@ -25,6 +27,7 @@
 
 pub mod engine;
 pub mod golden;
+pub mod programs;
 pub mod resp;
 pub mod served;
 pub mod skip;

@@ -9,9 +9,9 @@
 //! `{"error": "..."}` with a message for the visitor.
 
 use crate::curve::rate_curve;
-use crate::json::Json;
-use crate::lab::{Experiment, Kind, Measurement};
 use crate::teach::{self, Query, TeachingFilter, NUM_BITS};
+use bloomkit_lab::json::Json;
+use bloomkit_lab::{Experiment, Kind, Measurement};
 
 /// The most keys the page's real filter may be planned for: a few MiB of filter in the tab.
 pub const MAX_KEYS: u64 = 2_000_000;
@@ -60,7 +60,7 @@ impl Explorer {
     /// it), `words`, and the figure's constants (`num_bits`, `num_hashes`,
     /// `false_positive_word`, the word the "play" button replays).
     pub fn teach_state(&self) -> String {
-        self.state_json().into_string()
+        self.state_json().to_text()
     }
 
     /// Adds `word` to the small filter: `hashes` (h₁, h₂, h₃), `positions`, `shared` (was
@@ -71,19 +71,19 @@ impl Explorer {
                 ("word", Json::str(word)),
                 (
                     "hashes",
-                    Json::array(teach::hash_values(word).map(Json::int)),
+                    Json::array(teach::hash_values(word).map(Json::Int)),
                 ),
                 (
                     "positions",
-                    Json::array(added.positions.map(|p| Json::int(p as u64))),
+                    Json::array(added.positions.map(|p| Json::Int(p as u64))),
                 ),
-                ("shared", Json::array(added.shared.map(Json::bool))),
-                ("repeated", Json::bool(added.repeated)),
+                ("shared", Json::array(added.shared.map(Json::Bool))),
+                ("repeated", Json::Bool(added.repeated)),
                 ("state", self.state_json()),
             ]),
             Err(e) => Json::error(&e.to_string()),
         }
-        .into_string()
+        .to_text()
     }
 
     /// Queries `word` (any string but the empty one) in the small filter: `hashes`,
@@ -92,25 +92,25 @@ impl Explorer {
     /// null), `maybe`, `added` and `false_positive`.
     pub fn teach_query(&self, word: &str) -> String {
         if word.is_empty() {
-            return Json::error(&teach::WordError::Empty.to_string()).into_string();
+            return Json::error(&teach::WordError::Empty.to_string()).to_text();
         }
         let q: Query = self.teach.query(word);
         Json::object([
             ("word", Json::str(word)),
             (
                 "hashes",
-                Json::array(teach::hash_values(word).map(Json::int)),
+                Json::array(teach::hash_values(word).map(Json::Int)),
             ),
             (
                 "positions",
-                Json::array(q.checks.iter().map(|c| Json::int(c.position as u64))),
+                Json::array(q.checks.iter().map(|c| Json::Int(c.position as u64))),
             ),
             (
                 "checks",
                 Json::array(q.checks.iter().map(|c| {
                     Json::object([
-                        ("position", Json::int(c.position as u64)),
-                        ("bit", Json::bool(c.bit)),
+                        ("position", Json::Int(c.position as u64)),
+                        ("bit", Json::Bool(c.bit)),
                         (
                             "setters",
                             Json::array(c.setters.iter().map(|w| Json::str(w))),
@@ -120,14 +120,13 @@ impl Explorer {
             ),
             (
                 "stopped_at",
-                q.stopped_at
-                    .map_or_else(Json::null, |s| Json::int(s as u64)),
+                q.stopped_at.map_or(Json::Null, |s| Json::Int(s as u64)),
             ),
-            ("maybe", Json::bool(q.maybe())),
-            ("added", Json::bool(q.added)),
-            ("false_positive", Json::bool(q.false_positive())),
+            ("maybe", Json::Bool(q.maybe())),
+            ("added", Json::Bool(q.added)),
+            ("false_positive", Json::Bool(q.false_positive())),
         ])
-        .into_string()
+        .to_text()
     }
 
     /// The rate-versus-k curve for `m` bits, `n` keys and the visitor's `k`: `points`
@@ -144,28 +143,28 @@ impl Explorer {
         })();
         let (m, n, k, max_k) = match parsed {
             Ok(v) => v,
-            Err(e) => return Json::error(&e).into_string(),
+            Err(e) => return Json::error(&e).to_text(),
         };
         let c = rate_curve(m, n, max_k.max(k));
         let rate = c.points[k as usize - 1].1;
         Json::object([
-            ("m", Json::int(c.num_bits)),
-            ("n", Json::int(c.items)),
-            ("k", Json::int(u64::from(k))),
-            ("rate", Json::num(rate)),
+            ("m", Json::Int(c.num_bits)),
+            ("n", Json::Int(c.items)),
+            ("k", Json::Int(u64::from(k))),
+            ("rate", Json::Float(rate)),
             (
                 "points",
                 Json::array(
                     c.points
                         .iter()
-                        .map(|&(k, r)| Json::array([Json::int(u64::from(k)), Json::num(r)])),
+                        .map(|&(k, r)| Json::array([Json::Int(u64::from(k)), Json::Float(r)])),
                 ),
             ),
-            ("optimum_k", Json::num(c.optimum_k)),
-            ("optimum_rate", Json::num(c.optimum_rate)),
-            ("best_k", Json::int(u64::from(c.best_k))),
+            ("optimum_k", Json::Float(c.optimum_k)),
+            ("optimum_rate", Json::Float(c.optimum_rate)),
+            ("best_k", Json::Int(u64::from(c.best_k))),
         ])
-        .into_string()
+        .to_text()
     }
 
     /// The kinds of real filter: `name`, `summary`, `static` and `fill` (what the fill
@@ -175,11 +174,11 @@ impl Explorer {
             Json::object([
                 ("name", Json::str(k.name())),
                 ("summary", Json::str(k.summary())),
-                ("static", Json::bool(k.is_static())),
+                ("static", Json::Bool(k.is_static())),
                 ("fill", Json::str(k.fill_meaning())),
             ])
         }))
-        .into_string()
+        .to_text()
     }
 
     /// Builds a real filter of `kind` for `keys` keys at `fp_rate`, fills it with them, and
@@ -204,7 +203,7 @@ impl Explorer {
             self.lab = Some(e);
             Ok::<_, String>(measurement_json(&m, 1.0))
         })();
-        result.unwrap_or_else(|e| Json::error(&e)).into_string()
+        result.unwrap_or_else(|e| Json::error(&e)).to_text()
     }
 
     /// Fills the real filter to `factor` (1 to 4) times its planned keys and measures it again.
@@ -225,9 +224,7 @@ impl Explorer {
             let m = e.measure(absent_keys).map_err(|e| e.to_string())?;
             Ok(measurement_json(&m, factor))
         })();
-        result
-            .unwrap_or_else(|e: String| Json::error(&e))
-            .into_string()
+        result.unwrap_or_else(|e: String| Json::error(&e)).to_text()
     }
 
     /// The real filter's answers for present (`absent = false`) or absent keys `start` to
@@ -243,17 +240,17 @@ impl Explorer {
                 .collect();
             Ok::<_, String>(Json::object([("answers", Json::str(&answers))]))
         })();
-        result.unwrap_or_else(|e| Json::error(&e)).into_string()
+        result.unwrap_or_else(|e| Json::error(&e)).to_text()
     }
 
     fn state_json(&self) -> Json {
         let t = &self.teach;
         Json::object([
-            ("num_bits", Json::int(NUM_BITS as u64)),
-            ("num_hashes", Json::int(teach::NUM_HASHES as u64)),
+            ("num_bits", Json::Int(NUM_BITS as u64)),
+            ("num_hashes", Json::Int(teach::NUM_HASHES as u64)),
             (
                 "bits",
-                Json::array((0..NUM_BITS).map(|p| Json::int(u64::from(t.bit(p))))),
+                Json::array((0..NUM_BITS).map(|p| Json::Int(u64::from(t.bit(p))))),
             ),
             (
                 "setters",
@@ -268,9 +265,9 @@ impl Explorer {
             ),
             (
                 "false_positive_word",
-                teach::false_positive_word().map_or_else(Json::null, Json::str),
+                teach::false_positive_word().map_or(Json::Null, Json::str),
             ),
-            ("max_word_bytes", Json::int(teach::MAX_WORD_BYTES as u64)),
+            ("max_word_bytes", Json::Int(teach::MAX_WORD_BYTES as u64)),
         ])
     }
 }
@@ -282,19 +279,19 @@ impl Explorer {
 pub fn measurement_json(m: &Measurement, factor: f64) -> Json {
     Json::object([
         ("kind", Json::str(m.kind.name())),
-        ("planned", Json::int(m.planned)),
-        ("inserted", Json::int(m.inserted)),
-        ("factor", Json::num(factor)),
-        ("full_at", m.full_at.map_or_else(Json::null, Json::int)),
-        ("absent_keys", Json::int(m.absent_keys)),
-        ("false_positives", Json::int(m.false_positives)),
-        ("false_negatives", Json::int(m.false_negatives)),
-        ("measured", Json::num(m.measured_rate())),
-        ("predicted", Json::num(m.predicted_rate)),
-        ("target", Json::num(m.target_fp_rate)),
-        ("memory_bytes", Json::int(m.memory_bytes as u64)),
-        ("bits_per_key", Json::num(m.bits_per_key())),
-        ("fill", Json::num(m.fill)),
+        ("planned", Json::Int(m.planned)),
+        ("inserted", Json::Int(m.inserted)),
+        ("factor", Json::Float(factor)),
+        ("full_at", m.full_at.map_or(Json::Null, Json::Int)),
+        ("absent_keys", Json::Int(m.absent_keys)),
+        ("false_positives", Json::Int(m.false_positives)),
+        ("false_negatives", Json::Int(m.false_negatives)),
+        ("measured", Json::Float(m.measured_rate())),
+        ("predicted", Json::Float(m.predicted_rate)),
+        ("target", Json::Float(m.target_fp_rate)),
+        ("memory_bytes", Json::Int(m.memory_bytes as u64)),
+        ("bits_per_key", Json::Float(m.bits_per_key())),
+        ("fill", Json::Float(m.fill)),
         ("fill_meaning", Json::str(m.kind.fill_meaning())),
         (
             "parameters",
@@ -387,7 +384,7 @@ mod tests {
             .contains("error"));
         assert!(x.lab_fill(4.5, 1000.0).contains("between 1 and 4"));
         assert!(x.lab_fill(0.5, 1000.0).contains("between 1 and 4"));
-        assert!(x.lab_fill(2.0, 1000.0).contains(r#""inserted":2000"#));
+        assert!(x.lab_fill(2.0, 1000.0).contains(r#""inserted": 2000"#));
     }
 
     #[test]

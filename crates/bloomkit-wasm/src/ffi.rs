@@ -54,7 +54,7 @@ fn with_input(len: usize, f: impl FnOnce(&mut Explorer, &str) -> String) {
     let bytes = &input[..len.min(input.len())];
     *output = match std::str::from_utf8(bytes) {
         Ok(text) => f(explorer, text),
-        Err(_) => crate::json::Json::error("the text is not UTF-8").into_string(),
+        Err(_) => bloomkit_lab::json::Json::error("the text is not UTF-8").to_text(),
     };
 }
 

@@ -8,16 +8,19 @@
 //!   with its probes cut from the library's key hash.
 //! * [`curve`]: the false-positive rate against the number of hashes, from the library's
 //!   sizing math.
-//! * [`lab`]: [`lab::Experiment`], a real filter of any kind, filled and measured. The CLI's
-//!   `bloomkit plot` uses it natively, so the page and the chart measure the same way.
-//! * [`api`]: [`api::Explorer`], the page's state, answering in JSON ([`json`]).
+//! * [`api`]: [`api::Explorer`], the page's state, answering in JSON. Its "real filter" panel
+//!   is `bloomkit-lab`'s [`Experiment`](bloomkit_lab::Experiment), a real filter of any kind,
+//!   filled and measured; the CLI's `bloomkit plot` runs the same crate natively, so the page
+//!   and the chart measure the same way. Its JSON writer is that crate's too.
 //! * `ffi.rs` (WebAssembly only): the exported functions `page/bloomkit.js` calls, thin
 //!   wrappers over [`api`].
 //!
 //! The page itself (`page/`: HTML, CSS and two small scripts, no framework, nothing fetched
 //! from elsewhere) sits beside this crate; the CLI's build script compiles this crate for
 //! `wasm32-unknown-unknown` and embeds the page and the `.wasm` in the `bloomkit` binary
-//! (`build/wasm_build.rs` says how).
+//! (the `bloomkit-wasm-build` crate says how). Like every host, this crate depends only on
+//! the layers below it (the library and `bloomkit-lab`); no other crate depends on it but
+//! the CLI's browser test, which compares the page's answers with this crate's run natively.
 
 #![deny(missing_docs)]
 // The exported symbols of `ffi.rs` are the only exception, and need no `unsafe` block.
@@ -25,8 +28,6 @@
 
 pub mod api;
 pub mod curve;
-pub mod json;
-pub mod lab;
 pub mod teach;
 
 #[cfg(target_arch = "wasm32")]

@@ -9,17 +9,14 @@
 //! Needs Node.js and the `wasm32-unknown-unknown` target; without them it skips, or fails
 //! under `BLOOMKIT_FULL_TESTS=1` (scripts/test.sh, which installs both).
 
-mod support;
-
-#[path = "../build/wasm_build.rs"]
-mod wasm_build;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use bloomkit_lab::Kind;
+use bloomkit_testkit::programs as support;
 use bloomkit_wasm::api::Explorer;
-use bloomkit_wasm::lab::Kind;
+use bloomkit_wasm_build as wasm_build;
 use serde_json::{json, Value};
 
 const TEST: &str = "bloomkit-wasm node test";

@@ -386,6 +386,47 @@ macro_rules! bit_array_methods {
 }
 pub(crate) use bit_array_methods;
 
+/// A blocked layout's lines as its batched queries walk them ([`LineArray`] or
+/// [`AtomicLineArray`]), so that one walk serves both.
+pub(crate) trait Lines {
+    /// One 512-bit line.
+    type Line;
+
+    /// How many lines there are.
+    fn num_lines(&self) -> usize;
+
+    /// Line `index`, which is below [`num_lines`](Self::num_lines).
+    fn line_at(&self, index: usize) -> &Self::Line;
+}
+
+impl Lines for LineArray {
+    type Line = Line;
+
+    #[inline(always)]
+    fn num_lines(&self) -> usize {
+        self.len()
+    }
+
+    #[inline(always)]
+    fn line_at(&self, index: usize) -> &Line {
+        self.line(index)
+    }
+}
+
+impl Lines for AtomicLineArray {
+    type Line = AtomicLine;
+
+    #[inline(always)]
+    fn num_lines(&self) -> usize {
+        self.len()
+    }
+
+    #[inline(always)]
+    fn line_at(&self, index: usize) -> &AtomicLine {
+        self.line(index)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,7 +49,7 @@
 //! bloomkit 0.1 hashed every key through its `Hash` implementation ([`KeyFeed::StdHash`]):
 //! the same bytes as today for a `str` and a `u64`, but a `[u8]` wrote its length first, an
 //! `i32` four bytes, a tuple what `std` writes. Its files say so in their header (hash
-//! algorithm 1; files written now say 2), and a filter read from one keeps hashing keys that
+//! algorithm 1; bloomkit 0.2 and later write 2), and a filter read from one keeps hashing keys that
 //! way ([`Key::hash_key_std`]), so it answers every key exactly as it did. [`KeyHasher`]
 //! carries the choice, and [`hash_bytes`](KeyHasher::hash_bytes) is the same under both.
 

@@ -24,8 +24,9 @@
 //! | [`BinaryFuseFilter`] | 9.04 (8-bit) | 0.383% | 72 (build) | 19 | no | no | no | yes |
 //! | [`AgingBloomFilter`] | 11.5 (2 generations) | 1.010% | 23 | 27 | by age | no | no | no |
 //!
-//! (One run on 2026-12-01, when this VM's memory was about twice as slow as on earlier days;
-//! the fuse rate is 2^−8 with 8-bit fingerprints, 2^−16 with 16-bit ones at 18.1 bits per key.
+//! (One run on 2026-12-01; `BENCHMARKS.md` has the machine, the command and the peers
+//! beside each figure, and the times are that machine's, so compare them with each other. The
+//! fuse rate is 2^−8 with 8-bit fingerprints, 2^−16 with 16-bit ones at 18.1 bits per key.
 //! Under callgrind a sector insert takes 62 instructions where a blocked one takes 146, see
 //! `BENCHMARKS.md`.)
 //!

@@ -9,7 +9,7 @@
 //! * [`bloom`]: fastbloom 0.17 (`BloomFilter`, `AtomicBloomFilter`), bloomfilter 3,
 //!   sbbf-rs 0.2, growable-bloom-filter 2.
 //! * [`fingerprint`]: xorf 0.13 (`BinaryFuse8`, `Xor8`), cuckoofilter 0.5, qfilter 0.3.
-//! * [`targets`]: the targets, checked against a run's rows.
+//! * [`targets`]: bloomkit's speed, rate and memory targets, checked against a run's rows.
 
 pub mod bloom;
 pub mod fingerprint;

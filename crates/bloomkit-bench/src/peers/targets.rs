@@ -1,4 +1,4 @@
-//! The targets for the kinds that exist now, checked against a run.
+//! bloomkit's targets beside its peers, for each kind that has one, checked against a run.
 //!
 //! * Blocked query, present and absent keys: at least 1.5× faster than fastbloom's fastest
 //!   configuration, measuring at most 1.1% false positives, with at most 1.1× fastbloom's

@@ -5,8 +5,8 @@ use std::path::Path;
 use bloomkit::{AnyFilter, FilterKind, LayerLayout};
 
 use crate::error::Result;
-use crate::json::Json;
 use crate::{files, human, output};
+use bloomkit_lab::json::Json;
 
 /// Prints the filter's parameters and statistics: one `name: value` per line, or with
 /// `json` one JSON object on one line.

@@ -2,8 +2,8 @@
 //!
 //! Every point is a real build: a filter of the kind, sized by the library for a key count
 //! and a target rate, filled with that many distinct keys and probed with keys never added,
-//! measured by `bloomkit_wasm::lab` (the explorer page's "real filter" panel runs the same
-//! code in the browser). Two charts:
+//! measured by `bloomkit_lab` (the explorer page's "real filter" panel runs the same code in
+//! the browser). Two charts:
 //!
 //! * the rate against bits per key, one build per target rate from 20% to 0.01%;
 //! * with `--fill`, the rate against the keys held per key planned (¼× to 4×) of one filter.
@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use bloomkit_wasm::lab::{Experiment, Kind, Measurement};
+use bloomkit_lab::{Experiment, Kind, LabError, Measurement};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -209,7 +209,7 @@ fn measure_fill(kind: Kind, items: u64, fp_rate: f64, absent_keys: u64) -> Resul
     Ok(Series { kind, points })
 }
 
-fn lab_error(kind: Kind, e: bloomkit_wasm::lab::LabError) -> Error {
+fn lab_error(kind: Kind, e: LabError) -> Error {
     Error::Message(format!("cannot build the {kind} filter: {e}"))
 }
 

@@ -1,12 +1,12 @@
 //! What the CLI's integration tests share: the binary, a scratch directory, key lists, and
 //! the checks for query's answers and for one-line errors; for the explorer's tests, the
-//! helpers for outside programs (from the wasm crate's tests) and starting `bloomkit explore`.
+//! helpers for outside programs (`bloomkit-wasm-build`'s `programs`) and starting
+//! `bloomkit explore`.
 
 // Each test binary uses its own share of these.
 #![allow(dead_code)]
 
-#[path = "../../../bloomkit-wasm/tests/support/mod.rs"]
-pub mod support;
+pub use bloomkit_testkit::programs as support;
 
 pub mod engines;
 mod explorer;

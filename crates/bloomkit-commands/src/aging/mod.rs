@@ -37,7 +37,9 @@ use smallvec::smallvec;
 
 use crate::args::{is_word, parse_f64, parse_i64};
 use crate::dump;
-use crate::errors::{wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, NOT_FOUND, WRONGTYPE};
+use crate::errors::{
+    wrong_arity, INSUFFICIENT_MEMORY, ITEM_EXISTS, NOT_FOUND, SCANDUMP_ITER_NOT_NUMERIC, WRONGTYPE,
+};
 use crate::reply::Reply;
 use crate::run::{Access, Args, Ctx, Log, Outcome, Record};
 use crate::shared::{
@@ -47,14 +49,10 @@ use crate::value::Value;
 
 pub use self::key::{AgingKey, MAGIC};
 
-/// The most items per generation `AF.RESERVE` accepts, as for `BF.RESERVE`.
-pub(crate) const MAX_CAPACITY: u64 = crate::limits::BF_MAX_CAPACITY as u64;
-/// The fewest generations: with one, a rotation would forget everything at once.
-pub(crate) const MIN_GENERATIONS: u32 = 2;
-/// The most generations: the library's limit.
-pub(crate) const MAX_GENERATIONS: u32 = 64;
-/// The longest `PERIOD`: ten years of seconds.
-pub(crate) const MAX_PERIOD_SECS: u64 = 10 * 365 * 24 * 3600;
+use crate::limits::{
+    AF_MAX_CAPACITY as MAX_CAPACITY, AF_MAX_GENERATIONS as MAX_GENERATIONS,
+    AF_MAX_PERIOD_SECS as MAX_PERIOD_SECS, AF_MIN_GENERATIONS as MIN_GENERATIONS,
+};
 
 /// The fields `AF.INFO key` answers, in order.
 pub const INFO_FIELDS: [&str; 11] = [
@@ -288,7 +286,7 @@ fn scandump(value: Option<&Value>, iter: Option<i64>, ctx: &Ctx<'_>) -> Reply {
         Err(reply) => return reply,
     };
     let (Some(value), Some(iter)) = (value, iter) else {
-        return Reply::error("Second argument must be numeric");
+        return Reply::error(SCANDUMP_ITER_NOT_NUMERIC);
     };
     dump::scandump(value, iter, ctx.budget).into_reply(dump::bloom_end)
 }
@@ -581,28 +579,7 @@ pub(crate) mod parse {
         Ok(aging(args, Op::Card))
     }
 
-    pub(crate) fn scandump<'a>(
-        args: Args<'a>,
-        _: LazyOrigin<'_>,
-    ) -> Result<AgingCommand<'a>, Reply> {
-        Ok(aging(args, Op::ScanDump(parse_i64(args[2]))))
-    }
-
-    pub(crate) fn loadchunk<'a>(
-        args: Args<'a>,
-        _: LazyOrigin<'_>,
-    ) -> Result<AgingCommand<'a>, Reply> {
-        let iter = parse_i64(args[2])
-            .ok_or_else(|| Reply::error("ERR Second argument must be numeric"))?;
-        Ok(aging(
-            args,
-            Op::LoadChunk {
-                iter,
-                data: args[3],
-                args,
-            },
-        ))
-    }
+    crate::dump::dump_parsers!(AgingCommand, aging);
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use bloomkit::redisbloom::{RedisCuckooFilter, RedisCuckooInsert};
 
 use super::{insert_error, CuckooCommand, Op};
-use crate::errors::ITEM_EXISTS;
+use crate::errors::{CF_FULL, CF_MAX_EXPANSIONS_REACHED, ITEM_EXISTS};
 use crate::reply::Reply;
 use crate::run::{Log, Outcome, Record};
 
@@ -67,9 +67,9 @@ impl<'a> CuckooCommand<'a> {
                             Ok(true)
                         }
                         Ok(RedisCuckooInsert::NoSpace) if !*multi => Err(if f.expansion() == 0 {
-                            "Filter is full"
+                            CF_FULL
                         } else {
-                            "Maximum expansions reached"
+                            CF_MAX_EXPANSIONS_REACHED
                         }),
                         Ok(RedisCuckooInsert::NoSpace) => Err(""),
                         Ok(_) => Ok(false),

@@ -9,7 +9,7 @@ use bytes::Bytes;
 
 use super::{connection, Call, Executed};
 use crate::clients::ClientInfo;
-use crate::errors::unknown_subcommand;
+use crate::errors::{unknown_client_type, unknown_subcommand};
 use crate::session::Session;
 
 /// `CLIENT LIST|INFO|KILL ...`, and the rest of `CLIENT` through
@@ -48,10 +48,7 @@ fn list(call: &Call<'_>) -> Reply {
             {
                 return Reply::bulk("");
             } else {
-                return Reply::Error(format!(
-                    "ERR Unknown client type '{}'",
-                    String::from_utf8_lossy(kind)
-                ));
+                return unknown_client_type(kind);
             }
         }
         [word, rest @ ..] if is_word(word, "ID") && !rest.is_empty() => {
@@ -204,10 +201,7 @@ fn parse_filter(args: &[Bytes]) -> Result<Filter, Reply> {
             {
                 filter.nobody = true;
             } else {
-                return Err(Reply::Error(format!(
-                    "ERR Unknown client type '{}'",
-                    String::from_utf8_lossy(value)
-                )));
+                return Err(unknown_client_type(value));
             }
         } else if is_word(word, "USER") {
             if !is_word(value, "default") {

@@ -6,12 +6,13 @@
 //! and `NOAUTH` as authentication errors by their first word.
 
 use bloomkit_commands::args::{is_word, parse_i64};
-use bloomkit_commands::errors::{not_an_integer, wrong_arity};
+use bloomkit_commands::errors::{not_an_integer, syntax_error, wrong_arity};
 use bloomkit_commands::table::CommandSpec;
 use bloomkit_commands::{Protocol, Reply};
 use bytes::Bytes;
 
-use crate::errors::unknown_subcommand;
+use super::help::help;
+use crate::errors::{unknown_subcommand, DB_INDEX_OUT_OF_RANGE};
 use crate::session::Session;
 use crate::shared::Shared;
 
@@ -134,7 +135,7 @@ pub fn auth(shared: &Shared, session: &mut Session, args: &[Bytes]) -> Reply {
             Ok(()) => Reply::Ok,
             Err(reply) => reply,
         },
-        _ => Reply::error("ERR syntax error"),
+        _ => syntax_error(),
     }
 }
 
@@ -176,7 +177,7 @@ pub fn select(args: &[Bytes]) -> Reply {
         None => not_an_integer(),
         Some(0) => Reply::Ok,
         Some(n) if i32::try_from(n).is_err() => not_an_integer(),
-        Some(_) => Reply::error("ERR DB index is out of range"),
+        Some(_) => Reply::error(DB_INDEX_OUT_OF_RANGE),
     }
 }
 
@@ -237,17 +238,6 @@ pub fn client(session: &mut Session, spec: &CommandSpec, args: &[Bytes]) -> Repl
         ),
         _ => unknown_subcommand("client", &args[1]),
     }
-}
-
-/// The `HELP` subcommands' reply, in Redis's shape.
-pub(crate) fn help(container: &str, lines: &[&str]) -> Reply {
-    let mut reply = vec![Reply::Simple(format!(
-        "{container} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-    ))];
-    reply.extend(lines.iter().map(|line| Reply::Simple(line.to_string())));
-    reply.push(Reply::Simple("HELP".to_string()));
-    reply.push(Reply::Simple("    Print this help.".to_string()));
-    Reply::Array(reply)
 }
 
 /// A client name: printable ASCII without spaces (Redis's rule), or empty to clear it.

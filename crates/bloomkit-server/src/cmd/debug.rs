@@ -18,7 +18,7 @@ use bloomkit_commands::args::is_word;
 use bloomkit_commands::Reply;
 use bytes::Bytes;
 
-use super::connection::help;
+use super::help::help;
 use super::{Executed, Pending};
 use crate::shared::Shared;
 
@@ -64,9 +64,8 @@ pub fn debug(args: &[Bytes]) -> Executed {
 /// Runs `DEBUG RELOAD`: the snapshot (if `save`), then the reload of every value.
 pub async fn reload(shared: &Arc<Shared>, save: bool) -> Reply {
     if save {
-        let saved = super::server::save(shared).await;
-        if saved.is_error() {
-            return saved;
+        if let Err(e) = shared.snapshot().await {
+            return e.into();
         }
     }
     let keyspace = Arc::clone(shared);

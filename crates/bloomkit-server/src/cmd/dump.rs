@@ -31,6 +31,7 @@ use bloomkit_commands::{Budget, Reply, Value};
 use bytes::Bytes;
 
 use super::Executed;
+use crate::errors::DB_INDEX_OUT_OF_RANGE;
 use crate::keyspace::{now_ms, CopyError, Keyspace, RestoreError, RestoredAccess};
 
 pub use self::crc64::crc64;
@@ -235,7 +236,7 @@ pub fn copy(keyspace: &Keyspace, args: &[Bytes]) -> Executed {
             match parse_i64(&args[at + 1]) {
                 None => return Executed::reply(not_an_integer()),
                 Some(0) => {}
-                Some(_) => return Executed::reply(Reply::error("ERR DB index is out of range")),
+                Some(_) => return Executed::reply(Reply::error(DB_INDEX_OUT_OF_RANGE)),
             }
             at += 1;
         } else {

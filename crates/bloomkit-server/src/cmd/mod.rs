@@ -9,12 +9,20 @@
 //!
 //! A generic command sees the server's [`Shared`] state and the client's [`Session`]; the
 //! filter commands see one key's value and live in [`bloomkit_commands`].
+//!
+//! Which group uses which (no cycle among them): every group uses this module's [`Call`] and
+//! [`Executed`]; `help.rs` (the `HELP` subcommands' reply) uses none and every group with
+//! subcommands uses it; [`module`] uses only that; [`connection`] uses [`module`] (`HELLO`
+//! lists the modules); [`client`] uses [`connection`] (`CLIENT`'s other subcommands);
+//! [`server`] uses [`connection`] (the Redis version), [`module`] (`INFO modules`) and
+//! [`table`] (`COMMAND`); [`table`] uses every group, for their handlers; this module uses
+//! [`table`] only for the [`Route`] a dispatched request carries.
 
 pub mod connection;
 pub mod keys;
 pub mod server;
 pub mod table;
-// The operator's view (issue 12 §6).
+// What an operator reads and runs: clients, the slow log, memory.
 pub mod client;
 pub mod memory;
 pub mod slowlog;
@@ -24,6 +32,8 @@ pub mod dump;
 pub mod module;
 pub mod object;
 pub mod transaction;
+
+mod help;
 
 use std::sync::Arc;
 

@@ -10,7 +10,7 @@ use bloomkit_commands::table::CommandSpec;
 use bloomkit_commands::Reply;
 use bytes::Bytes;
 
-use super::connection::help;
+use super::help::help;
 use crate::errors::unknown_subcommand;
 
 /// The module the server presents as: RedisBloom's name, `bf`.

@@ -9,11 +9,12 @@ use bloomkit_commands::table::{CommandSpec, Flag};
 use bloomkit_commands::Reply;
 use bytes::Bytes;
 
-use super::connection::{help, REDIS_VERSION};
+use super::connection::REDIS_VERSION;
+use super::help::help;
 use super::table;
 use crate::errors::unknown_subcommand;
 use crate::glob;
-use crate::options::{self, View};
+use crate::options;
 use crate::shared::{Shared, SnapshotError};
 
 // ---- COMMAND -------------------------------------------------------------------------
@@ -157,7 +158,7 @@ pub fn config(shared: &Shared, spec: &CommandSpec, args: &[Bytes]) -> Reply {
             Ok(()) => Reply::Ok,
             Err(reply) => reply,
         },
-        "config|rewrite" => crate::config_file::rewrite(shared),
+        "config|rewrite" => crate::config_file::rewrite(&shared.view()),
         "config|help" => help(
             "CONFIG",
             &[
@@ -226,11 +227,7 @@ pub fn info(shared: &Shared, args: &[Bytes]) -> Reply {
 fn info_section(shared: &Shared, section: &str) -> String {
     let keyspace = shared.keyspace();
     let stats = shared.stats();
-    let view = View {
-        config: shared.config(),
-        settings: shared.settings(),
-        keyspace,
-    };
+    let view = shared.view();
     let mut out = String::new();
     let mut field = |name: &str, value: &dyn std::fmt::Display| {
         let _ = write!(out, "{name}:{value}\r\n");
@@ -406,7 +403,7 @@ fn human_bytes(bytes: u64) -> String {
 pub async fn save(shared: &Arc<Shared>) -> Reply {
     match shared.snapshot().await {
         Ok(()) => Reply::Ok,
-        Err(e) => snapshot_error(e),
+        Err(e) => e.into(),
     }
 }
 
@@ -424,17 +421,7 @@ pub fn bgsave(shared: &Arc<Shared>, args: &[Bytes]) -> Reply {
         shared.schedule_snapshot();
         Reply::Simple("Background saving scheduled".to_string())
     } else {
-        snapshot_error(SnapshotError::InProgress)
-    }
-}
-
-fn snapshot_error(error: SnapshotError) -> Reply {
-    match error {
-        SnapshotError::InProgress => Reply::error("ERR Background save already in progress"),
-        SnapshotError::Failed(why) => Reply::Error(
-            format!("ERR snapshot failed: {why}; check that the data directory is writable and has space")
-                .replace(['\r', '\n'], " "),
-        ),
+        SnapshotError::InProgress.into()
     }
 }
 

@@ -195,7 +195,7 @@ pub static GENERIC: &[GenericSpec] = &[
     generic_row(keyed("pttl", 2, &[Readonly, Fast], (1, 1), READ_FAST, KEYSPACE, "Returns the expiration time in milliseconds of a key.", "2.6.0"), |c| Executed::reply(keys::ttl(c.shared.keyspace(), c.args, true))),
     generic_row(keyed("persist", 2, &[Write, Fast], (1, 1), WRITE_FAST, KEYSPACE, "Removes the expiration time of a key.", "2.2.0"), |c| keys::persist(c.shared.keyspace(), c.args)),
     generic_row(keyed("rename", 3, &[Write], (1, 2), WRITE_SLOW, KEYSPACE, "Renames a key and overwrites the destination.", "1.0.0"), |c| keys::rename(c.shared.keyspace(), c.args)),
-    // ---- What an operator looks at (issue 12 §6): the slow log, a key's memory -------
+    // ---- What an operator looks at: the slow log, a key's memory ----------------------
     generic_row(container("slowlog", -2, &["@slow"], SERVER, "A container for slow log commands.", "2.2.12", &[
         plain("slowlog|get", -2, &[Admin, Loading, Stale], ADMIN, SERVER, "Returns the slow log's entries.", "2.2.12"),
         plain("slowlog|len", 2, &[Admin, Loading, Stale], ADMIN, SERVER, "Returns the number of entries in the slow log.", "2.2.12"),

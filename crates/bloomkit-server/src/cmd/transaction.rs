@@ -9,6 +9,7 @@
 use bloomkit_commands::Reply;
 
 use super::{Call, Executed, Pending};
+use crate::errors::EXEC_WITHOUT_MULTI;
 
 /// The commands that run at once inside `MULTI` instead of being queued: Redis's list
 /// (with `RESET`, which this server does not have).
@@ -30,7 +31,7 @@ pub fn multi(call: &mut Call<'_>) -> Executed {
 /// `EXEC`: without `MULTI` an error; else the dispatcher runs the queue.
 pub fn exec(call: &mut Call<'_>) -> Executed {
     if !call.session.transaction.is_open() {
-        return Executed::reply(Reply::error("ERR EXEC without MULTI"));
+        return Executed::reply(Reply::error(EXEC_WITHOUT_MULTI));
     }
     Executed::pending(Pending::Exec)
 }

@@ -16,6 +16,7 @@ use bloomkit_commands::{Budget, Reply};
 use super::{generic_blocking_lease, run_from, Origin};
 use crate::cmd::table::{self, Route};
 use crate::cmd::{Executed, Pending};
+use crate::errors::{EXEC_WITHOUT_MULTI, NOT_IN_TRANSACTION};
 use crate::keyspace::Lease;
 use crate::session::Session;
 use crate::shared::Shared;
@@ -41,7 +42,7 @@ pub(super) fn run_queue(shared: &Arc<Shared>, session: &mut Session) -> Executed
         return Executed::pending(Pending::Leased(lease));
     }
     let Some(queue) = session.transaction.take() else {
-        return Executed::reply(Reply::error("ERR EXEC without MULTI"));
+        return Executed::reply(Reply::error(EXEC_WITHOUT_MULTI));
     };
     if queue.refused {
         session.transaction.unwatch();
@@ -75,7 +76,7 @@ pub(super) fn run_queue(shared: &Arc<Shared>, session: &mut Session) -> Executed
         ticket = ticket.max(executed.ticket);
         replies.push(match executed.pending {
             // Only `SAVE` leaves work for later, and it is refused while queuing.
-            Some(_) => Reply::error("ERR Command not allowed inside a transaction"),
+            Some(_) => Reply::error(NOT_IN_TRANSACTION),
             None => executed.reply.unwrap_or(Reply::Null),
         });
     }

@@ -320,9 +320,9 @@ fn snapshots_share_values_and_keep_expired_keys_as_the_log_left_them() {
     assert_eq!(recorder.snapshots.load(Ordering::Relaxed), 1);
     assert_eq!(keyspace.changes_since_snapshot(), 0);
     entries.sort_by(|a, b| a.key.cmp(&b.key));
-    // Regression: expired keys were left out, which made the snapshot depend on the clock
-    // (a wall clock stepping back could revive a key the snapshot lacked, and a logged
-    // command on it would then fail to replay).
+    // Expired keys are kept, so the snapshot does not depend on the clock (a wall clock
+    // stepping back could revive a key the snapshot lacked, and a logged command on it
+    // would then fail to replay).
     assert_eq!(entries.len(), 2);
     assert_eq!(entries[0].key, key("dead"));
     assert_eq!(entries[0].expires_at_ms, Some(1));

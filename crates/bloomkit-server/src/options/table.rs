@@ -110,6 +110,22 @@ fn yes_no(on: bool) -> String {
     if on { "yes" } else { "no" }.to_string()
 }
 
+/// A [`Role::Runtime`] whose `CONFIG SET` reads the value with `$parse` (the row's `check`
+/// has accepted it already) and hands what it read to `$apply`: `runtime!(startup, |v|
+/// parse(v), |options, keyspace, value| effect)`.
+macro_rules! runtime {
+    ($startup:expr, |$v:ident| $parse:expr, |$o:pat_param, $k:pat_param, $x:pat_param| $apply:expr) => {
+        Role::Runtime {
+            startup: $startup,
+            apply: |$o, $k, $v| {
+                if let Ok($x) = $parse {
+                    $apply;
+                }
+            },
+        }
+    };
+}
+
 /// Every option of the server, in the order `--help`, the docs and `CONFIG GET` list them.
 #[rustfmt::skip]
 pub static OPTIONS: &[OptionRow] = &[
@@ -198,14 +214,7 @@ pub static OPTIONS: &[OptionRow] = &[
         name: "maxmemory", value_name: "BYTES", default: "0",
         accepts: "a memory size: bytes, or a number with k, kb, m, mb, g or gb",
         help: "what `used_memory` may reach (see [Memory](#memory-a-ceiling-that-includes-the-clients)); `0` for no limit; accepts `100mb`, `2gb`",
-        role: Role::Runtime {
-            startup: Some(|c, v| c.maxmemory = parse::parse_memory(v.as_bytes()).unwrap_or(c.maxmemory)),
-            apply: |_, k, v| {
-                if let Ok(bytes) = parse::memory(v) {
-                    k.set_maxmemory(bytes);
-                }
-            },
-        },
+        role: runtime!(Some(|c, v| c.maxmemory = parse::parse_memory(v.as_bytes()).unwrap_or(c.maxmemory)), |v| parse::memory(v), |_, k, bytes| k.set_maxmemory(bytes)),
         check: |v| parse::memory(v).map(|_| ()),
         get: Some(|v| v.keyspace.maxmemory().to_string()),
         info: Some(("memory", "maxmemory")), env: None,
@@ -214,14 +223,7 @@ pub static OPTIONS: &[OptionRow] = &[
         name: "maxmemory-policy", value_name: "POLICY", default: "noeviction",
         accepts: "one of volatile-lru, allkeys-lru, volatile-lfu, allkeys-lfu, volatile-random, allkeys-random, volatile-ttl, noeviction",
         help: "which keys go past `maxmemory`: Redis's policies; `noeviction` answers `OOM` instead",
-        role: Role::Runtime {
-            startup: None,
-            apply: |_, k, v| {
-                if let Ok(policy) = parse::policy(v) {
-                    k.eviction().set_policy(policy);
-                }
-            },
-        },
+        role: runtime!(None, |v| parse::policy(v), |_, k, policy| k.eviction().set_policy(policy)),
         check: |v| parse::policy(v).map(|_| ()),
         get: Some(|v| v.keyspace.eviction().policy().name().to_string()),
         info: Some(("memory", "maxmemory_policy")), env: None,
@@ -230,14 +232,7 @@ pub static OPTIONS: &[OptionRow] = &[
         name: "maxmemory-samples", value_name: "N", default: "5",
         accepts: "an integer from 1 to 64",
         help: "keys each eviction looks at, as in Redis",
-        role: Role::Runtime {
-            startup: None,
-            apply: |_, k, v| {
-                if let Ok(n) = parse::integer_in(v, 1, 64) {
-                    k.eviction().set_samples(n as u32);
-                }
-            },
-        },
+        role: runtime!(None, |v| parse::integer_in(v, 1, 64), |_, k, n| k.eviction().set_samples(n as u32)),
         check: |v| parse::integer_in(v, 1, 64).map(|_| ()),
         get: Some(|v| v.keyspace.eviction().samples().to_string()),
         info: None, env: None,
@@ -246,14 +241,7 @@ pub static OPTIONS: &[OptionRow] = &[
         name: "client-query-buffer-limit", value_name: "BYTES", default: "1073741824",
         accepts: "a memory size of at least 1mb",
         help: "the largest request a client may send; a larger one closes the connection",
-        role: Role::Runtime {
-            startup: None,
-            apply: |o, _, v| {
-                if let Ok(bytes) = parse::query_buffer_limit(v) {
-                    o.query_buffer_limit.store(bytes, std::sync::atomic::Ordering::Relaxed);
-                }
-            },
-        },
+        role: runtime!(None, |v| parse::query_buffer_limit(v), |o, _, bytes| o.query_buffer_limit.store(bytes, std::sync::atomic::Ordering::Relaxed)),
         check: |v| parse::query_buffer_limit(v).map(|_| ()),
         get: Some(|v| v.settings.options().query_buffer_limit().to_string()),
         info: None, env: None,
@@ -291,14 +279,7 @@ pub static OPTIONS: &[OptionRow] = &[
         name: "slowlog-log-slower-than", value_name: "MICROSECONDS", default: "10000",
         accepts: "an integer (negative: never; 0: every command)",
         help: "`SLOWLOG` keeps the commands that ran at least this long",
-        role: Role::Runtime {
-            startup: None,
-            apply: |o, _, v| {
-                if let Ok(us) = parse::integer_in(v, i64::MIN, i64::MAX) {
-                    o.slowlog_log_slower_than.store(us, std::sync::atomic::Ordering::Relaxed);
-                }
-            },
-        },
+        role: runtime!(None, |v| parse::integer_in(v, i64::MIN, i64::MAX), |o, _, us| o.slowlog_log_slower_than.store(us, std::sync::atomic::Ordering::Relaxed)),
         check: |v| parse::integer_in(v, i64::MIN, i64::MAX).map(|_| ()),
         get: Some(|v| v.settings.options().slowlog_log_slower_than().to_string()),
         info: None, env: None,
@@ -307,14 +288,7 @@ pub static OPTIONS: &[OptionRow] = &[
         name: "slowlog-max-len", value_name: "N", default: "128",
         accepts: "an integer from 0 to 4294967295",
         help: "the entries `SLOWLOG` keeps",
-        role: Role::Runtime {
-            startup: None,
-            apply: |o, _, v| {
-                if let Ok(n) = parse::integer_in(v, 0, i64::from(u32::MAX)) {
-                    o.slowlog_max_len.store(n as u64, std::sync::atomic::Ordering::Relaxed);
-                }
-            },
-        },
+        role: runtime!(None, |v| parse::integer_in(v, 0, i64::from(u32::MAX)), |o, _, n| o.slowlog_max_len.store(n as u64, std::sync::atomic::Ordering::Relaxed)),
         check: |v| parse::integer_in(v, 0, i64::from(u32::MAX)).map(|_| ()),
         get: Some(|v| v.settings.options().slowlog_max_len().to_string()),
         info: None, env: None,
@@ -323,14 +297,7 @@ pub static OPTIONS: &[OptionRow] = &[
         name: "loglevel", value_name: "LEVEL", default: "notice",
         accepts: "one of debug, verbose, notice, warning, nothing",
         help: "the least important messages logged (see [What an operator sees](#what-an-operator-sees))",
-        role: Role::Runtime {
-            startup: Some(|c, v| c.loglevel = parse::level(v.as_bytes()).unwrap_or(c.loglevel)),
-            apply: |_, _, v| {
-                if let Ok(level) = parse::level(v) {
-                    log::set_level(level);
-                }
-            },
-        },
+        role: runtime!(Some(|c, v| c.loglevel = parse::level(v.as_bytes()).unwrap_or(c.loglevel)), |v| parse::level(v), |_, _, level| log::set_level(level)),
         check: |v| parse::level(v).map(|_| ()),
         get: Some(|_| log::level().name().to_string()),
         info: None, env: None,

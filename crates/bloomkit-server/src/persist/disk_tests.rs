@@ -199,8 +199,8 @@ async fn closing_with_a_write_still_failing_reports_what_is_lost() {
     assert_eq!(replayed(&recovery), ["a"]);
 }
 
-/// Regression: with the data directory removed while the server ran, 50 of 50 later
-/// writes were acknowledged, all written to a file that no longer had a name, and all lost.
+/// With the data directory removed while the server runs, no later write is acknowledged:
+/// each would go to a file that has no name any more, and be lost.
 #[tokio::test]
 async fn a_log_whose_directory_was_removed_acknowledges_nothing_more() {
     let parent = tempfile::tempdir().unwrap();
@@ -246,7 +246,8 @@ fn a_deleted_log_is_noticed_without_a_write() {
     assert!(p.stats().log_halted);
 }
 
-/// Regression: a snapshot that kept failing left a new log file every 5 s.
+/// A snapshot that keeps failing starts a new log file only once a minimum of log has been
+/// written since the last, not at every attempt (every 5 s).
 #[test]
 fn a_snapshot_that_keeps_failing_adds_a_log_file_only_per_minimum_of_log_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -300,8 +301,8 @@ fn a_snapshot_that_keeps_failing_adds_a_log_file_only_per_minimum_of_log_written
 /// with `MISCONF` before they run, reads, `PING`, `HELLO` and `INFO` answer, and once there
 /// is room again writes are taken, nothing lost across a restart.
 ///
-/// Regression: every command on every connection was answered by closing the connection,
-/// until a restart.
+/// A full disk refuses writes with `MISCONF` and answers everything else; it does not close
+/// every connection until a restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_of_a_full_disk_hear_misconf_for_writes_and_answers_for_the_rest() {
     use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};

@@ -190,9 +190,9 @@ mod tests {
             .collect()
     }
 
-    /// Regression: with `everysec`/`no`, a reply that observed another client's change
-    /// went out while that change was still in the log's buffer, so a `kill -9` could take
-    /// back what it reported.
+    /// With `everysec`/`no`, a reply that observed another client's change waits until that
+    /// change has left the log's buffer: sent earlier, a `kill -9` could take back what it
+    /// reported.
     #[tokio::test]
     async fn observers_wait_for_what_is_appended_until_it_is_written_or_synced() {
         for policy in [FsyncPolicy::Always, FsyncPolicy::EverySec, FsyncPolicy::No] {

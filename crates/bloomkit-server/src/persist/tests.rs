@@ -333,9 +333,9 @@ fn logged(recovery: &Recovery) -> Vec<Vec<Bytes>> {
     commands
 }
 
-/// Regression (review): a snapshot cut taken before `close` was still written after
-/// `close` had released the directory, renaming over the next owner's snapshot and
-/// deleting its log, so the directory no longer opened.
+/// A snapshot cut taken before `close` is not written after it: written then, it would
+/// rename over the next owner's snapshot and delete its log, and the directory would not
+/// open again.
 #[test]
 fn a_snapshot_cut_before_close_is_not_written_after_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -357,9 +357,9 @@ fn a_snapshot_cut_before_close_is_not_written_after_it() {
     );
 }
 
-/// Regression (review): `close` stopped the fsync thread without telling the waiters, so a
-/// `durable` future could wait forever; it now covers what was appended with its own fsync
-/// and fails anything later.
+/// `close` tells the fsync thread's waiters before it stops it, so no `durable` future
+/// waits forever: `close` covers what was appended with its own fsync and fails anything
+/// later.
 #[tokio::test]
 async fn durable_after_close_answers_instead_of_hanging() {
     let dir = tempfile::tempdir().unwrap();
@@ -379,7 +379,7 @@ async fn durable_after_close_answers_instead_of_hanging() {
     assert_eq!(logged(&recovery), vec![args(&["ADD", "k", "x"])]);
 }
 
-/// Regression (review): Linux reports a writeback error to one fsync only, so once an fsync
+/// Linux reports a writeback error to one fsync only, so once an fsync
 /// of the log has failed, no later fsync (the fsync thread's, a snapshot cut's, close's)
 /// may count as covering anything.
 #[tokio::test]

@@ -11,11 +11,11 @@ pub use self::builder::AtomicBuilder;
 use std::fmt;
 use std::sync::atomic::Ordering;
 
-use crate::bits::AtomicLineArray;
+use crate::bits::{AtomicLine, AtomicLineArray};
 use crate::blocked::probe::{line_mask, probes_set};
 use crate::blocked::{
-    blocked_params, for_each_hash_batch, for_each_prefetched, line_index, lines_estimated_count,
-    lines_fp_rate, Step,
+    blocked_params, for_each_hash_batch, for_each_line_prefetched, line_index,
+    lines_estimated_count, lines_fp_rate,
 };
 use crate::error::Result;
 use crate::format::FilterKind;
@@ -145,14 +145,13 @@ impl AtomicBloomFilter {
     /// Adds a key by its precomputed hash.
     #[inline]
     pub fn insert_hash(&self, hash: u64) -> bool {
-        self.insert_into_line(line_index(hash, self.lines.len()), hash)
+        self.insert_into_line(self.lines.line(line_index(hash, self.lines.len())), hash)
     }
 
-    /// Sets the probes of `hash` in line `index` (the hash's line); whether any bit was new.
+    /// Sets the probes of `hash` in `line` (the hash's line); whether any bit was new.
     #[inline]
-    fn insert_into_line(&self, index: usize, hash: u64) -> bool {
+    fn insert_into_line(&self, line: &AtomicLine, hash: u64) -> bool {
         let mask = line_mask(hash, self.num_hashes);
-        let line = self.lines.line(index);
         let mut changed = false;
         for (word, m) in line.0.iter().zip(mask) {
             // Read first: most words of a loaded filter already hold their bits, and a plain
@@ -192,19 +191,14 @@ impl AtomicBloomFilter {
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         answers.reserve(hashes.len());
-        let lines = &self.lines;
-        for_each_prefetched(
+        for_each_line_prefetched(
+            &self.lines,
             hashes,
-            lines.len(),
             #[inline(always)]
-            |step| match step {
-                Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-                Step::Visit(line, hash) => {
-                    let line = lines.line(line);
-                    answers.push(probes_set(hash, self.num_hashes, |w| {
-                        line.0[w].load(Ordering::Relaxed)
-                    }))
-                }
+            |line, hash| {
+                answers.push(probes_set(hash, self.num_hashes, |w| {
+                    line.0[w].load(Ordering::Relaxed)
+                }))
             },
         );
     }
@@ -221,16 +215,12 @@ impl AtomicBloomFilter {
 
     /// [`insert_many`](Self::insert_many) by precomputed hashes.
     pub fn insert_many_hashes(&self, hashes: &[u64]) -> u64 {
-        let lines = &self.lines;
         let mut changed = 0;
-        for_each_prefetched(
+        for_each_line_prefetched(
+            &self.lines,
             hashes,
-            lines.len(),
             #[inline(always)]
-            |step| match step {
-                Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-                Step::Visit(line, hash) => changed += self.insert_into_line(line, hash) as u64,
-            },
+            |line, hash| changed += self.insert_into_line(line, hash) as u64,
         );
         changed
     }

@@ -2,6 +2,7 @@
 //! distance ahead of the key being probed.
 
 use super::probe::line_index;
+use crate::bits::{Line, LineArray, Lines};
 use crate::key::{Key, KeyHasher};
 
 use crate::batch::PREFETCH_FROM_BYTES;
@@ -55,6 +56,47 @@ pub(crate) fn for_each_prefetched(hashes: &[u64], num_lines: usize, mut step: im
     for (i, &hash) in last.iter().enumerate() {
         step(Step::Visit(ring[(with_one_ahead.len() + i) % BATCH], hash));
     }
+}
+
+/// [`for_each_prefetched`] for a query over `lines` held in memory: prefetches each hash's
+/// line for reading ahead of its visit, then hands `visit` the line and the hash, in order.
+/// The query walk of the blocked, sector and atomic filters, which differ only in their
+/// line type and their probe.
+#[inline(always)]
+pub(crate) fn for_each_line_prefetched<'a, A: Lines>(
+    lines: &'a A,
+    hashes: &[u64],
+    mut visit: impl FnMut(&'a A::Line, u64),
+) {
+    for_each_prefetched(
+        hashes,
+        lines.num_lines(),
+        #[inline(always)]
+        |step| match step {
+            Step::Prefetch(index) => crate::prefetch::prefetch_read(lines.line_at(index)),
+            Step::Visit(index, hash) => visit(lines.line_at(index), hash),
+        },
+    );
+}
+
+/// [`for_each_line_prefetched`] for an insert into `lines`: the same walk, handing `visit`
+/// each hash's line to write. (One closure holds the lines for both steps, as it must to
+/// read them for the prefetch and write them at the visit.)
+#[inline(always)]
+pub(crate) fn for_each_line_prefetched_mut(
+    lines: &mut LineArray,
+    hashes: &[u64],
+    mut visit: impl FnMut(&mut Line, u64),
+) {
+    for_each_prefetched(
+        hashes,
+        lines.len(),
+        #[inline(always)]
+        |step| match step {
+            Step::Prefetch(index) => crate::prefetch::prefetch_read(lines.line(index)),
+            Step::Visit(index, hash) => visit(lines.line_mut(index), hash),
+        },
+    );
 }
 
 /// `n` new answers at the end of `answers` (`false` until written), to be written in order:

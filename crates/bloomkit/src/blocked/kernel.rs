@@ -18,7 +18,7 @@
 //! once) so one binary runs everywhere; the calls go one way, from the filter through this
 //! dispatch to a kernel, and both kernels take their probe values from `probe.rs`.
 
-use super::batch::{for_each_prefetched, Step};
+use super::batch::{for_each_line_prefetched, for_each_line_prefetched_mut};
 use super::probe;
 use crate::bits::{Line, LineArray};
 #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -107,16 +107,13 @@ fn contains_many_with(
     probe: impl Fn(&Line, u64) -> bool,
 ) {
     let mut slots = answers.iter_mut();
-    for_each_prefetched(
+    for_each_line_prefetched(
+        lines,
         hashes,
-        lines.len(),
         #[inline(always)]
-        |step| match step {
-            Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-            Step::Visit(line, hash) => {
-                if let Some(slot) = slots.next() {
-                    *slot = probe(lines.line(line), hash);
-                }
+        |line, hash| {
+            if let Some(slot) = slots.next() {
+                *slot = probe(line, hash);
             }
         },
     );
@@ -157,14 +154,11 @@ fn insert_many_with(
     insert: impl Fn(&mut Line, u64) -> bool,
 ) -> u64 {
     let mut changed = 0u64;
-    for_each_prefetched(
+    for_each_line_prefetched_mut(
+        lines,
         hashes,
-        lines.len(),
         #[inline(always)]
-        |step| match step {
-            Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-            Step::Visit(line, hash) => changed += insert(lines.line_mut(line), hash) as u64,
-        },
+        |line, hash| changed += insert(line, hash) as u64,
     );
     changed
 }

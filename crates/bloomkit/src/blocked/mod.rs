@@ -18,8 +18,12 @@ mod unaligned;
 mod view;
 
 pub(crate) use self::batch::{
-    answer_slots, for_each_hash_batch, for_each_key_batch, for_each_prefetched, Step,
+    answer_slots, for_each_hash_batch, for_each_key_batch, for_each_line_prefetched,
+    for_each_line_prefetched_mut,
 };
+// The parallel build's walk (`parallel.rs`) prefetches lines of its own shard.
+#[cfg(feature = "parallel")]
+pub(crate) use self::batch::{for_each_prefetched, Step};
 pub use self::builder::BlockedBuilder;
 pub(crate) use self::probe::line_index;
 pub use self::view::BlockedBloomFilterRef;

@@ -31,7 +31,7 @@ const PROBE_MULTIPLIER: u32 = 0x9e37_79b9;
 
 /// `PROBE_MULTIPLIER^i mod 2^32` for every probe index: probe i's value is the seed times
 /// `PROBE_POWERS[i]`, the same number as multiplying by the multiplier i times, but the
-/// multiplies no longer wait for one another (a chain of k dependent multiplies was the
+/// multiplies do not wait for one another (a chain of k dependent multiplies would be the
 /// longest latency of an insert).
 pub(crate) const PROBE_POWERS: [u32; sizing::MAX_NUM_HASHES as usize] = {
     let mut p = [1u32; sizing::MAX_NUM_HASHES as usize];

@@ -59,7 +59,7 @@ impl CountingBloomFilter {
 impl Prefetch for CountingBloomFilter {
     /// None: a key's counters lie in k lines, and prefetching them, whether the first one or
     /// two of each key, 4 or 16 keys ahead, made the batch slower than the one-key loop at
-    /// every size measured (`batch_ops --only counting`, quiet machine, 2026-12-01: 0.81–0.85×
+    /// every size measured (`batch_ops --only counting`: 0.81–0.85×
     /// at 8 MiB, 0.91–0.95× at 64 MiB, 0.80–0.91× at 512 MiB), where the core already
     /// overlaps the independent loads of consecutive keys. The batch is then the one-key
     /// loop over hashes computed a batch at a time.

@@ -23,7 +23,8 @@ use std::fmt;
 use self::kernel::Kernel;
 use crate::bits::{Line, LineArray, LINE_WORDS};
 use crate::blocked::{
-    blocked_params, for_each_hash_batch, for_each_key_batch, for_each_prefetched, line_index, Step,
+    blocked_params, for_each_hash_batch, for_each_key_batch, for_each_line_prefetched,
+    for_each_line_prefetched_mut, line_index,
 };
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
@@ -217,17 +218,12 @@ impl SectorBloomFilter {
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         answers.reserve(hashes.len());
-        let (lines, kernel, per_word) = (&self.lines, self.kernel, self.per_word);
-        for_each_prefetched(
+        let (kernel, per_word) = (self.kernel, self.per_word);
+        for_each_line_prefetched(
+            &self.lines,
             hashes,
-            lines.len(),
             #[inline(always)]
-            |step| match step {
-                Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-                Step::Visit(line, hash) => {
-                    answers.push(kernel.probes_set(lines.line(line), hash, per_word))
-                }
-            },
+            |line, hash| answers.push(kernel.probes_set(line, hash, per_word)),
         );
     }
 
@@ -245,18 +241,12 @@ impl SectorBloomFilter {
     /// [`insert_many`](Self::insert_many) by precomputed hashes.
     pub fn insert_many_hashes(&mut self, hashes: &[u64]) -> u64 {
         let (kernel, per_word) = (self.kernel, self.per_word);
-        let lines = &mut self.lines;
         let mut changed = 0u64;
-        for_each_prefetched(
+        for_each_line_prefetched_mut(
+            &mut self.lines,
             hashes,
-            lines.len(),
             #[inline(always)]
-            |step| match step {
-                Step::Prefetch(line) => crate::prefetch::prefetch_read(lines.line(line)),
-                Step::Visit(line, hash) => {
-                    changed += kernel.insert(lines.line_mut(line), hash, per_word) as u64
-                }
-            },
+            |line, hash| changed += kernel.insert(line, hash, per_word) as u64,
         );
         self.item_count += changed;
         changed

@@ -14,7 +14,7 @@
 use bloomkit::{Error, ScalableBloomFilter};
 use smallvec::smallvec;
 
-use crate::bloom::{lookup, LOADCHUNK};
+use super::{lookup, LOADCHUNK};
 use crate::errors::WRONGTYPE;
 use crate::reply::Reply;
 use crate::run::{Args, Ctx, Outcome, Record};

@@ -1,9 +1,13 @@
-//! [`Experiment`]: a real filter of any kind, filled with keys and measured.
+//! Measuring bloomkit's filters as its hosts show them to people: [`Experiment`], a real
+//! filter of any kind, filled with keys and measured, and [`json`], the small JSON writer
+//! those hosts answer in.
 //!
-//! The explorer's "real filter" panel runs this in the browser, and `bloomkit plot` runs the
-//! same code natively, so the page and the chart measure the same way: the library's own
-//! filter types, sized by the library's constructors for a key count and a target rate, filled
-//! with distinct keys, and probed with keys that were never added.
+//! The explorer page's "real filter" panel (`bloomkit-wasm`, in the browser) and
+//! `bloomkit plot` (the CLI, natively) both run [`Experiment`], so the page and the chart
+//! measure the same way: the library's own filter types, sized by the library's constructors
+//! for a key count and a target rate, filled with distinct keys, and probed with keys that
+//! were never added. The page answers its script in JSON and `bloomkit info --json` prints
+//! JSON, both through [`json::Json`].
 //!
 //! Keys are numbers: key `i` is the 8 little-endian bytes of `i`, hashed with
 //! [`bloomkit::hash_bytes`] and inserted and queried by that hash (every kind's `*_hash`
@@ -13,8 +17,16 @@
 //! * [`Kind`] (`kind.rs`): the kinds, by name.
 //! * [`Experiment`] (`experiment.rs`): one filter, filled and measured.
 //! * [`Measurement`] (`measurement.rs`): what a measurement found.
+//! * [`json`] (`json.rs`): a JSON value and its text.
+//!
+//! The crate sits between the library and the hosts that show filters (the CLI and the
+//! explorer's WebAssembly crate); it knows neither host.
+
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
 
 mod experiment;
+pub mod json;
 mod kind;
 mod measurement;
 

@@ -2,7 +2,7 @@
 
 use bloomkit::{sizing, AgingBloomFilter, AnyFilter, AtomicBloomFilter, FilterKind};
 
-use super::{absent_hash, present_hash, Kind, LabError, Measurement};
+use crate::{absent_hash, present_hash, Kind, LabError, Measurement};
 
 /// The filter an experiment holds: one of the file kinds, or the atomic filter, which has no
 /// place in [`AnyFilter`] (it inserts through `&self`).
@@ -19,14 +19,14 @@ enum Built {
 ///
 /// ```
 /// use bloomkit::FilterKind;
-/// use bloomkit_wasm::lab::{Experiment, Kind};
+/// use bloomkit_lab::{Experiment, Kind};
 ///
 /// let mut e = Experiment::new(Kind::File(FilterKind::Blocked), 10_000, 0.01)?;
 /// e.fill_to(10_000)?;
 /// let m = e.measure(100_000)?;
 /// assert_eq!(m.false_negatives, 0);
 /// assert!((0.007..0.013).contains(&m.measured_rate()), "{}", m.measured_rate());
-/// # Ok::<(), bloomkit_wasm::lab::LabError>(())
+/// # Ok::<(), bloomkit_lab::LabError>(())
 /// ```
 #[derive(Debug)]
 pub struct Experiment {
@@ -256,7 +256,7 @@ fn blocked_rate(items: u64, num_bits: u64, num_hashes: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::Kind;
+    use crate::Kind;
     use bloomkit::FilterKind;
 
     #[test]

@@ -70,7 +70,7 @@ impl Kind {
         self.file_kind().is_static()
     }
 
-    /// What [`Measurement::fill`](super::Measurement::fill) measures for this kind: the
+    /// What [`Measurement::fill`](crate::Measurement::fill) measures for this kind: the
     /// library's [`FilterKind::fill_meaning`].
     pub fn fill_meaning(self) -> &'static str {
         self.file_kind().fill_meaning()

@@ -1,14 +1,18 @@
 //! How `bloomkit.wasm` is built: one recipe, used by the CLI's build script (which embeds the
-//! result in the `bloomkit` binary) and by this crate's Node.js test (which loads it).
+//! result in the `bloomkit` binary) and by `bloomkit-wasm`'s Node.js test (which loads it).
 //!
-//! It runs a second `cargo build` of this crate for `wasm32-unknown-unknown`, with its own
-//! target directory: the outer build holds the lock on its own directory for as long as it
-//! runs, so sharing it would wait forever. The profile is release, without debug info, with
+//! It runs a second `cargo build`, of `bloomkit-wasm` for `wasm32-unknown-unknown`, with its
+//! own target directory: the outer build holds the lock on its own directory for as long as
+//! it runs, so sharing it would wait forever. The profile is release, without debug info, with
 //! `panic = "abort"` (a panic in the page stops the module; unwinding tables would only make
 //! it bigger) and with whole-program optimisation (7% smaller, and no slower to build for a
 //! crate this size), set on the command line so the workspace's own profile is untouched.
 //!
-//! Included with `#[path]` by both users, so it is plain `std` and has no crate of its own.
+//! Plain `std`, with no dependency: a build script's dependencies are built before it runs,
+//! and this one must not make the CLI's build wait for more than itself.
+
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

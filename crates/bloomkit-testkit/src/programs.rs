@@ -1,8 +1,8 @@
-//! What the tests that drive outside programs (Node.js, Chromium) share: skipping or failing
-//! when a program is missing, and running one with a deadline that always cleans up.
+//! What the tests that drive outside programs (Node.js, Chromium, Python) share: skipping or
+//! failing when a program is missing, and running one with a deadline that always cleans up.
 //!
-//! Used by this crate's Node.js test and, through `#[path]`, by the CLI's browser test.
-#![allow(dead_code)] // each user takes what it needs
+//! Used by `bloomkit-wasm`'s Node.js test, the CLI's browser test and the server's redis-py
+//! test, as a dev-dependency.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -10,15 +10,15 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// `true` under `scripts/test.sh` (`BLOOMKIT_FULL_TESTS=1`): a missing program fails the test
-/// instead of skipping it. The switch is `bloomkit_testkit::skip`'s, the one every test reads.
+/// instead of skipping it. The switch is [`crate::skip`]'s, the one every test reads.
 pub fn full_tests() -> bool {
-    bloomkit_testkit::skip::full_tests()
+    crate::skip::full_tests()
 }
 
 /// Reports that `what` is missing, with `how` to get it: under `BLOOMKIT_FULL_TESTS=1` the
 /// test fails; otherwise it prints why it skips, and the caller returns.
 pub fn missing(test: &str, what: &str, how: &str) {
-    bloomkit_testkit::skip::holds(false, &format!("{what} ({how}) for {test}"));
+    crate::skip::holds(false, &format!("{what} ({how}) for {test}"));
 }
 
 /// The program `name` as found on `PATH` (or at `name` if it is a path).

@@ -1,8 +1,8 @@
-//! [`Measurement`]: what [`Experiment::measure`](super::Experiment::measure) found.
+//! [`Measurement`]: what [`Experiment::measure`](crate::Experiment::measure) found.
 
-use super::Kind;
+use crate::Kind;
 
-/// What [`Experiment::measure`](super::Experiment::measure) found.
+/// What [`Experiment::measure`](crate::Experiment::measure) found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Measurement {
     /// The kind of filter.

@@ -10,7 +10,7 @@ pub fn bytes(n: u64) -> String {
     bytes_f64(n as f64)
 }
 
-/// [`bytes`] of an amount too large for a `u64` (a filter no machine could hold), up to
+/// [`bytes()`] of an amount too large for a `u64` (a filter no machine could hold), up to
 /// YiB; three significant figures.
 pub fn bytes_f64(n: f64) -> String {
     const UNITS: [&str; 8] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"];

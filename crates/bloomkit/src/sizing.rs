@@ -387,7 +387,7 @@ fn ln_factorial(n: u64) -> f64 {
 /// and `num_hashes` probes holding `items` keys.
 ///
 /// Keys land on lines at random, so a line's load is binomial: `items` trials, each on this
-/// line with probability 1/lines ([`LineLoads::Exact`]); the rate is the in-line rate (which
+/// line with probability 1/lines; the rate is the in-line rate (which
 /// accounts for how a 512-bit line's fill varies) averaged over that distribution. This
 /// refines the cache-local approximation ½·[F(512, L+√L, k) + F(512, L−√L, k)], which averages
 /// the textbook in-line rate over one standard deviation of load either side: at 10 bits per
@@ -397,8 +397,7 @@ fn ln_factorial(n: u64) -> f64 {
 /// filters of one or a few lines, where the load is nearly fixed (in a one-line filter,
 /// exactly `items`).
 ///
-/// A blocked plan ([`blocked_plan`]) sizes with the Poisson load of the same mean
-/// ([`LineLoads::Poisson`]): plans stay what they were when filters and logs were written,
+/// A blocked plan ([`blocked_plan`]) sizes with the Poisson load of the same mean: plans stay what they were when filters and logs were written,
 /// since replaying a log rebuilds the layers a plan sized. The Poisson rate is higher for
 /// filters of a few lines (twice or more at a few keys, where the binomial load is nearly
 /// fixed) and within 0.1% of this one for others, so plans keep meeting their targets.

@@ -314,16 +314,12 @@ impl RedisBloomValue {
     /// CRC-64, [`Error::Corrupt`] (naming the field) for anything else, including a type
     /// other than `MBbloom--`/`MBbloomCF` and an encoding version above 4.
     pub fn from_dump(payload: &[u8]) -> Result<Self> {
-        if payload.len() < 11 {
-            return Err(Error::Truncated);
-        }
-        let (body, crc) = payload.split_at(payload.len() - 8);
-        let stored = u64::from_le_bytes(crc.try_into().expect("8 bytes"));
-        let computed = crc64_redis(body);
-        if computed != stored {
-            return Err(Error::ChecksumMismatch { stored, computed });
-        }
-        let value = &body[..body.len() - 2];
+        Self::from_dump_value(dump_value(payload)?)
+    }
+
+    /// [`from_dump`](Self::from_dump) of the value inside a payload whose envelope
+    /// ([`dump_value`]) was checked already.
+    pub(crate) fn from_dump_value(value: &[u8]) -> Result<Self> {
         let mut r = Rdb { rest: value };
         let ty = r.byte()?;
         if ty != RDB_TYPE_MODULE_2 {
@@ -345,6 +341,27 @@ impl RedisBloomValue {
             ))),
         }
     }
+}
+
+/// The value inside a `DUMP` payload, between the RDB object type it starts with and the
+/// footer it ends with (the 2-byte RDB version and the CRC-64 of everything before it),
+/// once the CRC-64 matches.
+///
+/// # Errors
+///
+/// [`Error::Truncated`] for a payload too short to have its footer,
+/// [`Error::ChecksumMismatch`] for a wrong CRC-64.
+pub(crate) fn dump_value(payload: &[u8]) -> Result<&[u8]> {
+    if payload.len() < 11 {
+        return Err(Error::Truncated);
+    }
+    let (body, crc) = payload.split_at(payload.len() - 8);
+    let stored = u64::from_le_bytes(crc.try_into().expect("8 bytes"));
+    let computed = crc64_redis(body);
+    if computed != stored {
+        return Err(Error::ChecksumMismatch { stored, computed });
+    }
+    Ok(&body[..body.len() - 2])
 }
 
 /// Whether `n` items of `each` bytes could be in `available` bytes (when that is known): a

@@ -14,8 +14,8 @@
 use std::io::{self, Write};
 
 use super::import::{
-    crc64_redis, module_name, Rdb, RedisBloomValue, MODULE_NAME_CHARS, OP_EOF, OP_STRING, OP_UINT,
-    RDB_TYPE_MODULE_2,
+    crc64_redis, dump_value, module_name, Rdb, RedisBloomValue, MODULE_NAME_CHARS, OP_EOF,
+    OP_STRING, OP_UINT, RDB_TYPE_MODULE_2,
 };
 use super::{BF_TYPE_NAME, CF_TYPE_NAME};
 use crate::error::{Error, Result};
@@ -63,18 +63,8 @@ pub fn is_module_payload(payload: &[u8]) -> bool {
 /// [`Error::ChecksumMismatch`] for a wrong CRC-64 (the envelope's faults); [`Error::Corrupt`]
 /// or [`Error::Truncated`] naming what is wrong inside a value whose checksum is right.
 pub fn from_dump(payload: &[u8]) -> Result<DumpValue> {
-    if payload.len() < 11 {
-        return Err(Error::Truncated);
-    }
-    let (body, crc) = payload.split_at(payload.len() - 8);
-    let stored = u64::from_le_bytes(crc.try_into().expect("8 bytes"));
-    let computed = crc64_redis(body);
-    if computed != stored {
-        return Err(Error::ChecksumMismatch { stored, computed });
-    }
-    let mut r = Rdb {
-        rest: &body[..body.len() - 2],
-    };
+    let value = dump_value(payload)?;
+    let mut r = Rdb { rest: value };
     if r.byte()? != RDB_TYPE_MODULE_2 {
         return Err(Error::corrupt(
             "the payload is not a module value (RDB type 7)",
@@ -83,7 +73,7 @@ pub fn from_dump(payload: &[u8]) -> Result<DumpValue> {
     let (name, encver) = module_name(r.len()?);
     let redisbloom_type = name == BF_TYPE_NAME || name == CF_TYPE_NAME;
     if redisbloom_type && encver != BLOOMKIT_ENCVER {
-        return RedisBloomValue::from_dump(payload).map(DumpValue::RedisBloom);
+        return RedisBloomValue::from_dump_value(value).map(DumpValue::RedisBloom);
     }
     r.opcode(OP_UINT, "the value's length")?;
     let declared = r.len()?;

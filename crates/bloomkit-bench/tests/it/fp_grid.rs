@@ -8,7 +8,7 @@
 //! deviation of 7.9 standard deviations to fail, while the defect this test guards against
 //! (probes that depend on too few bits of the hash in a small filter) measured 7 to 400 times
 //! the target. Everything is seeded; the whole test takes about a minute on two cores in the
-//! optimised build (`cargo test --release -p bloomkit-bench --test fp_grid`).
+//! optimised build (`cargo test --release -p bloomkit-bench --test it fp_grid::`).
 //!
 //! Coverage, by what a cell costs (queries ≈ 1,000 / p, inserts up to 4·10^6 a cell):
 //!

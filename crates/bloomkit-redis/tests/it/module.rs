@@ -455,7 +455,7 @@ fn a_restore_whose_last_chunk_is_damaged_removes_its_key() {
     });
 }
 
-/// RedisBloom's values, under the same type names, are imported (`tests/import.rs`); one
+/// RedisBloom's values, under the same type names, are imported (`tests/it/import.rs`); one
 /// that does not decode is refused, and the log names the key, RedisBloom's encoding and
 /// the cause. RedisBloom refuses this module's values.
 #[test]

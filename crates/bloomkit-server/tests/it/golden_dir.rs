@@ -1,7 +1,7 @@
 //! A data directory written by an earlier build (the golden snapshot and log in `tests/data/`,
 //! from before the key model and the manifest) is served as it was: a real server opens it and
 //! answers every item the files hold over the protocol, as `BF.EXISTS`/`CF.EXISTS` always did.
-//! (`tests/persist.rs` checks the same files byte by byte at the persistence layer.)
+//! (`tests/it/persist.rs` checks the same files byte by byte at the persistence layer.)
 
 use crate::common;
 

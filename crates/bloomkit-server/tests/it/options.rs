@@ -320,7 +320,7 @@ fn the_docs_flag_table_is_the_options_table() {
     let page =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/SERVER.md"))
             .unwrap();
-    let start = "<!-- The flag table: options::flag_table(), checked by tests/options.rs. -->\n";
+    let start = "<!-- The flag table: options::flag_table(), checked by tests/it/options.rs. -->\n";
     let end = "<!-- End of the flag table. -->";
     let from = page.find(start).expect("the table's start marker") + start.len();
     let to = from + page[from..].find(end).expect("the table's end marker");

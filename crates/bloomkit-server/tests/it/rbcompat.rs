@@ -560,7 +560,7 @@ async fn restore_refuses_any_payload_it_cannot_fully_decode() {
     };
     let body = &payload[..payload.len() - 10];
     assert_eq!(seal(body), payload);
-    // RedisBloom 2.8's DUMP of `BF.ADD k a` on Redis 7.0: imported (tests/import.rs).
+    // RedisBloom 2.8's DUMP of `BF.ADD k a` on Redis 7.0: imported (tests/it/import.rs).
     let redis_dump: &[u8] = include_bytes!("../data/redisbloom-2.8-dump-bf-add-k-a.bin");
     assert_eq!(
         query(&mut c, &[b"RESTORE", b"imported", b"0", redis_dump]).await,

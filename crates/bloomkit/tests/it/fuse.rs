@@ -252,7 +252,7 @@ fn small_filters_keep_the_promised_rate() {
 
 // ---------------------------------------------------------------------------------------------
 // Golden files: a filter written by an earlier build loads and answers exactly as it did.
-// To write them (once, for a new format only): BLOOMKIT_WRITE_GOLDEN=1 cargo test --test fuse
+// To write them (once, for a new format only): BLOOMKIT_WRITE_GOLDEN=1 cargo test -p bloomkit --test it fuse::
 
 fn golden_key(i: u64) -> String {
     format!("golden:{i}")

@@ -180,7 +180,7 @@ fn small_filters_keep_the_promised_rate() {
 
 // ---------------------------------------------------------------------------------------------
 // Golden file: a filter written by an earlier build loads and answers exactly as it did.
-// To write it (once, for a new format only): BLOOMKIT_WRITE_GOLDEN=1 cargo test --test ribbon
+// To write it (once, for a new format only): BLOOMKIT_WRITE_GOLDEN=1 cargo test -p bloomkit --test it ribbon::
 
 fn golden_key(i: u64) -> String {
     format!("golden:{i}")

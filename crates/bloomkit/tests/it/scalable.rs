@@ -2,7 +2,7 @@
 //! `HashSet` oracle, the golden file and hostile input.
 //!
 //! To write the golden files (once, for a new format version only):
-//! `BLOOMKIT_WRITE_GOLDEN=1 cargo test -p bloomkit --release --test scalable`.
+//! `BLOOMKIT_WRITE_GOLDEN=1 cargo test -p bloomkit --release --test it scalable::`.
 
 use crate::common;
 use common::{as_key_feed, data_dir, golden_answers, reseal};

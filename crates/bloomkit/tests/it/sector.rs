@@ -156,7 +156,7 @@ fn lower_rates_meet_the_model() {
 }
 
 // ---- the golden file ----
-// To write it (once, for a new format only): BLOOMKIT_WRITE_GOLDEN=1 cargo test --test sector
+// To write it (once, for a new format only): BLOOMKIT_WRITE_GOLDEN=1 cargo test -p bloomkit --test it sector::
 
 fn golden_key(i: u64) -> String {
     format!("golden:{i}")

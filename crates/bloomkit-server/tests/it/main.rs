@@ -1,7 +1,7 @@
 //! The server's integration tests, through the real protocol, as one test binary.
 //!
-//! One binary, not one per file: the dependencies' generic code (tokio, the clients, the
-//! crates under test) is compiled and linked once instead of once per file, which is
+//! One binary, not one per file: the test dependencies and the generic code of the crates
+//! under test are compiled, and the whole linked, once instead of once per file, which is
 //! most of the workspace's test build time. Each former file is a module here, so a
 //! test's name starts with its file's (`cargo test -p bloomkit-server --test it <file>::`).
 

@@ -23,7 +23,7 @@ and the writers' slowest reply. `--workload` picks one of the above (writers alw
 or `all` (the default) for all of them at once.
 
 Plain sockets only (no Python packages), so it runs wherever python3 does; the server's
-own test of the same (crates/bloomkit-server/tests/long_commands.rs) uses a generous bound.
+own test of the same (crates/bloomkit-server/tests/it/long_commands.rs) uses a generous bound.
 """
 
 import argparse

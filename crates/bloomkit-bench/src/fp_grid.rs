@@ -12,7 +12,7 @@
 //! The number of queries is chosen from the target: `expected` false positives at the target
 //! rate, so a cell whose true rate were 1.25× the target would lie √expected·0.25 standard
 //! deviations above it (with 1,600 expected, 10 of them). The test
-//! (`tests/fp_grid.rs`) runs the cells it can afford; the `fp_grid` binary runs them all.
+//! (`tests/it/fp_grid.rs`) runs the cells it can afford; the `fp_grid` binary runs them all.
 
 use bloomkit::{
     AgingBloomFilter, AnyFilter, AtomicBloomFilter, BinaryFuseFilter, BlockedBloomFilter,

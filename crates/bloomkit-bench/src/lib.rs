@@ -20,7 +20,7 @@
 //! # Overview of modules
 //!
 //! * [`fp_grid`]: every kind's mean measured false-positive rate against its target, from
-//!   one key to 10^7 and from 50% to 10^−7 (the `fp_grid` binary and `tests/fp_grid.rs`).
+//!   one key to 10^7 and from 50% to 10^−7 (the `fp_grid` binary and `tests/it/fp_grid.rs`).
 //! * [`keys`]: deterministic keys from a counter (8-byte integers from a fixed-seed
 //!   splitmix64; 16–32-byte strings), generated into small reusable pools outside timing.
 //! * [`subject`]: the [`Subject`] trait (one filter under test: insert, query by key or by

@@ -162,7 +162,7 @@
 //! 3. [`AnyFilter`]: a variant and its arms (`any.rs`, and `kinds.rs`'s
 //!    `build_from_hashes`, `planned_memory_bytes` and `fill_ratio`; the compiler lists them).
 //! 4. Tests in `tests/<kind>.rs`: the `HashSet` oracle, statistical rates, hostile input
-//!    (`tests/common`'s truncation and byte-flip checks).
+//!    (`tests/it/common`'s truncation and byte-flip checks).
 //! 5. Outside the library, one place is required: the Python package's class for the kind
 //!    (`crates/bloomkit-py/src/kinds/`, its stub in `bloomkit/__init__.pyi`). The CLI
 //!    (`--kind`, `size`, `demo`), the explorer and the benchmark harness read

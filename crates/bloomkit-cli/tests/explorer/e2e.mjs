@@ -1,5 +1,5 @@
 // Drives the explorer page in headless Chromium as a visitor would, and prints what the page
-// showed as one JSON object. tests/explorer.rs starts the server, computes the library's own
+// showed as one JSON object. tests/it/explorer.rs starts the server, computes the library's own
 // answers natively, runs this script, and compares; this script only observes.
 //
 // Input (stdin, JSON): { url, playwright, chromium, screenshot, phoneScreenshot, queryWords,

@@ -1,6 +1,6 @@
 //! Crash-point simulations: a snapshot interrupted at each step, and leftovers that a crash
 //! leaves, must recover every item. (The formats' hostile-input tests are beside them, in
-//! `log/format.rs` and `snapshot/mod.rs`; the public API's in `tests/persist.rs`.)
+//! `log/format.rs` and `snapshot/mod.rs`; the public API's in `tests/it/persist.rs`.)
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -54,7 +54,7 @@ impl Shape {
 /// A Bloom filter cannot forget a key; a cuckoo filter stores a short fingerprint of each key
 /// in one of two candidate buckets and can remove it again. Below a rate of about 0.25% it is
 /// also smaller than a classic Bloom filter, and a query reads two buckets per sub-filter:
-/// two cache misses at most. Measured at capacity (`tests/cuckoo.rs`): planned for 1%, 10.66
+/// two cache misses at most. Measured at capacity (`tests/it/cuckoo.rs`): planned for 1%, 10.66
 /// bits per key and a 0.73% rate (a Bloom filter needs 9.59 bits for 1%); planned for 0.1%,
 /// 13.86 bits per key and 0.091% (Bloom: 14.38).
 ///

@@ -101,7 +101,7 @@ pub fn cuckoo_hash(item: &[u8]) -> u64 {
 mod tests {
     use super::*;
 
-    /// `tests/redisbloom.rs` checks hashes against values a real RedisBloom produced; these
+    /// `tests/it/redisbloom.rs` checks hashes against values a real RedisBloom produced; these
     /// only check the shape.
     #[test]
     fn empty_input_with_zero_seed_hashes_to_zero() {
@@ -122,7 +122,7 @@ mod tests {
 
 /// Writes the golden `.bkf` files of kinds 10 and 11 from the DUMP payloads a real
 /// RedisBloom wrote (`cargo test -p bloomkit --lib redisbloom::write_golden -- --ignored`);
-/// `tests/redisbloom.rs` then checks they keep loading.
+/// `tests/it/redisbloom.rs` then checks they keep loading.
 #[cfg(test)]
 #[test]
 #[ignore]

@@ -608,7 +608,7 @@ impl RibbonFilter {
     /// The false-positive rate: 2^−r for a key the filter was not built from. In layout 2
     /// (every filter built today) an absent key whose row is a combination of the built
     /// rows always passes, which adds under 1% of 2^−r at r = 7 (measured over many shards;
-    /// `tests/ribbon.rs` checks it); layout 1 gives exactly 2^−r. Keys are distinguished by
+    /// `tests/it/ribbon.rs` checks it); layout 1 gives exactly 2^−r. Keys are distinguished by
     /// their 64-bit hashes, so a key whose hash equals a built key's is always a false
     /// positive; with fewer than 2^32 keys that adds less than 2^−32.
     ///

@@ -217,7 +217,7 @@ mod tests {
 
     /// The recipe of `tests/data/ribbon-shards-v1.bkf`: layout 2 in three shards of 1,088
     /// slots, built from `golden:0` to `golden:2999` in passes of about one shard, which
-    /// no public constructor makes below 2^20 keys. `tests/ribbon.rs` loads the file and
+    /// no public constructor makes below 2^20 keys. `tests/it/ribbon.rs` loads the file and
     /// checks its answers; this rebuilds it byte for byte. To write it (once):
     /// `BLOOMKIT_WRITE_GOLDEN=1 cargo test -p bloomkit --lib sharded_golden`.
     #[test]

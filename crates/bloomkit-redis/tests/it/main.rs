@@ -1,0 +1,18 @@
+//! The module's integration tests, in real Redis and Valkey processes, as one test binary.
+//!
+//! One binary, not one per file: the test dependencies and the generic code of the crates
+//! under test are compiled, and the whole linked, once instead of once per file, which is
+//! most of the workspace's test build time. Each former file is a module here, so a
+//! test's name starts with its file's (`cargo test -p bloomkit-redis --test it <file>::`).
+
+mod common;
+
+mod aging;
+mod between_hosts;
+mod cluster;
+mod differential;
+mod import;
+mod merge;
+mod module;
+mod persistence;
+mod replication;

@@ -1,5 +1,5 @@
-//! [`AgingBloomFilter`] in the shared file format (kind 7): generations, bits and probes as
-//! parameters; the generations' item counts, then their lines, newest first, as payload.
+//! [`AgingBloomFilter`] in the shared file format (kind 7): generations, bits, probes and the
+//! probe derivation as parameters; the generations' item counts, then their lines, newest first, as payload.
 
 use std::io::Read;
 
@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist, Run};
 use crate::key::KeyHasher;
 use crate::sizing::{self, LINE_BITS};
-use crate::BlockedBloomFilter;
+use crate::{BlockedBloomFilter, BlockedProbes};
 
 format::format_methods!(
     AgingBloomFilter,
@@ -94,6 +94,7 @@ impl Persist for AgingBloomFilter {
         params.extend_from_slice(&self.num_generations().to_le_bytes());
         params.extend_from_slice(&self.num_bits_per_generation().to_le_bytes());
         params.extend_from_slice(&self.num_hashes().to_le_bytes());
+        format::push_derivation(&mut params, self.probes().code());
         params
     }
 
@@ -117,6 +118,7 @@ impl Persist for AgingBloomFilter {
         let generations = params.u32()?;
         let num_bits = params.u64()?;
         let num_hashes = params.u32()?;
+        let probes = params.derivation(BlockedProbes::OneSeed, BlockedProbes::from_code, "2")?;
         params.finish()?;
         if check_generations(generations).is_err() {
             return Err(Error::corrupt(format!(
@@ -154,7 +156,7 @@ impl Persist for AgingBloomFilter {
         for (age, &count) in counts.iter().enumerate() {
             let lines = payload.read_line_array(num_lines)?;
             let generation =
-                BlockedBloomFilter::from_parts(lines, num_hashes, header.hasher, count);
+                BlockedBloomFilter::from_parts(lines, num_hashes, probes, header.hasher, count);
             // Each counted insert set at least one bit that was zero: a generation cannot
             // count more keys than it has ones.
             if count > generation.count_ones() {

@@ -15,8 +15,10 @@ format::format_methods!(
     "aging filter",
     to_bytes: [
         ///
-        /// Parameters (16 bytes): the number of generations `G` (u32, 1 to 64), the bits per
-        /// generation `m` (u64, a positive multiple of 512), the hashes `k` (u32, 1 to 64).
+        /// Parameters (20 bytes, or 16): the number of generations `G` (u32, 1 to 64), the bits
+        /// per generation `m` (u64, a positive multiple of 512), the hashes `k` (u32, 1 to 64),
+        /// and the probe derivation (u32: 2; absent for the first,
+        /// [`BlockedProbes::OneSeed`](crate::BlockedProbes::OneSeed)).
         /// Payload (`G·(8 + m / 8)` bytes), all little-endian u64 words: the `G` generations' item
         /// counts, newest first (each at most the bits set in its generation), then the `G`
         /// generations' bits, newest first, each laid out as a blocked filter's payload (kind 2).
@@ -32,7 +34,7 @@ format::format_methods!(
         /// f.insert("a");
         /// f.rotate();
         /// let bytes = f.to_bytes();
-        /// assert_eq!(bytes.len(), 44 + 16 + 3 * 8 + f.num_bits() as usize / 8 + 8);
+        /// assert_eq!(bytes.len(), 44 + 20 + 3 * 8 + f.num_bits() as usize / 8 + 8);
         /// let g = AgingBloomFilter::from_bytes(&bytes)?;
         /// assert_eq!(g, f);
         /// assert!(g.generation(1).unwrap().contains("a"));

@@ -2,7 +2,8 @@
 //!
 //! Parameters (32 bytes, little-endian): initial capacity (u64), target rate (f64 bits),
 //! expansion (u32), tightening (f64 bits), flags (u32: bit 0 = non-scaling, bit 1 = classic
-//! layers; the rest zero). The seed and the item count are the header's.
+//! layers, bit 2 = classic layers probing by their derivation 2, bit 3 = blocked layers
+//! probing by theirs; the rest zero). The seed and the item count are the header's.
 //!
 //! Payload, in 64-bit words: the layer count; then for each layer, oldest first, five words
 //! (capacity, items, number of bits, number of hashes, planned rate as f64 bits); then each

@@ -83,9 +83,9 @@ impl ScalableBloomFilter {
     pub fn from_blocked(filter: BlockedBloomFilter) -> Result<Self> {
         let (num_bits, num_hashes, len) = (filter.num_bits(), filter.num_hashes(), filter.len());
         let capacity = planned_capacity(num_bits, num_hashes, len);
-        let rate = sizing::blocked_fp_rate(capacity, num_bits, num_hashes);
-        let hasher = filter.key_hasher();
         let blocked_probes = filter.probes();
+        let rate = sizing::blocked_fp_rate_for(capacity, num_bits, num_hashes, blocked_probes);
+        let hasher = filter.key_hasher();
         one_layer(
             LayerLayout::Blocked,
             ClassicProbes::Rotating,

@@ -77,16 +77,17 @@ impl BlockedProbes {
     /// The probe key of `hash`: the even probes' seed in the low 32 bits, the odd probes'
     /// in the high 32 bits. The kernels take this, not the hash, so that they do not
     /// depend on the derivation; [`line_index`] still takes the hash.
+    ///
+    /// Both derivations take the odd seed as the high half of the hash times a multiplier:
+    /// 2^32 moves the low half there (one seed), `0x9e3779b97f4a7c15` mixes the whole hash
+    /// into it (two seeds). One multiply and no branch on the derivation.
     #[inline(always)]
     pub(crate) fn key(self, hash: u64) -> u64 {
-        let (even, odd) = match self {
-            BlockedProbes::OneSeed => (hash as u32, hash as u32),
-            BlockedProbes::TwoSeeds => (
-                hash as u32,
-                (hash.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32,
-            ),
+        let multiplier = match self {
+            BlockedProbes::OneSeed => 1 << 32,
+            BlockedProbes::TwoSeeds => 0x9e37_79b9_7f4a_7c15,
         };
-        u64::from(even) | u64::from(odd) << 32
+        (hash & 0xffff_ffff) | (hash.wrapping_mul(multiplier) & !0xffff_ffff)
     }
 }
 

@@ -28,7 +28,8 @@
 //! `BF.RESERVE key rate capacity [...] LAYOUT CLASSIC|BLOCKED`.
 
 use bloomkit::{
-    hash_bytes_with_seed, ClassicProbes, Error, LayerInfo, LayerLayout, ScalableBloomFilter,
+    hash_bytes_with_seed, BlockedProbes, ClassicProbes, Error, LayerInfo, LayerLayout,
+    ScalableBloomFilter,
 };
 use smallvec::smallvec;
 
@@ -106,6 +107,10 @@ struct Params {
     /// How classic layers probe: [`ClassicProbes::DoubleHashing`] only for a logged
     /// `LAYOUT CLASSIC` (see [`reserve_layout`]), else [`ClassicProbes::Rotating`].
     probes: ClassicProbes,
+    /// How blocked layers probe: [`BlockedProbes::OneSeed`] only for a logged creation of
+    /// blocked layers without `LAYOUT BLOCKED2` (see [`reserve_layout`]), else
+    /// [`BlockedProbes::TwoSeeds`].
+    blocked_probes: BlockedProbes,
 }
 
 /// A `BF.INFO` field.
@@ -340,6 +345,7 @@ pub(crate) mod parse {
         growth: Growth::Default,
         layout: None,
         probes: ClassicProbes::Rotating,
+        blocked_probes: BlockedProbes::TwoSeeds,
     };
 
     pub(crate) fn reserve<'a>(
@@ -484,13 +490,14 @@ fn parse_reserve<'a>(args: Args<'a>, origin: Origin) -> Result<Op<'a>, Reply> {
         None if nonscaling => Growth::NonScaling,
         None => Growth::Default,
     };
-    let (layout, probes) = reserve_layout(args, origin)?;
+    let (layout, probes, blocked_probes) = reserve_layout(args, origin)?;
     Ok(Op::Reserve(Params {
         error_rate: Some(error_rate.min(MAX_ERROR_RATE)),
         capacity: Some(capacity as u64),
         growth,
         layout,
         probes,
+        blocked_probes,
     }))
 }
 
@@ -509,32 +516,58 @@ fn layout_at(args: &[&[u8]]) -> Option<usize> {
 /// it names what `CLASSIC` names for a client.
 const LOGGED_ROTATING_CLASSIC: &str = "CLASSIC2";
 
+/// The word a creation of blocked layers probing by [`BlockedProbes::TwoSeeds`] is logged
+/// with (`LAYOUT BLOCKED2`), for the same reason: a logged creation of blocked layers without
+/// it was written before that derivation existed and replays into [`BlockedProbes::OneSeed`];
+/// a build that does not know the word refuses the record. A client may send it too: it
+/// names what `BLOCKED` names for a client.
+const LOGGED_TWO_SEED_BLOCKED: &str = "BLOCKED2";
+
 /// The layout a `BF.RESERVE` names with `LAYOUT CLASSIC|BLOCKED` (or `CLASSIC2`), or `None`
 /// for `bf-layout`'s, and how its classic layers probe. A logged creation without it is
 /// blocked: logs written before the server created classic layers hold blocked filters and
 /// must replay into the same bits (items that were false positives then were never logged;
 /// replayed into another layout, some would come back absent). For the same reason a logged
-/// `LAYOUT CLASSIC` probes by [`ClassicProbes::DoubleHashing`].
+/// `LAYOUT CLASSIC` probes by [`ClassicProbes::DoubleHashing`], and a logged creation of
+/// blocked layers but `LAYOUT BLOCKED2` by [`BlockedProbes::OneSeed`].
 fn reserve_layout(
     args: &[&[u8]],
     origin: Origin,
-) -> Result<(Option<LayerLayout>, ClassicProbes), Reply> {
+) -> Result<(Option<LayerLayout>, ClassicProbes, BlockedProbes), Reply> {
+    let logged = origin == Origin::Log;
+    let blocked = if logged {
+        BlockedProbes::OneSeed
+    } else {
+        BlockedProbes::TwoSeeds
+    };
     let Some(at) = layout_at(args) else {
-        let layout = (origin == Origin::Log).then_some(LayerLayout::Blocked);
-        return Ok((layout, ClassicProbes::Rotating));
+        let layout = logged.then_some(LayerLayout::Blocked);
+        return Ok((layout, ClassicProbes::Rotating, blocked));
     };
     let word = args.get(at + 1).copied().unwrap_or_default();
     if is_word(word, LOGGED_ROTATING_CLASSIC) {
-        return Ok((Some(LayerLayout::Classic), ClassicProbes::Rotating));
+        let classic = Some(LayerLayout::Classic);
+        return Ok((classic, ClassicProbes::Rotating, BlockedProbes::TwoSeeds));
+    }
+    if is_word(word, LOGGED_TWO_SEED_BLOCKED) {
+        let layout = Some(LayerLayout::Blocked);
+        return Ok((layout, ClassicProbes::Rotating, BlockedProbes::TwoSeeds));
     }
     let layout = crate::params::layout_named(word)
         .ok_or_else(|| Reply::error("ERR bad layout: LAYOUT takes CLASSIC or BLOCKED"))?;
-    let probes = if origin == Origin::Log && layout == LayerLayout::Classic {
-        ClassicProbes::DoubleHashing
-    } else {
-        ClassicProbes::Rotating
-    };
-    Ok((Some(layout), probes))
+    Ok(match layout {
+        LayerLayout::Classic if logged => (
+            Some(layout),
+            ClassicProbes::DoubleHashing,
+            BlockedProbes::TwoSeeds,
+        ),
+        LayerLayout::Classic => (
+            Some(layout),
+            ClassicProbes::Rotating,
+            BlockedProbes::TwoSeeds,
+        ),
+        _ => (Some(layout), ClassicProbes::Rotating, blocked),
+    })
 }
 
 /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS ...`,
@@ -612,6 +645,7 @@ fn parse_insert<'a>(args: Args<'a>) -> Result<Op<'a>, Reply> {
             growth,
             layout: None,
             probes: ClassicProbes::Rotating,
+            blocked_probes: BlockedProbes::TwoSeeds,
         }),
     })
 }
@@ -667,28 +701,32 @@ fn create<'c>(
     let layout = params.layout.unwrap_or(d.bf_layout);
     let builder = ScalableBloomFilter::builder(capacity, error_rate)
         .layout(layout)
-        .classic_probes(params.probes);
+        .classic_probes(params.probes)
+        .blocked_probes(params.blocked_probes);
+    // The layout word a record needs to replay into these probes, if any.
+    let layout_word = match (layout, params.probes, params.blocked_probes) {
+        (LayerLayout::Classic, ClassicProbes::DoubleHashing, _) => Some("CLASSIC"),
+        (LayerLayout::Classic, ..) => Some(LOGGED_ROTATING_CLASSIC),
+        (_, _, BlockedProbes::OneSeed) => None,
+        _ => Some(LOGGED_TWO_SEED_BLOCKED),
+    };
     let (builder, mut growth_words) = match growth {
         Growth::Scaling(x) if x as i64 <= MAX_EXPANSION => {
             (builder.expansion(x), vec![word("EXPANSION"), num(x)])
         }
         // Logged as `EXPANSION 0` with a layout, so that the record has 8 arguments (see
         // below); `NONSCALING` otherwise, as logs have always said.
-        Growth::NonScaling if layout == LayerLayout::Classic => (
+        Growth::NonScaling if layout_word.is_some() => (
             builder.non_scaling(true),
             vec![word("EXPANSION"), num(0u32)],
         ),
         Growth::NonScaling => (builder.non_scaling(true), vec![word("NONSCALING")]),
         _ => return Err(could_not()),
     };
-    if layout == LayerLayout::Classic {
+    if let Some(name) = layout_word {
         // Eight arguments: more than any client's `BF.RESERVE` may have, so a build from
         // before the layout existed refuses this record (and with it the log) instead of
-        // replaying it into blocked layers.
-        let name = match params.probes {
-            ClassicProbes::DoubleHashing => "CLASSIC",
-            _ => LOGGED_ROTATING_CLASSIC,
-        };
+        // replaying it into other layers; a build from before the word, likewise.
         growth_words.extend([word("LAYOUT"), word(name)]);
     }
     let memory_error = |e: Error| match e {

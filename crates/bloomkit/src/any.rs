@@ -297,16 +297,17 @@ impl AnyFilter {
                 sizing::classic_fp_rate(n, f.num_bits(), f.num_hashes())
             }),
             AnyFilter::Blocked(f) => from_changes(f.len(), |n| {
-                sizing::blocked_fp_rate(n, f.num_bits(), f.num_hashes())
+                sizing::blocked_fp_rate_for(n, f.num_bits(), f.num_hashes(), f.probes())
             }),
             AnyFilter::Counting(f) => {
                 sizing::classic_fp_rate(f.len(), f.num_counters(), f.num_hashes())
             }
             AnyFilter::Scalable(f) => {
                 // Each layer is a filter of its layout, and the two layouts' rates differ.
-                let layer_rate = match f.layout() {
-                    crate::LayerLayout::Classic => sizing::classic_fp_rate,
-                    crate::LayerLayout::Blocked => sizing::blocked_fp_rate,
+                let probes = f.blocked_probes();
+                let layer_rate = |n, m, k| match f.layout() {
+                    crate::LayerLayout::Classic => sizing::classic_fp_rate(n, m, k),
+                    crate::LayerLayout::Blocked => sizing::blocked_fp_rate_for(n, m, k, probes),
                 };
                 any_of(
                     &mut f.layers().map(|l| {
@@ -323,7 +324,7 @@ impl AnyFilter {
                     .filter_map(|age| f.generation(age))
                     .map(|g| {
                         from_changes(g.len(), |n| {
-                            sizing::blocked_fp_rate(n, g.num_bits(), g.num_hashes())
+                            sizing::blocked_fp_rate_for(n, g.num_bits(), g.num_hashes(), g.probes())
                         })
                     }),
             ),

@@ -214,7 +214,8 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "filters differ in {parameter} ({left} vs {right}); only filters built with the \
-                 same kind, size, number of hashes and hash seed can be combined"
+                 same kind, size, number of hashes, probe derivation and hash seed can be \
+                 combined"
             ),
             Error::BadMagic => write!(
                 f,

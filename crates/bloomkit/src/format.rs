@@ -217,6 +217,29 @@ impl Params<'_> {
         self.rest.is_empty()
     }
 
+    /// A probe derivation field at the end of the block ([`push_derivation`]): absent,
+    /// `first` (code 1); present, a code `from_code` knows other than 1, which is never
+    /// written with the field (a file that says 1 was not written by bloomkit). `known` lists
+    /// the codes this build reads, for the error.
+    pub(crate) fn derivation<T>(
+        &mut self,
+        first: T,
+        from_code: impl Fn(u32) -> Option<T>,
+        known: &str,
+    ) -> Result<T> {
+        if self.is_empty() {
+            return Ok(first);
+        }
+        let code = self.u32()?;
+        match from_code(code) {
+            Some(probes) if code != 1 => Ok(probes),
+            _ => Err(Error::corrupt(format!(
+                "the header's probe derivation {code} is not one this build knows ({known}); \
+                 a newer bloomkit may read it"
+            ))),
+        }
+    }
+
     /// Fails if parameters are left over: a longer list is a format this build does not know.
     pub(crate) fn finish(self) -> Result<()> {
         if self.rest.is_empty() {
@@ -777,7 +800,18 @@ pub(crate) fn decode_bits_and_hashes(header: &Header, granularity: u64) -> Resul
     let num_bits = params.u64()?;
     let num_hashes = params.u32()?;
     params.finish()?;
-    if num_bits == 0 || num_bits % granularity != 0 {
+    check_bits_and_hashes(header, num_bits, num_hashes, granularity)?;
+    Ok((num_bits, num_hashes))
+}
+
+/// The checks of [`decode_bits_and_hashes`] once its fields are read.
+fn check_bits_and_hashes(
+    header: &Header,
+    num_bits: u64,
+    num_hashes: u32,
+    granularity: u64,
+) -> Result<()> {
+    if num_bits == 0 || !num_bits.is_multiple_of(granularity) {
         return Err(Error::corrupt(format!(
             "the header's number of bits {num_bits} is not a positive multiple of {granularity}"
         )));
@@ -787,54 +821,70 @@ pub(crate) fn decode_bits_and_hashes(header: &Header, granularity: u64) -> Resul
             "the header's number of hashes {num_hashes} is out of range"
         )));
     }
-    header.expect_payload_len(num_bits / 8)?;
-    Ok((num_bits, num_hashes))
+    header.expect_payload_len(num_bits / 8)
 }
 
-/// A classic or counting filter's parameters: [`encode_bits_and_hashes`]'s 12 bytes, then,
-/// for any probe derivation but the first, its code as a u32 (16 bytes). The first
-/// derivation is written without it, as every file before the second was, so those files
-/// write back byte for byte; a reader that knows only 12 bytes refuses the longer block
-/// ("too long") instead of probing a new filter the old way.
-pub(crate) fn encode_classic_params(
-    num_positions: u64,
-    num_hashes: u32,
-    probes: crate::ClassicProbes,
-) -> Vec<u8> {
+/// A classic, counting, blocked or atomic filter's parameters: [`encode_bits_and_hashes`]'s
+/// 12 bytes (`num_positions` bits or counters), then the probe derivation field
+/// ([`push_derivation`]): 16 bytes for any derivation but the first.
+pub(crate) fn encode_derived_params(num_positions: u64, num_hashes: u32, code: u32) -> Vec<u8> {
     let mut params = encode_bits_and_hashes(num_positions, num_hashes);
-    if probes != crate::ClassicProbes::DoubleHashing {
-        params.extend_from_slice(&probes.code().to_le_bytes());
-    }
+    push_derivation(&mut params, code);
     params
 }
 
-/// Decodes and checks [`encode_classic_params`]'s parameters: `m` (of `positions`, "bits"
-/// or "counters") a positive multiple of 64, `k` in range, the derivation one this build
-/// knows. The caller checks the payload's length, which depends on the kind.
+/// Appends a probe derivation field with `code` to a parameter block, unless `code` is 1:
+/// the first derivation of every kind that has one is written without the field, as every
+/// file before the second was, so those files write back byte for byte; a reader that knows
+/// only the shorter block refuses the longer one ("too long") instead of probing a new filter
+/// the old way. [`Params::derivation`] reads it back.
+pub(crate) fn push_derivation(params: &mut Vec<u8>, code: u32) {
+    if code != 1 {
+        params.extend_from_slice(&code.to_le_bytes());
+    }
+}
+
+/// Reads [`encode_derived_params`]'s fields: `m`, `k`, and the derivation (`first` when
+/// absent, else the one `from_code` names), refusing anything after them.
+fn decode_derived_params<T>(
+    header: &Header,
+    first: T,
+    from_code: impl Fn(u32) -> Option<T>,
+) -> Result<(u64, u32, T)> {
+    let mut params = header.params();
+    let num_positions = params.u64()?;
+    let num_hashes = params.u32()?;
+    let probes = params.derivation(first, from_code, "2")?;
+    params.finish()?;
+    Ok((num_positions, num_hashes, probes))
+}
+
+/// Decodes and checks a blocked or atomic filter's parameters ([`encode_derived_params`]):
+/// the bits whole lines of 512, the hashes in range, the payload exactly the bits, the
+/// derivation one this build knows.
+pub(crate) fn decode_blocked_params(header: &Header) -> Result<(u64, u32, crate::BlockedProbes)> {
+    let (num_bits, num_hashes, probes) = decode_derived_params(
+        header,
+        crate::BlockedProbes::OneSeed,
+        crate::BlockedProbes::from_code,
+    )?;
+    check_bits_and_hashes(header, num_bits, num_hashes, crate::sizing::LINE_BITS)?;
+    Ok((num_bits, num_hashes, probes))
+}
+
+/// Decodes and checks a classic or counting filter's parameters ([`encode_derived_params`]):
+/// `m` (of `positions`, "bits" or "counters") a positive multiple of 64, `k` in range, the
+/// derivation one this build knows. The caller checks the payload's length, which depends on
+/// the kind.
 pub(crate) fn decode_classic_params(
     header: &Header,
     positions: &str,
 ) -> Result<(u64, u32, crate::ClassicProbes)> {
-    let mut params = header.params();
-    let num_positions = params.u64()?;
-    let num_hashes = params.u32()?;
-    let probes = if params.is_empty() {
-        crate::ClassicProbes::DoubleHashing
-    } else {
-        let code = params.u32()?;
-        match crate::ClassicProbes::from_code(code) {
-            // The first derivation is never written with a code: a file that says 1 was not
-            // written by bloomkit.
-            Some(probes) if probes != crate::ClassicProbes::DoubleHashing => probes,
-            _ => {
-                return Err(Error::corrupt(format!(
-                    "the header's probe derivation {code} is not one this build knows (2); \
-                     a newer bloomkit may read it"
-                )))
-            }
-        }
-    };
-    params.finish()?;
+    let (num_positions, num_hashes, probes) = decode_derived_params(
+        header,
+        crate::ClassicProbes::DoubleHashing,
+        crate::ClassicProbes::from_code,
+    )?;
     if num_positions == 0 || num_positions % 64 != 0 {
         return Err(Error::corrupt(format!(
             "the header's number of {positions} {num_positions} is not a positive multiple of 64"
@@ -856,21 +906,22 @@ pub(crate) struct BorrowedBits<'a> {
     pub(crate) item_count: u64,
     pub(crate) num_bits: u64,
     pub(crate) num_hashes: u32,
-    /// A classic filter's probe derivation; the blocked layout has one, stored as the first.
+    /// A classic filter's probe derivation (the first for a blocked filter).
     pub(crate) probes: crate::ClassicProbes,
+    /// A blocked filter's probe derivation (the first for a classic filter).
+    pub(crate) blocked_probes: crate::BlockedProbes,
     /// The payload: `num_bits / 8` bytes, the words little-endian.
     pub(crate) payload: &'a [u8],
 }
 
-/// Checks that `bytes` hold exactly one filter of `kind` with [`encode_bits_and_hashes`]'s
-/// parameters (bits a multiple of `granularity`), and borrows its payload; with `verify`,
-/// also that its checksum matches. Every header check the owned readers make is made here,
-/// in the same order, so a view refuses exactly what `from_bytes` refuses, with the same
+/// Checks that `bytes` hold exactly one classic or blocked filter (`kind`, with
+/// [`encode_derived_params`]'s parameters), and borrows its payload; with `verify`, also
+/// that its checksum matches. Every header check the owned readers make is made here, in the
+/// same order, so a view refuses exactly what `from_bytes` refuses, with the same
 /// error, and nothing is read or allocated beyond the header.
 pub(crate) fn borrow_bits(
     bytes: &[u8],
     kind: FilterKind,
-    granularity: u64,
     verify: bool,
 ) -> Result<BorrowedBits<'_>> {
     let mut r = FormatReader::new(bytes, Some(bytes.len() as u64));
@@ -881,13 +932,18 @@ pub(crate) fn borrow_bits(
             found: header.kind,
         });
     }
-    let (num_bits, num_hashes, probes) = if kind == FilterKind::Classic {
+    let (num_bits, num_hashes, probes, blocked_probes) = if kind == FilterKind::Classic {
         let (num_bits, num_hashes, probes) = decode_classic_params(&header, "bits")?;
         header.expect_payload_len(num_bits / 8)?;
-        (num_bits, num_hashes, probes)
+        (num_bits, num_hashes, probes, crate::BlockedProbes::OneSeed)
     } else {
-        let (num_bits, num_hashes) = decode_bits_and_hashes(&header, granularity)?;
-        (num_bits, num_hashes, crate::ClassicProbes::DoubleHashing)
+        let (num_bits, num_hashes, probes) = decode_blocked_params(&header)?;
+        (
+            num_bits,
+            num_hashes,
+            crate::ClassicProbes::DoubleHashing,
+            probes,
+        )
     };
     // The header has checked that the payload and the checksum fit in what is left.
     let start = 44 + header.params.len();
@@ -913,6 +969,7 @@ pub(crate) fn borrow_bits(
         num_bits,
         num_hashes,
         probes,
+        blocked_probes,
         payload: &bytes[start..end],
     })
 }

@@ -267,7 +267,9 @@ mod xxh3;
 pub use crate::aging::{AgingBloomFilter, AgingBuilder};
 pub use crate::any::AnyFilter;
 pub use crate::atomic::{AtomicBloomFilter, AtomicBuilder};
-pub use crate::blocked::{BlockedBloomFilter, BlockedBloomFilterRef, BlockedBuilder};
+pub use crate::blocked::{
+    BlockedBloomFilter, BlockedBloomFilterRef, BlockedBuilder, BlockedProbes,
+};
 pub use crate::classic::{BloomBuilder, BloomFilter, BloomFilterRef, ClassicProbes};
 pub use crate::counting::{CountingBloomFilter, CountingBuilder};
 pub use crate::cuckoo::{CuckooBuilder, CuckooFilter, CuckooPlacement};

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use crate::bits::Line;
 use crate::blocked::{for_each_prefetched, line_index, Step};
 use crate::key::Key;
-use crate::BlockedBloomFilter;
+use crate::{BlockedBloomFilter, BlockedProbes};
 
 /// Keys hashed per block: 8 MiB of hashes, enough to keep every thread busy between blocks.
 const HASH_BLOCK: usize = 1 << 20;
@@ -108,7 +108,7 @@ impl BlockedBloomFilter {
 
     /// The parallel build itself, whatever the pool and the input.
     fn par_insert_hashes(&mut self, hashes: &[u64]) -> u64 {
-        let num_hashes = self.num_hashes();
+        let (num_hashes, probes) = (self.num_hashes(), self.probes());
         let (lines, item_count) = self.lines_and_count_mut();
         let num_lines = lines.len();
         let threads = rayon::current_num_threads().max(1);
@@ -116,7 +116,10 @@ impl BlockedBloomFilter {
         let changed: u64 = lines
             .par_chunks_mut(per_thread)
             .enumerate()
-            .map(|(i, range)| insert_range(range, i * per_thread, num_lines, hashes, num_hashes))
+            .map(|(i, range)| {
+                let first = i * per_thread;
+                insert_range(range, first, num_lines, hashes, probes, num_hashes)
+            })
             .sum();
         *item_count += changed;
         changed
@@ -124,12 +127,13 @@ impl BlockedBloomFilter {
 }
 
 /// Inserts, in order, the `hashes` whose line is among `range` (lines `first..` of a filter
-/// of `num_lines`); returns how many set a new bit.
+/// of `num_lines`), probing by `probes`; returns how many set a new bit.
 fn insert_range(
     range: &mut [Line],
     first: usize,
     num_lines: usize,
     hashes: &[u64],
+    probes: BlockedProbes,
     num_hashes: u32,
 ) -> u64 {
     let end = first + range.len();
@@ -148,7 +152,7 @@ fn insert_range(
             Step::Visit(line, hash) => {
                 changed += crate::blocked::kernel::insert_into_line(
                     &mut range[line - first],
-                    hash,
+                    probes.key(hash),
                     num_hashes,
                 ) as u64
             }

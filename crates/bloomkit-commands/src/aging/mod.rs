@@ -6,9 +6,11 @@
 //! least (G − 1)·T and at most G·T after its last add. `error_rate` is the rate of the
 //! whole window, each generation holding its `capacity`.
 //!
-//! * `AF.RESERVE key error_rate capacity [GENERATIONS g] [PERIOD seconds] [AT ms]`:
+//! * `AF.RESERVE key error_rate capacity [GENERATIONS g] [PERIOD seconds] [AT ms] [PROBES d]`:
 //!   `PERIOD` has the host rotate the key every `seconds`; `AT` is when the schedule starts
-//!   (milliseconds since the Unix epoch; the host's clock, [`Ctx::now_ms`], when left out).
+//!   (milliseconds since the Unix epoch; the host's clock, [`Ctx::now_ms`], when left out);
+//!   `PROBES` names the blocked probe derivation (`BlockedProbes::code`: 2, the default for
+//!   a client, or 1, what a logged creation without it replays into).
 //! * `AF.ADD key item`, `AF.MADD key item...`: 1 if the item was in no generation (a first
 //!   sighting), 0 if it may have been seen within the window; either way it is put in the
 //!   newest generation. A missing key is created from the `af-*` defaults.
@@ -25,14 +27,18 @@
 //!
 //! Every record replays the same bits and the same schedule under any defaults and any
 //! clock: a creation is logged as `AF.RESERVE key rate capacity GENERATIONS g PERIOD p AT
-//! t`, adds as `AF.MADD` of the items that changed the newest generation, a rotation as
+//! t PROBES 2` (without `PROBES` for a key that probes by the first derivation, as every
+//! record before the second existed: a build that does not know the word refuses the record
+//! rather than replay its adds into other bits), adds as `AF.MADD` of the items that changed the newest generation, a rotation as
 //! `AF.ROTATE key AT t`. A host rotates a key with a period by running that last command
 //! itself, through its log ([`AgingKey::due_rotation`] says when), so a replica or a replay
 //! never rotates on its own clock.
 
 mod key;
 
-use bloomkit::{hash_bytes_with_seed, AgingBloomFilter, AnyFilter, Error, FilterKind};
+use bloomkit::{
+    hash_bytes_with_seed, AgingBloomFilter, AnyFilter, BlockedProbes, Error, FilterKind,
+};
 use smallvec::smallvec;
 
 use crate::args::{is_word, parse_f64, parse_i64};
@@ -88,6 +94,9 @@ struct Params {
     generations: Option<u32>,
     period_secs: Option<u64>,
     at_ms: Option<u64>,
+    /// [`BlockedProbes::OneSeed`] only for a logged creation without `PROBES` (or with
+    /// `PROBES 1`), else [`BlockedProbes::TwoSeeds`].
+    probes: BlockedProbes,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -225,6 +234,7 @@ impl<'a> AgingCommand<'a> {
                     generations: None,
                     period_secs: None,
                     at_ms: None,
+                    probes: BlockedProbes::TwoSeeds,
                 };
                 match create(self.key, &params, ctx) {
                     Ok((key, record)) => {
@@ -347,8 +357,9 @@ fn create<'c>(
     let generations = params.generations.unwrap_or(d.af_generations);
     let period_secs = params.period_secs.unwrap_or(d.af_period);
     let at = params.at_ms.unwrap_or_else(ctx.now_ms);
-    let builder =
-        AgingBloomFilter::builder(params.capacity, params.error_rate).generations(generations);
+    let builder = AgingBloomFilter::builder(params.capacity, params.error_rate)
+        .generations(generations)
+        .probes(params.probes);
     let memory_error = |e: Error| match e {
         Error::TooLarge { .. } | Error::OutOfMemory { .. } => Reply::error(INSUFFICIENT_MEMORY),
         e => Reply::Error(format!("ERR could not create filter: {e}")),
@@ -360,20 +371,20 @@ fn create<'c>(
         .map_err(memory_error)?;
     admit_new_filter(ctx.budget, planned)?;
     let filter = builder.build().map_err(memory_error)?;
-    let record = Record::Words(command(
-        "AF.RESERVE",
-        key,
-        vec![
-            num(params.error_rate),
-            num(params.capacity),
-            word("GENERATIONS"),
-            num(generations),
-            word("PERIOD"),
-            num(period_secs),
-            word("AT"),
-            num(at),
-        ],
-    ));
+    let mut words = vec![
+        num(params.error_rate),
+        num(params.capacity),
+        word("GENERATIONS"),
+        num(generations),
+        word("PERIOD"),
+        num(period_secs),
+        word("AT"),
+        num(at),
+    ];
+    if params.probes != BlockedProbes::OneSeed {
+        words.extend([word("PROBES"), num(params.probes.code())]);
+    }
+    let record = Record::Words(command("AF.RESERVE", key, words));
     let key = AgingKey {
         filter,
         error_rate: params.error_rate,
@@ -463,7 +474,7 @@ pub(crate) mod parse {
 
     pub(crate) fn reserve<'a>(
         args: Args<'a>,
-        _: LazyOrigin<'_>,
+        origin: LazyOrigin<'_>,
     ) -> Result<AgingCommand<'a>, Reply> {
         let error_rate = parse_f64(args[2])
             .filter(|r| *r > 0.0 && *r < 1.0)
@@ -482,7 +493,9 @@ pub(crate) mod parse {
             generations: None,
             period_secs: None,
             at_ms: None,
+            probes: BlockedProbes::TwoSeeds,
         };
+        let mut probes = None;
         // Options after the capacity, each once, in any order.
         let mut rest = &args[4..];
         while let [name, value, tail @ ..] = rest {
@@ -508,6 +521,12 @@ pub(crate) mod parse {
                 params.period_secs = Some(p);
             } else if is_word(name, "AT") && params.at_ms.is_none() {
                 params.at_ms = Some(at(value)?);
+            } else if is_word(name, "PROBES") && probes.is_none() {
+                let p = parse_i64(value)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .and_then(BlockedProbes::from_code)
+                    .ok_or_else(|| Reply::error("ERR bad PROBES: expected 1 or 2"))?;
+                probes = Some(p);
             } else {
                 return Err(crate::errors::syntax_error());
             }
@@ -516,6 +535,12 @@ pub(crate) mod parse {
         if !rest.is_empty() {
             return Err(crate::errors::syntax_error());
         }
+        // A logged creation without `PROBES` was written before the second derivation.
+        params.probes = probes.unwrap_or(if origin() == crate::shared::Origin::Log {
+            BlockedProbes::OneSeed
+        } else {
+            BlockedProbes::TwoSeeds
+        });
         Ok(aging(args, Op::Reserve(params)))
     }
 

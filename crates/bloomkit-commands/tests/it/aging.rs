@@ -129,6 +129,25 @@ fn the_log_replays_the_same_bits_and_schedule_under_other_defaults() {
         first.starts_with("AF.RESERVEk0.01100GENERATIONS2PERIOD0AT"),
         "{first}"
     );
+    // ... and the probe derivation: a new key probes by the second, and its record says so.
+    assert!(first.ends_with("PROBES2"), "{first}");
+    let Some(Value::Aging(k)) = &host.slot else {
+        panic!()
+    };
+    assert_eq!(k.filter().probes(), bloomkit::BlockedProbes::TwoSeeds);
+    // A logged creation without `PROBES` was written before the second derivation existed:
+    // it replays into the first, which its logged adds were acknowledged from.
+    let mut old = Host::new(Defaults::default());
+    old.log.push(
+        "AF.RESERVE k 0.01 100 GENERATIONS 2 PERIOD 0 AT 5"
+            .split(' ')
+            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+            .collect(),
+    );
+    let Some(Value::Aging(k)) = old.replayed(Defaults::default()).slot else {
+        panic!()
+    };
+    assert_eq!(k.filter().probes(), bloomkit::BlockedProbes::OneSeed);
     let odd = Defaults {
         af_error_rate: 0.2,
         af_capacity: 7,
@@ -437,9 +456,10 @@ fn the_golden_aging_key_decodes_and_answers_as_written() {
             })
             .collect()
     };
-    // The recipe: two generations' worth of items around a rotation.
+    // The recipe: two generations' worth of items around a rotation, in the first probe
+    // derivation, which every key had when the fixture was written.
     let mut built = Host::new(Defaults::default());
-    built.run("AF.RESERVE k 0.01 100 GENERATIONS 3 PERIOD 60 AT 1700000000000");
+    built.run("AF.RESERVE k 0.01 100 GENERATIONS 3 PERIOD 60 AT 1700000000000 PROBES 1");
     for i in 0..100 {
         built.run(&format!("AF.ADD k {}", key(i)));
     }

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bloomkit::{ClassicProbes, LayerLayout};
+use bloomkit::{BlockedProbes, ClassicProbes, LayerLayout};
 use bloomkit_commands::Reply;
 use bloomkit_commands::Value;
 use bloomkit_commands::{
@@ -659,6 +659,36 @@ fn bf_log_replays_each_filter_into_the_layout_it_was_written_with() {
         };
         assert_eq!(f.classic_probes(), probes, "{reserve}");
     }
+    // A logged creation of blocked layers was written before their two-seed probes unless it
+    // says `LAYOUT BLOCKED2`: it replays into the one-seed probes its items were
+    // acknowledged from.
+    for (reserve, probes) in [
+        ("BF.RESERVE k 0.01 100 EXPANSION 2", BlockedProbes::OneSeed),
+        ("BF.RESERVE k 0.01 100 NONSCALING", BlockedProbes::OneSeed),
+        (
+            "BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT BLOCKED",
+            BlockedProbes::OneSeed,
+        ),
+        (
+            "BF.RESERVE k 0.01 100 EXPANSION 0 LAYOUT BLOCKED2",
+            BlockedProbes::TwoSeeds,
+        ),
+    ] {
+        let Some(Value::Bloom(f)) = replay(&[words(reserve)], Defaults::default()) else {
+            panic!("{reserve}")
+        };
+        assert_eq!(f.layout(), LayerLayout::Blocked, "{reserve}");
+        assert_eq!(f.blocked_probes(), probes, "{reserve}");
+    }
+    let mut b = Slot::new();
+    b.defaults.bf_layout = LayerLayout::Blocked;
+    b.run("BF.RESERVE k 0.01 100 NONSCALING");
+    b.run("BF.ADD k a");
+    assert_eq!(
+        b.log[0],
+        words("BF.RESERVE k 0.01 100 EXPANSION 0 LAYOUT BLOCKED2")
+    );
+    assert_eq!(replay(&b.log[..2], Defaults::default()), b.value);
     // What this build logs replays into what it built, bit for bit.
     let mut s = Slot::new();
     s.run("BF.RESERVE k 0.01 100 NONSCALING");
@@ -693,7 +723,10 @@ fn bf_layout_is_a_default_and_a_reservation_option() {
     let mut c = Slot::new();
     assert_eq!(c.run("BF.RESERVE k 0.01 100 LAYOUT BLOCKED"), Reply::Ok);
     assert_eq!(layout(&c.value), LayerLayout::Blocked);
-    assert_eq!(c.log[0], words("BF.RESERVE k 0.01 100 EXPANSION 2"));
+    assert_eq!(
+        c.log[0],
+        words("BF.RESERVE k 0.01 100 EXPANSION 2 LAYOUT BLOCKED2")
+    );
     let mut c = Slot::new();
     assert_eq!(
         c.run("BF.RESERVE k 0.01 100 EXPANSION 4 LAYOUT classic"),

@@ -5,7 +5,7 @@ use crate::builder::{bits_builder, BitsPlan};
 use crate::error::Result;
 use crate::key::KeyHasher;
 use crate::sizing;
-use crate::BlockedBloomFilter;
+use crate::{BlockedBloomFilter, BlockedProbes};
 
 bits_builder!(
     /// How to build an [`AgingBloomFilter`]: [`AgingBloomFilter::new`]'s plan for a number of
@@ -14,6 +14,7 @@ bits_builder!(
     AgingBuilder for AgingBloomFilter,
     num_bits_per_generation: "bits in each generation",
     generations: u32 = AgingBloomFilter::DEFAULT_GENERATIONS,
+    probes: BlockedProbes = BlockedProbes::TwoSeeds,
 );
 
 impl AgingBuilder {
@@ -56,7 +57,16 @@ impl AgingBuilder {
             num_bits,
             num_hashes,
             KeyHasher::new(self.plan.seed),
+            self.probes,
         )?;
         AgingBloomFilter::from_first(first, self.generations)
+    }
+
+    /// Derive every generation's probes by `probes` instead of [`BlockedProbes::TwoSeeds`]:
+    /// only to build a filter that must answer as one stored with [`BlockedProbes::OneSeed`]
+    /// does.
+    pub fn probes(mut self, probes: BlockedProbes) -> Self {
+        self.probes = probes;
+        self
     }
 }

@@ -173,12 +173,16 @@ impl AgingBloomFilter {
             .map_err(|_| Error::OutOfMemory {
                 bytes: generations as u64 * std::mem::size_of::<BlockedBloomFilter>() as u64,
             })?;
-        let (num_bits, num_hashes, hasher) =
-            (first.num_bits(), first.num_hashes(), first.key_hasher());
+        let (num_bits, num_hashes, hasher, probes) = (
+            first.num_bits(),
+            first.num_hashes(),
+            first.key_hasher(),
+            first.probes(),
+        );
         all.push(first);
         for _ in 1..generations {
             all.push(BlockedBloomFilter::with_params_and_hasher(
-                num_bits, num_hashes, hasher,
+                num_bits, num_hashes, hasher, probes,
             )?);
         }
         Ok(AgingBloomFilter { generations: all })
@@ -454,6 +458,19 @@ impl AgingBloomFilter {
     /// ```
     pub fn num_hashes(&self) -> u32 {
         self.generations[0].num_hashes()
+    }
+
+    /// How every generation derives its probes from a key's hash
+    /// ([`BlockedBloomFilter::probes`]): [`BlockedProbes::TwoSeeds`](crate::BlockedProbes::TwoSeeds)
+    /// for a new filter.
+    ///
+    /// ```
+    /// let f = bloomkit::AgingBloomFilter::new(1000, 0.01)?;
+    /// assert_eq!(f.probes(), bloomkit::BlockedProbes::TwoSeeds);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn probes(&self) -> crate::BlockedProbes {
+        self.generations[0].probes()
     }
 
     /// The hash seed keys are hashed with.

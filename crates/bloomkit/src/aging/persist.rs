@@ -1,5 +1,5 @@
-//! [`AgingBloomFilter`] in the shared file format (kind 7): generations, bits and probes as
-//! parameters; the generations' item counts, then their lines, newest first, as payload.
+//! [`AgingBloomFilter`] in the shared file format (kind 7): generations, bits, probes and the
+//! probe derivation as parameters; the generations' item counts, then their lines, newest first, as payload.
 
 use std::io::Read;
 
@@ -8,15 +8,17 @@ use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist, Run};
 use crate::key::KeyHasher;
 use crate::sizing::{self, LINE_BITS};
-use crate::BlockedBloomFilter;
+use crate::{BlockedBloomFilter, BlockedProbes};
 
 format::format_methods!(
     AgingBloomFilter,
     "aging filter",
     to_bytes: [
         ///
-        /// Parameters (16 bytes): the number of generations `G` (u32, 1 to 64), the bits per
-        /// generation `m` (u64, a positive multiple of 512), the hashes `k` (u32, 1 to 64).
+        /// Parameters (20 bytes, or 16): the number of generations `G` (u32, 1 to 64), the bits
+        /// per generation `m` (u64, a positive multiple of 512), the hashes `k` (u32, 1 to 64),
+        /// and the probe derivation (u32: 2; absent for the first,
+        /// [`BlockedProbes::OneSeed`](crate::BlockedProbes::OneSeed)).
         /// Payload (`G·(8 + m / 8)` bytes), all little-endian u64 words: the `G` generations' item
         /// counts, newest first (each at most the bits set in its generation), then the `G`
         /// generations' bits, newest first, each laid out as a blocked filter's payload (kind 2).
@@ -32,7 +34,7 @@ format::format_methods!(
         /// f.insert("a");
         /// f.rotate();
         /// let bytes = f.to_bytes();
-        /// assert_eq!(bytes.len(), 44 + 16 + 3 * 8 + f.num_bits() as usize / 8 + 8);
+        /// assert_eq!(bytes.len(), 44 + 20 + 3 * 8 + f.num_bits() as usize / 8 + 8);
         /// let g = AgingBloomFilter::from_bytes(&bytes)?;
         /// assert_eq!(g, f);
         /// assert!(g.generation(1).unwrap().contains("a"));
@@ -94,6 +96,7 @@ impl Persist for AgingBloomFilter {
         params.extend_from_slice(&self.num_generations().to_le_bytes());
         params.extend_from_slice(&self.num_bits_per_generation().to_le_bytes());
         params.extend_from_slice(&self.num_hashes().to_le_bytes());
+        format::push_derivation(&mut params, self.probes().code());
         params
     }
 
@@ -117,6 +120,7 @@ impl Persist for AgingBloomFilter {
         let generations = params.u32()?;
         let num_bits = params.u64()?;
         let num_hashes = params.u32()?;
+        let probes = params.derivation(BlockedProbes::OneSeed, BlockedProbes::from_code, "2")?;
         params.finish()?;
         if check_generations(generations).is_err() {
             return Err(Error::corrupt(format!(
@@ -154,7 +158,7 @@ impl Persist for AgingBloomFilter {
         for (age, &count) in counts.iter().enumerate() {
             let lines = payload.read_line_array(num_lines)?;
             let generation =
-                BlockedBloomFilter::from_parts(lines, num_hashes, header.hasher, count);
+                BlockedBloomFilter::from_parts(lines, num_hashes, probes, header.hasher, count);
             // Each counted insert set at least one bit that was zero: a generation cannot
             // count more keys than it has ones.
             if count > generation.count_ones() {

@@ -1,6 +1,7 @@
 //! [`AtomicBuilder`]: an [`AtomicBloomFilter`]'s plan, and the settings that change it.
 
 use super::AtomicBloomFilter;
+use crate::blocked::BlockedProbes;
 use crate::builder::bits_builder;
 use crate::error::Result;
 use crate::key::KeyHasher;
@@ -12,6 +13,7 @@ bits_builder!(
     /// [`AtomicBloomFilter::builder`]; see there for examples.
     AtomicBuilder for AtomicBloomFilter,
     num_bits: "bits",
+    probes: BlockedProbes = BlockedProbes::TwoSeeds,
 );
 
 impl AtomicBuilder {
@@ -28,6 +30,14 @@ impl AtomicBuilder {
             num_bits,
             num_hashes,
             KeyHasher::new(self.plan.seed),
+            self.probes,
         )
+    }
+
+    /// Derive the probes by `probes` instead of [`BlockedProbes::TwoSeeds`]: only to build a
+    /// filter that must answer as one stored with [`BlockedProbes::OneSeed`] does.
+    pub fn probes(mut self, probes: BlockedProbes) -> Self {
+        self.probes = probes;
+        self
     }
 }

@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 
 use crate::bits::{AtomicLine, AtomicLineArray};
-use crate::blocked::probe::{line_mask, probes_set};
+use crate::blocked::probe::{line_mask, probes_set, BlockedProbes};
 use crate::blocked::{
     blocked_params, for_each_hash_batch, for_each_line_prefetched, line_index,
     lines_estimated_count, lines_fp_rate,
@@ -59,6 +59,7 @@ use crate::{BlockedBloomFilter, Filter};
 pub struct AtomicBloomFilter {
     lines: AtomicLineArray,
     num_hashes: u32,
+    probes: BlockedProbes,
     hasher: KeyHasher,
 }
 
@@ -74,7 +75,7 @@ impl AtomicBloomFilter {
 
     /// Starts from [`new`](Self::new)'s plan for `items` keys at `fp_rate` (a blocked
     /// filter's), to change any of it before [`build`](AtomicBuilder::build): the seed, the
-    /// exact number of bits, the number of probes.
+    /// exact number of bits, the number of probes, the probe derivation.
     ///
     /// # Examples
     ///
@@ -120,17 +121,19 @@ impl AtomicBloomFilter {
     }
 
     /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`
-    /// probes, hashing keys with `hasher`. Errors as [`crate::BlockedBuilder::build`]'s for the
-    /// shape.
+    /// probes derived by `probes`, hashing keys with `hasher`. Errors as
+    /// [`crate::BlockedBuilder::build`]'s for the shape.
     pub(crate) fn with_params_and_hasher(
         num_bits: u64,
         num_hashes: u32,
         hasher: KeyHasher,
+        probes: BlockedProbes,
     ) -> Result<Self> {
         let num_lines = blocked_params(num_bits, num_hashes)?;
         Ok(AtomicBloomFilter {
             lines: AtomicLineArray::zeroed(num_lines)?,
             num_hashes,
+            probes,
             hasher,
         })
     }
@@ -151,7 +154,7 @@ impl AtomicBloomFilter {
     /// Sets the probes of `hash` in `line` (the hash's line); whether any bit was new.
     #[inline]
     fn insert_into_line(&self, line: &AtomicLine, hash: u64) -> bool {
-        let mask = line_mask(hash, self.num_hashes);
+        let mask = line_mask(self.probes.key(hash), self.num_hashes);
         let mut changed = false;
         for (word, m) in line.0.iter().zip(mask) {
             // Read first: most words of a loaded filter already hold their bits, and a plain
@@ -175,7 +178,8 @@ impl AtomicBloomFilter {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let line = self.lines.line(line_index(hash, self.lines.len()));
-        probes_set(hash, self.num_hashes, |w| line.0[w].load(Ordering::Relaxed))
+        let key = self.probes.key(hash);
+        probes_set(key, self.num_hashes, |w| line.0[w].load(Ordering::Relaxed))
     }
 
     /// Answers for many keys at once, appended to `answers` in order, with the lines of each
@@ -196,7 +200,7 @@ impl AtomicBloomFilter {
             hashes,
             #[inline(always)]
             |line, hash| {
-                answers.push(probes_set(hash, self.num_hashes, |w| {
+                answers.push(probes_set(self.probes.key(hash), self.num_hashes, |w| {
                     line.0[w].load(Ordering::Relaxed)
                 }))
             },
@@ -249,6 +253,12 @@ impl AtomicBloomFilter {
     /// Probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.num_hashes
+    }
+
+    /// How the probes are derived from a key's hash, as a blocked filter's
+    /// ([`BlockedBloomFilter::probes`]).
+    pub fn probes(&self) -> BlockedProbes {
+        self.probes
     }
 
     /// The fill-based [`estimated_count`](Self::estimated_count) (see the type's docs for why
@@ -320,6 +330,7 @@ impl AtomicBloomFilter {
         Ok(BlockedBloomFilter::from_parts(
             self.lines.to_line_array()?,
             self.num_hashes,
+            self.probes,
             self.hasher,
             self.estimated_count(),
         ))
@@ -334,6 +345,7 @@ impl AtomicBloomFilter {
         Ok(AtomicBloomFilter {
             lines: AtomicLineArray::from_line_array(filter.lines())?,
             num_hashes: filter.num_hashes(),
+            probes: filter.probes(),
             hasher: filter.key_hasher(),
         })
     }
@@ -344,6 +356,7 @@ crate::bits::bit_array_methods!(
     same: [
         "number of bits" => num_bits,
         "number of hashes" => num_hashes,
+        "probe derivation" => probes.code,
     ],
 );
 
@@ -370,6 +383,7 @@ impl Clone for AtomicBloomFilter {
         AtomicBloomFilter {
             lines: self.lines.snapshot(),
             num_hashes: self.num_hashes,
+            probes: self.probes,
             hasher: self.hasher,
         }
     }
@@ -380,6 +394,7 @@ impl PartialEq for AtomicBloomFilter {
     /// bits.
     fn eq(&self, other: &Self) -> bool {
         self.num_hashes == other.num_hashes
+            && self.probes == other.probes
             && self.hasher == other.hasher
             && self.lines.len() == other.lines.len()
             && self.lines.words().eq(other.lines.words())
@@ -391,6 +406,7 @@ impl fmt::Debug for AtomicBloomFilter {
         f.debug_struct("AtomicBloomFilter")
             .field("num_bits", &self.num_bits())
             .field("num_hashes", &self.num_hashes)
+            .field("probes", &self.probes)
             .field("hasher", &self.hasher)
             .finish_non_exhaustive()
     }

@@ -48,7 +48,7 @@ impl Persist for AtomicBloomFilter {
     }
 
     fn params(&self) -> Vec<u8> {
-        format::encode_bits_and_hashes(self.num_bits(), self.num_hashes)
+        format::encode_derived_params(self.num_bits(), self.num_hashes, self.probes.code())
     }
 
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {

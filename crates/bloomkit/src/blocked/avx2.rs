@@ -10,7 +10,8 @@ use super::probe::PROBE_POWERS;
 /// C^8 for the probe multiplier C: the step from one group of eight probes to the next.
 const POWER_8: u32 = PROBE_POWERS[8];
 
-/// C^0 .. C^7: lane i of `a · powers()` is the value of probe i for seed `a`.
+/// C^0 .. C^7: lane i of `seeds(key) · powers()` is the value of probe i for the probe key
+/// `key`.
 #[target_feature(enable = "avx2")]
 #[inline]
 fn powers() -> __m256i {
@@ -27,9 +28,18 @@ fn powers() -> __m256i {
     )
 }
 
-/// The AVX2 query kernel: the same answer as the portable `probes_set`.
+/// The probe key broadcast as 64-bit lanes: its 32-bit lanes alternate between the low half
+/// (the even probes' seed) and the high half (the odd probes'), as the probes' parities do.
 #[target_feature(enable = "avx2")]
-pub(super) fn probes_set(line: &Line, hash: u64, num_hashes: u32) -> bool {
+#[inline]
+fn seeds(key: u64) -> __m256i {
+    _mm256_set1_epi64x(key as i64)
+}
+
+/// The AVX2 query kernel: the same answer as the portable `probes_set`, for the probe key
+/// `key` (`BlockedProbes::key`).
+#[target_feature(enable = "avx2")]
+pub(super) fn probes_set(line: &Line, key: u64, num_hashes: u32) -> bool {
     let w = &line.0;
     // The line as two halves of eight 32-bit words: words 0..8 and 8..16.
     let lo = _mm256_set_epi64x(w[3] as i64, w[2] as i64, w[1] as i64, w[0] as i64);
@@ -39,13 +49,13 @@ pub(super) fn probes_set(line: &Line, hash: u64, num_hashes: u32) -> bool {
     let one = _mm256_set1_epi32(1);
     let seven = _mm256_set1_epi32(7);
 
-    let mut seed = hash as u32;
+    let step = _mm256_set1_epi32(POWER_8 as i32);
+    let mut seeds = seeds(key);
     let mut left = num_hashes as i32;
     let mut missing = _mm256_setzero_si256();
     while left > 0 {
-        // Lane i: the top 9 bits of seed·C^i, the probe's bit in the line.
-        let bit =
-            _mm256_srli_epi32::<23>(_mm256_mullo_epi32(_mm256_set1_epi32(seed as i32), powers));
+        // Lane i: the top 9 bits of its seed times C^i, the probe's bit in the line.
+        let bit = _mm256_srli_epi32::<23>(_mm256_mullo_epi32(seeds, powers));
         let word = _mm256_srli_epi32::<5>(bit);
         // permutevar uses the low 3 bits of each index: pick from both halves, then
         // keep the half the index's fourth bit names.
@@ -60,13 +70,14 @@ pub(super) fn probes_set(line: &Line, hash: u64, num_hashes: u32) -> bool {
         // Only the first `left` lanes are probes; the rest must not count.
         let live = _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane), one);
         missing = _mm256_or_si256(missing, _mm256_andnot_si256(bits, live));
-        seed = seed.wrapping_mul(POWER_8);
+        seeds = _mm256_mullo_epi32(seeds, step);
         left -= 8;
     }
     _mm256_testz_si256(missing, missing) == 1
 }
 
-/// The AVX2 insert kernel: sets the same bits as the portable `insert_into`.
+/// The AVX2 insert kernel: sets the same bits as the portable `insert_into`, for the probe
+/// key `key`.
 ///
 /// The line is sixteen 32-bit words, held as two registers of eight. For probe bit `b`,
 /// lane j of `1 << (b - 32·j)` (a variable shift, which gives 0 for counts of 32 and over,
@@ -74,7 +85,7 @@ pub(super) fn probes_set(line: &Line, hash: u64, num_hashes: u32) -> bool {
 /// in word j and 0 in every other word: OR that over the probes and the mask is built
 /// without touching memory.
 #[target_feature(enable = "avx2")]
-pub(super) fn insert(line: &mut Line, hash: u64, num_hashes: u32) -> bool {
+pub(super) fn insert(line: &mut Line, key: u64, num_hashes: u32) -> bool {
     let powers = powers();
     // Lane j's first bit: 32·j in the low half, 256 + 32·j in the high half.
     let base_lo = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
@@ -83,11 +94,11 @@ pub(super) fn insert(line: &mut Line, hash: u64, num_hashes: u32) -> bool {
 
     let mut mask_lo = _mm256_setzero_si256();
     let mut mask_hi = _mm256_setzero_si256();
-    let mut seed = hash as u32;
+    let step = _mm256_set1_epi32(POWER_8 as i32);
+    let mut seeds = seeds(key);
     let mut left = num_hashes;
     while left > 0 {
-        let bits =
-            _mm256_srli_epi32::<23>(_mm256_mullo_epi32(_mm256_set1_epi32(seed as i32), powers));
+        let bits = _mm256_srli_epi32::<23>(_mm256_mullo_epi32(seeds, powers));
         // Probe i of this group is lane i of `bits`: broadcast it, shift a one into place.
         for i in 0..left.min(8) {
             let b = _mm256_permutevar8x32_epi32(bits, _mm256_set1_epi32(i as i32));
@@ -100,7 +111,7 @@ pub(super) fn insert(line: &mut Line, hash: u64, num_hashes: u32) -> bool {
                 _mm256_sllv_epi32(one, _mm256_sub_epi32(b, base_hi)),
             );
         }
-        seed = seed.wrapping_mul(POWER_8);
+        seeds = _mm256_mullo_epi32(seeds, step);
         left = left.saturating_sub(8);
     }
 

@@ -1,6 +1,6 @@
 //! [`BlockedBuilder`]: a [`BlockedBloomFilter`]'s plan, and the settings that change it.
 
-use super::BlockedBloomFilter;
+use super::{BlockedBloomFilter, BlockedProbes};
 use crate::builder::bits_builder;
 use crate::error::Result;
 use crate::key::KeyHasher;
@@ -12,6 +12,7 @@ bits_builder!(
     /// [`BlockedBloomFilter::builder`]; see there for examples.
     BlockedBuilder for BlockedBloomFilter,
     num_bits: "bits",
+    probes: BlockedProbes = BlockedProbes::TwoSeeds,
 );
 
 impl BlockedBuilder {
@@ -33,6 +34,14 @@ impl BlockedBuilder {
             num_bits,
             num_hashes,
             KeyHasher::new(self.plan.seed),
+            self.probes,
         )
+    }
+
+    /// Derive the probes by `probes` instead of [`BlockedProbes::TwoSeeds`]: only to build a
+    /// filter that must answer as one stored with [`BlockedProbes::OneSeed`] does.
+    pub fn probes(mut self, probes: BlockedProbes) -> Self {
+        self.probes = probes;
+        self
     }
 }

@@ -6,7 +6,8 @@
 //! probes at once: it multiplies the probe seed by the first eight powers of the multiplier
 //! in one instruction, picks each probe's 32-bit word of the line with two permutes and a
 //! blend, and tests all eight bits with one shift and one `testz`. Both kernels read the same
-//! bits: probe i is bit `(a·C^i mod 2^32) >> 23` of the line, and on a little-endian machine
+//! bits: probe i is bit `(s·C^i mod 2^32) >> 23` of the line (`s` the seed of the probe's
+//! parity in the probe key, `probe::BlockedProbes::key`), and on a little-endian machine
 //! bit `b` of the line is bit `b mod 32` of its 32-bit word `b / 32` (tests check the two
 //! kernels agree on random lines).
 //!
@@ -17,30 +18,35 @@
 //! The AVX2 kernels (`avx2.rs`) are chosen at run time (`crate::cpu`, which asks the CPU
 //! once) so one binary runs everywhere; the calls go one way, from the filter through this
 //! dispatch to a kernel, and both kernels take their probe values from `probe.rs`.
+//!
+//! The one-key kernels take a probe key, not the hash, so they do not depend on how a filter
+//! derives its probes: its caller computes the key once from the filter's
+//! [`BlockedProbes`]. The batched walks take the hashes (which pick the lines) and the
+//! derivation, and compute each key as they visit it.
 
 use super::batch::{for_each_line_prefetched, for_each_line_prefetched_mut};
-use super::probe;
+use super::probe::{self, BlockedProbes};
 use crate::bits::{Line, LineArray};
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 use crate::cpu::avx2_in_use;
 
-/// Whether every probe of `hash` is set in `line`: the AVX2 kernel where the CPU has it, the
-/// portable one elsewhere.
+/// Whether every probe of the probe key `key` is set in `line`: the AVX2 kernel where the CPU
+/// has it, the portable one elsewhere.
 #[inline]
-pub(crate) fn probes_set_in_line(line: &Line, hash: u64, num_hashes: u32) -> bool {
+pub(crate) fn probes_set_in_line(line: &Line, key: u64, num_hashes: u32) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         if avx2_in_use() {
             // SAFETY: `avx2::probes_set` is compiled for AVX2, and we have just checked at
             // run time that this CPU supports AVX2; that is its only requirement.
             #[allow(unsafe_code)]
-            return unsafe { super::avx2::probes_set(line, hash, num_hashes) };
+            return unsafe { super::avx2::probes_set(line, key, num_hashes) };
         }
     }
-    probe::probes_set(hash, num_hashes, |w| line.0[w])
+    probe::probes_set(key, num_hashes, |w| line.0[w])
 }
 
-/// Sets every probe of `hash` in `line`; returns whether any bit was new. The AVX2 kernel
+/// Sets every probe of the probe key `key` in `line`; returns whether any bit was new. The AVX2 kernel
 /// where the CPU has it, the portable one elsewhere; both set the same bits.
 ///
 /// The AVX2 kernel builds the key's whole 512-bit mask in two registers and writes the line
@@ -49,21 +55,21 @@ pub(crate) fn probes_set_in_line(line: &Line, hash: u64, num_hashes: u32) -> boo
 /// the core, having learnt that these reads depend on earlier writes, holds back the next
 /// key's reads as well: inserts then run one after another instead of overlapping.
 #[inline]
-pub(crate) fn insert_into_line(line: &mut Line, hash: u64, num_hashes: u32) -> bool {
+pub(crate) fn insert_into_line(line: &mut Line, key: u64, num_hashes: u32) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         if avx2_in_use() {
             // SAFETY: `avx2::insert` is compiled for AVX2, and we have just checked at run
             // time that this CPU supports AVX2; that is its only requirement.
             #[allow(unsafe_code)]
-            return unsafe { super::avx2::insert(line, hash, num_hashes) };
+            return unsafe { super::avx2::insert(line, key, num_hashes) };
         }
     }
-    probe::insert_into(line, hash, num_hashes)
+    probe::insert_into(line, key, num_hashes)
 }
 
-/// Answers for `hashes` in order, one per slot of `answers` (as many): the batched query of
-/// an owned blocked filter's `lines`, the walk of `batch.rs` with the kernel chosen once for
+/// Answers for `hashes` in order, one per slot of `answers` (as many), probing by `probes`:
+/// the batched query of an owned blocked filter's `lines`, the walk of `batch.rs` with the kernel chosen once for
 /// the batch, and the AVX2 kernel compiled into the walk's loop.
 ///
 /// (Asking at every key which kernel to use, and calling the AVX2 kernel as a function of
@@ -72,6 +78,7 @@ pub(crate) fn insert_into_line(line: &mut Line, hash: u64, num_hashes: u32) -> b
 pub(crate) fn contains_many(
     lines: &LineArray,
     hashes: &[u64],
+    probes: BlockedProbes,
     num_hashes: u32,
     answers: &mut [bool],
 ) {
@@ -81,20 +88,26 @@ pub(crate) fn contains_many(
             // SAFETY: `contains_many_avx2` is compiled for AVX2, and we have just checked at
             // run time that this CPU supports AVX2; that is its only requirement.
             #[allow(unsafe_code)]
-            return unsafe { contains_many_avx2(lines, hashes, num_hashes, answers) };
+            return unsafe { contains_many_avx2(lines, hashes, probes, num_hashes, answers) };
         }
     }
     contains_many_with(lines, hashes, answers, |line, hash| {
-        probe::probes_set(hash, num_hashes, |w| line.0[w])
+        probe::probes_set(probes.key(hash), num_hashes, |w| line.0[w])
     })
 }
 
 /// [`contains_many`] with the AVX2 kernel.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[target_feature(enable = "avx2")]
-fn contains_many_avx2(lines: &LineArray, hashes: &[u64], num_hashes: u32, answers: &mut [bool]) {
+fn contains_many_avx2(
+    lines: &LineArray,
+    hashes: &[u64],
+    probes: BlockedProbes,
+    num_hashes: u32,
+    answers: &mut [bool],
+) {
     contains_many_with(lines, hashes, answers, |line, hash| {
-        super::avx2::probes_set(line, hash, num_hashes)
+        super::avx2::probes_set(line, probes.key(hash), num_hashes)
     })
 }
 
@@ -119,30 +132,40 @@ fn contains_many_with(
     );
 }
 
-/// Inserts `hashes` in order into an owned blocked filter's `lines`; returns how many
-/// changed it. The walk of `batch.rs` with the insert kernel chosen once for the batch, as
+/// Inserts `hashes` in order into an owned blocked filter's `lines`, probing by `probes`;
+/// returns how many changed it. The walk of `batch.rs` with the insert kernel chosen once for the batch, as
 /// [`contains_many`] does for queries.
-pub(crate) fn insert_many(lines: &mut LineArray, hashes: &[u64], num_hashes: u32) -> u64 {
+pub(crate) fn insert_many(
+    lines: &mut LineArray,
+    hashes: &[u64],
+    probes: BlockedProbes,
+    num_hashes: u32,
+) -> u64 {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         if avx2_in_use() {
             // SAFETY: `insert_many_avx2` is compiled for AVX2, and we have just checked at
             // run time that this CPU supports AVX2; that is its only requirement.
             #[allow(unsafe_code)]
-            return unsafe { insert_many_avx2(lines, hashes, num_hashes) };
+            return unsafe { insert_many_avx2(lines, hashes, probes, num_hashes) };
         }
     }
     insert_many_with(lines, hashes, |line, hash| {
-        probe::insert_into(line, hash, num_hashes)
+        probe::insert_into(line, probes.key(hash), num_hashes)
     })
 }
 
 /// [`insert_many`] with the AVX2 kernel.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[target_feature(enable = "avx2")]
-fn insert_many_avx2(lines: &mut LineArray, hashes: &[u64], num_hashes: u32) -> u64 {
+fn insert_many_avx2(
+    lines: &mut LineArray,
+    hashes: &[u64],
+    probes: BlockedProbes,
+    num_hashes: u32,
+) -> u64 {
     insert_many_with(lines, hashes, |line, hash| {
-        super::avx2::insert(line, hash, num_hashes)
+        super::avx2::insert(line, probes.key(hash), num_hashes)
     })
 }
 
@@ -192,6 +215,11 @@ pub(crate) mod tests {
         line
     }
 
+    /// The derivation the `i`th key of a test probes by: both, in turn.
+    fn probes_of(i: usize) -> BlockedProbes {
+        [BlockedProbes::OneSeed, BlockedProbes::TwoSeeds][i % 2]
+    }
+
     /// The AVX2 query kernel itself, not the dispatch (which a benchmark may have switched to
     /// the portable one): `None` where it cannot run.
     fn avx2_query(line: &Line, hash: u64, k: u32) -> Option<bool> {
@@ -217,8 +245,8 @@ pub(crate) mod tests {
         None
     }
 
-    /// Both kernels give the same answer for every probe count, on lines of every density,
-    /// including the all-zero and all-one lines. Each kernel is called directly; the AVX2 one
+    /// Both kernels give the same answer for every probe count and both derivations' probe
+    /// keys, on lines of every density, including the all-zero and all-one lines. Each kernel is called directly; the AVX2 one
     /// where the CPU has it (a run with `BLOOMKIT_REQUIRE_AVX2` set fails without it).
     #[test]
     fn kernels_agree() {
@@ -229,8 +257,8 @@ pub(crate) mod tests {
             for _ in 0..200 {
                 let line = random_line(density, &mut next);
                 for k in [1u32, 2, 5, 6, 7, 8, 9, 15, 16, 17, 33, 64] {
-                    for _ in 0..20 {
-                        let hash = next();
+                    for i in 0..20 {
+                        let hash = probes_of(i).key(next());
                         let portable = probe::probes_set(hash, k, |w| line.0[w]);
                         if avx2 {
                             assert_eq!(avx2_query(&line, hash, k), Some(portable), "k={k}");
@@ -246,7 +274,7 @@ pub(crate) mod tests {
     }
 
     /// Both insert kernels set the same bits and report a change the same way, for every
-    /// probe count, into lines of every density (so some inserts change nothing).
+    /// probe count and both derivations' probe keys, into lines of every density (so some inserts change nothing).
     #[test]
     fn insert_kernels_agree() {
         let mut next = splitmix(0x0f0e_0d0c_0b0a_0908);
@@ -256,8 +284,8 @@ pub(crate) mod tests {
             for _ in 0..100 {
                 let start = random_line(density, &mut next);
                 for k in [1u32, 2, 5, 6, 7, 8, 9, 15, 16, 17, 33, 64] {
-                    for _ in 0..10 {
-                        let hash = next();
+                    for i in 0..10 {
+                        let hash = probes_of(i).key(next());
                         let mut portable = start;
                         let changed = probe::insert_into(&mut portable, hash, k);
                         if avx2 {
@@ -287,7 +315,7 @@ pub(crate) mod tests {
     }
 
     /// The batched query and insert give the answers, counts and lines of the one-key
-    /// kernels, with each kernel (the AVX2 one called directly where the CPU has it), for a
+    /// kernels, for both derivations, with each kernel (the AVX2 one called directly where the CPU has it), for a
     /// filter walked without prefetching and one walked with it.
     #[test]
     fn batched_kernels_agree_with_one_key() {
@@ -303,33 +331,37 @@ pub(crate) mod tests {
             let start = LineArray::from_lines(lines);
             let hashes: Vec<u64> = (0..3000).map(|_| next()).collect();
             let line_of = |h: u64| probe::line_index(h, num_lines);
-            for k in [1u32, 6, 7, 9, 17] {
+            for (k, p) in [1u32, 6, 7, 9, 17]
+                .into_iter()
+                .flat_map(|k| [(k, BlockedProbes::OneSeed), (k, BlockedProbes::TwoSeeds)])
+            {
                 let want: Vec<bool> = hashes
                     .iter()
-                    .map(|&h| probe::probes_set(h, k, |w| start.line(line_of(h)).0[w]))
+                    .map(|&h| probe::probes_set(p.key(h), k, |w| start.line(line_of(h)).0[w]))
                     .collect();
                 yes += want.iter().filter(|&&a| a).count();
                 no += want.iter().filter(|&&a| !a).count();
                 let mut got = vec![false; hashes.len()];
-                contains_many(&start, &hashes, k, &mut got);
+                contains_many(&start, &hashes, p, k, &mut got);
                 assert_eq!(got, want, "{num_lines} lines, k={k}");
                 let mut got = vec![false; hashes.len()];
                 contains_many_with(&start, &hashes, &mut got, |line, h| {
-                    probe::probes_set(h, k, |w| line.0[w])
+                    probe::probes_set(p.key(h), k, |w| line.0[w])
                 });
                 assert_eq!(got, want, "portable, {num_lines} lines, k={k}");
 
                 let mut one = start.clone();
                 let changed: u64 = hashes
                     .iter()
-                    .map(|&h| u64::from(probe::insert_into(one.line_mut(line_of(h)), h, k)))
+                    .map(|&h| u64::from(probe::insert_into(one.line_mut(line_of(h)), p.key(h), k)))
                     .sum();
                 let mut many = start.clone();
-                assert_eq!(insert_many(&mut many, &hashes, k), changed);
+                assert_eq!(insert_many(&mut many, &hashes, p, k), changed);
                 assert!(many == one, "{num_lines} lines, k={k}");
                 let mut many = start.clone();
-                let portable =
-                    insert_many_with(&mut many, &hashes, |l, h| probe::insert_into(l, h, k));
+                let portable = insert_many_with(&mut many, &hashes, |l, h| {
+                    probe::insert_into(l, p.key(h), k)
+                });
                 assert_eq!(portable, changed);
                 assert!(many == one, "portable, {num_lines} lines, k={k}");
                 #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -339,8 +371,8 @@ pub(crate) mod tests {
                     // SAFETY: the CPU has AVX2, the kernels' only requirement.
                     #[allow(unsafe_code)]
                     let inserted = unsafe {
-                        contains_many_avx2(&start, &hashes, k, &mut got);
-                        insert_many_avx2(&mut many, &hashes, k)
+                        contains_many_avx2(&start, &hashes, p, k, &mut got);
+                        insert_many_avx2(&mut many, &hashes, p, k)
                     };
                     assert_eq!(got, want, "AVX2, {num_lines} lines, k={k}");
                     assert_eq!(inserted, changed);
@@ -348,17 +380,19 @@ pub(crate) mod tests {
                 }
                 // Every key inserted is found.
                 let mut after = vec![false; hashes.len()];
-                contains_many(&many, &hashes, k, &mut after);
+                contains_many(&many, &hashes, p, k, &mut after);
                 assert!(after.iter().all(|&a| a), "{num_lines} lines, k={k}");
             }
         }
         assert!(yes > 1000 && no > 1000, "{yes} yes, {no} no");
     }
 
-    /// A line holding exactly a key's probes answers yes; clearing any one of them, no.
+    /// A line holding exactly a key's probes answers yes; clearing any one of them, no: for
+    /// both derivations' probe keys.
     #[test]
     fn each_probe_matters() {
-        for hash in [1u64, 0xdead_beef, u64::MAX, 0x0123_4567_89ab_cdef] {
+        let hashes = [1u64, 0xdead_beef, u64::MAX, 0x0123_4567_89ab_cdef];
+        for hash in (0..8).map(|i| probes_of(i).key(hashes[i / 2])) {
             for k in [1u32, 6, 8, 9, 20] {
                 let mask = probe::line_mask(hash, k);
                 let line = Line(mask);

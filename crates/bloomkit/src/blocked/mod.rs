@@ -26,6 +26,7 @@ pub(crate) use self::batch::{
 pub(crate) use self::batch::{for_each_prefetched, Step};
 pub use self::builder::BlockedBuilder;
 pub(crate) use self::probe::line_index;
+pub use self::probe::BlockedProbes;
 pub use self::view::BlockedBloomFilterRef;
 
 use std::fmt;
@@ -103,6 +104,7 @@ pub(crate) fn blocked_params(num_bits: u64, num_hashes: u32) -> Result<u64> {
 pub struct BlockedBloomFilter {
     lines: LineArray,
     num_hashes: u32,
+    probes: BlockedProbes,
     hasher: KeyHasher,
     item_count: u64,
 }
@@ -122,7 +124,7 @@ impl BlockedBloomFilter {
 
     /// Starts from [`new`](Self::new)'s plan for `items` keys at `fp_rate`, to change any of
     /// it before [`build`](BlockedBuilder::build): the seed, the exact number of bits, the
-    /// number of probes.
+    /// number of probes, the probe derivation.
     ///
     /// # Examples
     ///
@@ -173,14 +175,20 @@ impl BlockedBloomFilter {
     }
 
     /// [`new`](Self::new) with a given key hasher, for the kinds built of these filters.
-    pub(crate) fn new_with_hasher(items: u64, fp_rate: f64, hasher: KeyHasher) -> Result<Self> {
+    pub(crate) fn new_with_hasher(
+        items: u64,
+        fp_rate: f64,
+        hasher: KeyHasher,
+        probes: BlockedProbes,
+    ) -> Result<Self> {
         let plan = sizing::blocked_plan(items, fp_rate)?;
-        Self::with_params_and_hasher(plan.num_bits, plan.num_hashes, hasher)
+        Self::with_params_and_hasher(plan.num_bits, plan.num_hashes, hasher, probes)
     }
 
     /// A filter of `num_bits` bits (rounded up to whole 512-bit lines) and `num_hashes`
-    /// probes, hashing keys with `hasher`: what the builder builds, and what the kinds built
-    /// of blocked filters make, with their own (perhaps bloomkit 0.1's) feed.
+    /// probes derived by `probes`, hashing keys with `hasher`: what the builder builds, and
+    /// what the kinds built of blocked filters make, with their own (perhaps bloomkit 0.1's)
+    /// feed and derivation.
     ///
     /// Errors: [`Error::ZeroBits`]; [`Error::InvalidNumHashes`] outside
     /// `1..=`[`sizing::MAX_NUM_HASHES`]; [`Error::TooLarge`] or [`Error::OutOfMemory`].
@@ -188,11 +196,13 @@ impl BlockedBloomFilter {
         num_bits: u64,
         num_hashes: u32,
         hasher: KeyHasher,
+        probes: BlockedProbes,
     ) -> Result<Self> {
         let num_lines = blocked_params(num_bits, num_hashes)?;
         Ok(BlockedBloomFilter {
             lines: LineArray::zeroed(num_lines)?,
             num_hashes,
+            probes,
             hasher,
             item_count: 0,
         })
@@ -201,12 +211,14 @@ impl BlockedBloomFilter {
     pub(crate) fn from_parts(
         lines: LineArray,
         num_hashes: u32,
+        probes: BlockedProbes,
         hasher: KeyHasher,
         items: u64,
     ) -> Self {
         BlockedBloomFilter {
             lines,
             num_hashes,
+            probes,
             hasher,
             item_count: items,
         }
@@ -255,7 +267,8 @@ impl BlockedBloomFilter {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let index = line_index(hash, self.lines.len());
-        let changed = kernel::insert_into_line(self.lines.line_mut(index), hash, self.num_hashes);
+        let key = self.probes.key(hash);
+        let changed = kernel::insert_into_line(self.lines.line_mut(index), key, self.num_hashes);
         self.item_count += changed as u64;
         changed
     }
@@ -270,7 +283,7 @@ impl BlockedBloomFilter {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let line = self.lines.line(line_index(hash, self.lines.len()));
-        kernel::probes_set_in_line(line, hash, self.num_hashes)
+        kernel::probes_set_in_line(line, self.probes.key(hash), self.num_hashes)
     }
 
     /// Answers for many keys at once, appended to `answers` in order: the same answers as
@@ -300,7 +313,7 @@ impl BlockedBloomFilter {
     /// [`contains_many`](Self::contains_many) by precomputed hashes.
     pub fn contains_many_hashes(&self, hashes: &[u64], answers: &mut Vec<bool>) {
         let slots = answer_slots(answers, hashes.len());
-        kernel::contains_many(&self.lines, hashes, self.num_hashes, slots);
+        kernel::contains_many(&self.lines, hashes, self.probes, self.num_hashes, slots);
     }
 
     /// Adds many keys at once, prefetching their lines in batches as
@@ -317,7 +330,7 @@ impl BlockedBloomFilter {
 
     /// [`insert_many`](Self::insert_many) by precomputed hashes.
     pub fn insert_many_hashes(&mut self, hashes: &[u64]) -> u64 {
-        let changed = kernel::insert_many(&mut self.lines, hashes, self.num_hashes);
+        let changed = kernel::insert_many(&mut self.lines, hashes, self.probes, self.num_hashes);
         self.item_count += changed;
         changed
     }
@@ -330,6 +343,12 @@ impl BlockedBloomFilter {
     /// Probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.num_hashes
+    }
+
+    /// How the probes are derived from a key's hash: [`BlockedProbes::TwoSeeds`] for a new
+    /// filter, [`BlockedProbes::OneSeed`] for one read from a file written before it existed.
+    pub fn probes(&self) -> BlockedProbes {
+        self.probes
     }
 
     /// How many inserts changed the filter: keys seen for the first time, less the few that
@@ -379,6 +398,7 @@ crate::bits::bit_array_methods!(
     same: [
         "number of bits" => num_bits,
         "number of hashes" => num_hashes,
+        "probe derivation" => probes.code,
     ],
     set_ops: lines,
 );
@@ -406,6 +426,7 @@ impl PartialEq for BlockedBloomFilter {
     /// statistic, is not compared.
     fn eq(&self, other: &Self) -> bool {
         self.num_hashes == other.num_hashes
+            && self.probes == other.probes
             && self.hasher == other.hasher
             && self.lines == other.lines
     }
@@ -418,6 +439,7 @@ impl fmt::Debug for BlockedBloomFilter {
         f.debug_struct("BlockedBloomFilter")
             .field("num_bits", &self.num_bits())
             .field("num_hashes", &self.num_hashes)
+            .field("probes", &self.probes)
             .field("hasher", &self.hasher)
             .field("item_count", &self.item_count)
             .finish_non_exhaustive()

@@ -1,5 +1,5 @@
 //! [`BlockedBloomFilter`]'s file format (kind 2 in `docs/FORMAT.md`): the number of bits and
-//! of hashes as parameters, then the 512-bit lines in order.
+//! of hashes and the probe derivation as parameters, then the 512-bit lines in order.
 
 use std::io::Read;
 
@@ -21,7 +21,8 @@ format::format_methods!(
         /// let mut f = bloomkit::BlockedBloomFilter::builder(0, 0.01).num_bits(1024).num_hashes(6).build()?;
         /// f.insert("a");
         /// let bytes = f.to_bytes();
-        /// assert_eq!(bytes.len(), 44 + 12 + 1024 / 8 + 8);
+        /// // Header, parameters (bits, hashes, probe derivation), lines, checksum.
+        /// assert_eq!(bytes.len(), 44 + 16 + 1024 / 8 + 8);
         /// assert_eq!(bloomkit::BlockedBloomFilter::from_bytes(&bytes)?, f);
         /// // An atomic filter has the same bits and reads the same file.
         /// let a = bloomkit::AtomicBloomFilter::from_bytes(&bytes)?;
@@ -46,7 +47,7 @@ impl Persist for BlockedBloomFilter {
     }
 
     fn params(&self) -> Vec<u8> {
-        format::encode_bits_and_hashes(self.num_bits(), self.num_hashes)
+        format::encode_derived_params(self.num_bits(), self.num_hashes, self.probes.code())
     }
 
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {
@@ -62,11 +63,12 @@ impl Persist for BlockedBloomFilter {
     }
 
     fn decode<R: Read>(header: &Header, payload: &mut FormatReader<R>) -> Result<Self> {
-        let (num_bits, num_hashes) = format::decode_bits_and_hashes(header, LINE_BITS)?;
+        let (num_bits, num_hashes, probes) = format::decode_blocked_params(header)?;
         let lines = payload.read_line_array(num_bits / LINE_BITS)?;
         Ok(BlockedBloomFilter::from_parts(
             lines,
             num_hashes,
+            probes,
             header.hasher,
             header.item_count,
         ))

@@ -30,21 +30,21 @@ fn words(line: &[u8; 64]) -> [u64; LINE_WORDS] {
     std::array::from_fn(|w| word(line, w))
 }
 
-/// Whether every probe of `hash` is set in `line`: the same answer as
+/// Whether every probe of the probe key `key` is set in `line`: the same answer as
 /// `kernel::probes_set_in_line` on the line these bytes encode, by the AVX2 kernel where the
 /// CPU has it, else the portable one.
 #[inline]
-pub(crate) fn probes_set_in_bytes(line: &[u8; 64], hash: u64, num_hashes: u32) -> bool {
+pub(crate) fn probes_set_in_bytes(line: &[u8; 64], key: u64, num_hashes: u32) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         if avx2_in_use() {
             // SAFETY: `avx2::probes_set` is compiled for AVX2, and we have just checked at
             // run time that this CPU supports AVX2; that is its only requirement.
             #[allow(unsafe_code)]
-            return unsafe { super::avx2::probes_set(&Line(words(line)), hash, num_hashes) };
+            return unsafe { super::avx2::probes_set(&Line(words(line)), key, num_hashes) };
         }
     }
-    probe::probes_set(hash, num_hashes, |w| word(line, w))
+    probe::probes_set(key, num_hashes, |w| word(line, w))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::batch::{answer_slots, for_each_hash_batch, for_each_prefetched, Step, LINE_BYTES};
-use super::probe::line_index;
+use super::probe::{line_index, BlockedProbes};
 use super::unaligned::probes_set_in_bytes;
 use super::{lines_estimated_count, lines_fp_rate, BlockedBloomFilter};
 use crate::bits::{Line, LineArray, LINE_WORDS};
@@ -53,6 +53,7 @@ pub struct BlockedBloomFilterRef<'a> {
     lines: &'a [u8],
     num_lines: usize,
     num_hashes: u32,
+    probes: BlockedProbes,
     hasher: KeyHasher,
     item_count: u64,
 }
@@ -126,12 +127,13 @@ impl<'a> BlockedBloomFilterRef<'a> {
     }
 
     fn open(bytes: &'a [u8], verify: bool) -> Result<Self> {
-        let parts = format::borrow_bits(bytes, FilterKind::Blocked, LINE_BITS, verify)?;
+        let parts = format::borrow_bits(bytes, FilterKind::Blocked, verify)?;
         Ok(BlockedBloomFilterRef {
             bytes,
             lines: parts.payload,
             num_lines: parts.payload.len() / LINE_BYTES,
             num_hashes: parts.num_hashes,
+            probes: parts.blocked_probes,
             hasher: parts.hasher,
             item_count: parts.item_count,
         })
@@ -176,7 +178,7 @@ impl<'a> BlockedBloomFilterRef<'a> {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         match self.line(line_index(hash, self.num_lines)) {
-            Some(line) => probes_set_in_bytes(line, hash, self.num_hashes),
+            Some(line) => probes_set_in_bytes(line, self.probes.key(hash), self.num_hashes),
             None => true,
         }
     }
@@ -223,7 +225,9 @@ impl<'a> BlockedBloomFilterRef<'a> {
                 Step::Visit(index, hash) => {
                     if let Some(slot) = slots.next() {
                         *slot = match self.line(index) {
-                            Some(line) => probes_set_in_bytes(line, hash, self.num_hashes),
+                            Some(line) => {
+                                probes_set_in_bytes(line, self.probes.key(hash), self.num_hashes)
+                            }
                             None => true,
                         };
                     }
@@ -235,6 +239,12 @@ impl<'a> BlockedBloomFilterRef<'a> {
     /// Bits in the filter (a multiple of 512).
     pub fn num_bits(&self) -> u64 {
         self.num_lines as u64 * LINE_BITS
+    }
+
+    /// How the probes are derived from a key's hash, as the owned filter's
+    /// [`probes`](BlockedBloomFilter::probes).
+    pub fn probes(&self) -> BlockedProbes {
+        self.probes
     }
 
     /// Probes per key.
@@ -322,6 +332,7 @@ impl<'a> BlockedBloomFilterRef<'a> {
         Ok(BlockedBloomFilter::from_parts(
             LineArray::from_lines(lines),
             self.num_hashes,
+            self.probes,
             self.hasher,
             self.item_count,
         ))
@@ -333,6 +344,7 @@ impl fmt::Debug for BlockedBloomFilterRef<'_> {
         f.debug_struct("BlockedBloomFilterRef")
             .field("num_bits", &self.num_bits())
             .field("num_hashes", &self.num_hashes)
+            .field("probes", &self.probes)
             .field("hasher", &self.hasher)
             .field("len", &self.item_count)
             .finish_non_exhaustive()

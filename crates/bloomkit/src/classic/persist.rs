@@ -43,7 +43,7 @@ impl Persist for BloomFilter {
     }
 
     fn params(&self) -> Vec<u8> {
-        format::encode_classic_params(self.num_bits, self.num_hashes, self.probes)
+        format::encode_derived_params(self.num_bits, self.num_hashes, self.probes.code())
     }
 
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {

@@ -101,7 +101,7 @@ impl<'a> BloomFilterRef<'a> {
     }
 
     fn open(bytes: &'a [u8], verify: bool) -> Result<Self> {
-        let parts = format::borrow_bits(bytes, FilterKind::Classic, 64, verify)?;
+        let parts = format::borrow_bits(bytes, FilterKind::Classic, verify)?;
         Ok(BloomFilterRef {
             bytes,
             bits: parts.payload,

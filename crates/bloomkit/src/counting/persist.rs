@@ -89,7 +89,7 @@ impl Persist for CountingBloomFilter {
 
     fn params(&self) -> Vec<u8> {
         // The classic filter's shape: here the number of counters.
-        format::encode_classic_params(self.num_counters, self.num_hashes, self.probes)
+        format::encode_derived_params(self.num_counters, self.num_hashes, self.probes.code())
     }
 
     fn payload_words(&self) -> impl Iterator<Item = u64> + '_ {

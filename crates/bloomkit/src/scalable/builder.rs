@@ -2,6 +2,7 @@
 
 use super::layer::{Layer, LayerLayout};
 use super::ScalableBloomFilter;
+use crate::blocked::BlockedProbes;
 use crate::classic::ClassicProbes;
 use crate::error::{Error, Result};
 use crate::hash::DEFAULT_SEED;
@@ -19,9 +20,12 @@ pub(super) struct Params {
     pub(super) tightening: f64,
     pub(super) non_scaling: bool,
     pub(super) layout: LayerLayout,
-    /// How classic layers derive their probes; blocked layers have one derivation, and
-    /// keep [`ClassicProbes::Rotating`] here so that equal chains compare equal.
+    /// How classic layers derive their probes; blocked chains keep
+    /// [`ClassicProbes::Rotating`] here so that equal chains compare equal.
     pub(super) probes: ClassicProbes,
+    /// How blocked layers derive their probes, every layer of a chain alike; classic chains
+    /// keep [`BlockedProbes::TwoSeeds`] here so that equal chains compare equal.
+    pub(super) blocked_probes: BlockedProbes,
 }
 
 impl Params {
@@ -126,6 +130,7 @@ impl ScalableBuilder {
                 non_scaling: false,
                 layout: LayerLayout::Blocked,
                 probes: ClassicProbes::Rotating,
+                blocked_probes: BlockedProbes::TwoSeeds,
             },
             seed: DEFAULT_SEED,
         }
@@ -170,6 +175,14 @@ impl ScalableBuilder {
     /// the rotating derivation existed). Blocked layers ignore it.
     pub fn classic_probes(mut self, probes: ClassicProbes) -> Self {
         self.params.probes = probes;
+        self
+    }
+
+    /// Blocked layers derive their probes by `probes` instead of
+    /// [`BlockedProbes::TwoSeeds`]: only to rebuild a chain that must answer as one stored
+    /// with [`BlockedProbes::OneSeed`] does. Classic layers ignore it.
+    pub fn blocked_probes(mut self, probes: BlockedProbes) -> Self {
+        self.params.blocked_probes = probes;
         self
     }
 
@@ -221,12 +234,14 @@ impl ScalableBuilder {
     pub fn build(&self) -> Result<ScalableBloomFilter> {
         let mut params = self.params;
         params.validate()?;
-        if params.layout == LayerLayout::Blocked {
-            params.probes = ClassicProbes::Rotating;
+        match params.layout {
+            LayerLayout::Blocked => params.probes = ClassicProbes::Rotating,
+            LayerLayout::Classic => params.blocked_probes = BlockedProbes::TwoSeeds,
         }
         let first = Layer::new(
             params.layout,
             params.probes,
+            params.blocked_probes,
             params.initial_capacity,
             params.first_rate(),
             KeyHasher::new(self.seed),

@@ -1,7 +1,7 @@
 //! One layer of the chain, the two ways its bits can be laid out, and what
 //! [`crate::ScalableBloomFilter::layers`] reports of it.
 
-use crate::blocked::{line_index, BlockedBloomFilter};
+use crate::blocked::{line_index, BlockedBloomFilter, BlockedProbes};
 use crate::classic::{BloomFilter, ClassicProbes};
 use crate::error::{Error, Result};
 use crate::key::KeyHasher;
@@ -210,13 +210,17 @@ impl Layer {
     pub(super) fn new(
         layout: LayerLayout,
         probes: ClassicProbes,
+        blocked_probes: BlockedProbes,
         capacity: u64,
         fp_rate: f64,
         hasher: KeyHasher,
     ) -> Result<Self> {
         let filter = match layout {
             LayerLayout::Blocked => LayerBits::Blocked(BlockedBloomFilter::new_with_hasher(
-                capacity, fp_rate, hasher,
+                capacity,
+                fp_rate,
+                hasher,
+                blocked_probes,
             )?),
             LayerLayout::Classic => LayerBits::Classic(BloomFilter::new_with_hasher(
                 capacity, fp_rate, hasher, probes,

@@ -55,6 +55,7 @@ use std::fmt;
 
 use self::builder::Params;
 use self::layer::Layer;
+use crate::blocked::BlockedProbes;
 use crate::classic::ClassicProbes;
 use crate::error::{Error, Result};
 use crate::format::FilterKind;
@@ -362,6 +363,7 @@ impl ScalableBloomFilter {
         let layer = Layer::new(
             self.params.layout,
             self.params.probes,
+            self.params.blocked_probes,
             capacity,
             fp_rate,
             self.hasher,
@@ -534,6 +536,24 @@ impl ScalableBloomFilter {
     /// layers, which have one derivation).
     pub fn classic_probes(&self) -> ClassicProbes {
         self.params.probes
+    }
+
+    /// How the blocked layers derive their probes: [`BlockedProbes::TwoSeeds`] for a new
+    /// chain, what its file says for a loaded one (every layer alike, the ones it grows later
+    /// too); [`BlockedProbes::TwoSeeds`] for classic layers, which have their own
+    /// ([`classic_probes`](Self::classic_probes)).
+    ///
+    /// ```
+    /// use bloomkit::{BlockedBloomFilter, BlockedProbes, ScalableBloomFilter};
+    ///
+    /// assert_eq!(ScalableBloomFilter::new(100, 0.01)?.blocked_probes(), BlockedProbes::TwoSeeds);
+    /// let old = BlockedBloomFilter::builder(100, 0.01).probes(BlockedProbes::OneSeed).build()?;
+    /// let chain = ScalableBloomFilter::from_blocked(old)?;
+    /// assert_eq!(chain.blocked_probes(), BlockedProbes::OneSeed);
+    /// # Ok::<(), bloomkit::Error>(())
+    /// ```
+    pub fn blocked_probes(&self) -> BlockedProbes {
+        self.params.blocked_probes
     }
 
     /// Whether the filter adds layers when full (`false` for RedisBloom's `NONSCALING`).

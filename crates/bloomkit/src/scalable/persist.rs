@@ -2,7 +2,8 @@
 //!
 //! Parameters (32 bytes, little-endian): initial capacity (u64), target rate (f64 bits),
 //! expansion (u32), tightening (f64 bits), flags (u32: bit 0 = non-scaling, bit 1 = classic
-//! layers; the rest zero). The seed and the item count are the header's.
+//! layers, bit 2 = classic layers probing by their derivation 2, bit 3 = blocked layers
+//! probing by theirs; the rest zero). The seed and the item count are the header's.
 //!
 //! Payload, in 64-bit words: the layer count; then for each layer, oldest first, five words
 //! (capacity, items, number of bits, number of hashes, planned rate as f64 bits); then each
@@ -25,7 +26,7 @@ use super::builder::Params;
 use super::layer::Layer;
 use super::layer::{LayerBits, LayerLayout};
 use super::ScalableBloomFilter;
-use crate::blocked::BlockedBloomFilter;
+use crate::blocked::{BlockedBloomFilter, BlockedProbes};
 use crate::classic::{BloomFilter, ClassicProbes};
 use crate::error::{Error, Result};
 use crate::format::{self, FilterKind, FormatReader, Header, Persist, Run};
@@ -104,6 +105,11 @@ const FLAG_CLASSIC_LAYERS: u32 = 2;
 /// [`FLAG_CLASSIC_LAYERS`]. A reader that does not know it refuses the file.
 const FLAG_ROTATING_PROBES: u32 = 4;
 
+/// The blocked layers derive their probes from two seeds ([`BlockedProbes::TwoSeeds`]);
+/// without it, from one, as every file before the two-seed derivation. Set only without
+/// [`FLAG_CLASSIC_LAYERS`]. A reader that does not know it refuses the file.
+const FLAG_TWO_SEED_PROBES: u32 = 8;
+
 /// A layer as its descriptor declares it, checked.
 struct Descriptor {
     capacity: u64,
@@ -128,6 +134,8 @@ fn encode_params(p: &Params) -> Vec<u8> {
         if p.probes == ClassicProbes::Rotating {
             flags |= FLAG_ROTATING_PROBES;
         }
+    } else if p.blocked_probes == BlockedProbes::TwoSeeds {
+        flags |= FLAG_TWO_SEED_PROBES;
     }
     out.extend_from_slice(&flags.to_le_bytes());
     out
@@ -141,13 +149,15 @@ fn decode_params(header: &Header) -> Result<Params> {
     let tightening = r.f64()?;
     let flags = r.u32()?;
     r.finish()?;
-    let known = FLAG_NON_SCALING | FLAG_CLASSIC_LAYERS | FLAG_ROTATING_PROBES;
-    let rotating_without_classic =
-        flags & FLAG_ROTATING_PROBES != 0 && flags & FLAG_CLASSIC_LAYERS == 0;
-    if flags & !known != 0 || rotating_without_classic {
+    let known =
+        FLAG_NON_SCALING | FLAG_CLASSIC_LAYERS | FLAG_ROTATING_PROBES | FLAG_TWO_SEED_PROBES;
+    let classic = flags & FLAG_CLASSIC_LAYERS != 0;
+    let rotating_without_classic = flags & FLAG_ROTATING_PROBES != 0 && !classic;
+    let two_seeds_with_classic = flags & FLAG_TWO_SEED_PROBES != 0 && classic;
+    if flags & !known != 0 || rotating_without_classic || two_seeds_with_classic {
         return Err(Error::corrupt(format!(
             "unknown scalable filter flags {flags:#010x} (written by a newer bloomkit? \
-             this build knows bits 0, 1 and 2, and bit 2 only with bit 1)"
+             this build knows bits 0 to 3, bit 2 only with bit 1 and bit 3 only without it)"
         )));
     }
     let params = Params {
@@ -162,10 +172,16 @@ fn decode_params(header: &Header) -> Result<Params> {
             LayerLayout::Blocked
         },
         // Blocked chains keep the builder's value, so that they compare equal.
-        probes: if flags & FLAG_ROTATING_PROBES != 0 || flags & FLAG_CLASSIC_LAYERS == 0 {
+        probes: if flags & FLAG_ROTATING_PROBES != 0 || !classic {
             ClassicProbes::Rotating
         } else {
             ClassicProbes::DoubleHashing
+        },
+        // Classic chains keep the builder's value, so that they compare equal.
+        blocked_probes: if flags & FLAG_TWO_SEED_PROBES != 0 || classic {
+            BlockedProbes::TwoSeeds
+        } else {
+            BlockedProbes::OneSeed
         },
     };
     // The same checks as a new filter's, reported as what they are here: bad data.
@@ -361,6 +377,7 @@ impl Persist for ScalableBloomFilter {
                     LayerBits::Blocked(BlockedBloomFilter::from_parts(
                         lines,
                         d.num_hashes,
+                        params.blocked_probes,
                         header.hasher,
                         d.items,
                     ))
@@ -418,7 +435,51 @@ mod tests {
         assert_eq!(&p[8..16], &0.01f64.to_bits().to_le_bytes());
         assert_eq!(&p[16..20], &3u32.to_le_bytes());
         assert_eq!(&p[20..28], &0.75f64.to_bits().to_le_bytes());
-        assert_eq!(&p[28..32], &1u32.to_le_bytes());
+        // Non-scaling, blocked layers probing from two seeds.
+        assert_eq!(
+            &p[28..32],
+            &(FLAG_NON_SCALING | FLAG_TWO_SEED_PROBES).to_le_bytes()
+        );
+    }
+
+    /// Each layout and derivation has its flags, and reads back as written; bit 3 with
+    /// classic layers is refused, naming the bits this build knows.
+    #[test]
+    fn probe_derivation_flags() {
+        let flags =
+            |f: &ScalableBloomFilter| u32::from_le_bytes(f.params()[28..32].try_into().unwrap());
+        let one_seed = ScalableBloomFilter::builder(7, 0.01)
+            .blocked_probes(BlockedProbes::OneSeed)
+            .build()
+            .unwrap();
+        let classic = ScalableBloomFilter::builder(7, 0.01)
+            .layout(LayerLayout::Classic)
+            .build()
+            .unwrap();
+        let cases = [
+            (
+                ScalableBloomFilter::new(7, 0.01).unwrap(),
+                FLAG_TWO_SEED_PROBES,
+            ),
+            (one_seed, 0),
+            (classic, FLAG_CLASSIC_LAYERS | FLAG_ROTATING_PROBES),
+        ];
+        for (f, want) in cases {
+            assert_eq!(flags(&f), want);
+            let back = ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+            assert_eq!(back, f);
+            assert_eq!(back.blocked_probes(), f.blocked_probes());
+        }
+        let mut header = format::FormatReader::new(
+            &ScalableBloomFilter::new(7, 0.01).unwrap().to_bytes()[..],
+            None,
+        )
+        .header()
+        .unwrap();
+        header.params[28..32]
+            .copy_from_slice(&(FLAG_CLASSIC_LAYERS | FLAG_TWO_SEED_PROBES).to_le_bytes());
+        let err = decode_params(&header).unwrap_err().to_string();
+        assert!(err.contains("bit 3 only without it"), "{err}");
     }
 
     #[test]

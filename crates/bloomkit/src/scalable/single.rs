@@ -5,6 +5,7 @@
 use super::builder::Params;
 use super::layer::{Layer, LayerBits, LayerLayout};
 use super::ScalableBloomFilter;
+use crate::blocked::BlockedProbes;
 use crate::classic::ClassicProbes;
 use crate::error::Result;
 use crate::key::KeyHasher;
@@ -48,6 +49,7 @@ impl ScalableBloomFilter {
         one_layer(
             LayerLayout::Classic,
             probes,
+            BlockedProbes::TwoSeeds,
             hasher,
             LayerBits::Classic(filter),
             capacity,
@@ -81,11 +83,13 @@ impl ScalableBloomFilter {
     pub fn from_blocked(filter: BlockedBloomFilter) -> Result<Self> {
         let (num_bits, num_hashes, len) = (filter.num_bits(), filter.num_hashes(), filter.len());
         let capacity = planned_capacity(num_bits, num_hashes, len);
-        let rate = sizing::blocked_fp_rate(capacity, num_bits, num_hashes);
+        let blocked_probes = filter.probes();
+        let rate = sizing::blocked_fp_rate_for(capacity, num_bits, num_hashes, blocked_probes);
         let hasher = filter.key_hasher();
         one_layer(
             LayerLayout::Blocked,
             ClassicProbes::Rotating,
+            blocked_probes,
             hasher,
             LayerBits::Blocked(filter),
             capacity,
@@ -105,6 +109,7 @@ fn planned_capacity(num_bits: u64, num_hashes: u32, len: u64) -> u64 {
 fn one_layer(
     layout: LayerLayout,
     probes: ClassicProbes,
+    blocked_probes: BlockedProbes,
     hasher: KeyHasher,
     bits: LayerBits,
     capacity: u64,
@@ -120,6 +125,7 @@ fn one_layer(
         non_scaling: true,
         layout,
         probes,
+        blocked_probes,
     };
     params.validate()?;
     Ok(ScalableBloomFilter {

@@ -4,7 +4,7 @@ use super::layer::LayerBits;
 use super::*;
 use crate::blocked::BlockedBloomFilter;
 use crate::classic::BloomFilter;
-use crate::ClassicProbes;
+use crate::{BlockedProbes, ClassicProbes};
 
 fn layer_shape(f: &ScalableBloomFilter) -> Vec<(u64, f64)> {
     f.layers().map(|l| (l.capacity, l.fp_rate)).collect()
@@ -123,6 +123,7 @@ fn pretend_full(f: &mut ScalableBloomFilter, capacity: u64) {
         LayerBits::Blocked(b) => LayerBits::Blocked(BlockedBloomFilter::from_parts(
             b.lines().clone(),
             b.num_hashes(),
+            b.probes(),
             hasher,
             capacity,
         )),
@@ -355,7 +356,15 @@ fn a_layer_of_the_other_layout_still_answers_right() {
             .layout(chain)
             .build()
             .unwrap();
-        let mut layer = Layer::new(odd, ClassicProbes::Rotating, 100, 0.005, f.hasher).unwrap();
+        let mut layer = Layer::new(
+            odd,
+            ClassicProbes::Rotating,
+            BlockedProbes::TwoSeeds,
+            100,
+            0.005,
+            f.hasher,
+        )
+        .unwrap();
         let hash = f.hasher.hash("only in the odd layer");
         layer.filter.insert_hash(hash);
         f.layers.insert(0, layer);

@@ -306,6 +306,7 @@ fn golden_key(i: u64) -> String {
 fn golden_build() -> AgingBloomFilter {
     let mut f = AgingBloomFilter::builder(400, 0.01)
         .generations(3)
+        .probes(bloomkit::BlockedProbes::OneSeed)
         .build()
         .unwrap();
     for (from, to) in [(0, 400), (400, 700), (700, 1000)] {
@@ -386,15 +387,16 @@ fn sample_file() -> Vec<u8> {
     f.to_bytes()
 }
 
-// Offsets (docs/FORMAT.md): item count 24..32; parameters 36..52 (generations u32 36..40,
-// bits per generation u64 40..48, hashes u32 48..52); payload length 52..60; payload from 60:
-// G count words, then the lines.
+// Offsets (docs/FORMAT.md): item count 24..32; parameters 36..56 (generations u32 36..40,
+// bits per generation u64 40..48, hashes u32 48..52, probe derivation u32 52..56); payload
+// length 56..64; payload from 64: G count words, then the lines.
 const ITEM_COUNT: usize = 24;
 const GENERATIONS: usize = 36;
 const BITS: usize = 40;
 const HASHES: usize = 48;
-const PAYLOAD_LEN: usize = 52;
-const PAYLOAD: usize = 60;
+const DERIVATION: usize = 52;
+const PAYLOAD_LEN: usize = 56;
+const PAYLOAD: usize = 64;
 
 fn put<const N: usize>(bytes: &mut [u8], at: usize, value: [u8; N]) {
     bytes[at..at + N].copy_from_slice(&value);
@@ -488,6 +490,23 @@ fn inconsistent_headers_and_payloads_are_corrupt() {
         put(&mut bad, HASHES, k.to_le_bytes());
         reseal(&mut bad);
         assert_corrupt(&bad, &format!("{k} hashes"));
+    }
+    // A probe derivation this build does not know, or the first written with the field
+    // (bloomkit writes it without): refused, naming the code.
+    assert_eq!(good[DERIVATION..DERIVATION + 4], 2u32.to_le_bytes());
+    for code in [0u32, 1, 3, u32::MAX] {
+        let mut bad = good.clone();
+        put(&mut bad, DERIVATION, code.to_le_bytes());
+        reseal(&mut bad);
+        match AgingBloomFilter::from_bytes(&bad) {
+            Err(Error::Corrupt { reason }) => {
+                assert!(
+                    reason.contains(&format!("probe derivation {code} ")),
+                    "{reason}"
+                )
+            }
+            other => panic!("derivation {code}: {other:?}"),
+        }
     }
     // A payload length that disagrees with the parameters (shorter, so the bytes are there).
     let mut bad = good.clone();

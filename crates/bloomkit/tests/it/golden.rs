@@ -14,11 +14,11 @@
 
 use crate::common;
 use common::typed::TypedKey;
-use common::{as_key_feed, data_dir, golden_answers};
+use common::{as_key_feed, data_dir, golden_answers, reseal};
 
 use bloomkit::{
-    AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter, ClassicProbes,
-    CountingBloomFilter, FilterKind, LayerLayout, ScalableBloomFilter,
+    AgingBloomFilter, AnyFilter, AtomicBloomFilter, BlockedBloomFilter, BlockedProbes, BloomFilter,
+    ClassicProbes, CountingBloomFilter, FilterKind, LayerLayout, ScalableBloomFilter,
 };
 
 struct Fixture {
@@ -68,6 +68,7 @@ fn fixtures() -> Vec<Fixture> {
                 let f = BlockedBloomFilter::builder(0, 0.01)
                     .num_bits(10240)
                     .num_hashes(6)
+                    .probes(BlockedProbes::OneSeed)
                     .build()
                     .unwrap();
                 fill(f.into(), text_key)
@@ -129,6 +130,56 @@ fn fixtures() -> Vec<Fixture> {
             },
             key: text_key,
         },
+        // The blocked layout's second probe derivation (probe derivation 2 in the blocked
+        // and aging parameters, flag bit 3 in a scalable filter's), in the recipes of the
+        // first's: `blocked-v1`, `scalable-v1` and `aging-v1` (whose three generations
+        // are filled one rotation apart).
+        Fixture {
+            name: "blocked-probes2-v1",
+            kind: FilterKind::Blocked,
+            build: || {
+                let f = BlockedBloomFilter::builder(0, 0.01)
+                    .num_bits(10240)
+                    .num_hashes(6)
+                    .build()
+                    .unwrap();
+                fill(f.into(), text_key)
+            },
+            key: text_key,
+        },
+        Fixture {
+            name: "scalable-probes2-v1",
+            kind: FilterKind::Scalable,
+            build: || {
+                fill(
+                    ScalableBloomFilter::new(100, 0.01).unwrap().into(),
+                    text_key,
+                )
+            },
+            key: text_key,
+        },
+        Fixture {
+            name: "aging-probes2-v1",
+            kind: FilterKind::Aging,
+            build: || {
+                let mut f = AgingBloomFilter::builder(0, 0.01)
+                    .num_bits_per_generation(5120)
+                    .num_hashes(7)
+                    .generations(3)
+                    .build()
+                    .unwrap();
+                for (i, range) in [0..400u64, 400..700, 700..1000].into_iter().enumerate() {
+                    if i > 0 {
+                        f.rotate();
+                    }
+                    for k in range {
+                        f.insert(text_key(k).as_str());
+                    }
+                }
+                f.into()
+            },
+            key: text_key,
+        },
     ]
 }
 
@@ -171,6 +222,10 @@ fn golden_files_load_and_answer_as_written() {
             }
             FilterKind::Blocked => {
                 let f = BlockedBloomFilter::from_bytes(&stored).unwrap();
+                assert_eq!(
+                    f.probes() == BlockedProbes::TwoSeeds,
+                    fx.name.contains("probes2")
+                );
                 assert_eq!(AnyFilter::from(f), loaded);
                 let a = AtomicBloomFilter::from_bytes(&stored).unwrap();
                 assert_eq!(AnyFilter::from(a.to_blocked().unwrap()), loaded);
@@ -183,6 +238,12 @@ fn golden_files_load_and_answer_as_written() {
             FilterKind::Scalable => {
                 let f = ScalableBloomFilter::from_bytes(&stored).unwrap();
                 assert_eq!(f.classic_probes(), ClassicProbes::Rotating, "{}", fx.name);
+                assert_eq!(f.blocked_probes(), BlockedProbes::TwoSeeds, "{}", fx.name);
+                assert_eq!(AnyFilter::from(f), loaded);
+            }
+            FilterKind::Aging => {
+                let f = AgingBloomFilter::from_bytes(&stored).unwrap();
+                assert_eq!(f.probes(), BlockedProbes::TwoSeeds, "{}", fx.name);
                 assert_eq!(AnyFilter::from(f), loaded);
             }
             _ => unreachable!("no fixture of another kind"),
@@ -254,4 +315,84 @@ fn every_fixture_loads_through_any_filter() {
         seen += 1;
     }
     assert!(seen >= 24, "only {seen} fixtures");
+}
+
+/// The blocked layout's probe derivation field (parameters 48..52 of a blocked filter, after
+/// its bits and hashes): a code this build does not know, or the first derivation written
+/// with the field (bloomkit writes it without), is refused as corrupt, naming the code, by
+/// the owned filter, the atomic one and the view alike; a file without it is the first.
+#[test]
+fn blocked_probe_derivations_are_read_or_refused_by_name() {
+    let mut f = BlockedBloomFilter::new(1000, 0.01).unwrap();
+    f.insert("a");
+    let good = f.to_bytes();
+    const DERIVATION: usize = 48;
+    assert_eq!(good[DERIVATION..DERIVATION + 4], 2u32.to_le_bytes());
+    for code in [0u32, 1, 3, u32::MAX] {
+        let mut bad = good.clone();
+        bad[DERIVATION..DERIVATION + 4].copy_from_slice(&code.to_le_bytes());
+        reseal(&mut bad);
+        let errors = [
+            BlockedBloomFilter::from_bytes(&bad).map(|_| ()),
+            AtomicBloomFilter::from_bytes(&bad).map(|_| ()),
+            bloomkit::BlockedBloomFilterRef::from_bytes(&bad).map(|_| ()),
+            AnyFilter::from_bytes(&bad).map(|_| ()),
+        ];
+        for err in errors {
+            match err {
+                Err(bloomkit::Error::Corrupt { reason }) => assert!(
+                    reason.contains(&format!(
+                        "probe derivation {code} is not one this build knows"
+                    )),
+                    "{reason}"
+                ),
+                other => panic!("derivation {code}: {other:?}"),
+            }
+        }
+    }
+    let old = std::fs::read(data_dir().join("blocked-v1.bkf")).unwrap();
+    let view = bloomkit::BlockedBloomFilterRef::from_bytes(&old).unwrap();
+    assert_eq!(view.probes(), BlockedProbes::OneSeed);
+    assert_eq!(
+        BlockedBloomFilter::from_bytes(&old).unwrap().probes(),
+        BlockedProbes::OneSeed
+    );
+}
+
+/// Filters of the two derivations set different bits for a key: combining them is refused,
+/// naming the derivations, as combining seeds is; a view and its owned copy keep the
+/// derivation.
+#[test]
+fn derivations_do_not_mix() {
+    let build = |probes| {
+        let mut f = BlockedBloomFilter::builder(1000, 0.01)
+            .probes(probes)
+            .build()
+            .unwrap();
+        f.insert("a");
+        f
+    };
+    let (mut one, two) = (
+        build(BlockedProbes::OneSeed),
+        build(BlockedProbes::TwoSeeds),
+    );
+    let err = one.union(&two).unwrap_err().to_string();
+    assert!(err.contains("probe derivation (1 vs 2)"), "{err}");
+    assert!(one.intersect(&two).is_err());
+    let (a1, a2) = (
+        AtomicBloomFilter::from_blocked(&one).unwrap(),
+        AtomicBloomFilter::from_blocked(&two).unwrap(),
+    );
+    assert!(a1.union(&a2).is_err());
+    assert_eq!(a1.to_blocked().unwrap().probes(), BlockedProbes::OneSeed);
+    for f in [one, two] {
+        let bytes = f.to_bytes();
+        let view = bloomkit::BlockedBloomFilterRef::from_bytes(&bytes).unwrap();
+        assert_eq!(view.probes(), f.probes());
+        assert_eq!(view.to_filter().unwrap(), f);
+        assert!(view.contains("a"));
+        let chain = ScalableBloomFilter::from_blocked(f.clone()).unwrap();
+        assert_eq!(chain.blocked_probes(), f.probes());
+        assert!(chain.contains("a"));
+    }
 }

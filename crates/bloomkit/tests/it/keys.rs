@@ -382,9 +382,11 @@ fn a_0_1_filter_keeps_its_feed() {
     let reloaded = BlockedBloomFilter::from_bytes(&saved).unwrap();
     assert!(reloaded.contains(&b"new key"[..]) && reloaded.contains(&-99i32));
 
+    // The file's shape and probe derivation; only the feed differs.
     let mut today = BlockedBloomFilter::builder(0, 0.01)
         .num_bits(10240)
         .num_hashes(6)
+        .probes(old.probes())
         .build()
         .unwrap();
     let err = today.union(&old).unwrap_err().to_string();
@@ -436,6 +438,7 @@ fn golden_files_pin_the_key_feed() {
             let mut f = BlockedBloomFilter::builder(0, 0.01)
                 .num_bits(10240)
                 .num_hashes(6)
+                .probes(bloomkit::BlockedProbes::OneSeed)
                 .build()
                 .unwrap();
             for i in 0..1000 {
@@ -457,7 +460,10 @@ fn golden_files_pin_the_key_feed() {
             f.into()
         }),
         ("scalable-keys-v1", || {
-            let mut f = ScalableBloomFilter::new(100, 0.01).unwrap();
+            let mut f = ScalableBloomFilter::builder(100, 0.01)
+                .blocked_probes(bloomkit::BlockedProbes::OneSeed)
+                .build()
+                .unwrap();
             for i in 0..1000 {
                 with_key!(&typed_key(i), |v| f.insert(v).unwrap());
             }
@@ -492,6 +498,7 @@ fn golden_files_pin_the_key_feed() {
         ("aging-keys-v1", || {
             let mut f = AgingBloomFilter::builder(400, 0.01)
                 .generations(3)
+                .probes(bloomkit::BlockedProbes::OneSeed)
                 .build()
                 .unwrap();
             for (from, to) in [(0, 400), (400, 700), (700, 1000)] {

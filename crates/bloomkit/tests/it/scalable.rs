@@ -465,6 +465,7 @@ fn golden_build(layout: LayerLayout) -> ScalableBloomFilter {
     let mut f = ScalableBloomFilter::builder(100, 0.01)
         .layout(layout)
         .classic_probes(bloomkit::ClassicProbes::DoubleHashing)
+        .blocked_probes(bloomkit::BlockedProbes::OneSeed)
         .build()
         .unwrap();
     for i in 0..1000 {
@@ -694,7 +695,9 @@ fn inconsistent_fields_are_corrupt() {
     is_corrupt(corrupt(&|b| put_u64(b, PARAMS + 20, 1.0f64.to_bits()))); // tightening
     is_corrupt(corrupt(&|b| b[PARAMS + 28] = 1)); // non-scaling with 3 layers
     is_corrupt(corrupt(&|b| b[PARAMS + 28] = 4)); // unknown flag
-                                                  // Header item count disagrees with the layers.
+    is_corrupt(corrupt(&|b| b[PARAMS + 28] = 16)); // unknown flag
+    is_corrupt(corrupt(&|b| b[PARAMS + 28] = 2 | 8)); // two seeds in classic layers
+                                                      // Header item count disagrees with the layers.
     is_corrupt(corrupt(&|b| {
         let n = get_u64(b, 24);
         put_u64(b, 24, n + 1)

@@ -111,8 +111,10 @@ def test_corrupt_data_names_the_offset(tmp_path):
     expect_invalid(corrupt(good, 10, 77), 10, "unknown filter kind 77", tmp_path=tmp_path)
     expect_invalid(corrupt(good, 12, 9), 12, "unknown hash algorithm 9", tmp_path=tmp_path)
     expect_invalid(corrupt(good, 14, 1), 14, "reserved header flags", tmp_path=tmp_path)
-    # The payload's length field disagrees with the parameters: found reading that field.
-    expect_invalid(corrupt(good, 48, good[48] ^ 0x40), 48, "declares a payload", tmp_path=tmp_path)
+    # The payload's length field, after the parameters (their length at offset 32), disagrees
+    # with them: found reading that field.
+    at = 36 + int.from_bytes(good[32:36], "little")
+    expect_invalid(corrupt(good, at, good[at] ^ 0x40), at, "declares a payload", tmp_path=tmp_path)
     # A flipped payload byte: the checksum, at the end, says so.
     expect_invalid(corrupt(good, 100, good[100] ^ 1), n - 8, "checksum mismatch", tmp_path=tmp_path)
     for cut in (4, 30, 60, n - 9, n - 1):

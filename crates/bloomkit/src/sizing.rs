@@ -399,10 +399,11 @@ fn ln_factorial(n: u64) -> f64 {
 /// filters of one or a few lines, where the load is nearly fixed (in a one-line filter,
 /// exactly `items`).
 ///
-/// A blocked plan ([`blocked_plan`]) sizes with the Poisson load of the same mean: plans stay what they were when filters and logs were written,
-/// since replaying a log rebuilds the layers a plan sized. The Poisson rate is higher for
-/// filters of a few lines (twice or more at a few keys, where the binomial load is nearly
-/// fixed) and within 0.1% of this one for others, so plans keep meeting their targets.
+/// A blocked plan ([`blocked_plan`]) sizes with the Poisson load of the same mean: plans stay what
+/// they were when filters and logs were written, since replaying a log rebuilds the layers a plan
+/// sized. The Poisson rate is higher for filters of a few lines (twice or more at a few keys, where
+/// the binomial load is nearly fixed) and within 0.1% of this one for others, so plans keep meeting
+/// their targets.
 ///
 /// # Examples
 ///

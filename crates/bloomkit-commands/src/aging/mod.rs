@@ -25,13 +25,13 @@
 //!
 //! # What is logged
 //!
-//! Every record replays the same bits and the same schedule under any defaults and any
-//! clock: a creation is logged as `AF.RESERVE key rate capacity GENERATIONS g PERIOD p AT
-//! t PROBES 2` (without `PROBES` for a key that probes by the first derivation, as every
-//! record before the second existed: a build that does not know the word refuses the record
-//! rather than replay its adds into other bits), adds as `AF.MADD` of the items that changed the newest generation, a rotation as
-//! `AF.ROTATE key AT t`. A host rotates a key with a period by running that last command
-//! itself, through its log ([`AgingKey::due_rotation`] says when), so a replica or a replay
+//! Every record replays the same bits and the same schedule under any defaults and any clock: a
+//! creation is logged as `AF.RESERVE key rate capacity GENERATIONS g PERIOD p AT t PROBES 2`
+//! (without `PROBES` for a key that probes by the first derivation, as every record before the
+//! second existed: a build that does not know the word refuses the record rather than replay its
+//! adds into other bits), adds as `AF.MADD` of the items that changed the newest generation, a
+//! rotation as `AF.ROTATE key AT t`. A host rotates a key with a period by running that last
+//! command itself, through its log ([`AgingKey::due_rotation`] says when), so a replica or a replay
 //! never rotates on its own clock.
 
 mod key;

@@ -1,5 +1,6 @@
-//! [`AgingBloomFilter`] in the shared file format (kind 7): generations, bits, probes and the
-//! probe derivation as parameters; the generations' item counts, then their lines, newest first, as payload.
+//! [`AgingBloomFilter`] in the shared file format (kind 7): generations, bits, probes and the probe
+//! derivation as parameters; the generations' item counts, then their lines, newest first, as
+//! payload.
 
 use std::io::Read;
 

@@ -46,8 +46,8 @@ pub(crate) fn probes_set_in_line(line: &Line, key: u64, num_hashes: u32) -> bool
     probe::probes_set(key, num_hashes, |w| line.0[w])
 }
 
-/// Sets every probe of the probe key `key` in `line`; returns whether any bit was new. The AVX2 kernel
-/// where the CPU has it, the portable one elsewhere; both set the same bits.
+/// Sets every probe of the probe key `key` in `line`; returns whether any bit was new. The AVX2
+/// kernel where the CPU has it, the portable one elsewhere; both set the same bits.
 ///
 /// The AVX2 kernel builds the key's whole 512-bit mask in two registers and writes the line
 /// once. The portable one sets the probes one by one in memory; when two probes of a key fall
@@ -68,9 +68,9 @@ pub(crate) fn insert_into_line(line: &mut Line, key: u64, num_hashes: u32) -> bo
     probe::insert_into(line, key, num_hashes)
 }
 
-/// Answers for `hashes` in order, one per slot of `answers` (as many), probing by `probes`:
-/// the batched query of an owned blocked filter's `lines`, the walk of `batch.rs` with the kernel chosen once for
-/// the batch, and the AVX2 kernel compiled into the walk's loop.
+/// Answers for `hashes` in order, one per slot of `answers` (as many), probing by `probes`: the
+/// batched query of an owned blocked filter's `lines`, the walk of `batch.rs` with the kernel
+/// chosen once for the batch, and the AVX2 kernel compiled into the walk's loop.
 ///
 /// (Asking at every key which kernel to use, and calling the AVX2 kernel as a function of
 /// its own, cost 17 instructions a key of the 85 the batched query took; callgrind, 200,000
@@ -132,8 +132,8 @@ fn contains_many_with(
     );
 }
 
-/// Inserts `hashes` in order into an owned blocked filter's `lines`, probing by `probes`;
-/// returns how many changed it. The walk of `batch.rs` with the insert kernel chosen once for the batch, as
+/// Inserts `hashes` in order into an owned blocked filter's `lines`, probing by `probes`; returns
+/// how many changed it. The walk of `batch.rs` with the insert kernel chosen once for the batch, as
 /// [`contains_many`] does for queries.
 pub(crate) fn insert_many(
     lines: &mut LineArray,
@@ -245,9 +245,10 @@ pub(crate) mod tests {
         None
     }
 
-    /// Both kernels give the same answer for every probe count and both derivations' probe
-    /// keys, on lines of every density, including the all-zero and all-one lines. Each kernel is called directly; the AVX2 one
-    /// where the CPU has it (a run with `BLOOMKIT_REQUIRE_AVX2` set fails without it).
+    /// Both kernels give the same answer for every probe count and both derivations' probe keys, on
+    /// lines of every density, including the all-zero and all-one lines. Each kernel is called
+    /// directly; the AVX2 one where the CPU has it (a run with `BLOOMKIT_REQUIRE_AVX2` set fails
+    /// without it).
     #[test]
     fn kernels_agree() {
         let mut next = splitmix(0x1234_5678_9abc_def0);
@@ -273,8 +274,9 @@ pub(crate) mod tests {
         eprintln!("kernels agree on {checked} queries (AVX2 kernel checked: {avx2})");
     }
 
-    /// Both insert kernels set the same bits and report a change the same way, for every
-    /// probe count and both derivations' probe keys, into lines of every density (so some inserts change nothing).
+    /// Both insert kernels set the same bits and report a change the same way, for every probe
+    /// count and both derivations' probe keys, into lines of every density (so some inserts change
+    /// nothing).
     #[test]
     fn insert_kernels_agree() {
         let mut next = splitmix(0x0f0e_0d0c_0b0a_0908);
@@ -314,9 +316,9 @@ pub(crate) mod tests {
         eprintln!("insert kernels agree on {checked} inserts (AVX2 kernel checked: {avx2})");
     }
 
-    /// The batched query and insert give the answers, counts and lines of the one-key
-    /// kernels, for both derivations, with each kernel (the AVX2 one called directly where the CPU has it), for a
-    /// filter walked without prefetching and one walked with it.
+    /// The batched query and insert give the answers, counts and lines of the one-key kernels, for
+    /// both derivations, with each kernel (the AVX2 one called directly where the CPU has it), for
+    /// a filter walked without prefetching and one walked with it.
     #[test]
     fn batched_kernels_agree_with_one_key() {
         let mut next = splitmix(0x005e_ed0f_ba7c_4e55);
